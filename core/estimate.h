@@ -1,0 +1,97 @@
+// estimate.h — the model: Scenario -> layer plan -> operator records -> times -> Estimate (DESIGN §3, §5).
+//
+//   moe::Estimate e = moe::estimate(scenario, moe::builtin_tables());
+//   if (!e.ok) ...e.errors...;  e.decode.tpot_ms, e.memory.max_batch, e.ops[i].time_us
+//
+// Pure, deterministic, exception-free, a few microseconds. User errors come back in `errors`, never as a crash.
+// Every number in an Estimate is finite.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "scenario.h"
+#include "tables.h"
+#include "types.h"
+
+namespace moe {
+
+enum class Engine : std::uint8_t { tensor, hbm, nvlink, rdma, host };
+const char* engine_name(Engine e);
+
+// One operator of one layer group, per occurrence (multiply time by `count` for its share of the step).
+struct OpRecord {
+    const char* name = "";        // "attn.q_b_proj", "moe.routed_experts", "comm.dispatch", ...
+    Phase phase = Phase::decode;
+    int group = 0;                // index into PhaseResult::groups
+    double count = 0;             // occurrences per step (layers in the group, or 1)
+    double flops = 0;
+    double weight_bytes = 0;      // HBM reads of weights
+    double activation_bytes = 0;  // HBM reads/writes of activations and KV cache
+    double comm_bytes = 0;        // bytes sent per GPU
+    Engine engine = Engine::tensor;
+    Bound bound = Bound::compute;
+    double efficiency = 0;        // fraction of the roofline achieved (from tables or the fallback)
+    Source source = Source::analytical;
+    const char* table = "";       // bench_data file of the efficiency, if any
+    double time_us = 0;           // per occurrence, before overlap
+    double exposed_us = 0;        // per occurrence, after overlap (what adds to the step)
+};
+
+struct LayerGroup {
+    std::string label;            // "MoE layers", "dense layers", "MoE layers (sliding window)", "LM head"...
+    int count = 0;
+    double time_us = 0;           // per layer, after overlap
+};
+
+struct PhaseResult {
+    bool computed = false;
+    double step_ms = 0;               // one forward (prefill chunk / decode step)
+    double ttft_ms = 0;               // prefill only
+    double tpot_ms = 0;               // decode only
+    double tokens_per_s_per_gpu = 0;
+    double tokens_per_s_per_user = 0; // decode only
+    double tokens_per_step = 0;       // per attention-DP rank
+    double compute_ms = 0;            // sum of compute operator times (after SM sharing)
+    double comm_ms = 0;               // sum of communication times
+    double exposed_comm_ms = 0;       // communication not hidden by overlap
+    double overhead_ms = 0;
+    double pp_bubble_ms = 0;
+    double tokens_per_s_cluster = 0;
+    // Provenance: share of the step's operator time by efficiency source.
+    double share_measured = 0, share_interpolated = 0, share_transferred = 0, share_analytical = 0;
+    std::vector<LayerGroup> groups;
+};
+
+struct MemoryResult {
+    double weights_bytes = 0, kv_cache_bytes = 0, activation_bytes = 0, workspace_bytes = 0;
+    double comm_buffer_bytes = 0, reserved_bytes = 0, total_bytes = 0, capacity_bytes = 0;
+    double usable_bytes = 0;          // capacity * mem_fraction
+    bool fits = false;
+    double shortfall_bytes = 0;       // how much is missing when it does not fit
+    double kv_bytes_per_token = 0;    // per GPU, all layers
+    double max_batch = 0;             // largest decode batch per attention-DP rank that fits at the context
+    double max_context = 0;           // largest context that fits at the scenario's batch
+    // weights by part
+    double weights_attention_bytes = 0, weights_experts_bytes = 0, weights_shared_bytes = 0;
+    double weights_dense_ffn_bytes = 0, weights_embedding_bytes = 0, weights_other_bytes = 0, weights_mtp_bytes = 0;
+    double activation_prefill_bytes = 0, activation_decode_bytes = 0, logits_bytes = 0;
+    // cluster totals (seed 002 §8)
+    double cluster_weights_bytes = 0, cluster_kv_cache_bytes = 0, cluster_max_batch = 0;
+};
+
+struct Estimate {
+    bool ok = false;
+    Issues errors;
+    std::vector<std::string> warnings;
+    PhaseResult prefill, decode;
+    MemoryResult memory;
+    double total_params = 0, active_params = 0;
+    std::vector<OpRecord> ops;
+    // resolved choices, for display
+    A2ABackend prefill_backend = A2ABackend::none, decode_backend = A2ABackend::none;
+    Dtype weights_dtype = Dtype::bf16, experts_dtype = Dtype::bf16, kv_dtype = Dtype::bf16;
+};
+
+Estimate estimate(const Scenario& s, const Tables& tables);
+
+}  // namespace moe

@@ -1,0 +1,16 @@
+// moe.h — the MoE Roofline core in one include.
+//
+//   #include "core/moe.h"
+//   auto r = moe::parse_scenario(text, moe::builtin_catalog());
+//   auto e = moe::estimate(r.scenario, moe::builtin_tables());
+//   std::string json = moe::estimate_to_json(e).dump();
+#pragma once
+#include "catalog.h"
+#include "codec.h"
+#include "columns.h"
+#include "estimate.h"
+#include "gpu_spec.h"
+#include "model_spec.h"
+#include "scenario.h"
+#include "tables.h"
+#include "types.h"

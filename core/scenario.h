@@ -1,0 +1,140 @@
+// scenario.h — the whole input of the calculator (DESIGN §4.1), one plain struct per area.
+//
+//   const moe::Catalog& cat = moe::builtin_catalog();
+//   moe::ParseResult r = moe::parse_scenario(R"({"model":"qwen3-30b-a3b","hardware":"h20"})", cat);
+//   if (!r.ok()) for (auto& e : r.errors) puts(e.text().c_str());        // "parallel.ep: 48 does not divide ..."
+//   moe::set_path(r.scenario, "workload.batch", 128, cat, errs);          // fast: no JSON re-parse
+//   nlohmann::json compact = moe::scenario_to_json(r.scenario, true);    // only fields that differ from defaults
+//
+// Every field is described once in `scenario_fields()` (path, type, unit, range, default, one-line help); that
+// table drives JSON in and out, `--set`, validation messages and the page's controls and "(?)" help.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog.h"
+#include "gpu_spec.h"
+#include "model_spec.h"
+#include "types.h"
+
+namespace moe {
+
+enum class A2ABackend : std::uint8_t { auto_, none, allgather, deepep_normal, deepep_low_latency, pplx };
+enum class ExpertLayout : std::uint8_t { auto_, contiguous, masked };
+enum class PhaseSel : std::uint8_t { both, prefill, decode };
+
+// A dtype the user may leave to the model ("auto").
+struct DtypeSel {
+    bool is_auto = true;
+    Dtype value = Dtype::bf16;
+};
+
+struct ParallelConfig {
+    int tp = 1;             // attention tensor parallel
+    int dp = 1;             // attention data parallel (DP attention)
+    int ep = 1;             // expert parallel; divides tp*dp; experts are TP'd over tp*dp/ep
+    int pp = 1;             // pipeline stages
+    int gpus_per_node = 0;  // 0: from the hardware
+};
+
+struct WorkloadConfig {
+    PhaseSel phase = PhaseSel::both;
+    int batch = 64;              // concurrent decode sequences per attention-DP rank
+    int prefill_tokens = 8192;   // tokens in one prefill forward per attention-DP rank (chunk)
+    int prompt_len = 4096;
+    int output_len = 1024;
+    int context_len = 0;         // KV length seen by a decode step; 0: prompt_len + output_len/2
+};
+
+struct PrecisionConfig {
+    DtypeSel weights, attention, experts, shared_experts, embedding;  // parts default to `weights`
+    DtypeSel kv_cache;           // auto: the model's torch_dtype (bf16)
+    DtypeSel dispatch;           // auto: fp8 when experts compute in fp8 or lower, else bf16
+    DtypeSel combine;            // auto: bf16
+};
+
+struct RuntimeConfig {
+    A2ABackend a2a_backend = A2ABackend::auto_;
+    bool two_batch_overlap = false;
+    int comm_sms = 24;                 // SMs given to DeepEP normal-mode kernels while computing
+    ExpertLayout expert_layout = ExpertLayout::auto_;
+    int mtp_draft_tokens = 0;          // speculative tokens per step from MTP heads (0 = off)
+    double mtp_acceptance_rate = 0.8;  // per draft token; accepted length = 1 + a + a^2 + ...
+    double prefill_overhead_ms = -1;   // per prefill forward (scheduler, launches); <0: calibrated default
+    double decode_overhead_ms = -1;    // per decode step; <0: calibrated default
+    double mem_fraction = 0.9;         // engine's static memory fraction of HBM (SGLang mem_fraction_static)
+    double reserve_GB = -1;            // CUDA context, graphs, allocator slack; <0: calibrated default
+    int kv_block_tokens = 16;          // paged-KV block size (rounding of each request's KV)
+};
+
+struct RoutingConfig {
+    double imbalance = 1.0;        // hottest EP rank's tokens / mean (>= 1)
+    int redundant_experts = 0;     // extra replicas of hot experts spread across EP ranks (EPLB)
+};
+
+struct Scenario {
+    std::string model_ref = "qwen3-30b-a3b";  // preset id; "inline" when model_inline holds a config
+    nlohmann::json model_inline;              // an HF config.json object (null when a preset)
+    ModelSpec model;
+    std::string hardware_ref = "h100-sxm";
+    nlohmann::json hardware_inline;           // {"base": id, field overrides...} (null when a preset)
+    GpuSpec gpu;
+    ParallelConfig parallel;
+    WorkloadConfig workload;
+    PrecisionConfig precision;
+    RuntimeConfig runtime;
+    RoutingConfig routing;
+
+    int world() const { return parallel.tp * parallel.dp * parallel.pp; }
+    int moe_tp() const { return parallel.ep > 0 ? parallel.tp * parallel.dp / parallel.ep : 1; }
+    int gpus_per_node() const { return parallel.gpus_per_node > 0 ? parallel.gpus_per_node : gpu.gpus_per_node; }
+    int context_len() const {
+        return workload.context_len > 0 ? workload.context_len : workload.prompt_len + workload.output_len / 2;
+    }
+};
+
+// ---- the field table --------------------------------------------------------------------------------------
+enum class FieldType : std::uint8_t { integer, number, boolean, choice, dtype, ref };
+
+struct FieldDesc {
+    const char* path;        // "workload.batch"
+    FieldType type;
+    const char* unit;        // "tokens", "ms", "" ...
+    double min, max;         // inclusive range for integer/number
+    const char* const* choices;  // null-terminated, for choice fields
+    const char* help;        // one sentence
+};
+const std::vector<FieldDesc>& scenario_fields();
+const FieldDesc* find_field(std::string_view path);
+
+// Value of a field as JSON (numbers, bools, strings; refs give the preset id or the inline object).
+nlohmann::json get_path(const Scenario& s, std::string_view path);
+
+// ---- parsing / printing -----------------------------------------------------------------------------------
+struct ParseResult {
+    Scenario scenario;
+    Issues errors;
+    bool ok() const { return errors.empty(); }
+};
+
+// From JSON text (size and depth limited) or an already-parsed object. Unknown keys are errors with their path.
+ParseResult parse_scenario(std::string_view json_text, const Catalog& catalog);
+ParseResult scenario_from_json(const nlohmann::json& j, const Catalog& catalog);
+// Full (every field) or compact (only fields differing from the defaults).
+nlohmann::json scenario_to_json(const Scenario& s, bool compact);
+
+// Sets one field by dot path. "model"/"hardware" take a preset id or an object. Returns false and appends an
+// issue naming the path on a bad path, type or range. Cross-field checks are left to validate_scenario().
+bool set_path(Scenario& s, std::string_view path, const nlohmann::json& value, const Catalog& catalog, Issues& errors);
+// Fast variant for numeric sweeps: no JSON. Returns false (with an issue) if the field is not numeric.
+bool set_path_number(Scenario& s, const FieldDesc& field, double value, Issues& errors);
+
+// Cross-field validation (ep divides tp*dp and the experts, tp divides heads, ...). Empty = valid.
+Issues validate_scenario(const Scenario& s);
+
+const char* a2a_backend_name(A2ABackend b);
+const char* phase_sel_name(PhaseSel p);
+
+}  // namespace moe
