@@ -1,0 +1,58 @@
+# web.cmake — the Emscripten targets (included from CMakeLists.txt under emcmake).
+#
+#   site/index.html + index.js + index.wasm   the page (served by scripts/run.sh)
+#   site/moe-roofline.html                     the same page in one file (wasm inlined), works from file://
+#   node/moe-core.js + moe-core.wasm           the core as a module for node (createCore), from web/bindings.cpp
+#   ctest: unit_wasm (CMakeLists.txt), core_module_node, browser_e2e
+
+include(cmake/imgui.cmake)
+
+set(MOE_SITE_DIR "${CMAKE_BINARY_DIR}/site")
+set(MOE_NODE_DIR "${CMAKE_BINARY_DIR}/node")
+set(MOE_CLI "${PROJECT_SOURCE_DIR}/build-native/moe-roofline"
+    CACHE FILEPATH "The native moe-roofline the browser tests compare the page's numbers with")
+
+# ---- the page ------------------------------------------------------------------------------------------------
+file(GLOB MOE_PAGE_SOURCES CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/web/*.cpp")
+list(REMOVE_ITEM MOE_PAGE_SOURCES "${PROJECT_SOURCE_DIR}/web/bindings.cpp")
+add_library(moe_page_objs OBJECT ${MOE_PAGE_SOURCES})
+target_link_libraries(moe_page_objs PUBLIC moe_core imgui)
+moe_warnings(moe_page_objs)
+
+set(MOE_PAGE_LINK_OPTIONS
+  -Os -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=web
+  -sEXPORTED_FUNCTIONS=_main,_malloc,_free -sMINIFY_HTML=0
+  "--shell-file=${PROJECT_SOURCE_DIR}/web/shell.html")
+
+add_executable(moe_page)
+target_link_libraries(moe_page PRIVATE moe_page_objs)
+target_link_options(moe_page PRIVATE ${MOE_PAGE_LINK_OPTIONS})
+set_target_properties(moe_page PROPERTIES OUTPUT_NAME index SUFFIX ".html"
+                      RUNTIME_OUTPUT_DIRECTORY "${MOE_SITE_DIR}" LINK_DEPENDS "${PROJECT_SOURCE_DIR}/web/shell.html")
+
+add_executable(moe_page_single)
+target_link_libraries(moe_page_single PRIVATE moe_page_objs)
+target_link_options(moe_page_single PRIVATE ${MOE_PAGE_LINK_OPTIONS} -sSINGLE_FILE=1)
+set_target_properties(moe_page_single PROPERTIES OUTPUT_NAME moe-roofline SUFFIX ".html"
+                      RUNTIME_OUTPUT_DIRECTORY "${MOE_SITE_DIR}" LINK_DEPENDS "${PROJECT_SOURCE_DIR}/web/shell.html")
+
+# ---- the core module for node ----------------------------------------------------------------------------------
+add_executable(moe_core_module "${PROJECT_SOURCE_DIR}/web/bindings.cpp")
+target_link_libraries(moe_core_module PRIVATE moe_core)
+moe_warnings(moe_core_module)
+target_link_options(moe_core_module PRIVATE
+  -Os -sMODULARIZE=1 -sEXPORT_NAME=createCore -sENVIRONMENT=web,node -sALLOW_MEMORY_GROWTH=1
+  -sEXPORTED_FUNCTIONS=_moe_eval,_moe_eval_flat,_moe_url_decode,_moe_url_encode,_moe_scenario_compact,_moe_presets,_malloc,_free
+  -sEXPORTED_RUNTIME_METHODS=ccall,cwrap,UTF8ToString)
+set_target_properties(moe_core_module PROPERTIES OUTPUT_NAME moe-core RUNTIME_OUTPUT_DIRECTORY "${MOE_NODE_DIR}")
+
+# ---- tests: the core module under node, and the page in Chromium ---------------------------------------------
+find_program(MOE_NODE NAMES node nodejs REQUIRED)
+add_test(NAME core_module_node
+         COMMAND "${MOE_NODE}" --no-experimental-fetch "${PROJECT_SOURCE_DIR}/tests/wasm/core_module.test.mjs"
+                 "${MOE_NODE_DIR}/moe-core.js")
+add_test(NAME browser_e2e
+         COMMAND "${MOE_NODE}" --no-experimental-fetch "${PROJECT_SOURCE_DIR}/tests/browser/run.mjs"
+                 --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
+                 --out "${CMAKE_BINARY_DIR}/screenshots")
+set_tests_properties(browser_e2e PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs every test of MoE Roofline from a fresh clone: installs what is missing (scripts/setup.sh), builds native
+# (build-native/) and web (build-web/), then runs the native ctest (unit + CLI tests), the web ctest (the same
+# unit tests as wasm under node, the core module under node, the browser end-to-end tests in Chromium).
+# Every stage runs even if an earlier one failed; the exit status is non-zero if anything failed.
+#   bash scripts/test.sh            (JOBS=2 by default)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=${JOBS:-2}
+export NODE_PATH=/usr/share/nodejs   # emcc's acorn (TOOLCHAIN quirk 1)
+export CTEST_OUTPUT_ON_FAILURE=1
+
+failed=()
+summary=()
+stage() {  # stage NAME COMMAND...: runs, times and records one step
+  local name=$1; shift
+  local t0=$SECONDS
+  echo "==> $name"
+  if "$@"; then summary+=("ok    $(printf '%4ds' $((SECONDS - t0)))  $name")
+  else summary+=("FAIL  $(printf '%4ds' $((SECONDS - t0)))  $name"); failed+=("$name"); fi
+}
+
+stage "setup" bash scripts/setup.sh || true
+if ((${#failed[@]})); then echo "setup failed: nothing else can run" >&2; exit 1; fi
+
+stage "native: configure" cmake -S . -B build-native -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
+stage "native: build" cmake --build build-native -j"$jobs"
+stage "native: ctest" ctest --test-dir build-native -j"$jobs"
+
+stage "web: configure" emcmake cmake -S . -B build-web -DMOE_CLI="$root/build-native/moe-roofline" --log-level=WARNING
+stage "web: build" cmake --build build-web -j"$jobs"
+stage "web: ctest (wasm unit tests, core module, browser)" ctest --test-dir build-web
+
+echo
+echo "==> summary"
+printf '  %s\n' "${summary[@]}"
+if ((${#failed[@]})); then
+  echo "FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "all tests passed (screenshots in build-web/screenshots/)"

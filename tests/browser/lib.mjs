@@ -1,0 +1,96 @@
+// lib.mjs — helpers shared by the node and browser tests: the wasm core module, the CLI, a static server,
+// Chromium with the flags verified in TOOLCHAIN.md.
+import { createRequire } from 'node:module';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+
+// DESIGN §4.3: the output columns every front end must publish under these names.
+export const DESIGN_COLUMNS = [
+  'prefill.step_ms', 'prefill.ttft_ms', 'prefill.tokens_per_s_per_gpu',
+  'decode.step_ms', 'decode.tpot_ms', 'decode.tokens_per_s_per_gpu', 'decode.tokens_per_s_per_user',
+  'memory.weights_bytes', 'memory.kv_cache_bytes', 'memory.activation_bytes', 'memory.workspace_bytes',
+  'memory.comm_buffer_bytes', 'memory.reserved_bytes', 'memory.total_bytes', 'memory.capacity_bytes',
+  'memory.fits', 'memory.kv_bytes_per_token', 'memory.max_batch', 'model.total_params', 'model.active_params',
+  'status', 'error',
+];
+
+// The core module (build-web/node/moe-core.js) with JSON in and out.
+export async function loadCore(jsPath) {
+  const abs = path.resolve(jsPath);
+  const createCore = require(abs);
+  const m = await createCore({ wasmBinary: fs.readFileSync(abs.replace(/\.js$/, '.wasm')) });
+  const call = (name, arg) => m.ccall(name, 'string', arg === undefined ? [] : ['string'],
+                                      arg === undefined ? [] : [arg]);
+  const text = (s) => (typeof s === 'string' ? s : JSON.stringify(s));
+  return {
+    eval: (s) => JSON.parse(call('moe_eval', text(s))),
+    evalFlat: (s) => JSON.parse(call('moe_eval_flat', text(s))),
+    urlEncode: (s) => call('moe_url_encode', text(s)),
+    urlDecode: (frag) => JSON.parse(call('moe_url_decode', frag)),
+    compact: (s) => JSON.parse(call('moe_scenario_compact', text(s))),
+    presets: () => JSON.parse(call('moe_presets')),
+  };
+}
+
+// {"decode": {"tpot_ms": 1}} -> {"decode.tpot_ms": 1}, for the given dotted keys.
+export function flatten(nested, keys) {
+  const out = {};
+  for (const k of keys) {
+    let v = nested;
+    for (const part of k.split('.')) v = v == null ? undefined : v[part];
+    out[k] = v;
+  }
+  return out;
+}
+
+// `moe-roofline eval - --format json` with the scenario on standard input.
+export function cliEval(cli, scenario) {
+  const r = spawnSync(cli, ['eval', '-', '--format', 'json'], { input: JSON.stringify(scenario), encoding: 'utf8' });
+  if (r.error) throw r.error;
+  if (r.status !== 0) throw new Error(`${cli} eval exited ${r.status}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+// python3 -m http.server on 127.0.0.1 (it serves .wasm as application/wasm); resolves when it answers.
+export async function serve(dir) {
+  const port = await freePort();
+  const proc = spawn('python3', ['-m', 'http.server', '--bind', '127.0.0.1', String(port)],
+                     { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  proc.stderr.on('data', (d) => { stderr += d; });
+  const url = `http://127.0.0.1:${port}/`;
+  for (let i = 0; i < 100; i++) {
+    const status = await new Promise((resolve) => {
+      http.get(url + 'index.html', (res) => { res.resume(); resolve(res.statusCode); }).on('error', () => resolve(0));
+    });
+    if (status === 200) return { url, stop: () => proc.kill() };
+    if (proc.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  proc.kill();
+  throw new Error(`http.server did not start: ${stderr}`);
+}
+
+// TOOLCHAIN.md's flags (Playwright adds --headless and its own --user-data-dir).
+export function chromiumArgs() {
+  return ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+          '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader', '--use-gl=angle',
+          '--use-angle=swiftshader'];
+}
