@@ -1,0 +1,237 @@
+// inputs.cpp — the CLI's inputs: catalog, SCENARIO, --set, file references (see inputs.h).
+#include "inputs.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+#include <vector>
+
+#include "values.h"
+
+namespace cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Scenario and preset files are small; refuse anything that is clearly not one (a device, a huge file).
+constexpr std::uintmax_t kMaxInputBytes = 64u << 20;
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool looks_like_path(std::string_view text) {
+    return text.find('/') != std::string_view::npos || ends_with(text, ".json");
+}
+
+std::string join_path(const std::string& base_dir, const std::string& path) {
+    if (base_dir.empty() || fs::path(path).is_absolute()) return path;
+    return (fs::path(base_dir) / path).lexically_normal().string();
+}
+
+bool is_known_ref(std::string_view kind, std::string_view id, const moe::Catalog& catalog) {
+    return kind == "model" ? catalog.model(id) != nullptr : catalog.gpu(id) != nullptr;
+}
+
+// Inlines "model"/"hardware" file references of a scenario object read from `base_dir`.
+void resolve_refs(json& scenario, const std::string& base_dir, const moe::Catalog& catalog) {
+    if (!scenario.is_object()) return;
+    for (const char* kind : {"model", "hardware"}) {
+        auto it = scenario.find(kind);
+        if (it != scenario.end() && it->is_string())
+            *it = resolve_ref(it->get<std::string>(), base_dir, catalog, kind);
+    }
+}
+
+}  // namespace
+
+std::string read_file(const std::string& path) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) throw UsageError(path + ": is a directory, not a file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UsageError(path + ": cannot read: " + std::strerror(errno));
+    std::string text;
+    char buf[65536];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        text.append(buf, std::size_t(in.gcount()));
+        if (text.size() > kMaxInputBytes) throw UsageError(path + ": larger than 64 MiB; not a scenario or config");
+    }
+    if (in.bad()) throw UsageError(path + ": read error");
+    return text;
+}
+
+std::string read_stdin() {
+    std::string text;
+    char buf[65536];
+    while (std::cin.read(buf, sizeof buf) || std::cin.gcount() > 0) {
+        text.append(buf, std::size_t(std::cin.gcount()));
+        if (text.size() > kMaxInputBytes) throw UsageError("standard input: larger than 64 MiB");
+    }
+    return text;
+}
+
+json parse_json(std::string_view text, const std::string& origin) {
+    try {
+        return json::parse(text.begin(), text.end());
+    } catch (const json::parse_error& e) {
+        // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..." -> after the tag
+        std::string what = e.what();
+        std::size_t tag = what.find("] ");
+        if (tag != std::string::npos) what = what.substr(tag + 2);
+        throw UsageError(origin + ": invalid JSON: " + what);
+    }
+}
+
+moe::Catalog load_catalog(const std::string& presets_dir) {
+    moe::Catalog catalog = moe::builtin_catalog();
+    if (presets_dir.empty()) return catalog;
+    std::error_code ec;
+    if (!fs::is_directory(presets_dir, ec))
+        throw UsageError("--presets-dir " + presets_dir + ": not a directory");
+    bool any_kind = false;
+    for (const char* kind : {"models", "hardware", "scenarios"}) {
+        const fs::path dir = fs::path(presets_dir) / kind;
+        if (!fs::is_directory(dir, ec)) continue;
+        any_kind = true;
+        std::vector<fs::path> files;
+        for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec))
+            if (entry.path().extension() == ".json") files.push_back(entry.path());
+        if (ec) throw UsageError(dir.string() + ": cannot list: " + ec.message());
+        std::sort(files.begin(), files.end());
+        for (const fs::path& file : files) {
+            const std::string text = read_file(file.string());
+            json j = parse_json(text, file.string());
+            if (std::string_view(kind) == "scenarios") {
+                resolve_refs(j, file.parent_path().string(), catalog);
+            }
+            moe::Issues errors;
+            if (!catalog.add(kind, file.stem().string(), j.dump(), errors))
+                throw UsageError(file.string() + ": " + join_issues(errors));
+        }
+    }
+    if (!any_kind)
+        throw UsageError("--presets-dir " + presets_dir + ": has none of models/, hardware/, scenarios/");
+    return catalog;
+}
+
+json resolve_ref(const std::string& text, const std::string& base_dir, const moe::Catalog& catalog,
+                 std::string_view kind) {
+    if (!text.empty() && text.front() == '{') return parse_json(text, std::string(kind));
+    if (is_known_ref(kind, text, catalog) || !looks_like_path(text)) return text;  // a preset id (the core checks)
+    const std::string path = join_path(base_dir, text);
+    json j = parse_json(read_file(path), path);
+    if (!j.is_object()) throw UsageError(path + ": a " + std::string(kind) + " file must hold a JSON object");
+    return j;
+}
+
+ScenarioSource load_scenario_source(const std::string& arg, const moe::Catalog& catalog) {
+    ScenarioSource src;
+    std::error_code ec;
+    if (arg == "-") {
+        src.origin = "standard input";
+        src.json = parse_json(read_stdin(), src.origin);
+    } else if (fs::exists(arg, ec) || looks_like_path(arg)) {
+        src.origin = arg;
+        src.base_dir = fs::path(arg).parent_path().string();
+        src.json = parse_json(read_file(arg), arg);
+    } else if (const moe::CatalogEntry* preset = catalog.scenario(arg)) {
+        src.origin = "preset scenario '" + arg + "'";
+        src.json = preset->json;
+    } else {
+        throw UsageError("SCENARIO '" + arg +
+                         "': no such file or preset scenario (list them: moe-roofline presets scenarios)");
+    }
+    if (!src.json.is_object()) throw UsageError(src.origin + ": a scenario must be a JSON object");
+    src.json.erase("description");  // preset scenarios carry one; it is not a scenario field
+    resolve_refs(src.json, src.base_dir, catalog);
+    return src;
+}
+
+bool is_ref_path(std::string_view path) { return path == "model" || path == "hardware"; }
+
+bool is_numeric_field(const moe::FieldDesc& f) {
+    return f.type == moe::FieldType::integer || f.type == moe::FieldType::number;
+}
+
+const moe::FieldDesc* require_field(const std::string& path, std::string_view what) {
+    if (is_ref_path(path)) return nullptr;
+    const moe::FieldDesc* field = moe::find_field(path);
+    if (!field) {
+        throw UsageError(std::string(what) + " " + path +
+                         ": unknown path (scenario fields are listed by moe-roofline presets fields)");
+    }
+    return field;
+}
+
+json field_value(const moe::FieldDesc* field, const std::string& path, const std::string& text,
+                 const std::string& base_dir, const moe::Catalog& catalog, std::string_view what) {
+    if (!field) return resolve_ref(text, base_dir, catalog, path);
+    switch (field->type) {
+        case moe::FieldType::integer:
+        case moe::FieldType::number: {
+            double v = 0;
+            if (!parse_number(text, v))
+                throw UsageError(std::string(what) + " " + path + ": '" + text + "' is not a number");
+            if (field->type == moe::FieldType::integer && v == double(static_cast<long long>(v)))
+                return static_cast<long long>(v);
+            return v;
+        }
+        case moe::FieldType::boolean:
+            if (text == "true" || text == "1") return true;
+            if (text == "false" || text == "0") return false;
+            throw UsageError(std::string(what) + " " + path + ": '" + text + "' is not true or false");
+        case moe::FieldType::ref:
+            return resolve_ref(text, base_dir, catalog, path);
+        case moe::FieldType::choice:
+        case moe::FieldType::dtype:
+            break;
+    }
+    return text;
+}
+
+void apply_set(ScenarioSource& src, const std::string& assignment, const moe::Catalog& catalog) {
+    std::string path, text;
+    if (!split_assignment(assignment, path, text))
+        throw UsageError("--set '" + assignment + "': expected PATH=VALUE, e.g. --set workload.batch=64");
+    const moe::FieldDesc* field = require_field(path, "--set");
+    // Relative file paths on the command line are relative to the working directory.
+    json value = field_value(field, path, text, "", catalog, "--set");
+    json* node = &src.json;
+    std::size_t start = 0;
+    for (;;) {
+        std::size_t dot = path.find('.', start);
+        std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        if (dot == std::string::npos) {
+            (*node)[key] = std::move(value);
+            return;
+        }
+        json& child = (*node)[key];
+        if (!child.is_object()) child = json::object();
+        node = &child;
+        start = dot + 1;
+    }
+}
+
+moe::Scenario build_scenario(const ScenarioSource& src, const moe::Catalog& catalog) {
+    moe::ParseResult r = moe::scenario_from_json(src.json, catalog);
+    if (!r.ok()) throw UsageError(join_issues(r.errors));
+    return std::move(r.scenario);
+}
+
+std::string join_issues(const moe::Issues& issues) {
+    std::string out;
+    for (const moe::Issue& i : issues) {
+        if (!out.empty()) out += "; ";
+        out += i.text();
+    }
+    return out;
+}
+
+}  // namespace cli

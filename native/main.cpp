@@ -1,0 +1,251 @@
+// main.cpp — `moe-roofline`, the headless front end of the MoE Roofline core (DESIGN §4.2).
+//
+//   moe-roofline eval SCENARIO [--set PATH=VALUE]... [--format json|table]
+//   moe-roofline sweep SCENARIO --axis PATH=VALUES [--axis ...] [--set ...] [--columns LIST] [-o FILE.csv | -o -]
+//   moe-roofline presets [models|hardware|scenarios|fields|columns]
+//   moe-roofline url SCENARIO [--base URL] | url --decode URL
+//
+// Exit status: 0 success, 2 bad input (one line on stderr naming the field, axis or file), 128+N on signal N,
+// 1 on an internal error. Arguments are parsed here (CLI11); the work lives in inputs/sweep/report/output.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "core/codec.h"
+#include "core/columns.h"
+#include "core/estimate.h"
+#include "core/tables.h"
+#include "inputs.h"
+#include "output.h"
+#include "report.h"
+#include "sweep.h"
+
+namespace {
+
+constexpr const char* kDefaultBase = "http://127.0.0.1:8080/";
+
+const char* kMainFooter = R"(
+SCENARIO is a JSON file, a preset scenario id (moe-roofline presets scenarios) or - for standard input.
+A scenario names only what differs from the defaults, e.g. {"model":"deepseek-v3","hardware":"h800"}.
+Wherever a model or GPU preset id goes, a path to a HuggingFace config.json (or a GPU JSON) works too.
+
+Examples:
+  moe-roofline presets models
+  echo '{"model":"deepseek-v3","hardware":"h800","parallel":{"dp":32,"ep":32}}' | moe-roofline eval - --format table
+  moe-roofline sweep my.json --axis workload.batch=1:512:x2 -o batch.csv
+  moe-roofline url my.json
+
+Exit status: 0 success, 2 bad input (one line on stderr naming the problem), 130/143 interrupted.)";
+
+const char* kEvalFooter = R"(
+--format json prints one object: the output columns nested by their dots (prefill.step_ms ->
+{"prefill":{"step_ms":...}}), plus "layers" (every operator with what bounds it), "errors" and "warnings".
+--format table prints the headline numbers, the per-operator breakdown and the memory breakdown.
+An invalid scenario exits 2 with one line on stderr ("parallel.ep: 48 does not divide 256 routed experts");
+with --format json the object with its "errors" is still printed.
+
+Examples:
+  # DeepSeek-V3 decode on 32 H800s with DP-attention and EP32, as a table
+  echo '{"model":"deepseek-v3","hardware":"h800","parallel":{"dp":32,"ep":32},"workload":{"phase":"decode"}}' \
+    | moe-roofline eval - --format table
+  # the same with FP8 KV cache and a batch of 128 per rank, just the TPOT
+  moe-roofline eval run.json --set precision.kv_cache=fp8 --set workload.batch=128 | jq .decode.tpot_ms
+  # your own model: a HuggingFace config.json path wherever a preset id goes
+  moe-roofline eval run.json --set model=./my-model/config.json)";
+
+const char* kSweepFooter = R"(
+VALUES (comma-separated items; numeric items may be ranges, and mix):
+  1,2,4,8            a list                 1:1024:x2        geometric: 1, 2, 4, ..., 1024
+  1024:8192:+1024    arithmetic (start, stop inclusive, step)
+  deepseek-v3,kimi-k2   strings, for model, hardware, dtypes and choices (no ranges)
+Grid order: the cartesian product, first --axis outermost, last --axis innermost (fastest changing).
+CSV: one header line; axis columns (named by their path) first, then the output columns, whose names carry
+their unit (_ms, _bytes, tokens_per_s, _params). Number cells are shortest round-trip decimals; booleans
+true/false. A point whose scenario is invalid (e.g. ep does not divide the experts) gets status=error, the
+message in error, and empty number cells; the sweep goes on. --columns picks output columns (moe-roofline
+presets columns lists them); status and error are always kept, last. With -o FILE the CSV is written to a
+temporary file beside FILE and renamed when complete: an error or Ctrl-C never leaves a partial FILE.
+A progress line goes to stderr when the sweep runs over a second (--quiet turns it off).
+
+Examples:
+  # best EP size for DeepSeek-V3 decode on H800 at each batch
+  moe-roofline sweep dsv3.json --axis parallel.ep=8:256:x2 --axis workload.batch=16:256:x2 \
+    --set parallel.dp=256 --columns decode.tpot_ms,decode.tokens_per_s_per_gpu -o ep.csv
+  # how TPOT grows with context
+  moe-roofline sweep dsv3.json --axis workload.context_len=1024:131072:x2 --columns decode.tpot_ms
+  # two models and two all-to-all backends to standard output
+  moe-roofline sweep run.json --axis model=deepseek-v3,kimi-k2 --axis runtime.a2a_backend=deepep_normal,pplx)";
+
+const char* kPresetsFooter = R"(
+Kinds: models, hardware, scenarios (all three when omitted); fields lists every scenario path --set and --axis
+accept (type, unit, default, range); columns lists the output columns (name, unit).
+--presets-dir DIR adds DIR/models/*.json (HF config.json files), DIR/hardware/*.json and DIR/scenarios/*.json,
+each under its file name without .json.
+
+Examples:
+  moe-roofline presets models
+  moe-roofline presets fields
+  moe-roofline --presets-dir ./my-presets presets models)";
+
+const char* kUrlFooter = R"(
+Prints the page link that reproduces SCENARIO (only the fields that differ from the defaults, base64url-encoded in
+the #s= fragment). --decode does the reverse: prints the compact scenario JSON of a link or fragment, which eval
+accepts on standard input.
+
+Examples:
+  moe-roofline url run.json
+  moe-roofline url run.json --base https://example.org/moe-roofline/
+  moe-roofline url --decode 'http://127.0.0.1:8080/#s=eyJtb2RlbCI6...' | moe-roofline eval - --format table)";
+
+int fail(const std::string& message) {
+    std::fprintf(stderr, "moe-roofline: %s\n", message.c_str());
+    return 2;
+}
+
+cli::ScenarioSource load_with_sets(const std::string& arg, const std::vector<std::string>& sets,
+                                   const moe::Catalog& catalog) {
+    cli::ScenarioSource src = cli::load_scenario_source(arg, catalog);
+    for (const std::string& s : sets) cli::apply_set(src, s, catalog);
+    return src;
+}
+
+int run_eval(const moe::Catalog& catalog, const std::string& arg, const std::vector<std::string>& sets,
+             const std::string& format) {
+    const moe::Scenario s = cli::build_scenario(load_with_sets(arg, sets, catalog), catalog);
+    moe::Estimate e;
+    moe::Issues issues = moe::validate_scenario(s);
+    if (issues.empty()) {
+        e = moe::estimate(s, moe::builtin_tables());
+    } else {
+        e.ok = false;
+        e.errors = std::move(issues);
+    }
+    if (format == "json") {
+        std::cout << moe::estimate_to_json(e).dump(2) << '\n';
+    } else if (e.ok) {
+        std::cout << cli::estimate_table(s, e);
+    }
+    std::cout.flush();
+    if (!e.ok) return fail(cli::join_issues(e.errors));
+    return 0;
+}
+
+int run_url(const moe::Catalog& catalog, const std::string& arg, const std::vector<std::string>& sets,
+            const std::string& base, const std::string& decode) {
+    if (!decode.empty()) {
+        if (!arg.empty()) throw cli::UsageError("url: give either SCENARIO or --decode, not both");
+        const std::size_t hash = decode.find('#');
+        const std::string fragment = hash == std::string::npos ? decode : decode.substr(hash);
+        moe::ParseResult r = moe::decode_fragment(fragment, catalog);
+        if (!r.ok()) throw cli::UsageError("--decode: " + cli::join_issues(r.errors));
+        std::cout << moe::scenario_to_json(r.scenario, true).dump() << '\n';
+        return 0;
+    }
+    if (arg.empty()) throw cli::UsageError("url: give a SCENARIO (or --decode URL)");
+    const moe::Scenario s = cli::build_scenario(load_with_sets(arg, sets, catalog), catalog);
+    std::cout << moe::scenario_url(s, base) << '\n';
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"MoE Roofline: how fast and how big is this MoE (or dense) LLM deployment?", "moe-roofline"};
+    app.require_subcommand(1);
+    app.fallthrough();  // global options (--presets-dir) may follow the subcommand
+    app.footer(kMainFooter);
+    app.set_version_flag("--version", "moe-roofline 0.1.0");
+    std::string presets_dir;
+    app.add_option("--presets-dir", presets_dir,
+                   "Add your own presets: DIR/models/*.json, DIR/hardware/*.json, DIR/scenarios/*.json")
+        ->type_name("DIR");
+
+    std::string scenario_arg, format = "json", columns, output = "-", base = kDefaultBase, decode, kind;
+    std::vector<std::string> sets, axes;
+    bool quiet = false;
+    auto add_sets = [&](CLI::App* sub) {
+        sub->add_option("--set", sets, "Override one scenario field (repeatable), e.g. --set parallel.ep=8")
+            ->type_name("PATH=VALUE")
+            ->allow_extra_args(false);
+    };
+
+    CLI::App* eval = app.add_subcommand("eval", "Evaluate one scenario: times, throughput, operators, memory");
+    eval->add_option("SCENARIO", scenario_arg, "Scenario file, preset scenario id, or - for standard input")
+        ->required();
+    add_sets(eval);
+    eval->add_option("--format", format, "Output format (default json)")
+        ->check(CLI::IsMember({"json", "table"}))
+        ->type_name("json|table");
+    eval->footer(kEvalFooter);
+
+    CLI::App* sweep = app.add_subcommand("sweep", "Evaluate a grid of scenarios, one CSV row per point");
+    sweep->add_option("SCENARIO", scenario_arg, "Base scenario: file, preset scenario id, or - for standard input")
+        ->required();
+    sweep->add_option("--axis", axes, "A grid axis (repeatable; the first is outermost), e.g. workload.batch=1:256:x2")
+        ->type_name("PATH=VALUES")
+        ->allow_extra_args(false)
+        ->required();
+    add_sets(sweep);
+    sweep->add_option("--columns", columns, "Output columns, comma-separated (default: all)")->type_name("LIST");
+    sweep->add_option("-o,--output", output, "CSV file, or - for standard output (default -)")->type_name("FILE");
+    sweep->add_flag("-q,--quiet", quiet, "No progress line on stderr");
+    sweep->footer(kSweepFooter);
+
+    CLI::App* presets = app.add_subcommand("presets", "List preset models, hardware and scenarios");
+    presets->add_option("KIND", kind, "models, hardware, scenarios, fields or columns")
+        ->check(CLI::IsMember({"models", "hardware", "scenarios", "fields", "columns"}));
+    presets->footer(kPresetsFooter);
+
+    CLI::App* url = app.add_subcommand("url", "Print the shareable page link for a scenario");
+    url->add_option("SCENARIO", scenario_arg, "Scenario file, preset scenario id, or - for standard input");
+    add_sets(url);
+    url->add_option("--base", base, "Page address the fragment is appended to")->type_name("URL");
+    url->add_option("--decode", decode, "Print the compact scenario JSON of a page link or #s= fragment")
+        ->type_name("URL");
+    url->footer(kUrlFooter);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+        const CLI::App* sub = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front();
+        std::string hint = sub ? "moe-roofline " + sub->get_name() + " --help" : "moe-roofline --help";
+        return fail(std::string(e.what()) + " (see " + hint + ")");
+    }
+
+    try {
+        const moe::Catalog catalog = cli::load_catalog(presets_dir);
+        if (*eval) return run_eval(catalog, scenario_arg, sets, format);
+        if (*sweep) {
+            cli::install_interrupt_handlers();
+            cli::SweepOptions options;
+            options.axes = axes;
+            options.columns = columns;
+            options.output = output;
+            options.progress = !quiet;
+            return cli::run_sweep(load_with_sets(scenario_arg, sets, catalog), catalog, options);
+        }
+        if (*presets) {
+            std::string out;
+            cli::presets_listing(catalog, kind, out);
+            std::cout << out;
+            return 0;
+        }
+        if (*url) return run_url(catalog, scenario_arg, sets, base, decode);
+    } catch (const cli::UsageError& e) {
+        return fail(e.what());
+    } catch (const cli::Interrupted&) {
+        const int sig = cli::g_interrupt_signal;
+        std::fprintf(stderr, "moe-roofline: interrupted; %s\n",
+                     output == "-" ? "the output is incomplete" : (output + " was left as it was").c_str());
+        return 128 + sig;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "moe-roofline: internal error: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

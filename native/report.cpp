@@ -1,0 +1,242 @@
+// report.cpp — the human-readable eval table and the presets listings (see report.h).
+#include "report.h"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <vector>
+
+#include "core/columns.h"
+#include "core/model_spec.h"
+
+namespace cli {
+
+namespace {
+
+constexpr double kGB = 1e9;  // SI, as everywhere in the product
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void appendf(std::string& out, const char* fmt, ...) {
+    char buf[512];
+    va_list args;
+    va_start(args, fmt);
+    int n = std::vsnprintf(buf, sizeof buf, fmt, args);
+    va_end(args);
+    if (n > 0) out.append(buf, std::min<std::size_t>(std::size_t(n), sizeof buf - 1));
+}
+
+// A fixed-width text table: columns are left-aligned unless their header starts with '>'.
+class TextTable {
+public:
+    explicit TextTable(std::vector<std::string> headers) {
+        for (std::string& h : headers) {
+            bool right = !h.empty() && h.front() == '>';
+            if (right) h.erase(0, 1);
+            right_.push_back(right);
+            widths_.push_back(h.size());
+        }
+        rows_.push_back(std::move(headers));
+    }
+    void add(std::vector<std::string> row) {
+        for (std::size_t i = 0; i < row.size() && i < widths_.size(); ++i)
+            widths_[i] = std::max(widths_[i], row[i].size());
+        rows_.push_back(std::move(row));
+    }
+    void render(std::string& out, const char* indent = "  ") const {
+        for (const std::vector<std::string>& row : rows_) {
+            std::string line = indent;
+            for (std::size_t i = 0; i < row.size() && i < widths_.size(); ++i) {
+                const std::size_t pad = widths_[i] - row[i].size();
+                if (i > 0) line += "  ";
+                if (right_[i]) line.append(pad, ' ');
+                line += row[i];
+                if (!right_[i] && i + 1 < row.size()) line.append(pad, ' ');
+            }
+            while (!line.empty() && line.back() == ' ') line.pop_back();
+            out += line;
+            out += '\n';
+        }
+    }
+
+private:
+    std::vector<std::vector<std::string>> rows_;
+    std::vector<std::size_t> widths_;
+    std::vector<bool> right_;
+};
+
+std::string fixed(double v, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+// Three significant digits without exponent for everyday magnitudes: 0.0123, 1.23, 123, 12345.
+std::string sig3(double v) {
+    const double a = std::fabs(v);
+    if (a == 0) return "0";
+    if (a >= 100) return fixed(v, 0);
+    if (a >= 10) return fixed(v, 1);
+    if (a >= 1) return fixed(v, 2);
+    if (a >= 0.01) return fixed(v, 3);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2e", v);
+    return buf;
+}
+
+std::string gb(double bytes) { return fixed(bytes / kGB, 2); }
+
+std::string params(double n) {
+    if (n >= 1e9) return fixed(n / 1e9, 1) + "B";
+    return fixed(n / 1e6, 1) + "M";
+}
+
+const char* dash = "-";
+
+void headline(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
+    const moe::ParallelConfig& p = s.parallel;
+    const std::string model = s.model.name.empty() ? s.model_ref : s.model.name;
+    const std::string gpu = s.gpu.name.empty() ? s.hardware_ref : s.gpu.name;
+    appendf(out, "%s on %s: tp %d, dp %d, ep %d, pp %d = %d GPUs (%d per node)\n", model.c_str(), gpu.c_str(), p.tp,
+            p.dp, p.ep, p.pp, s.world(), s.gpus_per_node());
+    appendf(out, "%s params (%s active); batch %d per attention-DP rank, context %d, prefill chunk %d, prompt %d\n",
+            params(e.total_params).c_str(), params(e.active_params).c_str(), s.workload.batch, s.context_len(),
+            s.workload.prefill_tokens, s.workload.prompt_len);
+    appendf(out, "weights %s, experts %s, KV cache %s; all-to-all: prefill %s, decode %s%s\n\n",
+            moe::dtype_name(e.weights_dtype), moe::dtype_name(e.experts_dtype), moe::dtype_name(e.kv_dtype),
+            moe::a2a_backend_name(e.prefill_backend), moe::a2a_backend_name(e.decode_backend),
+            s.runtime.two_batch_overlap ? ", two-batch overlap" : "");
+
+    const moe::PhaseResult& pf = e.prefill;
+    const moe::PhaseResult& dc = e.decode;
+    auto cell = [](bool on, double v) { return on ? sig3(v) : std::string(dash); };
+    TextTable t({"", ">prefill", ">decode", ""});
+    t.add({"step", cell(pf.computed, pf.step_ms), cell(dc.computed, dc.step_ms), "ms"});
+    t.add({"TTFT / TPOT", cell(pf.computed, pf.ttft_ms), cell(dc.computed, dc.tpot_ms), "ms"});
+    t.add({"tokens/s per GPU", cell(pf.computed, pf.tokens_per_s_per_gpu), cell(dc.computed, dc.tokens_per_s_per_gpu),
+           ""});
+    t.add({"tokens/s per user", dash, cell(dc.computed, dc.tokens_per_s_per_user), ""});
+    t.add({"compute", cell(pf.computed, pf.compute_ms), cell(dc.computed, dc.compute_ms), "ms"});
+    t.add({"communication", cell(pf.computed, pf.comm_ms), cell(dc.computed, dc.comm_ms), "ms"});
+    t.add({"  exposed (not overlapped)", cell(pf.computed, pf.exposed_comm_ms), cell(dc.computed, dc.exposed_comm_ms),
+           "ms"});
+    t.add({"overhead", cell(pf.computed, pf.overhead_ms), cell(dc.computed, dc.overhead_ms), "ms"});
+    if (pf.pp_bubble_ms > 0 || dc.pp_bubble_ms > 0)
+        t.add({"pipeline bubble", cell(pf.computed, pf.pp_bubble_ms), cell(dc.computed, dc.pp_bubble_ms), "ms"});
+    t.render(out, "");
+}
+
+void operators(std::string& out, const moe::Estimate& e, moe::Phase phase, const moe::PhaseResult& r) {
+    if (!r.computed) return;
+    appendf(out, "\n%s operators: time per occurrence, what bounds it, and where its efficiency came from\n",
+            phase == moe::Phase::prefill ? "Prefill" : "Decode");
+    TextTable t({"group", "operator", ">count", ">time us", ">exposed us", "bound", ">eff", "source"});
+    double total_us = 0;
+    for (const moe::OpRecord& op : e.ops) {
+        if (op.phase != phase) continue;
+        const std::string group =
+            op.group >= 0 && std::size_t(op.group) < r.groups.size() ? r.groups[std::size_t(op.group)].label : "";
+        std::string source = moe::source_name(op.source);
+        if (op.table && *op.table) source += std::string(" (") + op.table + ")";
+        t.add({group, op.name, sig3(op.count), sig3(op.time_us), sig3(op.exposed_us), moe::bound_name(op.bound),
+               op.efficiency > 0 ? fixed(op.efficiency, 2) : std::string(dash), source});
+        total_us += op.exposed_us * op.count;
+    }
+    t.render(out);
+    appendf(out,
+            "  operators add up to %s ms of the %s ms step; efficiency sources: %.0f%% measured, %.0f%% interpolated, "
+            "%.0f%% transferred, %.0f%% analytical\n",
+            sig3(total_us / 1000).c_str(), sig3(r.step_ms).c_str(), 100 * r.share_measured,
+            100 * r.share_interpolated, 100 * r.share_transferred, 100 * r.share_analytical);
+}
+
+void memory(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
+    const moe::MemoryResult& m = e.memory;
+    out += "\nMemory per GPU (GB = 1e9 bytes)\n";
+    TextTable t({"", ">GB", ""});
+    t.add({"weights", gb(m.weights_bytes),
+           "attention " + gb(m.weights_attention_bytes) + ", routed experts " + gb(m.weights_experts_bytes) +
+               ", shared experts " + gb(m.weights_shared_bytes) + ", dense FFN " + gb(m.weights_dense_ffn_bytes) +
+               ", embedding+head " + gb(m.weights_embedding_bytes) + ", other " + gb(m.weights_other_bytes) +
+               (m.weights_mtp_bytes > 0 ? ", MTP " + gb(m.weights_mtp_bytes) : std::string())});
+    t.add({"KV cache", gb(m.kv_cache_bytes),
+           "at batch " + std::to_string(s.workload.batch) + " x context " + std::to_string(s.context_len()) + ", " +
+               sig3(m.kv_bytes_per_token / 1e3) + " KB per token"});
+    t.add({"activations", gb(m.activation_bytes),
+           "prefill peak " + gb(m.activation_prefill_bytes) + ", decode " + gb(m.activation_decode_bytes) +
+               ", logits " + gb(m.logits_bytes)});
+    t.add({"workspace", gb(m.workspace_bytes), "grouped GEMM and attention"});
+    t.add({"comm buffers", gb(m.comm_buffer_bytes), "DeepEP / NCCL"});
+    t.add({"reserved", gb(m.reserved_bytes), "CUDA context, graphs, allocator"});
+    t.add({"total", gb(m.total_bytes),
+           std::string(m.fits ? "fits" : "DOES NOT FIT") + " in " + gb(m.usable_bytes) + " usable of " +
+               gb(m.capacity_bytes) +
+               (m.fits ? std::string() : " (short by " + gb(m.shortfall_bytes) + ")")});
+    t.render(out, "  ");
+    appendf(out, "  largest decode batch that fits: %.0f per attention-DP rank at context %d (%.0f in the cluster)\n",
+            m.max_batch, s.context_len(), m.cluster_max_batch);
+    appendf(out, "  largest context that fits at batch %d: %.0f tokens\n", s.workload.batch, m.max_context);
+}
+
+}  // namespace
+
+std::string estimate_table(const moe::Scenario& s, const moe::Estimate& e) {
+    std::string out;
+    headline(out, s, e);
+    operators(out, e, moe::Phase::prefill, e.prefill);
+    operators(out, e, moe::Phase::decode, e.decode);
+    memory(out, s, e);
+    if (!e.warnings.empty()) {
+        out += "\nWarnings\n";
+        for (const std::string& w : e.warnings) out += "  - " + w + "\n";
+    }
+    return out;
+}
+
+bool presets_listing(const moe::Catalog& catalog, std::string_view kind, std::string& out) {
+    auto list = [&](const char* title, const std::vector<moe::CatalogEntry>& entries) {
+        appendf(out, "%s (%zu)\n", title, entries.size());
+        TextTable t({"", ""});
+        for (const moe::CatalogEntry& e : entries) t.add({e.id, e.description});
+        std::string body;
+        t.render(body);
+        out += body.substr(body.find('\n') + 1);  // no header row
+    };
+    const bool all = kind.empty();
+    if (all || kind == "models") list("models", catalog.models());
+    if (all) out += '\n';
+    if (all || kind == "hardware") list("hardware", catalog.hardware());
+    if (all) out += '\n';
+    if (all || kind == "scenarios") list("scenarios", catalog.scenarios());
+    if (all) return true;
+    if (kind == "models" || kind == "hardware" || kind == "scenarios") return true;
+
+    if (kind == "fields") {
+        const moe::ParseResult defaults = moe::parse_scenario("{}", catalog);
+        TextTable t({"path", "type", "unit", "default", "range / choices", "help"});
+        static const char* type_names[] = {"integer", "number", "boolean", "choice", "dtype", "preset"};
+        for (const moe::FieldDesc& f : moe::scenario_fields()) {
+            std::string range;
+            if (f.type == moe::FieldType::integer || f.type == moe::FieldType::number) {
+                range = sig3(f.min) + " .. " + sig3(f.max);
+            } else if (f.choices) {
+                for (const char* const* c = f.choices; *c; ++c) range += (range.empty() ? "" : ", ") + std::string(*c);
+            }
+            nlohmann::json d = moe::get_path(defaults.scenario, f.path);
+            t.add({f.path, type_names[int(f.type)], f.unit, d.is_string() ? d.get<std::string>() : d.dump(), range,
+                   f.help});
+        }
+        t.render(out, "");
+        return true;
+    }
+    if (kind == "columns") {
+        TextTable t({"column", "unit", "help"});
+        for (const moe::Column& c : moe::output_columns()) t.add({c.name, c.unit, c.help});
+        t.render(out, "");
+        return true;
+    }
+    return false;
+}
+
+}  // namespace cli

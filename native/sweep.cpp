@@ -1,0 +1,290 @@
+// sweep.cpp — grid expansion, the per-point loop and the CSV rows (see sweep.h).
+#include "sweep.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+#include "core/columns.h"
+#include "core/estimate.h"
+#include "core/scenario.h"
+#include "core/tables.h"
+#include "output.h"
+#include "values.h"
+
+namespace cli {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr double kMaxPoints = 1e12;
+
+struct Axis {
+    std::string path;
+    const moe::FieldDesc* field = nullptr;  // null for model/hardware
+    bool numeric = false;                   // set with set_path_number; else set_path with `values`
+    std::vector<std::string> cells;         // CSV cell per value (escaped)
+    std::vector<double> numbers;
+    std::vector<json> values;
+    std::size_t size() const { return cells.size(); }
+};
+
+void append_csv_cell(std::string& out, std::string_view text) {
+    if (text.find_first_of(",\"\r\n") == std::string_view::npos) {
+        out += text;
+        return;
+    }
+    out += '"';
+    for (char c : text) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    out += '"';
+}
+
+std::string csv_cell(std::string_view text) {
+    std::string out;
+    append_csv_cell(out, text);
+    return out;
+}
+
+// Parses one --axis and checks every value against the field on a scratch scenario, so a typo fails the whole
+// command up front instead of filling a file with error rows. Cross-field problems (ep not dividing the experts
+// at this point) are left to the points.
+Axis parse_axis(const std::string& spec, const ScenarioSource& base_src, const moe::Scenario& base,
+                const moe::Catalog& catalog) {
+    Axis axis;
+    std::string text;
+    if (!split_assignment(spec, axis.path, text))
+        throw UsageError("--axis '" + spec + "': expected PATH=VALUES, e.g. --axis workload.batch=1:256:x2");
+    axis.field = require_field(axis.path, "--axis");
+    axis.numeric = axis.field && is_numeric_field(*axis.field);
+    std::vector<AxisValue> values;
+    std::string error;
+    if (!parse_values(text, axis.numeric, values, error)) throw UsageError("--axis " + axis.path + ": " + error);
+
+    moe::Scenario scratch = base;
+    moe::Issues issues;
+    for (const AxisValue& v : values) {
+        if (axis.numeric) {
+            if (!moe::set_path_number(scratch, *axis.field, v.number, issues))
+                throw UsageError("--axis " + axis.path + "=" + v.text + ": " + join_issues(issues));
+            axis.numbers.push_back(v.number);
+        } else {
+            json value = field_value(axis.field, axis.path, v.text, "", catalog, "--axis");
+            if (!moe::set_path(scratch, axis.path, value, catalog, issues))
+                throw UsageError("--axis " + axis.path + "=" + v.text + ": " + join_issues(issues));
+            axis.values.push_back(std::move(value));
+        }
+        axis.cells.push_back(csv_cell(v.text));
+    }
+    (void)base_src;
+    return axis;
+}
+
+std::vector<const moe::Column*> select_columns(const std::string& list) {
+    std::vector<const moe::Column*> columns;
+    if (list.empty()) {
+        for (const moe::Column& c : moe::output_columns()) columns.push_back(&c);
+        return columns;
+    }
+    std::vector<AxisValue> names;
+    std::string error;
+    if (!parse_values(list, false, names, error)) throw UsageError("--columns: " + error);
+    for (const AxisValue& n : names) {
+        const moe::Column* c = moe::find_column(n.text);
+        if (!c) throw UsageError("--columns: unknown column '" + n.text + "' (moe-roofline presets columns lists them)");
+        columns.push_back(c);
+    }
+    // An invalid point must never be silent: status and error always end the row.
+    for (const char* name : {"status", "error"}) {
+        bool present = false;
+        for (const moe::Column* c : columns) present = present || std::string_view(c->name) == name;
+        if (!present) columns.push_back(moe::find_column(name));
+    }
+    return columns;
+}
+
+// "sweep: 41% 412000/1000000 points, 123456 points/s, 5 s left" on stderr once the sweep has run a second:
+// redrawn in place on a terminal, one line per 10% otherwise.
+class Progress {
+public:
+    Progress(std::uint64_t total, bool enabled)
+        : total_(total), enabled_(enabled), tty_(isatty(STDERR_FILENO) == 1), start_(Clock::now()) {}
+
+    void update(std::uint64_t done) {
+        if (!enabled_) return;
+        const Clock::time_point now = Clock::now();
+        const double elapsed = seconds(now);
+        if (elapsed < 1.0) return;
+        if (tty_) {
+            if (shown_ && now - last_draw_ < std::chrono::milliseconds(200)) return;
+            last_draw_ = now;
+            std::fprintf(stderr, "\r%s\x1b[K", line(done, elapsed).c_str());
+        } else {
+            const int decile = int(10 * done / total_);
+            if (shown_ && decile <= last_decile_) return;
+            last_decile_ = decile;
+            std::fprintf(stderr, "%s\n", line(done, elapsed).c_str());
+        }
+        shown_ = true;
+    }
+
+    void finish(std::uint64_t done, const std::string& where) {
+        if (!enabled_ || !shown_) return;
+        const double elapsed = seconds(Clock::now());
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "sweep: %llu points in %.1f s (%.0f points/s) -> %s",
+                      static_cast<unsigned long long>(done), elapsed, double(done) / elapsed, where.c_str());
+        if (tty_) std::fprintf(stderr, "\r%s\x1b[K\n", buf);
+        else std::fprintf(stderr, "%s\n", buf);
+    }
+
+    // Leaves the terminal on a fresh line when the sweep stops early.
+    void abandon() {
+        if (enabled_ && shown_ && tty_) std::fputc('\n', stderr);
+    }
+
+private:
+    double seconds(Clock::time_point now) const { return std::chrono::duration<double>(now - start_).count(); }
+
+    std::string line(std::uint64_t done, double elapsed) const {
+        const double rate = double(done) / elapsed;
+        const double left = rate > 0 ? double(total_ - done) / rate : 0;
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "sweep: %3.0f%% %llu/%llu points, %.0f points/s, %.0f s left",
+                      100.0 * double(done) / double(total_), static_cast<unsigned long long>(done),
+                      static_cast<unsigned long long>(total_), rate, std::ceil(left));
+        return buf;
+    }
+
+    std::uint64_t total_;
+    bool enabled_, tty_;
+    Clock::time_point start_, last_draw_{};
+    bool shown_ = false;
+    int last_decile_ = 0;
+};
+
+class RowWriter {
+public:
+    RowWriter(OutputFile& out, const std::vector<const moe::Column*>& columns) : out_(out), columns_(columns) {}
+
+    void header(const std::vector<Axis>& axes) {
+        std::string& buf = out_.buffer();
+        bool first = true;
+        for (const Axis& a : axes) {
+            if (!first) buf += ',';
+            first = false;
+            append_csv_cell(buf, a.path);
+        }
+        for (const moe::Column* c : columns_) {
+            if (!first) buf += ',';
+            first = false;
+            buf += c->name;
+        }
+        buf += '\n';
+    }
+
+    void row(const std::vector<Axis>& axes, const std::vector<std::size_t>& index, const moe::Estimate& e) {
+        std::string& buf = out_.buffer();
+        bool first = true;
+        for (std::size_t a = 0; a < axes.size(); ++a) {
+            if (!first) buf += ',';
+            first = false;
+            buf += axes[a].cells[index[a]];
+        }
+        for (const moe::Column* c : columns_) {
+            if (!first) buf += ',';
+            first = false;
+            if (c->type == moe::ColumnType::text) {
+                append_csv_cell(buf, c->text(e));
+            } else if (e.ok) {
+                append_csv_cell(buf, moe::format_value(*c, e));
+            }
+        }
+        buf += '\n';
+        out_.maybe_flush();
+    }
+
+private:
+    OutputFile& out_;
+    const std::vector<const moe::Column*>& columns_;
+};
+
+}  // namespace
+
+int run_sweep(const ScenarioSource& base_src, const moe::Catalog& catalog, const SweepOptions& options) {
+    if (options.axes.empty()) throw UsageError("sweep: give at least one --axis PATH=VALUES");
+    const moe::Scenario base = build_scenario(base_src, catalog);
+
+    std::vector<Axis> axes;
+    double points = 1;
+    for (const std::string& spec : options.axes) {
+        axes.push_back(parse_axis(spec, base_src, base, catalog));
+        for (std::size_t i = 0; i + 1 < axes.size(); ++i)
+            if (axes[i].path == axes.back().path) throw UsageError("--axis " + axes.back().path + ": given twice");
+        points *= double(axes.back().size());
+    }
+    if (points > kMaxPoints) throw UsageError("sweep: the grid has " + number_text(points) + " points; the limit is 1e12");
+    const std::uint64_t total = static_cast<std::uint64_t>(points);
+    const std::vector<const moe::Column*> columns = select_columns(options.columns);
+    const moe::Tables& tables = moe::builtin_tables();
+
+    OutputFile out(options.output);  // opened before any work: an unwritable path fails at once
+    RowWriter writer(out, columns);
+    writer.header(axes);
+    Progress progress(total, options.progress);
+
+    moe::Scenario s = base;
+    std::vector<std::size_t> index(axes.size(), 0);
+    std::vector<std::string> axis_error(axes.size());  // set_path's complaint about the axis's current value
+    moe::Issues issues;
+    moe::Estimate failed;  // reused for invalid points
+    std::size_t first_changed = 0;
+    try {
+        for (std::uint64_t p = 0; p < total; ++p) {
+            if (interrupted()) throw Interrupted();
+            for (std::size_t a = first_changed; a < axes.size(); ++a) {
+                const Axis& axis = axes[a];
+                issues.clear();
+                const bool ok = axis.numeric ? moe::set_path_number(s, *axis.field, axis.numbers[index[a]], issues)
+                                             : moe::set_path(s, axis.path, axis.values[index[a]], catalog, issues);
+                axis_error[a] = ok ? std::string() : join_issues(issues);
+            }
+            issues.clear();
+            for (const std::string& err : axis_error)
+                if (!err.empty()) issues.push_back({"", err});
+            if (issues.empty()) issues = moe::validate_scenario(s);
+            if (issues.empty()) {
+                moe::Estimate e = moe::estimate(s, tables);
+                writer.row(axes, index, e);
+            } else {
+                failed.ok = false;
+                failed.errors = issues;
+                writer.row(axes, index, failed);
+            }
+            if ((p & 1023) == 1023) progress.update(p + 1);
+            // Advance the odometer: the last axis fastest.
+            std::size_t a = axes.size();
+            while (a > 0) {
+                --a;
+                if (++index[a] < axes[a].size()) break;
+                index[a] = 0;
+            }
+            first_changed = a;
+        }
+        out.commit();
+    } catch (...) {
+        progress.abandon();
+        throw;
+    }
+    progress.finish(total, out.is_stdout() ? "standard output" : out.path());
+    return 0;
+}
+
+}  // namespace cli

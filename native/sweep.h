@@ -1,0 +1,30 @@
+// sweep.h — `moe-roofline sweep`: a cartesian grid of scenarios streamed to CSV, one row per point.
+//
+//   cli::SweepOptions o;  o.axes = {"workload.batch=1:256:x2", "parallel.ep=8,16,32"};  o.output = "grid.csv";
+//   int status = cli::run_sweep(base_source, catalog, o);
+//
+// Grid order: the first --axis is the outermost loop, the last the innermost (like nested for-loops written in the
+// order given). CSV: one header line of names (axis paths, then output columns, whose names carry their unit:
+// `_ms`, `_bytes`, `tokens_per_s`), then one row per point. A point whose scenario is invalid gets `status` =
+// error and the message in `error`, with its number cells empty. Memory is constant: one scenario is updated in
+// place, only the axes whose value changed are set again, and rows go out through a 1 MiB buffer.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/catalog.h"
+#include "inputs.h"
+
+namespace cli {
+
+struct SweepOptions {
+    std::vector<std::string> axes;     // "PATH=VALUES"
+    std::string columns;               // "a,b,c"; empty = every output column
+    std::string output = "-";          // file or "-" for standard output
+    bool progress = true;              // progress line on stderr after a second
+};
+
+// Returns the exit status; throws UsageError for bad input (before anything is written) and Interrupted.
+int run_sweep(const ScenarioSource& base, const moe::Catalog& catalog, const SweepOptions& options);
+
+}  // namespace cli

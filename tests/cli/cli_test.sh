@@ -1,0 +1,335 @@
+#!/usr/bin/env bash
+# cli_test.sh — end-to-end tests of the moe-roofline binary, one case per ctest entry (tests/cli/tests.cmake).
+#
+#   bash tests/cli/cli_test.sh ./build/moe-roofline grid        # run one case; exit 0 = pass
+#   bash tests/cli/cli_test.sh ./build/moe-roofline list        # the case names
+#
+# Every case runs in a fresh temporary directory, so "no file left behind" is checked by listing it.
+set -u
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+case_name=$2
+here=$(cd "$(dirname "$0")" && pwd)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+fail() {
+    echo "FAIL [$case_name]: $*" >&2
+    exit 1
+}
+run() {  # run CMD...: captures stdout/stderr/status into out.txt/err.txt/$status (outside the listing)
+    "$@" >"$work/.stdout" 2>"$work/.stderr"
+    status=$?
+}
+listing() { find . -mindepth 1 -not -name '.stdout' -not -name '.stderr' | sort; }
+
+# expect_bad_input PATTERN CMD...: exit 2, exactly one stderr line containing PATTERN, no new file in the directory.
+expect_bad_input() {
+    local pattern=$1
+    shift
+    local before after
+    before=$(listing)
+    run "$@"
+    after=$(listing)
+    [[ $status -eq 2 ]] || fail "'$*' exited $status, expected 2 (stderr: $(cat .stderr))"
+    [[ $(wc -l <.stderr) -eq 1 ]] || fail "'$*' printed $(wc -l <.stderr) stderr lines, expected 1: $(cat .stderr)"
+    grep -qF -- "$pattern" .stderr || fail "'$*': stderr '$(cat .stderr)' does not mention '$pattern'"
+    grep -q '^moe-roofline: ' .stderr || fail "'$*': stderr does not start with 'moe-roofline: '"
+    [[ "$before" == "$after" ]] || fail "'$*' left files behind: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')"
+}
+
+expect_ok() {
+    run "$@"
+    [[ $status -eq 0 ]] || fail "'$*' exited $status: $(cat .stderr)"
+}
+
+json_get() {  # json_get FILE EXPR: prints python's value of EXPR over the parsed JSON `j`
+    python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# A DeepSeek-V3 decode scenario on 8 H800s (DP-attention 8, EP 8), and a base for sweeps.
+write_scenarios() {
+    cat >dsv3.json <<'EOF'
+{"model":"deepseek-v3","hardware":"h800","parallel":{"dp":8,"ep":8},"workload":{"phase":"decode","batch":32}}
+EOF
+    cat >qwen.json <<'EOF'
+{"model":"qwen3-30b-a3b","hardware":"h20","workload":{"phase":"decode"}}
+EOF
+}
+
+# A small MoE HF config (Qwen3-MoE layout) for --presets-dir and file-path model references.
+write_tiny_model() {
+    mkdir -p "$1"
+    cat >"$1/tiny-moe.json" <<'EOF'
+{"architectures":["Qwen3MoeForCausalLM"],"model_type":"qwen3_moe","hidden_size":1024,"intermediate_size":3072,
+ "moe_intermediate_size":512,"num_experts":32,"num_experts_per_tok":4,"num_hidden_layers":8,
+ "num_attention_heads":16,"num_key_value_heads":4,"head_dim":64,"vocab_size":32000,"torch_dtype":"bfloat16",
+ "tie_word_embeddings":false,"decoder_sparse_step":1,"mlp_only_layers":[],"max_position_embeddings":32768}
+EOF
+}
+
+case_grid() {  # header and row count of a 4 x 3 grid, first axis outermost
+    write_scenarios
+    expect_ok "$bin" sweep dsv3.json --axis workload.batch=1:8:x2 --axis workload.context_len=1024,4096,8192 \
+        --columns decode.tpot_ms,memory.fits -o grid.csv -q
+    [[ -f grid.csv ]] || fail "grid.csv not written"
+    [[ $(head -1 grid.csv) == "workload.batch,workload.context_len,decode.tpot_ms,memory.fits,status,error" ]] ||
+        fail "header: $(head -1 grid.csv)"
+    [[ $(wc -l <grid.csv) -eq 13 ]] || fail "expected 1 header + 12 rows, got $(wc -l <grid.csv) lines"
+    [[ $(sed -n 2p grid.csv | cut -d, -f1,2) == "1,1024" ]] || fail "row 1: $(sed -n 2p grid.csv)"
+    [[ $(sed -n 3p grid.csv | cut -d, -f1,2) == "1,4096" ]] || fail "row 2 (inner axis fastest): $(sed -n 3p grid.csv)"
+    [[ $(sed -n 5p grid.csv | cut -d, -f1,2) == "2,1024" ]] || fail "row 4: $(sed -n 5p grid.csv)"
+    [[ $(tail -1 grid.csv | cut -d, -f1,2) == "8,8192" ]] || fail "last row: $(tail -1 grid.csv)"
+    python3 - grid.csv <<'EOF' || fail "row contents"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+assert all(len(r) == 6 for r in rows), [len(r) for r in rows]
+for r in rows[1:]:
+    assert r[4] == "ok" and r[5] == "", r
+    assert float(r[2]) > 0, r
+    assert r[3] in ("true", "false"), r
+# TPOT grows with context at a fixed batch
+t = {(r[0], r[1]): float(r[2]) for r in rows[1:]}
+assert t[("8", "1024")] < t[("8", "8192")], t
+EOF
+    ls -A | grep -q '^\.grid' && fail "temporary file left: $(ls -A)"
+    true
+}
+
+case_default_columns() {  # without --columns: the axes, then every output column, including DESIGN §4.3's names
+    write_scenarios
+    expect_ok "$bin" sweep dsv3.json --axis workload.batch=16,32 -q
+    header=$(head -1 .stdout)
+    for name in prefill.step_ms prefill.ttft_ms prefill.tokens_per_s_per_gpu decode.step_ms decode.tpot_ms \
+        decode.tokens_per_s_per_gpu decode.tokens_per_s_per_user memory.weights_bytes memory.kv_cache_bytes \
+        memory.activation_bytes memory.workspace_bytes memory.comm_buffer_bytes memory.reserved_bytes \
+        memory.total_bytes memory.capacity_bytes memory.fits memory.kv_bytes_per_token memory.max_batch \
+        model.total_params model.active_params status error; do
+        [[ ",$header," == *",$name,"* ]] || fail "column $name missing from header: $header"
+    done
+    [[ $header == workload.batch,* ]] || fail "axis column is not first: $header"
+    [[ $(wc -l <.stdout) -eq 3 ]] || fail "expected 3 lines on stdout"
+    expect_ok "$bin" presets columns
+    n_columns=$(($(wc -l <.stdout) - 1))
+    [[ $(($(tr -cd , <<<"$header" | wc -c) + 1)) -eq $((n_columns + 1)) ]] || fail "header has not 1 + $n_columns columns"
+}
+
+case_determinism() {  # the same command twice gives byte-identical files, and stdout holds the same bytes
+    write_scenarios
+    args=(sweep dsv3.json --axis parallel.ep=1,2,4,8 --axis workload.batch=1:256:x2 --axis model=deepseek-v3,kimi-k2 -q)
+    expect_ok "$bin" "${args[@]}" -o a.csv
+    expect_ok "$bin" "${args[@]}" -o b.csv
+    expect_ok "$bin" "${args[@]}" -o -
+    cmp a.csv b.csv || fail "two runs differ"
+    cmp a.csv .stdout || fail "file and stdout differ"
+    [[ $(wc -l <a.csv) -eq $((1 + 4 * 9 * 2)) ]] || fail "row count $(wc -l <a.csv)"
+}
+
+case_invalid_point() {  # a point whose scenario is invalid gets a row with status and error; the sweep goes on
+    write_scenarios
+    expect_ok "$bin" sweep dsv3.json --axis parallel.ep=1,3,8 --columns decode.tpot_ms -q -o pts.csv
+    python3 - pts.csv <<'EOF' || fail "rows: $(cat pts.csv)"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["parallel.ep"] for r in rows] == ["1", "3", "8"], rows
+assert rows[0]["status"] == "ok" and rows[2]["status"] == "ok", rows
+bad = rows[1]
+assert bad["status"] != "ok" and "parallel.ep" in bad["error"], bad
+assert bad["decode.tpot_ms"] == "", bad
+EOF
+}
+
+case_bad_json() {
+    write_scenarios
+    printf '{"model": "deepseek-v3", "hardware": }\n' >broken.json
+    expect_bad_input "broken.json: invalid JSON" "$bin" eval broken.json
+    expect_bad_input "broken.json: invalid JSON" "$bin" sweep broken.json --axis workload.batch=1,2 -o out.csv
+    expect_bad_input "standard input: invalid JSON" sh -c "echo '[1,' | '$bin' eval -"
+    expect_bad_input "--set model" "$bin" eval dsv3.json --set 'model={"hidden_size":'
+}
+
+case_unknown_path() {
+    write_scenarios
+    expect_bad_input "foo.bar" "$bin" eval dsv3.json --set foo.bar=1
+    expect_bad_input "foo.bar" "$bin" sweep dsv3.json --axis foo.bar=1,2 -o out.csv
+    expect_bad_input "workload.batch" "$bin" eval dsv3.json --set workload.batch=many
+    expect_bad_input "--set" "$bin" eval dsv3.json --set workload.batch
+    printf '{"model":"deepseek-v3","parallel":{"epp":8}}' >typo.json
+    expect_bad_input "parallel.epp" "$bin" eval typo.json
+}
+
+case_malformed_range() {
+    write_scenarios
+    for values in 1:0:x2 1:10:x1 a:b 1:8 1,,2 0:16:+4; do
+        expect_bad_input "workload.batch" "$bin" sweep dsv3.json --axis "workload.batch=$values" -o out.csv
+    done
+    expect_bad_input "--axis" "$bin" sweep dsv3.json --axis workload.batch -o out.csv
+    expect_bad_input "given twice" "$bin" sweep dsv3.json --axis workload.batch=1 --axis workload.batch=2 -o out.csv
+    expect_bad_input "precision.kv_cache=fp9" "$bin" sweep dsv3.json --axis precision.kv_cache=fp8,fp9 -o out.csv
+}
+
+case_unknown_column() {
+    write_scenarios
+    expect_bad_input "decode.nope" "$bin" sweep dsv3.json --axis workload.batch=1,2 --columns decode.tpot_ms,decode.nope -o out.csv
+}
+
+case_unreadable_scenario() {
+    expect_bad_input "missing.json" "$bin" eval missing.json
+    expect_bad_input "missing.json" "$bin" sweep missing.json --axis workload.batch=1,2 -o out.csv
+    mkdir adir
+    expect_bad_input "adir" "$bin" eval adir/
+    expect_bad_input "no-such-preset" "$bin" eval no-such-preset
+    printf '{"model":"./nowhere/config.json"}' >ref.json
+    expect_bad_input "nowhere/config.json" "$bin" eval ref.json
+}
+
+case_unwritable_output() {
+    write_scenarios
+    expect_bad_input "nodir/out.csv" "$bin" sweep dsv3.json --axis workload.batch=1,2 -o nodir/out.csv
+    touch plain
+    expect_bad_input "plain/out.csv" "$bin" sweep dsv3.json --axis workload.batch=1,2 -o plain/out.csv
+    mkdir outdir
+    expect_bad_input "outdir" "$bin" sweep dsv3.json --axis workload.batch=1,2 -o outdir
+}
+
+case_keeps_old_file() {  # a failed sweep leaves an existing output file exactly as it was
+    write_scenarios
+    echo "precious" >out.csv
+    expect_bad_input "workload.batch" "$bin" sweep dsv3.json --axis workload.batch=1:0:x2 -o out.csv
+    [[ $(cat out.csv) == precious ]] || fail "out.csv was modified"
+}
+
+case_interrupt() {  # SIGINT and SIGTERM mid-sweep: exit 128+N, no output file, no temporary file
+    write_scenarios
+    for sig in INT TERM; do
+        "$bin" sweep dsv3.json --axis workload.batch=1:4096:+1 --axis workload.context_len=1024:65536:+1 \
+            --axis parallel.ep=1,2,4,8 -o big.csv -q 2>err.txt &
+        pid=$!
+        sleep 0.7
+        kill -$sig $pid
+        wait $pid
+        st=$?
+        expected=$((128 + $(kill -l $sig)))
+        [[ $st -eq $expected ]] || fail "SIG$sig: exit $st, expected $expected ($(cat err.txt))"
+        grep -q "interrupted" err.txt || fail "SIG$sig: no message: $(cat err.txt)"
+        rm -f err.txt
+        [[ -z $(ls -A | grep -v -e '^dsv3.json$' -e '^qwen.json$') ]] || fail "SIG$sig left files: $(ls -A)"
+    done
+}
+
+case_progress() {  # over a second, stderr that is not a terminal gets one line per 10% and a summary
+    write_scenarios
+    expect_ok "$bin" sweep dsv3.json --axis workload.batch=1:1024:+1 --axis workload.context_len=1024:32768:+1024 \
+        --axis parallel.ep=1,2,4,8 --columns status -o /dev/null
+    grep -q "points/s" .stderr || fail "no progress lines: $(cat .stderr)"
+    grep -q "s left" .stderr || fail "no ETA: $(cat .stderr)"
+    [[ $(wc -l <.stderr) -le 12 ]] || fail "too many progress lines: $(wc -l <.stderr)"
+    tail -1 .stderr | grep -q "points in" || fail "no summary line: $(tail -1 .stderr)"
+    [[ -c /dev/null ]] || fail "/dev/null is no longer a device"
+}
+
+case_eval_json() {
+    write_scenarios
+    expect_ok "$bin" eval dsv3.json
+    cp .stdout e.json
+    [[ $(json_get e.json 'j["decode"]["tpot_ms"] > 0') == True ]] || fail "decode.tpot_ms: $(head -c 400 e.json)"
+    [[ $(json_get e.json 'j["memory"]["weights_bytes"] > 0') == True ]] || fail "memory.weights_bytes"
+    [[ $(json_get e.json 'len(j["layers"]) > 0') == True ]] || fail "layers"
+    [[ $(json_get e.json 'j["errors"] == [] and j["status"] == "ok"') == True ]] || fail "errors/status"
+    [[ $(json_get e.json 'isinstance(j["warnings"], list)') == True ]] || fail "warnings"
+    # standard input and a --set give the same numbers as the file with the field edited
+    expect_ok sh -c "cat dsv3.json | '$bin' eval - --set workload.batch=64"
+    cp .stdout stdin.json
+    sed 's/"batch":32/"batch":64/' dsv3.json >b64.json
+    expect_ok "$bin" eval b64.json
+    cmp -s .stdout stdin.json || fail "eval - --set workload.batch=64 differs from the edited file"
+}
+
+case_eval_invalid() {  # a cross-field error: one line naming the field; json still printed with its errors
+    write_scenarios
+    expect_bad_input "parallel.ep" "$bin" eval dsv3.json --set parallel.ep=3 --format table
+    run "$bin" eval dsv3.json --set parallel.ep=3
+    [[ $status -eq 2 ]] || fail "exit $status"
+    cp .stdout e.json
+    [[ $(json_get e.json 'any("parallel.ep" in str(x) for x in j["errors"])') == True ]] || fail "errors: $(cat e.json)"
+}
+
+case_eval_table() {
+    write_scenarios
+    expect_ok "$bin" eval dsv3.json --format table
+    for text in "TTFT / TPOT" "tokens/s per GPU" "Decode operators" "Memory per GPU" "KV cache" "largest decode batch"; do
+        grep -qF "$text" .stdout || fail "table lacks '$text'"
+    done
+    expect_bad_input "--format" "$bin" eval dsv3.json --format yaml
+}
+
+case_url_roundtrip() {  # url -> the page's codec -> the same scenario, and the same numbers
+    write_scenarios
+    expect_ok "$bin" url dsv3.json
+    link=$(cat .stdout)
+    [[ $link == "http://127.0.0.1:8080/#s="* ]] || fail "link: $link"
+    expect_ok "$bin" url --decode "$link"
+    cp .stdout decoded.json
+    python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); sys.exit(a!=b)' \
+        dsv3.json decoded.json || fail "decoded $(cat decoded.json) != $(cat dsv3.json)"
+    expect_ok "$bin" eval dsv3.json
+    cp .stdout direct.json
+    expect_ok sh -c "'$bin' url --decode '$link' | '$bin' eval -"
+    cmp -s .stdout direct.json || fail "eval of the decoded link differs"
+    expect_ok "$bin" url dsv3.json --base https://example.org/calc/ --set workload.batch=7
+    [[ $(cat .stdout) == "https://example.org/calc/#s="* ]] || fail "--base: $(cat .stdout)"
+    expect_ok "$bin" url --decode "$(cat .stdout)"
+    [[ $(json_get .stdout 'j["workload"]["batch"]') == 7 ]] || fail "--set not in the link: $(cat .stdout)"
+    expect_bad_input "--decode" "$bin" url --decode 'http://x/#s=%%%not-base64'
+}
+
+case_presets_dir() {  # a user's model via --presets-dir, via a path in --set, and via a path in a scenario file
+    write_scenarios
+    write_tiny_model mine/models
+    expect_ok "$bin" --presets-dir mine presets models
+    grep -q '^ *tiny-moe ' .stdout || fail "tiny-moe not listed: $(cat .stdout)"
+    grep -q 'deepseek-v3' .stdout || fail "builtin models missing"
+    expect_ok "$bin" eval qwen.json --presets-dir mine --set model=tiny-moe
+    cp .stdout preset.json
+    [[ $(json_get preset.json 'j["model"]["total_params"] < 1e9') == True ]] || fail "not the tiny model"
+    expect_ok "$bin" eval qwen.json --set model=./mine/models/tiny-moe.json
+    cp .stdout path.json
+    [[ $(json_get path.json 'j["decode"]["tpot_ms"]') == $(json_get preset.json 'j["decode"]["tpot_ms"]') ]] ||
+        fail "a config path and the same config as a preset give different TPOT"
+    mkdir -p runs
+    printf '{"model":"../mine/models/tiny-moe.json","hardware":"h20","workload":{"phase":"decode"}}' >runs/tiny.json
+    expect_ok "$bin" eval runs/tiny.json
+    [[ $(json_get .stdout 'j["decode"]["tpot_ms"]') == $(json_get preset.json 'j["decode"]["tpot_ms"]') ]] ||
+        fail "a config path inside a scenario file (relative to it) differs"
+    expect_ok "$bin" sweep qwen.json --axis model=./mine/models/tiny-moe.json,qwen3-30b-a3b --columns model.total_params -q
+    [[ $(wc -l <.stdout) -eq 3 ]] || fail "model path axis: $(cat .stdout)"
+    mkdir -p bad/models
+    echo '{"hidden_size": "big"}' >bad/models/broken.json
+    expect_bad_input "broken" "$bin" --presets-dir bad presets models
+    expect_bad_input "nope" "$bin" --presets-dir nope presets
+}
+
+case_presets() {
+    expect_ok "$bin" presets
+    for id in deepseek-v3 kimi-k2 qwen3-30b-a3b h800 h200 b200; do grep -q "$id" .stdout || fail "$id not listed"; done
+    expect_ok "$bin" presets hardware
+    grep -q "TFLOPS" .stdout || fail "hardware without specs: $(cat .stdout)"
+    expect_ok "$bin" presets fields
+    grep -q "workload.batch" .stdout || fail "fields listing"
+    expect_bad_input "KIND" "$bin" presets gpus
+}
+
+case_help() {
+    for sub in eval sweep presets url; do
+        expect_ok "$bin" $sub --help
+        grep -q "Examples" .stdout || fail "$sub --help has no examples"
+    done
+    expect_bad_input "moe-roofline" "$bin" frobnicate
+    expect_bad_input "SCENARIO" "$bin" eval
+}
+
+case_list() { declare -F | sed -n 's/^declare -f case_//p' | grep -v '^list$'; }
+
+declare -F "case_$case_name" >/dev/null || fail "no such case"
+"case_$case_name"

@@ -1,0 +1,23 @@
+# tests/cli/tests.cmake — the CLI's tests (included natively by the top CMakeLists.txt).
+#
+#   cli_values          doctest: the sweep VALUES grammar (native/values.cpp)
+#   cli_<case>          tests/cli/cli_test.sh running the moe-roofline binary (one ctest entry per case)
+if(NOT TARGET moe-roofline)
+  return()
+endif()
+
+add_executable(cli_values_test "${CMAKE_CURRENT_LIST_DIR}/values_test.cpp" "${PROJECT_SOURCE_DIR}/native/values.cpp")
+target_link_libraries(cli_values_test PRIVATE moe_core doctest::doctest)
+moe_warnings(cli_values_test)
+moe_sanitize(cli_values_test)
+add_test(NAME cli_values COMMAND cli_values_test --no-colors)
+
+set(_moe_cli_cases
+    grid default_columns determinism invalid_point bad_json unknown_path malformed_range unknown_column
+    unreadable_scenario unwritable_output keeps_old_file interrupt progress eval_json eval_invalid eval_table
+    url_roundtrip presets_dir presets help)
+foreach(_case IN LISTS _moe_cli_cases)
+  add_test(NAME cli_${_case}
+           COMMAND bash "${CMAKE_CURRENT_LIST_DIR}/cli_test.sh" "$<TARGET_FILE:moe-roofline>" ${_case})
+  set_tests_properties(cli_${_case} PROPERTIES LABELS cli TIMEOUT 120)
+endforeach()
