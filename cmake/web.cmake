@@ -47,12 +47,11 @@ target_link_options(moe_core_module PRIVATE
 set_target_properties(moe_core_module PROPERTIES OUTPUT_NAME moe-core RUNTIME_OUTPUT_DIRECTORY "${MOE_NODE_DIR}")
 
 # ---- tests: the core module under node, and the page in Chromium ---------------------------------------------
-find_program(MOE_NODE NAMES node nodejs REQUIRED)
 add_test(NAME core_module_node
          COMMAND "${MOE_NODE}" --no-experimental-fetch "${PROJECT_SOURCE_DIR}/tests/wasm/core_module.test.mjs"
                  "${MOE_NODE_DIR}/moe-core.js")
 add_test(NAME browser_e2e
-         COMMAND "${MOE_NODE}" --no-experimental-fetch "${PROJECT_SOURCE_DIR}/tests/browser/run.mjs"
+         COMMAND "${MOE_NODE}" "${PROJECT_SOURCE_DIR}/tests/browser/run.mjs"
                  --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
                  --out "${CMAKE_BINARY_DIR}/screenshots")
 set_tests_properties(browser_e2e PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)

@@ -55,7 +55,7 @@ void sync_canvas_size(Window& win, web::AppState& st) {
     const int w = static_cast<int>(std::lround(m.css_width * m.device_pixel_ratio));
     const int h = static_cast<int>(std::lround(m.css_height * m.device_pixel_ratio));
     if (w > 0 && h > 0 && (w != win.width || h != win.height)) {
-        glfwSetWindowSize(win.glfw, w, h);
+        web::set_canvas_size(w, h);
         win.width = w;
         win.height = h;
     }

@@ -26,7 +26,7 @@ void draw_notice(AppState& st) {
 
 void draw_scenario_panel(AppState& st) {
     const moe::Catalog& cat = *st.catalog;
-    ImGui::PushItemWidth(-ImGui::GetFontSize() * 9.0f);  // room for the labels on the right
+    ImGui::PushItemWidth(-ImGui::GetFontSize() * 11.0f);  // room for the labels and "(?)" on the right
 
     section_header("Model and hardware");
     field_preset_combo(st, "model", "model", cat.models());

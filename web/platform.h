@@ -18,6 +18,7 @@ struct DisplayMetrics {
 
 void install_listeners();                          // hashchange (call once, before the main loop)
 DisplayMetrics display_metrics();
+void set_canvas_size(int width, int height);       // backing store in device pixels (GLFW's window follows)
 std::string read_fragment();                       // location.hash, with its '#', or ""
 std::string page_url_without_fragment();           // location.href up to the '#'
 void write_fragment(const std::string& fragment);  // without '#'; replaces the current history entry

@@ -72,6 +72,12 @@ EM_JS(void, moe_js_download, (const char* name, const char* mime, const char* da
     setTimeout(function() { URL.revokeObjectURL(url); }, 1000);
 });
 
+// Resizes the canvas' backing store and tells Emscripten's GLFW (its resize listeners). Not glfwSetWindowSize:
+// that one requests fullscreen when the size equals the screen's, which a maximised window's canvas does.
+EM_JS(void, moe_js_set_canvas_size, (int w, int h), {
+    Browser.setCanvasSize(w, h);
+});
+
 EM_JS(void, moe_js_page_ready, (), {
     var el = document.getElementById('status');
     if (el) el.style.display = 'none';
@@ -89,6 +95,8 @@ DisplayMetrics display_metrics() {
     if (!(m.device_pixel_ratio > 0.25 && m.device_pixel_ratio < 8)) m.device_pixel_ratio = 1;
     return m;
 }
+
+void set_canvas_size(int width, int height) { moe_js_set_canvas_size(width, height); }
 
 std::string read_fragment() {
     char* p = moe_js_read_fragment();
@@ -120,6 +128,7 @@ void page_ready() { moe_js_page_ready(); }
 namespace web {
 void install_listeners() {}
 DisplayMetrics display_metrics() { return {}; }
+void set_canvas_size(int, int) {}
 std::string read_fragment() { return {}; }
 std::string page_url_without_fragment() { return {}; }
 void write_fragment(const std::string&) {}
