@@ -94,4 +94,10 @@ struct Estimate {
 
 Estimate estimate(const Scenario& s, const Tables& tables);
 
+// Overlap policies, exposed for tests. Seed 000 §5.3 (used for prefill): two micro-batches, the first dispatch and
+// the last combine exposed. Decode TBO: four slots per layer, each micro-batch's communication under the other's
+// compute stage (pre = attention side, post = experts side).
+double two_batch_overlap_seed(double mb_compute, double mb_dispatch, double mb_combine);
+double two_batch_overlap_slots(double c_pre, double c_post, double dispatch, double combine);
+
 }  // namespace moe

@@ -53,6 +53,11 @@ struct ModelSpec {
     bool shared_gate = false;   // Qwen2-MoE style sigmoid gate on the shared expert
     int mtp_layers = 0;         // num_nextn_predict_layers
     std::vector<LayerDesc> layers;  // one per hidden layer
+    // Compressed sparse attention (seed 002 §3, DeepSeek-V4 style): per-layer compression ratio (0 = sliding window
+    // only, 4 = CSA with an indexer, else HCA), the uncompressed local window and the indexer head dim.
+    std::vector<int> compress_ratios;
+    int compress_window = 0;
+    int index_head_dim = 0;
     // Checkpoint formats
     Dtype dtype = Dtype::bf16;          // torch_dtype (non-quantised parts)
     Dtype weight_dtype = Dtype::bf16;   // quantised linear layers (quantization_config), else dtype
@@ -63,9 +68,15 @@ struct ModelSpec {
     int n_window_layers = 0;
     double total_params = 0;    // incl. embeddings (and LM head when untied), excl. MTP modules
     double active_params = 0;   // per token: attention + top_k routed + shared + dense + embed + head
+    double active_compute_params = 0;  // active minus the input-embedding lookup (OpenAI's convention)
     double mtp_params = 0;
 
     bool is_moe() const { return num_experts > 0; }
+    bool compressed_kv() const { return !compress_ratios.empty(); }
+    // KV-cache bytes of one request with `seq` tokens on `layers_share` of the layers (1 = all), kv heads per GPU
+    // `kv_heads_gpu` (MHA/GQA), entries of `kv_bytes`. Sliding windows and compressed layers included; the
+    // indexer of CSA layers is stored in FP4 (seed 002 §3).
+    double kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes, double layers_share) const;
     // KV elements per token per layer (all heads, before TP sharding): MLA = kv_lora_rank + rope; else 2·Hkv·d.
     double kv_elems_per_token_layer() const;
     // Parameter counts of one layer's parts (unsharded).

@@ -10,50 +10,64 @@
 #include <string_view>
 #include <vector>
 
+#include "calibration.h"
 #include "types.h"
 
 namespace moe {
 
-// Result of a lookup: an efficiency measured on GPU family `family` (not necessarily the target's).
+// Result of a lookup: the fraction of the roofline (max(flops/peak, bytes/bandwidth) on the GPU the table was measured
+// on) that the kernel achieved there. The estimator applies it to the target GPU's roofline, which reproduces the
+// measurement exactly on the same GPU and rescales it through the roofline on another.
 struct TableHit {
     bool found = false;
-    double mfu = 0;          // achieved FLOP/s / the table's reference peak (see `peak_dtype`)
-    Dtype peak_dtype = Dtype::bf16;  // which peak the table's mfu is relative to (DeepGEMM tables: fp8)
-    Source source = Source::analytical;  // measured (on a grid point) or interpolated
-    const char* table = "";  // the file it came from
+    double util = 0;                     // achieved / roofline, in (0, 1]
+    Source source = Source::analytical;  // measured (a grid point), interpolated, or transferred (another shape)
+    const char* table = "";              // the file it came from
 };
 
 class Tables {
 public:
-    // path: "bench_data/<kind>/<phase?>/<family>/<file>.csv". Unknown kinds are ignored (kept for provenance).
+    // path: "bench_data/<kind>/[<phase>/]<family>/<file>.csv". Files of kinds the model does not use (dsa, gdn)
+    // are accepted and ignored. Rows are checked: numeric, finite, positive latency.
     bool load_csv(std::string_view path, std::string_view text, Issues& errors);
     std::size_t table_count() const { return tables_.size(); }
     std::size_t row_count() const;
+    bool has_family(std::string_view family) const;
 
-    // Dense GEMM (M x K) * (K x N): exact (K, N) shape, interpolated in log M.
+    // Dense GEMM (M x K) * (K x N): exact (K, N) shape interpolated in log M, else the nearest measured shapes.
     TableHit gemm(std::string_view family, double m, int k, int n) const;
-    // Grouped GEMM (routed experts), by model shape and GPUs in EP; interpolated in log tokens and log GPUs.
-    // phase decode = masked layout (batch per GPU), prefill = contiguous layout (tokens per GPU).
-    TableHit grouped_gemm(std::string_view family, Phase phase, int num_experts, int top_k, int hidden,
+    // Routed experts (DeepGEMM grouped GEMM): masked layout (decode tables) or contiguous (prefill tables), by
+    // model shape, interpolated in log EP size and log tokens per GPU.
+    TableHit grouped_gemm(std::string_view family, bool masked, int num_experts, int top_k, int hidden,
                           int moe_intermediate, int ep, double tokens_per_gpu) const;
-    // Attention core. MHA/GQA decode: heads per rank, kv heads per rank, head dim, batch, kv length.
-    TableHit mha_decode(std::string_view family, int heads, int kv_heads, int head_dim, int tp, double batch,
-                        double kv_len, Dtype kv) const;
+    // Attention cores, by heads per GPU.
+    TableHit mha_decode(std::string_view family, int heads, int kv_heads, int head_dim, double batch, double kv_len,
+                        bool fp8_kv) const;
     TableHit mha_prefill(std::string_view family, int heads, int kv_heads, int head_dim, double seq_len) const;
     TableHit mla_decode(std::string_view family, int heads, int kv_lora, int rope, double batch, double kv_len) const;
     TableHit mla_prefill(std::string_view family, int heads, int qk_nope, int rope, double seq_len) const;
 
-    struct Table;  // opaque
-    ~Tables();
+    // Calibration constants (presets/calibration.json for the built-in tables).
+    Calibration calibration;
+
+    struct Table;
     Tables();
+    ~Tables();
     Tables(const Tables&);
     Tables& operator=(const Tables&);
 
 private:
     std::vector<Table*> tables_;
-    const Table* find(std::string_view kind, std::string_view family, std::string_view key) const;
 };
 
+// The reference GPU each family's tables were measured on (used to turn latencies into roofline fractions).
+struct FamilyRef {
+    const char* family;
+    double tflops_bf16, tflops_fp8, hbm_GBps;
+};
+const FamilyRef* family_ref(std::string_view family);
+
+// Every embedded bench_data CSV plus presets/calibration.json.
 const Tables& builtin_tables();
 
 }  // namespace moe

@@ -1,0 +1,45 @@
+// calibration.h — the model's calibration constants: efficiency caps, overheads and communication efficiencies
+// and latencies. Values live in presets/calibration.json (each with where it comes from) and are fitted on the
+// public measurements only (reference/public_measurements.csv); the defaults below are the same numbers, used
+// when the file is absent.
+//
+//   moe::Calibration c;  moe::Issues e;  moe::parse_calibration(json, c, e);
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "types.h"
+
+namespace moe {
+
+struct Calibration {
+    // Analytical fallback (no table covers the kernel)
+    double gemm_compute_eff = 0.70;        // dense GEMM, fraction of peak
+    double grouped_compute_eff = 0.65;     // grouped GEMM at full tiles
+    double attn_prefill_compute_eff = 0.55;
+    double attn_decode_bw_eff = 0.75;
+    double hbm_bw_eff = 0.80;              // memory-bound kernels without a table
+    double kernel_floor_us = 3.0;          // shortest kernel (launch + tail)
+    double misc_passes = 12;               // norms, residuals, rope, quantisation: passes over T*h bf16 per layer
+    // Communication: effective fraction of link bandwidth and a fixed latency per collective / kernel
+    double nvlink_ll_eff = 0.72;
+    double rdma_ll_eff = 0.84;
+    double ll_latency_us = 20;
+    double nvlink_normal_eff = 0.78;
+    double rdma_normal_eff = 0.92;
+    double normal_latency_us = 60;
+    double allreduce_eff = 0.70;
+    double allreduce_latency_us = 10;
+    double allgather_eff = 0.75;
+    // Host / runtime
+    double prefill_overhead_ms = 2.0;
+    double decode_overhead_ms = 1.0;
+    double reserve_GB = 2.0;               // CUDA context, graphs, allocator slack
+    double cublas_workspace_MB = 64;
+    double nccl_buffer_MB = 256;
+    double grouped_load_factor = 1.3;      // max tokens per expert over the mean, for workspace sizing
+};
+
+bool parse_calibration(const nlohmann::json& j, Calibration& c, Issues& errors);
+nlohmann::json calibration_to_json(const Calibration& c);
+
+}  // namespace moe

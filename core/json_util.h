@@ -1,0 +1,84 @@
+// json_util.h — internal helpers: typed, range-checked reads from nlohmann::json that report issues by path.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <cmath>
+#include <string>
+
+#include "types.h"
+
+namespace moe::detail {
+
+using json = nlohmann::json;
+
+inline bool is_number(const json& v) { return v.is_number_integer() || v.is_number_unsigned() || v.is_number_float(); }
+
+inline std::string fmt_num(double v) {
+    char buf[64];
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) std::snprintf(buf, sizeof buf, "%.0f", v);
+    else std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+// Reads an integer key. Missing: `fallback` (or an error when required). Wrong type / out of range: an error.
+inline int read_int(const json& obj, const char* key, const std::string& path, Issues& errors, int fallback,
+                    bool required, long long min, long long max) {
+    auto it = obj.find(key);
+    const std::string where = path.empty() ? key : path + "." + key;
+    if (it == obj.end() || it->is_null()) {
+        if (required) errors.push_back({where, "is required"});
+        return fallback;
+    }
+    if (!is_number(*it)) {
+        errors.push_back({where, "must be a number"});
+        return fallback;
+    }
+    double v = it->get<double>();
+    if (!std::isfinite(v) || v != std::floor(v)) {
+        errors.push_back({where, "must be a whole number, got " + it->dump()});
+        return fallback;
+    }
+    if (v < double(min) || v > double(max)) {
+        errors.push_back({where, fmt_num(v) + " is out of range [" + fmt_num(double(min)) + ", " + fmt_num(double(max)) + "]"});
+        return fallback;
+    }
+    return int(v);
+}
+
+inline double read_num(const json& obj, const char* key, const std::string& path, Issues& errors, double fallback,
+                       bool required, double min, double max) {
+    auto it = obj.find(key);
+    const std::string where = path.empty() ? key : path + "." + key;
+    if (it == obj.end() || it->is_null()) {
+        if (required) errors.push_back({where, "is required"});
+        return fallback;
+    }
+    if (!is_number(*it)) {
+        errors.push_back({where, "must be a number"});
+        return fallback;
+    }
+    double v = it->get<double>();
+    if (!std::isfinite(v) || v < min || v > max) {
+        errors.push_back({where, fmt_num(v) + " is out of range [" + fmt_num(min) + ", " + fmt_num(max) + "]"});
+        return fallback;
+    }
+    return v;
+}
+
+inline std::string read_str(const json& obj, const char* key, const std::string& fallback = {}) {
+    auto it = obj.find(key);
+    if (it == obj.end() || !it->is_string()) return fallback;
+    return it->get<std::string>();
+}
+
+inline bool read_bool(const json& obj, const char* key, bool fallback) {
+    auto it = obj.find(key);
+    if (it == obj.end() || !it->is_boolean()) return fallback;
+    return it->get<bool>();
+}
+
+inline bool has(const json& obj, const char* key) {
+    auto it = obj.find(key);
+    return it != obj.end() && !it->is_null();
+}
+
+}  // namespace moe::detail

@@ -1,0 +1,62 @@
+// kernels.h — FLOP and byte counts of the kernels we cost, shared by the table loader (to turn a measured
+// latency into a fraction of the roofline) and the estimator (to cost the same kernel on another GPU/shape).
+// Keeping one formula for both is what makes "measured on this GPU at this shape" reproduce the measurement.
+#pragma once
+#include <algorithm>
+#include <cmath>
+
+namespace moe::kernels {
+
+struct Cost {
+    double flops = 0;
+    double bytes = 0;
+};
+
+// Dense GEMM (M x K) * (K x N), inputs of `in_bytes` per element, bf16 output.
+inline Cost gemm(double m, double k, double n, double in_bytes, double weight_bytes) {
+    return {2.0 * m * k * n, m * k * in_bytes + k * n * weight_bytes + m * n * 2.0};
+}
+
+// Expected number of distinct experts (of `experts`) hit by `tokens` tokens each choosing `top_k` distinct experts
+// uniformly: experts * (1 - (1 - k/E)^tokens) (seed 004 / seed 003 lazy expert loading).
+inline double expected_active_experts(double experts, double top_k, double tokens) {
+    if (experts <= 0 || tokens <= 0) return 0;
+    const double p_miss = std::max(0.0, 1.0 - top_k / experts);
+    return experts * (1.0 - std::pow(p_miss, tokens));
+}
+
+// Routed experts on one GPU: `pairs` token-expert pairs over `active_local` loaded experts, SwiGLU (gate+up, down),
+// each expert's intermediate `inter` (already divided by moe_tp). Weight bytes include scale overheads.
+inline Cost grouped_experts(double pairs, double active_local, double hidden, double inter, double weight_bytes_per_param,
+                            double act_bytes) {
+    const double flops = 6.0 * pairs * hidden * inter;
+    const double weights = active_local * 3.0 * hidden * inter * weight_bytes_per_param;
+    const double acts = pairs * (hidden * act_bytes + 2.0 * inter * 2.0 + inter * act_bytes + hidden * 2.0);
+    return {flops, weights + acts};
+}
+
+// Decode attention over a KV cache: batch b, kv length L, heads h, kv heads hk, head dim d.
+inline Cost mha_decode(double b, double L, double h, double hk, double d, double kv_bytes) {
+    return {4.0 * b * h * d * L, b * L * 2.0 * hk * d * kv_bytes + b * h * d * 4.0};
+}
+// Causal prefill attention: `seqs` sequences, `q` new tokens each, attending on average to `attended` keys.
+inline Cost mha_prefill(double tokens, double attended, double h, double hk, double d, double kv_bytes) {
+    return {4.0 * tokens * h * d * attended, tokens * (h + 2.0 * hk) * d * 2.0 + tokens * h * d * 2.0 + 0.0 * kv_bytes};
+}
+// Absorbed MLA decode: per token 2*H*L*(kv_lora + rope) for QK and 2*H*L*kv_lora for PV; reads the latent cache.
+inline Cost mla_decode(double b, double L, double h, double kv_lora, double rope, double kv_bytes) {
+    return {b * (2.0 * h * (kv_lora + rope) * L + 2.0 * h * kv_lora * L), b * L * (kv_lora + rope) * kv_bytes};
+}
+// Non-absorbed MLA prefill (FlashAttention with qk = nope+rope, v = v_dim), `attended` keys per query on average.
+inline Cost mla_prefill(double tokens, double attended, double h, double qk, double v) {
+    return {tokens * attended * (2.0 * h * qk + 2.0 * h * v), tokens * h * (2.0 * qk + 2.0 * v) * 2.0};
+}
+
+// Average keys attended per query over a causal prompt of length p with window w (0 = full):
+// (1/p) * sum_{x<p} min(x, w)  =  p/2 without a window, w - w^2/(2p) when p > w.
+inline double causal_attended(double p, double w) {
+    if (w <= 0 || p <= w) return p / 2.0;
+    return w - w * w / (2.0 * p);
+}
+
+}  // namespace moe::kernels

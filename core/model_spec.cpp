@@ -1,0 +1,320 @@
+#include "model_spec.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "json_util.h"
+
+namespace moe {
+using namespace detail;
+
+const char* attn_kind_name(AttnKind k) {
+    switch (k) {
+        case AttnKind::mha: return "MHA";
+        case AttnKind::gqa: return "GQA";
+        case AttnKind::mla: return "MLA";
+    }
+    return "?";
+}
+
+double ModelSpec::kv_elems_per_token_layer() const {
+    if (attn == AttnKind::mla) return double(kv_lora_rank + qk_rope_head_dim);
+    return 2.0 * num_kv_heads * head_dim;
+}
+
+double ModelSpec::kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes, double share) const {
+    double total = 0;
+    if (compressed_kv()) {
+        // Entries: nope part in fp8, rope part in bf16 (seed 002 §3: 448 x 1 + 64 x 2 = 576 bytes for head_dim 512).
+        const double rope = qk_rope_head_dim > 0 ? qk_rope_head_dim : 64;
+        const double nope = std::max(0.0, head_dim - rope);
+        const double entry = nope * 1.0 + rope * 2.0;
+        const double win = compress_window;
+        double entries = 0, indexer = 0;
+        for (int r : compress_ratios) {
+            if (r <= 0) { entries += std::min(win, seq); continue; }
+            const double compressed = std::floor(seq / r);
+            entries += std::min(win, seq) + compressed;
+            if (r == 4) indexer += compressed * index_head_dim * 0.5;
+        }
+        total = entries * entry + indexer;
+        return total * share;
+    }
+    const double per_token_layer = attn == AttnKind::mla ? double(kv_lora_rank + qk_rope_head_dim) * kv_bytes
+                                                         : 2.0 * kv_heads_gpu * head_dim * kv_bytes;
+    for (const LayerDesc& l : layers) total += (l.window > 0 ? std::min(seq, double(l.window)) : seq) * per_token_layer;
+    return total * share;
+}
+
+double ModelSpec::attn_params() const {
+    const double h = hidden, H = num_heads;
+    if (attn == AttnKind::mla) {
+        const double qk = qk_nope_head_dim + qk_rope_head_dim;
+        double q = q_lora_rank > 0 ? h * q_lora_rank + double(q_lora_rank) * H * qk + q_lora_rank : h * H * qk;
+        double kv_a = h * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank;
+        double kv_b = double(kv_lora_rank) * H * (qk_nope_head_dim + v_head_dim);
+        double o = H * v_head_dim * h;
+        return q + kv_a + kv_b + o;
+    }
+    const double d = head_dim, Hkv = num_kv_heads;
+    double p = h * H * d + 2.0 * h * Hkv * d + H * d * h;
+    if (qkv_bias) p += H * d + 2.0 * Hkv * d;
+    return p;
+}
+
+namespace {
+
+// Reads quantization_config into the dtypes of linear weights and of routed experts.
+void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, Issues& errors) {
+    m.weight_dtype = m.dtype;
+    m.expert_dtype = m.dtype;
+    auto it = cfg.find("quantization_config");
+    if (it == cfg.end() || it->is_null()) return;
+    if (!it->is_object()) {
+        errors.push_back({path + ".quantization_config", "must be an object"});
+        return;
+    }
+    const json& q = *it;
+    std::string method = read_str(q, "quant_method");
+    std::transform(method.begin(), method.end(), method.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    auto not_converted = [&](const char* needle) {
+        for (const char* key : {"modules_to_not_convert", "ignore", "ignored_layers"}) {
+            auto l = q.find(key);
+            if (l == q.end() || !l->is_array()) continue;
+            for (const json& e : *l)
+                if (e.is_string() && e.get<std::string>().find(needle) != std::string::npos) return true;
+        }
+        return false;
+    };
+    if (method == "fp8" || method == "fbgemm_fp8") {
+        m.weight_dtype = m.expert_dtype = Dtype::fp8;
+    } else if (method == "mxfp4") {
+        m.expert_dtype = Dtype::mxfp4;
+        m.weight_dtype = not_converted("self_attn") ? m.dtype : Dtype::mxfp4;
+    } else if (method == "modelopt" || method == "modelopt_fp4") {
+        std::string algo = read_str(q, "quant_algo");
+        if (algo.empty()) {
+            auto qq = q.find("quantization");
+            if (qq != q.end() && qq->is_object()) algo = read_str(*qq, "quant_algo");
+        }
+        Dtype d = (algo == "FP8") ? Dtype::fp8 : Dtype::nvfp4;
+        m.expert_dtype = d;
+        m.weight_dtype = not_converted("self_attn") ? m.dtype : d;
+    } else if (method == "gptq" || method == "awq" || method == "auto-round" || method == "bitsandbytes") {
+        int bits = read_int(q, "bits", path + ".quantization_config", errors, 4, false, 1, 16);
+        Dtype d = bits <= 4 ? Dtype::int4 : Dtype::fp8;
+        m.weight_dtype = m.expert_dtype = d;
+    } else if (method == "compressed-tensors") {
+        std::string format = read_str(q, "format");
+        Dtype d = m.dtype;
+        auto groups = q.find("config_groups");
+        if (groups != q.end() && groups->is_object()) {
+            for (const json& g : *groups) {
+                if (!g.is_object()) continue;
+                auto w = g.find("weights");
+                if (w == g.end() || !w->is_object()) continue;
+                int bits = w->value("num_bits", 16);
+                std::string type = read_str(*w, "type", "int");
+                if (bits == 8) d = Dtype::fp8;
+                else if (bits == 4) d = (format.find("nvfp4") != std::string::npos) ? Dtype::nvfp4
+                                       : (type == "float" ? Dtype::mxfp4 : Dtype::int4);
+            }
+        }
+        m.weight_dtype = m.expert_dtype = d;
+    } else if (!method.empty()) {
+        errors.push_back({path + ".quantization_config.quant_method", "unknown method '" + method + "'"});
+    }
+}
+
+}  // namespace
+
+ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& errors) {
+    ModelSpec m;
+    if (!root.is_object()) {
+        errors.push_back({path_in, "must be a HuggingFace config.json object"});
+        return m;
+    }
+    // Multimodal configs nest the language model under text_config (Llama 4, Qwen3.5, Gemma 3).
+    const json* cfgp = &root;
+    std::string path = path_in;
+    if (!has(root, "hidden_size") && root.contains("text_config") && root["text_config"].is_object()) {
+        cfgp = &root["text_config"];
+        path = path_in + ".text_config";
+    }
+    const json& c = *cfgp;
+    const size_t errors_before = errors.size();
+
+    m.model_type = read_str(c, "model_type", read_str(root, "model_type"));
+    m.name = m.model_type;
+    std::string dtype_text = read_str(c, "torch_dtype", read_str(c, "dtype", read_str(root, "torch_dtype", "bfloat16")));
+    if (!parse_dtype(dtype_text, m.dtype)) m.dtype = Dtype::bf16;
+    if (m.dtype == Dtype::fp32) m.dtype = Dtype::bf16;  // served in 16-bit
+
+    constexpr int kMaxDim = 1 << 20, kMaxLayers = 4096;
+    m.hidden = read_int(c, "hidden_size", path, errors, 0, true, 1, kMaxDim);
+    m.num_layers = read_int(c, "num_hidden_layers", path, errors, 0, true, 1, kMaxLayers);
+    m.num_heads = read_int(c, "num_attention_heads", path, errors, 0, true, 1, 65536);
+    m.num_kv_heads = read_int(c, "num_key_value_heads", path, errors, m.num_heads, false, 1, 65536);
+    m.vocab = read_int(c, "vocab_size", path, errors, 0, true, 1, 1 << 27);
+    m.tie_embeddings = read_bool(c, "tie_word_embeddings", read_bool(root, "tie_word_embeddings", false));
+    m.qkv_bias = read_bool(c, "attention_bias", false) || read_bool(c, "qkv_bias", false) ||
+                 m.model_type.rfind("qwen2", 0) == 0;
+    m.mtp_layers = read_int(c, "num_nextn_predict_layers", path, errors, 0, false, 0, 16);
+    if (m.num_heads > 0 && m.num_kv_heads > m.num_heads)
+        errors.push_back({path + ".num_key_value_heads", "exceeds num_attention_heads"});
+    else if (m.num_kv_heads > 0 && m.num_heads % m.num_kv_heads != 0)
+        errors.push_back({path + ".num_key_value_heads", std::to_string(m.num_kv_heads) + " does not divide " +
+                                                             std::to_string(m.num_heads) + " attention heads"});
+
+    // Attention kind
+    m.kv_lora_rank = read_int(c, "kv_lora_rank", path, errors, 0, false, 0, kMaxDim);
+    if (m.kv_lora_rank > 0) {
+        m.attn = AttnKind::mla;
+        m.q_lora_rank = read_int(c, "q_lora_rank", path, errors, 0, false, 0, kMaxDim);
+        m.qk_nope_head_dim = read_int(c, "qk_nope_head_dim", path, errors, 128, false, 1, 65536);
+        m.qk_rope_head_dim = read_int(c, "qk_rope_head_dim", path, errors, 64, false, 0, 65536);
+        m.v_head_dim = read_int(c, "v_head_dim", path, errors, 128, false, 1, 65536);
+        m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    } else {
+        m.attn = (m.num_kv_heads == m.num_heads) ? AttnKind::mha : AttnKind::gqa;
+        int fallback = (m.num_heads > 0 && m.hidden > 0) ? m.hidden / m.num_heads : 0;
+        m.head_dim = read_int(c, "head_dim", path, errors, fallback, false, 1, 65536);
+        if (m.head_dim <= 0 && errors.size() == errors_before)
+            errors.push_back({path + ".head_dim", "cannot be derived: hidden_size smaller than num_attention_heads"});
+    }
+
+    // FFN / experts (every spelling seen in the wild)
+    m.intermediate = read_int(c, "intermediate_size", path, errors, 0, false, 0, kMaxDim);
+    int experts = 0;
+    for (const char* key : {"n_routed_experts", "num_routed_experts", "num_experts", "num_local_experts"})
+        if (has(c, key)) { experts = read_int(c, key, path, errors, 0, false, 0, 1 << 16); break; }
+    m.num_experts = experts;
+    const bool llama4 = m.model_type.rfind("llama4", 0) == 0;
+    if (m.num_experts > 0) {
+        const char* topk_key = has(c, "num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token";
+        m.top_k = read_int(c, topk_key, path, errors, 0, true, 1, m.num_experts);
+        if (llama4) {
+            // Llama 4: routed and shared experts use intermediate_size; dense layers use intermediate_size_mlp.
+            m.moe_intermediate = m.intermediate;
+            m.shared_intermediate = m.intermediate;
+            m.intermediate = read_int(c, "intermediate_size_mlp", path, errors, m.intermediate, false, 0, kMaxDim);
+        } else {
+            m.moe_intermediate = read_int(c, "moe_intermediate_size", path, errors, m.intermediate, false, 1, kMaxDim);
+            if (m.moe_intermediate <= 0 && errors.size() == errors_before)
+                errors.push_back({path + ".moe_intermediate_size", "is required for an MoE model"});
+            int n_shared = 0;
+            for (const char* key : {"n_shared_experts", "num_shared_experts"})
+                if (has(c, key)) { n_shared = read_int(c, key, path, errors, 0, false, 0, 1024); break; }
+            int shared_inter = read_int(c, "shared_expert_intermediate_size", path, errors, 0, false, 0, kMaxDim);
+            if (shared_inter > 0) {
+                m.shared_intermediate = shared_inter * std::max(1, n_shared);
+                m.shared_gate = true;
+            } else {
+                m.shared_intermediate = n_shared * m.moe_intermediate;
+            }
+        }
+    } else if (m.intermediate <= 0 && errors.size() == errors_before) {
+        errors.push_back({path + ".intermediate_size", "is required"});
+    }
+
+    // Which layers are MoE: first_k_dense_replace, moe_layer_freq, decoder_sparse_step, mlp_only_layers,
+    // interleave_moe_layer_step (Llama 4).
+    if (errors.size() != errors_before) return m;
+    m.layers.assign(size_t(m.num_layers), LayerDesc{});
+    if (m.is_moe()) {
+        int first_dense = read_int(c, "first_k_dense_replace", path, errors, 0, false, 0, m.num_layers);
+        int freq = 1;
+        if (has(c, "moe_layer_freq")) freq = read_int(c, "moe_layer_freq", path, errors, 1, false, 1, m.num_layers);
+        else if (has(c, "decoder_sparse_step")) freq = read_int(c, "decoder_sparse_step", path, errors, 1, false, 1, m.num_layers);
+        else if (has(c, "interleave_moe_layer_step")) freq = read_int(c, "interleave_moe_layer_step", path, errors, 1, false, 1, m.num_layers);
+        const bool qwen_style = has(c, "decoder_sparse_step") && !has(c, "moe_layer_freq");
+        for (int i = 0; i < m.num_layers; ++i) {
+            bool moe;
+            if (qwen_style) moe = (i + 1) % freq == 0;               // Qwen2/3-MoE: (layer_idx + 1) % step == 0
+            else if (llama4) moe = (i + 1) % freq == 0;              // Llama 4: interleave step
+            else moe = i >= first_dense && (i - first_dense) % freq == 0;  // DeepSeek: after the first k, every freq-th
+            m.layers[size_t(i)].moe = moe;
+        }
+        auto only = c.find("mlp_only_layers");
+        if (only != c.end() && only->is_array()) {
+            for (const json& v : *only) {
+                if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() >= m.num_layers) {
+                    errors.push_back({path + ".mlp_only_layers", "entries must be layer indices in [0, num_hidden_layers)"});
+                    break;
+                }
+                m.layers[size_t(v.get<int>())].moe = false;
+            }
+        }
+    }
+
+    // Sliding windows: layer_types ("sliding_attention"), use_sliding_window + max_window_layers (Qwen2),
+    // Llama 4 chunked attention on the RoPE layers (every 4th layer is global).
+    int window = 0;
+    if (has(c, "sliding_window")) window = read_int(c, "sliding_window", path, errors, 0, false, 0, 1 << 30);
+    auto types = c.find("layer_types");
+    if (types != c.end() && types->is_array() && window > 0) {
+        if (types->size() != size_t(m.num_layers)) {
+            errors.push_back({path + ".layer_types", "has " + std::to_string(types->size()) + " entries for " +
+                                                          std::to_string(m.num_layers) + " layers"});
+        } else {
+            for (size_t i = 0; i < types->size(); ++i)
+                if ((*types)[i].is_string() && (*types)[i].get<std::string>() == "sliding_attention")
+                    m.layers[i].window = window;
+        }
+    } else if (window > 0 && has(c, "use_sliding_window")) {
+        if (read_bool(c, "use_sliding_window", false)) {
+            int max_window_layers = read_int(c, "max_window_layers", path, errors, m.num_layers, false, 0, 1 << 20);
+            for (int i = max_window_layers; i < m.num_layers; ++i) m.layers[size_t(i)].window = window;
+        }
+    } else if (window > 0 && m.model_type != "qwen3" && m.model_type != "qwen3_moe") {
+        for (LayerDesc& l : m.layers) l.window = window;  // Mistral-style: every layer
+    }
+    if (llama4) {
+        int chunk = read_int(c, "attention_chunk_size", path, errors, 0, false, 0, 1 << 30);
+        if (chunk > 0)
+            for (int i = 0; i < m.num_layers; ++i)
+                if ((i + 1) % 4 != 0) m.layers[size_t(i)].window = chunk;
+    }
+
+    auto ratios = c.find("compress_ratios");
+    if (ratios != c.end() && ratios->is_array()) {
+        for (const json& r : *ratios) {
+            if (!r.is_number_integer() || r.get<long long>() < 0 || r.get<long long>() > (1 << 20)) {
+                errors.push_back({path + ".compress_ratios", "entries must be whole numbers >= 0"});
+                m.compress_ratios.clear();
+                break;
+            }
+            m.compress_ratios.push_back(r.get<int>());
+        }
+        m.compress_window = read_int(c, "window_size", path, errors, window > 0 ? window : 128, false, 1, 1 << 24);
+        m.index_head_dim = read_int(c, "index_head_dim", path, errors, 128, false, 0, 65536);
+    }
+
+    read_quantization(c, m, path, errors);
+    if (!m.is_moe()) m.expert_dtype = m.weight_dtype;
+
+    for (const LayerDesc& l : m.layers) {
+        (l.moe ? m.n_moe_layers : m.n_dense_layers) += 1;
+        if (l.window > 0) m.n_window_layers += 1;
+    }
+
+    // Parameter counts (norms included; rotary/bias-free where the config says so)
+    const double h = m.hidden;
+    const double embed = double(m.vocab) * h;
+    const double head = m.tie_embeddings ? 0.0 : embed;
+    const double norms = 2.0 * h;
+    const double attn = m.attn_params();
+    const double dense_layer = attn + m.dense_ffn_params() + norms;
+    const double moe_layer_total = attn + m.num_experts * m.expert_params() + m.shared_params() + m.router_params() + norms;
+    const double moe_layer_active = attn + m.top_k * m.expert_params() + m.shared_params() + m.router_params() + norms;
+    m.total_params = embed + head + h + m.n_dense_layers * dense_layer + m.n_moe_layers * moe_layer_total;
+    m.active_params = embed + (m.tie_embeddings ? 0.0 : head) + h + m.n_dense_layers * dense_layer +
+                      m.n_moe_layers * moe_layer_active;
+    m.active_compute_params = m.tie_embeddings ? m.active_params : m.active_params - embed;
+    // An MTP module: one extra decoder layer (MoE when the model is) plus the eh_proj (2h x h) and two norms.
+    const double mtp_layer = (m.is_moe() ? moe_layer_total : dense_layer) + 2.0 * h * h + 2.0 * h;
+    m.mtp_params = m.mtp_layers * mtp_layer;
+    return m;
+}
+
+}  // namespace moe

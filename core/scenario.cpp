@@ -1,0 +1,426 @@
+#include "scenario.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "json_util.h"
+
+namespace moe {
+using namespace detail;
+
+namespace {
+
+const char* const kPhaseChoices[] = {"both", "prefill", "decode", nullptr};
+const char* const kBackendChoices[] = {"auto", "none", "allgather", "deepep_normal", "deepep_low_latency", "pplx", nullptr};
+const char* const kLayoutChoices[] = {"auto", "contiguous", "masked", nullptr};
+
+// One field: its public description and where it lives in a Scenario.
+struct FieldImpl {
+    FieldDesc desc;
+    void* (*ptr)(Scenario&);
+};
+
+#define MOE_PTR(member) [](Scenario& s) -> void* { return &s.member; }
+
+constexpr double kBig = 1e8;
+
+const std::vector<FieldImpl>& field_impls() {
+    static const std::vector<FieldImpl> fields = {
+        {{"model", FieldType::ref, "", 0, 0, nullptr, "A preset model id, or an inline HuggingFace config.json object."}, nullptr},
+        {{"hardware", FieldType::ref, "", 0, 0, nullptr, "A preset GPU id, or an object of GPU fields (with \"base\": a preset id to start from)."}, nullptr},
+        {{"parallel.tp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Attention tensor parallelism: GPUs that split each attention layer's heads."}, MOE_PTR(parallel.tp)},
+        {{"parallel.dp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Attention data parallelism (DP attention): independent attention replicas that share the experts."}, MOE_PTR(parallel.dp)},
+        {{"parallel.ep", FieldType::integer, "GPUs", 1, 65536, nullptr, "Expert parallelism: GPUs the routed experts are spread over; must divide tp*dp."}, MOE_PTR(parallel.ep)},
+        {{"parallel.pp", FieldType::integer, "stages", 1, 4096, nullptr, "Pipeline stages: layers are split into pp consecutive groups on different GPUs."}, MOE_PTR(parallel.pp)},
+        {{"parallel.gpus_per_node", FieldType::integer, "GPUs", 0, 1024, nullptr, "GPUs per NVLink domain (0: from the hardware); traffic beyond it goes over RDMA."}, MOE_PTR(parallel.gpus_per_node)},
+        {{"workload.phase", FieldType::choice, "", 0, 0, kPhaseChoices, "Which phase to estimate: prefill, decode or both."}, MOE_PTR(workload.phase)},
+        {{"workload.batch", FieldType::integer, "sequences", 1, 1e6, nullptr, "Concurrent decode sequences per attention-DP rank."}, MOE_PTR(workload.batch)},
+        {{"workload.prefill_tokens", FieldType::integer, "tokens", 1, 1e7, nullptr, "Tokens in one prefill forward per attention-DP rank (the chunk size)."}, MOE_PTR(workload.prefill_tokens)},
+        {{"workload.prompt_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Prompt length of each request."}, MOE_PTR(workload.prompt_len)},
+        {{"workload.output_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Generated tokens per request."}, MOE_PTR(workload.output_len)},
+        {{"workload.context_len", FieldType::integer, "tokens", 0, kBig, nullptr, "KV length seen by a decode step (0: prompt_len + output_len/2)."}, MOE_PTR(workload.context_len)},
+        {{"precision.weights", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the linear layers (auto: the checkpoint's quantization_config, else torch_dtype)."}, MOE_PTR(precision.weights)},
+        {{"precision.attention", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the attention projections (auto: as weights)."}, MOE_PTR(precision.attention)},
+        {{"precision.experts", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the routed experts (auto: the checkpoint's, e.g. mxfp4 for gpt-oss)."}, MOE_PTR(precision.experts)},
+        {{"precision.shared_experts", FieldType::dtype, "", 0, 0, nullptr, "Weight format of shared experts and dense FFN layers (auto: as weights)."}, MOE_PTR(precision.shared_experts)},
+        {{"precision.embedding", FieldType::dtype, "", 0, 0, nullptr, "Format of the embedding and LM head (auto: the model's torch_dtype)."}, MOE_PTR(precision.embedding)},
+        {{"precision.kv_cache", FieldType::dtype, "", 0, 0, nullptr, "KV-cache format: bf16, fp16 or fp8 (auto: bf16)."}, MOE_PTR(precision.kv_cache)},
+        {{"precision.dispatch", FieldType::dtype, "", 0, 0, nullptr, "Format of tokens sent to the experts (auto: fp8 when the experts run in fp8 or lower)."}, MOE_PTR(precision.dispatch)},
+        {{"precision.combine", FieldType::dtype, "", 0, 0, nullptr, "Format of expert outputs sent back (auto: bf16)."}, MOE_PTR(precision.combine)},
+        {{"runtime.a2a_backend", FieldType::choice, "", 0, 0, kBackendChoices, "How tokens reach the experts: auto picks DeepEP normal for prefill and low-latency for decode when ep > 1."}, MOE_PTR(runtime.a2a_backend)},
+        {{"runtime.two_batch_overlap", FieldType::boolean, "", 0, 0, nullptr, "Split each step into two micro-batches so one's communication hides under the other's compute."}, MOE_PTR(runtime.two_batch_overlap)},
+        {{"runtime.comm_sms", FieldType::integer, "SMs", 0, 1024, nullptr, "SMs that DeepEP normal-mode kernels take from compute while they run."}, MOE_PTR(runtime.comm_sms)},
+        {{"runtime.expert_layout", FieldType::choice, "", 0, 0, kLayoutChoices, "Expert activation layout: contiguous (permute/unpermute) or masked (per-expert padded batches)."}, MOE_PTR(runtime.expert_layout)},
+        {{"runtime.mtp_draft_tokens", FieldType::integer, "tokens", 0, 8, nullptr, "Speculative tokens per decode step drafted by the model's MTP layers (0: off)."}, MOE_PTR(runtime.mtp_draft_tokens)},
+        {{"runtime.mtp_acceptance_rate", FieldType::number, "", 0, 1, nullptr, "Probability each draft token is accepted; tokens per step = 1 + a + a^2 + ..."}, MOE_PTR(runtime.mtp_acceptance_rate)},
+        {{"runtime.prefill_overhead_ms", FieldType::number, "ms", -1, 1e4, nullptr, "Host overhead per prefill forward (scheduling, launches); -1: calibrated default."}, MOE_PTR(runtime.prefill_overhead_ms)},
+        {{"runtime.decode_overhead_ms", FieldType::number, "ms", -1, 1e4, nullptr, "Host overhead per decode step; -1: calibrated default."}, MOE_PTR(runtime.decode_overhead_ms)},
+        {{"runtime.mem_fraction", FieldType::number, "", 0.05, 1, nullptr, "Share of HBM the engine may use (SGLang mem_fraction_static, vLLM gpu_memory_utilization)."}, MOE_PTR(runtime.mem_fraction)},
+        {{"runtime.reserve_GB", FieldType::number, "GB", -1, 1e4, nullptr, "Memory held by the CUDA context, graphs and allocator; -1: calibrated default."}, MOE_PTR(runtime.reserve_GB)},
+        {{"runtime.kv_block_tokens", FieldType::integer, "tokens", 1, 4096, nullptr, "Paged-KV block size; each request's KV is rounded up to whole blocks."}, MOE_PTR(runtime.kv_block_tokens)},
+        {{"routing.imbalance", FieldType::number, "", 1, 64, nullptr, "Tokens reaching the busiest EP rank over the mean (1 = perfectly balanced)."}, MOE_PTR(routing.imbalance)},
+        {{"routing.redundant_experts", FieldType::integer, "experts", 0, 65536, nullptr, "Extra copies of hot experts placed across EP ranks (EPLB)."}, MOE_PTR(routing.redundant_experts)},
+    };
+    return fields;
+}
+#undef MOE_PTR
+
+const FieldImpl* find_impl(std::string_view path) {
+    for (const FieldImpl& f : field_impls())
+        if (path == f.desc.path) return &f;
+    return nullptr;
+}
+
+int choice_index(const char* const* choices, std::string_view v) {
+    for (int i = 0; choices[i]; ++i)
+        if (v == choices[i]) return i;
+    return -1;
+}
+
+std::string choice_list(const char* const* choices) {
+    std::string s;
+    for (int i = 0; choices[i]; ++i) s += (i ? ", " : "") + std::string(choices[i]);
+    return s;
+}
+
+std::string id_list(const std::vector<CatalogEntry>& list) {
+    std::string s;
+    for (size_t i = 0; i < list.size(); ++i) s += (i ? ", " : "") + list[i].id;
+    return s;
+}
+
+bool set_model(Scenario& s, const json& v, const Catalog& cat, Issues& errors) {
+    if (v.is_string()) {
+        const ModelSpec* m = cat.model(v.get<std::string>());
+        if (!m) {
+            errors.push_back({"model", "unknown preset '" + v.get<std::string>() + "' (known: " + id_list(cat.models()) + ")"});
+            return false;
+        }
+        s.model_ref = v.get<std::string>();
+        s.model_inline = nullptr;
+        s.model = *m;
+        return true;
+    }
+    if (v.is_object()) {
+        Issues e;
+        ModelSpec m = parse_hf_config(v, "model", e);
+        if (!e.empty()) {
+            errors.insert(errors.end(), e.begin(), e.end());
+            return false;
+        }
+        std::string name = read_str(v, "_name_or_path", m.model_type);
+        m.name = name.empty() ? "custom" : name;
+        s.model_ref = "inline";
+        s.model_inline = v;
+        s.model = std::move(m);
+        return true;
+    }
+    errors.push_back({"model", "must be a preset id or an HF config.json object"});
+    return false;
+}
+
+bool set_hardware(Scenario& s, const json& v, const Catalog& cat, Issues& errors) {
+    auto known = [&] { return " (known: " + id_list(cat.hardware()) + ")"; };
+    if (v.is_string()) {
+        const GpuSpec* g = cat.gpu(v.get<std::string>());
+        if (!g) {
+            errors.push_back({"hardware", "unknown preset '" + v.get<std::string>() + "'" + known()});
+            return false;
+        }
+        s.hardware_ref = v.get<std::string>();
+        s.hardware_inline = nullptr;
+        s.gpu = *g;
+        return true;
+    }
+    if (v.is_object()) {
+        json merged = json::object();
+        if (v.contains("base")) {
+            const json& b = v["base"];
+            const GpuSpec* g = b.is_string() ? cat.gpu(b.get<std::string>()) : nullptr;
+            if (!g) {
+                errors.push_back({"hardware.base", "unknown preset " + b.dump() + known()});
+                return false;
+            }
+            merged = gpu_spec_to_json(*g);
+        }
+        for (auto it = v.begin(); it != v.end(); ++it) merged[it.key()] = it.value();
+        Issues e;
+        GpuSpec g = parse_gpu_spec(merged, "hardware", e);
+        if (!e.empty()) {
+            errors.insert(errors.end(), e.begin(), e.end());
+            return false;
+        }
+        if (g.id.empty() || v.contains("base")) g.id = "custom";
+        s.hardware_ref = "inline";
+        s.hardware_inline = v;
+        s.gpu = std::move(g);
+        return true;
+    }
+    errors.push_back({"hardware", "must be a preset id or an object of GPU fields"});
+    return false;
+}
+
+bool set_value(Scenario& s, const FieldImpl& f, const json& v, const Catalog& cat, Issues& errors) {
+    const FieldDesc& d = f.desc;
+    const std::string path = d.path;
+    switch (d.type) {
+        case FieldType::ref:
+            return path == "model" ? set_model(s, v, cat, errors) : set_hardware(s, v, cat, errors);
+        case FieldType::integer:
+        case FieldType::number: {
+            if (!is_number(v)) {
+                errors.push_back({path, "must be a number, got " + v.dump().substr(0, 40)});
+                return false;
+            }
+            return set_path_number(s, d, v.get<double>(), errors);
+        }
+        case FieldType::boolean:
+            if (!v.is_boolean()) {
+                errors.push_back({path, "must be true or false"});
+                return false;
+            }
+            *static_cast<bool*>(f.ptr(s)) = v.get<bool>();
+            return true;
+        case FieldType::choice: {
+            int i = v.is_string() ? choice_index(d.choices, v.get<std::string>()) : -1;
+            if (i < 0) {
+                errors.push_back({path, "must be one of " + choice_list(d.choices) + ", got " + v.dump().substr(0, 40)});
+                return false;
+            }
+            *static_cast<std::uint8_t*>(f.ptr(s)) = std::uint8_t(i);
+            return true;
+        }
+        case FieldType::dtype: {
+            DtypeSel sel;
+            if (v.is_string() && v.get<std::string>() == "auto") {
+                sel.is_auto = true;
+            } else if (v.is_string() && parse_dtype(v.get<std::string>(), sel.value)) {
+                sel.is_auto = false;
+            } else {
+                errors.push_back({path, "unknown dtype " + v.dump().substr(0, 40) + " (auto, bf16, fp16, fp8, mxfp4, nvfp4, int4)"});
+                return false;
+            }
+            *static_cast<DtypeSel*>(f.ptr(s)) = sel;
+            return true;
+        }
+    }
+    return false;
+}
+
+json value_of(const Scenario& s, const FieldImpl& f) {
+    Scenario& m = const_cast<Scenario&>(s);  // ptr() only computes an address
+    switch (f.desc.type) {
+        case FieldType::ref:
+            if (std::strcmp(f.desc.path, "model") == 0) return s.model_inline.is_null() ? json(s.model_ref) : s.model_inline;
+            return s.hardware_inline.is_null() ? json(s.hardware_ref) : s.hardware_inline;
+        case FieldType::integer: return *static_cast<int*>(f.ptr(m));
+        case FieldType::number: return *static_cast<double*>(f.ptr(m));
+        case FieldType::boolean: return *static_cast<bool*>(f.ptr(m));
+        case FieldType::choice: return f.desc.choices[*static_cast<std::uint8_t*>(f.ptr(m))];
+        case FieldType::dtype: {
+            const DtypeSel& d = *static_cast<DtypeSel*>(f.ptr(m));
+            return d.is_auto ? "auto" : dtype_name(d.value);
+        }
+    }
+    return nullptr;
+}
+
+constexpr std::size_t kMaxScenarioBytes = 4u << 20;
+constexpr int kMaxDepth = 64;
+
+int json_depth(const json& j, int depth = 0) {
+    if (depth > kMaxDepth) return depth;
+    int best = depth;
+    if (j.is_object() || j.is_array())
+        for (const json& c : j) best = std::max(best, json_depth(c, depth + 1));
+    return best;
+}
+
+}  // namespace
+
+const std::vector<FieldDesc>& scenario_fields() {
+    static const std::vector<FieldDesc> descs = [] {
+        std::vector<FieldDesc> d;
+        for (const FieldImpl& f : field_impls()) d.push_back(f.desc);
+        return d;
+    }();
+    return descs;
+}
+
+const FieldDesc* find_field(std::string_view path) {
+    for (const FieldDesc& d : scenario_fields())
+        if (path == d.path) return &d;
+    return nullptr;
+}
+
+json get_path(const Scenario& s, std::string_view path) {
+    const FieldImpl* f = find_impl(path);
+    return f ? value_of(s, *f) : json();
+}
+
+bool set_path_number(Scenario& s, const FieldDesc& d, double v, Issues& errors) {
+    const FieldImpl* f = find_impl(d.path);
+    if (!f || (d.type != FieldType::integer && d.type != FieldType::number)) {
+        errors.push_back({d.path, "is not a numeric field"});
+        return false;
+    }
+    if (!std::isfinite(v) || v < d.min || v > d.max) {
+        errors.push_back({d.path, fmt_num(v) + " is out of range [" + fmt_num(d.min) + ", " + fmt_num(d.max) + "]"});
+        return false;
+    }
+    if (d.type == FieldType::integer) {
+        if (v != std::floor(v)) {
+            errors.push_back({d.path, "must be a whole number, got " + fmt_num(v)});
+            return false;
+        }
+        *static_cast<int*>(f->ptr(s)) = int(v);
+    } else {
+        *static_cast<double*>(f->ptr(s)) = v;
+    }
+    return true;
+}
+
+bool set_path(Scenario& s, std::string_view path, const json& value, const Catalog& cat, Issues& errors) {
+    const FieldImpl* f = find_impl(path);
+    if (!f) {
+        errors.push_back({std::string(path), "unknown field"});
+        return false;
+    }
+    return set_value(s, *f, value, cat, errors);
+}
+
+ParseResult scenario_from_json(const json& j, const Catalog& cat) {
+    ParseResult r;
+    Scenario& s = r.scenario;
+    // Defaults resolve against the catalog first.
+    set_model(s, s.model_ref, cat, r.errors);
+    set_hardware(s, s.hardware_ref, cat, r.errors);
+    if (!j.is_object()) {
+        r.errors.push_back({"", "a scenario must be a JSON object"});
+        return r;
+    }
+    if (json_depth(j) > kMaxDepth) {
+        r.errors.push_back({"", "nested deeper than 64 levels"});
+        return r;
+    }
+    static const char* const areas[] = {"parallel", "workload", "precision", "runtime", "routing"};
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& key = it.key();
+        if (key == "model" || key == "hardware") {
+            set_path(s, key, it.value(), cat, r.errors);
+            continue;
+        }
+        if (key == "description" || key == "name") continue;  // preset scenario metadata
+        bool area = false;
+        for (const char* a : areas) area = area || key == a;
+        if (!area) {
+            r.errors.push_back({key, "unknown key"});
+            continue;
+        }
+        if (!it.value().is_object()) {
+            r.errors.push_back({key, "must be an object"});
+            continue;
+        }
+        for (auto f = it.value().begin(); f != it.value().end(); ++f) {
+            const std::string path = key + "." + f.key();
+            const FieldImpl* impl = find_impl(path);
+            if (!impl) {
+                r.errors.push_back({path, "unknown key"});
+                continue;
+            }
+            set_value(s, *impl, f.value(), cat, r.errors);
+        }
+    }
+    if (r.errors.empty()) r.errors = validate_scenario(s);
+    return r;
+}
+
+ParseResult parse_scenario(std::string_view text, const Catalog& cat) {
+    if (text.size() > kMaxScenarioBytes) {
+        ParseResult r = scenario_from_json(json::object(), cat);
+        r.errors.push_back({"", "scenario is larger than 4 MiB"});
+        return r;
+    }
+    json j = json::parse(text.begin(), text.end(), nullptr, false);
+    if (j.is_discarded()) {
+        ParseResult r = scenario_from_json(json::object(), cat);
+        r.errors.push_back({"", "not valid JSON"});
+        return r;
+    }
+    return scenario_from_json(j, cat);
+}
+
+json scenario_to_json(const Scenario& s, bool compact) {
+    static const Scenario defaults;
+    json out = json::object();
+    for (const FieldImpl& f : field_impls()) {
+        json v = value_of(s, f);
+        if (compact) {
+            json dv = value_of(defaults, f);
+            if (v == dv) continue;
+        }
+        std::string path = f.desc.path;
+        auto dot = path.find('.');
+        if (dot == std::string::npos) out[path] = v;
+        else out[path.substr(0, dot)][path.substr(dot + 1)] = v;
+    }
+    return out;
+}
+
+Issues validate_scenario(const Scenario& s) {
+    Issues e;
+    const ModelSpec& m = s.model;
+    const ParallelConfig& p = s.parallel;
+    if (m.num_layers <= 0 || m.hidden <= 0) {
+        e.push_back({"model", "has no layers"});
+        return e;
+    }
+    if (s.gpu.dense_tflops_bf16 <= 0 || s.gpu.hbm_bandwidth_GBps <= 0) {
+        e.push_back({"hardware", "has no compute or memory bandwidth"});
+        return e;
+    }
+    const long long world = 1LL * p.tp * p.dp * p.pp;
+    if (world > 65536) e.push_back({"parallel", "tp*dp*pp = " + std::to_string(world) + " GPUs exceeds 65536"});
+    if (m.num_heads % p.tp != 0)
+        e.push_back({"parallel.tp", std::to_string(p.tp) + " does not divide " + std::to_string(m.num_heads) + " attention heads"});
+    else if (m.attn != AttnKind::mla && m.num_kv_heads % p.tp != 0 && p.tp % m.num_kv_heads != 0)
+        e.push_back({"parallel.tp", std::to_string(p.tp) + " neither divides nor is a multiple of " +
+                                        std::to_string(m.num_kv_heads) + " KV heads"});
+    const long long attn_gpus = 1LL * p.tp * p.dp;
+    if (attn_gpus % p.ep != 0)
+        e.push_back({"parallel.ep", std::to_string(p.ep) + " does not divide tp*dp = " + std::to_string(attn_gpus)});
+    if (!m.is_moe()) {
+        if (p.ep > 1) e.push_back({"parallel.ep", "the model has no routed experts (use tp/dp)"});
+        if (s.routing.redundant_experts > 0) e.push_back({"routing.redundant_experts", "the model has no routed experts"});
+    } else {
+        const int slots = m.num_experts + s.routing.redundant_experts;
+        if (slots % p.ep != 0)
+            e.push_back({"parallel.ep", std::to_string(p.ep) + " does not divide " + std::to_string(m.num_experts) +
+                                            " routed experts + " + std::to_string(s.routing.redundant_experts) + " redundant"});
+        const int moe_tp = int(attn_gpus / std::max(1, p.ep));
+        if (attn_gpus % p.ep == 0 && m.moe_intermediate % moe_tp != 0)
+            e.push_back({"parallel.ep", "leaves experts tensor-parallel over " + std::to_string(moe_tp) +
+                                            " GPUs, which does not divide moe_intermediate_size " + std::to_string(m.moe_intermediate)});
+    }
+    if (p.pp > m.num_layers)
+        e.push_back({"parallel.pp", std::to_string(p.pp) + " stages exceed " + std::to_string(m.num_layers) + " layers"});
+    auto kv_ok = [](const DtypeSel& d) { return d.is_auto || d.value == Dtype::bf16 || d.value == Dtype::fp16 || d.value == Dtype::fp8; };
+    if (!kv_ok(s.precision.kv_cache))
+        e.push_back({"precision.kv_cache", std::string(dtype_name(s.precision.kv_cache.value)) + " is not a KV-cache format (bf16, fp16, fp8)"});
+    if (!kv_ok(s.precision.dispatch))
+        e.push_back({"precision.dispatch", std::string(dtype_name(s.precision.dispatch.value)) + " is not a dispatch format (bf16, fp16, fp8)"});
+    if (!kv_ok(s.precision.combine))
+        e.push_back({"precision.combine", std::string(dtype_name(s.precision.combine.value)) + " is not a combine format (bf16, fp16, fp8)"});
+    if (s.runtime.mtp_draft_tokens > 0 && m.mtp_layers == 0)
+        e.push_back({"runtime.mtp_draft_tokens", "the model has no MTP layers (num_nextn_predict_layers = 0)"});
+    if (s.runtime.comm_sms >= s.gpu.sm_count)
+        e.push_back({"runtime.comm_sms", std::to_string(s.runtime.comm_sms) + " leaves no SMs for compute (the GPU has " +
+                                             std::to_string(s.gpu.sm_count) + ")"});
+    return e;
+}
+
+const char* a2a_backend_name(A2ABackend b) { return kBackendChoices[int(b)]; }
+const char* phase_sel_name(PhaseSel p) { return kPhaseChoices[int(p)]; }
+
+}  // namespace moe

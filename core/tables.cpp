@@ -1,0 +1,619 @@
+#include "tables.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "embedded.h"
+#include "kernels.h"
+#include "json_util.h"
+
+namespace moe {
+
+namespace {
+
+// Reference peaks of the GPUs the tables were measured on: vendor datasheets, dense (no sparsity).
+// H20: 148 TFLOPS bf16 / 296 fp8, 4.0 TB/s. H800 and H100 SXM: 989.5 / 1979, 3.35 TB/s.
+const FamilyRef kFamilies[] = {
+    {"h20", 148.0, 296.0, 4000.0},
+    {"h800", 989.5, 1979.0, 3350.0},
+    {"h100", 989.5, 1979.0, 3350.0},
+};
+
+enum class Kind { gemm, grouped_masked, grouped_contiguous, mha_decode, mha_prefill, mla_decode, mla_prefill };
+
+struct Point {
+    double x, u;
+};
+
+double lg(double v) { return std::log(std::max(v, 1e-30)); }
+
+// Split a CSV line into trimmed cells (no quoting in our tables).
+std::vector<std::string_view> split(std::string_view line) {
+    std::vector<std::string_view> cells;
+    while (true) {
+        auto comma = line.find(',');
+        std::string_view c = line.substr(0, comma);
+        while (!c.empty() && (c.front() == ' ' || c.front() == '\t')) c.remove_prefix(1);
+        while (!c.empty() && (c.back() == ' ' || c.back() == '\t' || c.back() == '\r')) c.remove_suffix(1);
+        cells.push_back(c);
+        if (comma == std::string_view::npos) break;
+        line.remove_prefix(comma + 1);
+    }
+    return cells;
+}
+
+bool to_double(std::string_view s, double& out) {
+    if (s.empty() || s.size() > 64) return false;
+    char buf[65];
+    std::memcpy(buf, s.data(), s.size());
+    buf[s.size()] = 0;
+    char* end = nullptr;
+    out = std::strtod(buf, &end);
+    return end == buf + s.size() && std::isfinite(out);
+}
+
+// Interpolate u over sorted points in log x. exact = q sits on a grid point.
+double interp1(const std::vector<Point>& pts, double q, bool& exact) {
+    exact = false;
+    if (pts.empty()) return 0;
+    const double lq = lg(q);
+    for (const Point& p : pts)
+        if (std::fabs(lg(p.x) - lq) < 1e-9) { exact = true; return p.u; }
+    if (q <= pts.front().x) return pts.front().u;
+    if (q >= pts.back().x) return pts.back().u;
+    auto hi = std::lower_bound(pts.begin(), pts.end(), q, [](const Point& p, double v) { return p.x < v; });
+    auto lo = hi - 1;
+    const double t = (lq - lg(lo->x)) / (lg(hi->x) - lg(lo->x));
+    return lo->u + t * (hi->u - lo->u);
+}
+
+}  // namespace
+
+struct Tables::Table {
+    std::string path;
+    Kind kind;
+    std::string family;
+    int key[4] = {0, 0, 0, 0};
+    bool fp8_kv = false;
+    // 2-D grid, possibly sparse: lines[i] holds the points along axis 2 at x1s[i]. 1-D tables have x1s = {1}.
+    std::vector<double> x1s;
+    std::vector<std::vector<Point>> lines;
+    std::size_t rows = 0;
+
+    void add(double x1, double x2, double u) {
+        auto it = std::find(x1s.begin(), x1s.end(), x1);
+        size_t i = size_t(it - x1s.begin());
+        if (it == x1s.end()) {
+            x1s.push_back(x1);
+            lines.emplace_back();
+        }
+        // Duplicate grid points (repeated row blocks in a file) are averaged.
+        for (Point& p : lines[i])
+            if (p.x == x2) { p.u = 0.5 * (p.u + u); return; }
+        lines[i].push_back({x2, u});
+        ++rows;
+    }
+    void finish() {
+        std::vector<size_t> order(x1s.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return x1s[a] < x1s[b]; });
+        std::vector<double> xs;
+        std::vector<std::vector<Point>> ls;
+        for (size_t i : order) {
+            xs.push_back(x1s[i]);
+            ls.push_back(lines[i]);
+            std::sort(ls.back().begin(), ls.back().end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+        }
+        x1s.swap(xs);
+        lines.swap(ls);
+    }
+    double at(double q1, double q2, bool& exact) const {
+        exact = false;
+        if (x1s.empty()) return 0;
+        const double l1 = lg(q1);
+        size_t hi = size_t(std::lower_bound(x1s.begin(), x1s.end(), q1) - x1s.begin());
+        if (hi < x1s.size() && std::fabs(lg(x1s[hi]) - l1) < 1e-9) return interp1(lines[hi], q2, exact);
+        if (hi == 0 || hi == x1s.size()) {  // outside the grid along axis 1: the edge line
+            double u = interp1(hi == 0 ? lines.front() : lines.back(), q2, exact);
+            exact = false;
+            return u;
+        }
+        bool e1, e2;
+        const double u0 = interp1(lines[hi - 1], q2, e1), u1 = interp1(lines[hi], q2, e2);
+        const double t = (l1 - lg(x1s[hi - 1])) / (lg(x1s[hi]) - lg(x1s[hi - 1]));
+        return u0 + t * (u1 - u0);
+    }
+};
+
+const FamilyRef* family_ref(std::string_view family) {
+    for (const FamilyRef& f : kFamilies)
+        if (family == f.family) return &f;
+    return nullptr;
+}
+
+Tables::Tables() = default;
+Tables::~Tables() {
+    for (Table* t : tables_) delete t;
+}
+Tables::Tables(const Tables& o) {
+    for (const Table* t : o.tables_) tables_.push_back(new Table(*t));
+}
+Tables& Tables::operator=(const Tables& o) {
+    if (this != &o) {
+        Tables copy(o);
+        std::swap(tables_, copy.tables_);
+    }
+    return *this;
+}
+
+std::size_t Tables::row_count() const {
+    std::size_t n = 0;
+    for (const Table* t : tables_) n += t->rows;
+    return n;
+}
+
+bool Tables::has_family(std::string_view family) const {
+    for (const Table* t : tables_)
+        if (t->family == family) return true;
+    return false;
+}
+
+bool Tables::load_csv(std::string_view path, std::string_view text, Issues& errors) {
+    const std::string where(path);
+    // Parse the path: bench_data/<kind>/[<phase>/]<family>/<file>.csv
+    std::vector<std::string> parts;
+    {
+        std::string_view p = path;
+        while (!p.empty()) {
+            auto slash = p.find('/');
+            parts.emplace_back(p.substr(0, slash));
+            if (slash == std::string_view::npos) break;
+            p.remove_prefix(slash + 1);
+        }
+    }
+    if (!parts.empty() && parts[0] == "bench_data") parts.erase(parts.begin());
+    if (parts.size() < 3) {
+        errors.push_back({where, "expected bench_data/<kind>/[<phase>/]<family>/<file>.csv"});
+        return false;
+    }
+    const std::string& kind_s = parts[0];
+    if (kind_s != "gemm" && kind_s != "grouped_gemm" && kind_s != "mha" && kind_s != "mla") return true;  // unused kinds
+    auto t = std::make_unique<Table>();
+    t->path = "bench_data/" + std::string(path.substr(path.find(kind_s)));
+    const bool phased = kind_s != "gemm";
+    if (phased && parts.size() < 4) {
+        errors.push_back({where, "expected bench_data/" + kind_s + "/<phase>/<family>/<file>.csv"});
+        return false;
+    }
+    const std::string phase = phased ? parts[1] : "";
+    if (phased && phase != "decode" && phase != "prefill") {
+        errors.push_back({where, "phase folder must be decode or prefill"});
+        return false;
+    }
+    t->family = parts[phased ? 2 : 1];
+    const FamilyRef* ref = family_ref(t->family);
+    if (!ref) {
+        errors.push_back({where, "unknown GPU family '" + t->family + "' (known: h20, h800, h100)"});
+        return false;
+    }
+    std::string file = parts.back();
+    if (file.size() < 5 || file.substr(file.size() - 4) != ".csv") {
+        errors.push_back({where, "not a .csv file"});
+        return false;
+    }
+    file.resize(file.size() - 4);
+    if (kind_s == "gemm") t->kind = Kind::gemm;
+    else if (kind_s == "grouped_gemm") t->kind = phase == "decode" ? Kind::grouped_masked : Kind::grouped_contiguous;
+    else if (kind_s == "mha") t->kind = phase == "decode" ? Kind::mha_decode : Kind::mha_prefill;
+    else t->kind = phase == "decode" ? Kind::mla_decode : Kind::mla_prefill;
+
+    // Shape key from the file name: H-Hkv-D[-tpN] (mha), H-kv_lora-rope (mla decode), H-nope-rope (mla prefill).
+    if (kind_s == "mha" || kind_s == "mla") {
+        int vals[4] = {0, 0, 0, 1};
+        int n = 0;
+        std::string_view f = file;
+        while (!f.empty() && n < 4) {
+            auto dash = f.find('-');
+            std::string_view c = f.substr(0, dash);
+            if (c.substr(0, 2) == "tp") c.remove_prefix(2);
+            double v;
+            if (!to_double(c, v) || v < 1 || v > 1e6 || v != std::floor(v)) {
+                errors.push_back({where, "file name must be <heads>-<kv heads>-<head dim>[-tp<N>].csv"});
+                return false;
+            }
+            vals[n++] = int(v);
+            if (dash == std::string_view::npos) break;
+            f.remove_prefix(dash + 1);
+        }
+        if (n < 3) {
+            errors.push_back({where, "file name must be <heads>-<kv heads>-<head dim>[-tp<N>].csv"});
+            return false;
+        }
+        const int tp = vals[3];
+        if (kind_s == "mha") {
+            // BLIS files (-tpN) name the model's heads; the kernel runs on heads/tp per GPU.
+            if (vals[0] % tp != 0) {
+                errors.push_back({where, "heads not divisible by tp"});
+                return false;
+            }
+            t->key[0] = vals[0] / tp;
+            t->key[1] = std::max(1, vals[1] / tp);
+        } else {
+            t->key[0] = vals[0];
+            t->key[1] = vals[1];
+        }
+        t->key[2] = vals[2];
+    }
+
+    // Header (by name). One InferSim file has no header row: detect a data row and use the kind's standard header.
+    std::vector<std::string_view> lines;
+    {
+        std::string_view rest = text;
+        while (!rest.empty()) {
+            auto nl = rest.find('\n');
+            std::string_view line = rest.substr(0, nl);
+            if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+            if (!line.empty()) lines.push_back(line);
+            if (nl == std::string_view::npos) break;
+            rest.remove_prefix(nl + 1);
+        }
+    }
+    if (lines.empty()) {
+        errors.push_back({where, "empty file"});
+        return false;
+    }
+    static const char* const kStd[] = {"dtype", "kv_dtype", "batch_size", "kv_len", "latency_us", "mfu"};
+    std::vector<std::string> header;
+    size_t first = 1;
+    {
+        auto cells = split(lines[0]);
+        double dummy;
+        const bool looks_like_data = t->kind == Kind::mha_decode && cells.size() == 6 && to_double(cells[2], dummy);
+        if (looks_like_data) {
+            header.assign(std::begin(kStd), std::end(kStd));
+            first = 0;
+        } else {
+            for (auto c : cells) header.emplace_back(c);
+        }
+    }
+    auto col = [&](const char* name) -> int {
+        for (size_t i = 0; i < header.size(); ++i)
+            if (header[i] == name) return int(i);
+        return -1;
+    };
+    auto need = [&](std::initializer_list<const char*> names) {
+        for (const char* n : names)
+            if (col(n) < 0) {
+                errors.push_back({where + ":1", "missing column '" + std::string(n) + "'"});
+                return false;
+            }
+        return true;
+    };
+    const size_t errors_before = errors.size();
+    auto num = [&](const std::vector<std::string_view>& cells, const char* name, size_t line_no, double& out) {
+        int c = col(name);
+        if (c < 0 || size_t(c) >= cells.size() || !to_double(cells[size_t(c)], out)) {
+            errors.push_back({where + ":" + std::to_string(line_no + 1), "column '" + std::string(name) + "' is not a number"});
+            return false;
+        }
+        return true;
+    };
+
+    switch (t->kind) {
+        case Kind::gemm: {
+            if (!need({"m", "k", "n", "latency_us"})) return false;
+            // One Table per (k, n) shape.
+            std::map<std::pair<int, int>, std::unique_ptr<Table>> shapes;
+            const bool fp8 = t->family != "h100";  // InferSim's DeepGEMM FP8 tables; BLIS's H100 table is BF16
+            for (size_t i = first; i < lines.size(); ++i) {
+                auto cells = split(lines[i]);
+                double m, k, n, lat;
+                if (!num(cells, "m", i, m) || !num(cells, "k", i, k) || !num(cells, "n", i, n) || !num(cells, "latency_us", i, lat)) continue;
+                if (m < 1 || k < 1 || n < 1 || lat <= 0) {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "sizes and latency must be positive"});
+                    continue;
+                }
+                auto& s = shapes[{int(k), int(n)}];
+                if (!s) {
+                    s = std::make_unique<Table>(*t);
+                    s->key[0] = int(k);
+                    s->key[1] = int(n);
+                    s->key[2] = fp8 ? 1 : 2;  // input bytes
+                }
+                const double b = fp8 ? 1.0 : 2.0;
+                kernels::Cost c = kernels::gemm(m, k, n, b, b);
+                const double peak = (fp8 ? ref->tflops_fp8 : ref->tflops_bf16) * 1e12;
+                const double roof = std::max(c.flops / peak, c.bytes / (ref->hbm_GBps * 1e9));
+                s->add(1, m, std::min(1.0, roof / (lat * 1e-6)));
+            }
+            if (errors.size() != errors_before) return false;
+            for (auto& [key, s] : shapes) {
+                s->finish();
+                tables_.push_back(s.release());
+            }
+            return true;
+        }
+        case Kind::grouped_masked:
+        case Kind::grouped_contiguous: {
+            const char* tok = t->kind == Kind::grouped_masked ? "batch_size_per_gpu" : "seq_len_per_gpu";
+            if (!need({"num_experts", "num_gpus", "num_local_experts", "topk", "hidden_size", "intermediate_size", tok,
+                       "up_proj_us", "down_proj_us"}))
+                return false;
+            std::map<std::vector<int>, std::unique_ptr<Table>> shapes;
+            for (size_t i = first; i < lines.size(); ++i) {
+                auto cells = split(lines[i]);
+                double E, gpus, local, k, h, inter, tokens, up, down;
+                if (!num(cells, "num_experts", i, E) || !num(cells, "num_gpus", i, gpus) || !num(cells, "num_local_experts", i, local) ||
+                    !num(cells, "topk", i, k) || !num(cells, "hidden_size", i, h) || !num(cells, "intermediate_size", i, inter) ||
+                    !num(cells, tok, i, tokens) || !num(cells, "up_proj_us", i, up) || !num(cells, "down_proj_us", i, down))
+                    continue;
+                if (E < 1 || gpus < 1 || local < 1 || k < 1 || h < 1 || inter < 1 || tokens < 1 || up <= 0 || down <= 0) {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive"});
+                    continue;
+                }
+                std::vector<int> key = {int(E), int(k), int(h), int(inter)};
+                auto& s = shapes[key];
+                if (!s) {
+                    s = std::make_unique<Table>(*t);
+                    for (int j = 0; j < 4; ++j) s->key[j] = key[size_t(j)];
+                }
+                // The benchmark routes tokens*gpus tokens at random: only experts that receive one are read.
+                const double pairs = tokens * k;  // token-expert pairs on one GPU (balanced)
+                const double active = kernels::expected_active_experts(local, k * local / E, tokens * gpus);
+                kernels::Cost c = kernels::grouped_experts(pairs, std::max(1.0, active), h, inter, 1.0, 1.0);
+                const double roof = std::max(c.flops / (ref->tflops_fp8 * 1e12), c.bytes / (ref->hbm_GBps * 1e9));
+                s->add(gpus, tokens, std::min(1.0, roof / ((up + down) * 1e-6)));
+            }
+            if (errors.size() != errors_before) return false;
+            for (auto& [key, s] : shapes) {
+                s->finish();
+                tables_.push_back(s.release());
+            }
+            return true;
+        }
+        case Kind::mha_decode:
+        case Kind::mla_decode: {
+            if (!need({"batch_size", "kv_len", "latency_us"})) return false;
+            const int kvcol = col("kv_dtype");
+            std::unique_ptr<Table> fp8t;
+            for (size_t i = first; i < lines.size(); ++i) {
+                auto cells = split(lines[i]);
+                double b, L, lat;
+                if (!num(cells, "batch_size", i, b) || !num(cells, "kv_len", i, L) || !num(cells, "latency_us", i, lat)) continue;
+                if (b < 1 || L < 1 || lat <= 0) {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive"});
+                    continue;
+                }
+                const bool fp8 = kvcol >= 0 && size_t(kvcol) < cells.size() && cells[size_t(kvcol)].substr(0, 3) == "fp8";
+                const double kvb = fp8 ? 1.0 : 2.0;
+                kernels::Cost c = t->kind == Kind::mha_decode
+                                      ? kernels::mha_decode(b, L, t->key[0], t->key[1], t->key[2], kvb)
+                                      : kernels::mla_decode(b, L, t->key[0], t->key[1], t->key[2], kvb);
+                const double roof = std::max(c.flops / (ref->tflops_bf16 * 1e12), c.bytes / (ref->hbm_GBps * 1e9));
+                const double u = std::min(1.0, roof / (lat * 1e-6));
+                if (fp8) {
+                    if (!fp8t) { fp8t = std::make_unique<Table>(*t); fp8t->fp8_kv = true; fp8t->lines.clear(); fp8t->x1s.clear(); fp8t->rows = 0; }
+                    fp8t->add(b, L, u);
+                } else {
+                    t->add(b, L, u);
+                }
+            }
+            if (errors.size() != errors_before) return false;
+            if (fp8t) { fp8t->finish(); tables_.push_back(fp8t.release()); }
+            if (t->rows) { t->finish(); tables_.push_back(t.release()); }
+            return true;
+        }
+        case Kind::mha_prefill:
+        case Kind::mla_prefill: {
+            if (!need({"seq_len", "latency_us"})) return false;
+            for (size_t i = first; i < lines.size(); ++i) {
+                auto cells = split(lines[i]);
+                double L, lat;
+                if (!num(cells, "seq_len", i, L) || !num(cells, "latency_us", i, lat)) continue;
+                if (L < 1 || lat <= 0) {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive"});
+                    continue;
+                }
+                // One causal sequence of length L.
+                kernels::Cost c = t->kind == Kind::mha_prefill
+                                      ? kernels::mha_prefill(L, L / 2.0, t->key[0], t->key[1], t->key[2], 2.0)
+                                      : kernels::mla_prefill(L, L / 2.0, t->key[0], t->key[1] + t->key[2], t->key[1]);
+                const double roof = std::max(c.flops / (ref->tflops_bf16 * 1e12), c.bytes / (ref->hbm_GBps * 1e9));
+                t->add(1, L, std::min(1.0, roof / (lat * 1e-6)));
+            }
+            if (errors.size() != errors_before) return false;
+            t->finish();
+            tables_.push_back(t.release());
+            return true;
+        }
+    }
+    return true;
+}
+
+namespace {
+// Distance between shapes in log space (for borrowing the nearest measured shape).
+double shape_distance(const int* a, const int* b, int n) {
+    double d = 0;
+    for (int i = 0; i < n; ++i) {
+        const double x = std::log(std::max(1, a[i])) - std::log(std::max(1, b[i]));
+        d += x * x;
+    }
+    return d;
+}
+}  // namespace
+
+TableHit Tables::gemm(std::string_view family, double m, int k, int n) const {
+    const Table* best = nullptr;
+    double best_d = 1e300;
+    const int q[2] = {k, n};
+    for (const Table* t : tables_) {
+        if (t->kind != Kind::gemm || t->family != family) continue;
+        double d = shape_distance(t->key, q, 2);
+        if (d < best_d) { best_d = d; best = t; }
+    }
+    TableHit h;
+    if (!best) return h;
+    bool exact;
+    h.found = true;
+    h.util = best->at(1, m, exact);
+    h.source = best_d > 0 ? Source::transferred : exact ? Source::measured : Source::interpolated;
+    h.table = best->path.c_str();
+    return h;
+}
+
+TableHit Tables::grouped_gemm(std::string_view family, bool masked, int E, int top_k, int hidden, int inter, int ep,
+                              double tokens_per_gpu) const {
+    const Kind want = masked ? Kind::grouped_masked : Kind::grouped_contiguous;
+    const int q[4] = {E, top_k, hidden, inter};
+    const Table* best = nullptr;
+    double best_d = 1e300;
+    for (int pass = 0; pass < 2 && !best; ++pass) {  // the other layout's table if this one is missing
+        for (const Table* t : tables_) {
+            if (t->family != family || t->kind != (pass == 0 ? want : (masked ? Kind::grouped_contiguous : Kind::grouped_masked))) continue;
+            double d = shape_distance(t->key, q, 4);
+            if (d < best_d) { best_d = d; best = t; }
+        }
+    }
+    TableHit h;
+    if (!best) return h;
+    // Another shape: match its tokens per expert and local experts, the two things its efficiency depends on.
+    double gpus = ep, tokens = tokens_per_gpu;
+    if (best_d > 0) {
+        const double local = double(E) / ep;
+        const double tpe = tokens_per_gpu * top_k / local;
+        gpus = std::max(1.0, best->key[0] / std::max(1.0, local));
+        tokens = tpe * (best->key[0] / gpus) / best->key[1];
+    }
+    bool exact;
+    h.found = true;
+    h.util = best->at(gpus, tokens, exact);
+    h.source = (best_d > 0 || best->kind != want) ? Source::transferred : exact ? Source::measured : Source::interpolated;
+    h.table = best->path.c_str();
+    return h;
+}
+
+namespace {
+template <class Pred>
+const Tables::Table* nearest(const std::vector<Tables::Table*>& tables, Pred pred, const int* q, int n, double& dist) {
+    const Tables::Table* best = nullptr;
+    dist = 1e300;
+    for (const Tables::Table* t : tables) {
+        if (!pred(t)) continue;
+        double d = shape_distance(t->key, q, n);
+        if (d < dist) { dist = d; best = t; }
+    }
+    return best;
+}
+TableHit hit_from(const Tables::Table* t, double dist, double q1, double q2) {
+    TableHit h;
+    if (!t) return h;
+    bool exact;
+    h.found = true;
+    h.util = t->at(q1, q2, exact);
+    h.source = dist > 0 ? Source::transferred : exact ? Source::measured : Source::interpolated;
+    h.table = t->path.c_str();
+    return h;
+}
+}  // namespace
+
+TableHit Tables::mha_decode(std::string_view family, int heads, int kv_heads, int head_dim, double batch, double kv_len,
+                            bool fp8_kv) const {
+    const int q[3] = {heads, kv_heads, head_dim};
+    double d;
+    const Table* t = nearest(tables_, [&](const Table* x) { return x->kind == Kind::mha_decode && x->family == family && x->fp8_kv == fp8_kv; }, q, 3, d);
+    if (!t) t = nearest(tables_, [&](const Table* x) { return x->kind == Kind::mha_decode && x->family == family; }, q, 3, d), d += 1;
+    return hit_from(t, d, batch, kv_len);
+}
+
+TableHit Tables::mha_prefill(std::string_view family, int heads, int kv_heads, int head_dim, double seq_len) const {
+    const int q[3] = {heads, kv_heads, head_dim};
+    double d;
+    const Table* t = nearest(tables_, [&](const Table* x) { return x->kind == Kind::mha_prefill && x->family == family; }, q, 3, d);
+    return hit_from(t, d, 1, seq_len);
+}
+
+TableHit Tables::mla_decode(std::string_view family, int heads, int kv_lora, int rope, double batch, double kv_len) const {
+    const int q[3] = {heads, kv_lora, rope};
+    double d;
+    const Table* t = nearest(tables_, [&](const Table* x) { return x->kind == Kind::mla_decode && x->family == family; }, q, 3, d);
+    return hit_from(t, d, batch, kv_len);
+}
+
+TableHit Tables::mla_prefill(std::string_view family, int heads, int qk_nope, int rope, double seq_len) const {
+    const int q[3] = {heads, qk_nope, rope};
+    double d;
+    const Table* t = nearest(tables_, [&](const Table* x) { return x->kind == Kind::mla_prefill && x->family == family; }, q, 3, d);
+    return hit_from(t, d, 1, seq_len);
+}
+
+#define MOE_CAL_FIELDS(X)                                                                                     \
+    X(gemm_compute_eff) X(grouped_compute_eff) X(attn_prefill_compute_eff) X(attn_decode_bw_eff) X(hbm_bw_eff)   \
+    X(kernel_floor_us) X(misc_passes) X(nvlink_ll_eff) X(rdma_ll_eff) X(ll_latency_us) X(nvlink_normal_eff)      \
+    X(rdma_normal_eff) X(normal_latency_us) X(allreduce_eff) X(allreduce_latency_us) X(allgather_eff)            \
+    X(prefill_overhead_ms) X(decode_overhead_ms) X(reserve_GB) X(cublas_workspace_MB) X(nccl_buffer_MB)          \
+    X(grouped_load_factor)
+
+bool parse_calibration(const nlohmann::json& j, Calibration& c, Issues& errors) {
+    if (!j.is_object()) {
+        errors.push_back({"calibration", "must be a JSON object"});
+        return false;
+    }
+    const size_t before = errors.size();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        if (k.empty() || k[0] == '_') continue;  // "_comment" keys
+        bool known = false;
+#define X(name) known = known || k == #name;
+        MOE_CAL_FIELDS(X)
+#undef X
+        if (!known) errors.push_back({"calibration." + k, "unknown constant"});
+    }
+    // Each constant is {"value": v, "source": "..."} or a bare number.
+    auto read = [&](const char* name, double& out) {
+        auto it = j.find(name);
+        if (it == j.end()) return;
+        const nlohmann::json& v = it->is_object() && it->contains("value") ? (*it)["value"] : *it;
+        if (!detail::is_number(v) || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > 1e6) {
+            errors.push_back({std::string("calibration.") + name, "must be a finite number >= 0"});
+            return;
+        }
+        out = v.get<double>();
+    };
+#define X(name) read(#name, c.name);
+    MOE_CAL_FIELDS(X)
+#undef X
+    return errors.size() == before;
+}
+
+nlohmann::json calibration_to_json(const Calibration& c) {
+    nlohmann::json j;
+#define X(name) j[#name] = c.name;
+    MOE_CAL_FIELDS(X)
+#undef X
+    return j;
+}
+
+const Tables& builtin_tables() {
+    static const Tables tables = [] {
+        Tables t;
+        Issues errors;
+        for (std::size_t i = 0; i < kEmbeddedFileCount; ++i) {
+            std::string_view p(kEmbeddedFiles[i].path);
+            if (p.substr(0, 11) != "bench_data/" || p.size() < 4 || p.substr(p.size() - 4) != ".csv") continue;
+            t.load_csv(p, std::string_view(kEmbeddedFiles[i].data, kEmbeddedFiles[i].size), errors);
+        }
+        for (std::size_t i = 0; i < kEmbeddedFileCount; ++i) {
+            if (std::string_view(kEmbeddedFiles[i].path) != "presets/calibration.json") continue;
+            auto j = nlohmann::json::parse(kEmbeddedFiles[i].data, kEmbeddedFiles[i].data + kEmbeddedFiles[i].size, nullptr, false);
+            parse_calibration(j, t.calibration, errors);
+        }
+        return t;
+    }();
+    return tables;
+}
+
+}  // namespace moe
