@@ -352,13 +352,14 @@ void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L) {
             const double tok = T / c.tp;
             const double nodes = std::ceil(double(c.ep) / c.gpn);
             const double gpus_in_node = std::min<double>(c.ep, c.gpn);
-            const double distinct_nodes = kernels::expected_active_experts(nodes, std::min(k, nodes), 1.0) > 0
-                                              ? nodes * (1.0 - std::pow(1.0 - 1.0 / nodes, k))
-                                              : 1.0;
+            const double distinct_nodes = nodes * (1.0 - std::pow(1.0 - 1.0 / nodes, k));
             const double remote_nodes = distinct_nodes * (nodes - 1.0) / nodes;
-            // GPUs a token reaches inside each node it visits, excluding the sender itself in its own node
-            const double per_node_gpus = gpus_in_node * (1.0 - std::pow(1.0 - 1.0 / (gpus_in_node * nodes), k));
-            const double nvl_copies = std::max(0.0, distinct_nodes * per_node_gpus - (1.0 / nodes) * 1.0);
+            // NVLink copies of the sender's own-node share: distinct GPUs of its node the token needs, less
+            // itself. Forwarding of tokens arriving over RDMA is pipelined behind the RDMA transfer (DeepEP reports
+            // RDMA as the bottleneck of its internode kernels), so it does not add a term.
+            const double own_node_gpus = gpus_in_node * (1.0 - std::pow(1.0 - 1.0 / (gpus_in_node * nodes), k));
+            const double p_self = 1.0 - std::pow(1.0 - 1.0 / c.ep, k);
+            const double nvl_copies = std::max(0.0, own_node_gpus - p_self);
             auto t_of = [&](double bytes_per_copy) {
                 const double r = tok * remote_nodes * bytes_per_copy;
                 const double n = tok * nvl_copies * bytes_per_copy;

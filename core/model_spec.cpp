@@ -191,7 +191,7 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     m.num_experts = experts;
     const bool llama4 = m.model_type.rfind("llama4", 0) == 0;
     if (m.num_experts > 0) {
-        const char* topk_key = has(c, "num_experts_per_tok") ? "num_experts_per_tok" : "experts_per_token";
+        const char* topk_key = has(c, "experts_per_token") && !has(c, "num_experts_per_tok") ? "experts_per_token" : "num_experts_per_tok";
         m.top_k = read_int(c, topk_key, path, errors, 0, true, 1, m.num_experts);
         if (llama4) {
             // Llama 4: routed and shared experts use intermediate_size; dense layers use intermediate_size_mlp.
@@ -290,7 +290,8 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
         m.index_head_dim = read_int(c, "index_head_dim", path, errors, 128, false, 0, 65536);
     }
 
-    read_quantization(c, m, path, errors);
+    // quantization_config sits beside text_config in multimodal checkpoints (Llama 4).
+    read_quantization(has(c, "quantization_config") ? c : root, m, has(c, "quantization_config") ? path : path_in, errors);
     if (!m.is_moe()) m.expert_dtype = m.weight_dtype;
 
     for (const LayerDesc& l : m.layers) {

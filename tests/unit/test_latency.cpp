@@ -1,0 +1,275 @@
+// The latency model: seed 000 §9.1 unit tests, lazy expert loading, DeepEP calibration, InferSim cross-checks and
+// the measured end-to-end numbers of InferSim's README.
+#include "test_helpers.h"
+
+using moe::Phase;
+using moe_test::find_op;
+using moe_test::rel_err;
+using moe_test::run;
+
+TEST_CASE("seed 000 §9.1: routed FLOPs = 6 * T * h * i * k") {
+    // Qwen3-30B-A3B: h 2048, expert intermediate 768, top-8; one GPU, decode batch 64.
+    moe::Estimate e = run(R"({"model":"qwen3-30b-a3b","hardware":"h20","workload":{"phase":"decode","batch":64}})");
+    const moe::OpRecord* op = find_op(e, "moe.routed_experts", Phase::decode);
+    REQUIRE(op);
+    CHECK(op->flops == doctest::Approx(6.0 * 64 * 2048 * 768 * 8));
+    // with EP4 and DP-attention 4 the same tokens per GPU give the same FLOPs per GPU
+    moe::Estimate e4 = run(R"({"model":"qwen3-30b-a3b","hardware":"h20","parallel":{"dp":4,"ep":4},"workload":{"phase":"decode","batch":64}})");
+    CHECK(find_op(e4, "moe.routed_experts", Phase::decode)->flops == doctest::Approx(op->flops));
+}
+
+TEST_CASE("seed 000 §9.1: the expert weight-loading floor wins at small batch") {
+    moe::Estimate e = run(R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":8,"ep":8},"workload":{"phase":"decode","batch":1}})");
+    const moe::OpRecord* op = find_op(e, "moe.routed_experts", Phase::decode);
+    REQUIRE(op);
+    CHECK(op->bound == moe::Bound::memory);
+    const double compute_s = op->flops / (1979e12);
+    const double load_s = op->weight_bytes / 3350e9;
+    CHECK(load_s > 10 * compute_s);
+    CHECK(op->time_us >= load_s * 1e6);
+}
+
+TEST_CASE("batch-1 decode of Qwen3-30B-A3B reads about 8 experts per layer, thousands of tokens read all 128") {
+    auto experts_read = [](int batch) {
+        moe::Estimate e = run(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm","workload":{"phase":"decode","batch":)" +
+                              std::to_string(batch) + "}}");
+        const moe::OpRecord* op = find_op(e, "moe.routed_experts", Phase::decode);
+        REQUIRE(op);
+        const double per_expert = 3.0 * 2048 * 768 * 2.0;  // bf16
+        return op->weight_bytes / per_expert;
+    };
+    CHECK(experts_read(1) == doctest::Approx(8.0).epsilon(0.01));
+    CHECK(experts_read(4096) > 127.9);
+    CHECK(experts_read(16) > experts_read(4));
+}
+
+TEST_CASE("seed 000 §9.1: shared experts add serially") {
+    nlohmann::json cfg = moe::builtin_catalog().models()[0].json;
+    for (const auto& m : moe::builtin_catalog().models())
+        if (m.id == "deepseek-v2-lite") cfg = m.json;
+    nlohmann::json no_shared = cfg;
+    no_shared["n_shared_experts"] = 0;
+    auto step = [](const nlohmann::json& model) {
+        nlohmann::json s = {{"model", model}, {"hardware", "h100-sxm"}, {"workload", {{"phase", "decode"}, {"batch", 32}}}};
+        return run(s.dump());
+    };
+    moe::Estimate with = step(cfg), without = step(no_shared);
+    const moe::OpRecord* up = find_op(with, "moe.shared_up", Phase::decode);
+    const moe::OpRecord* down = find_op(with, "moe.shared_down", Phase::decode);
+    REQUIRE(up);
+    REQUIRE(down);
+    CHECK(find_op(without, "moe.shared_up", Phase::decode) == nullptr);
+    const double added_ms = (up->time_us + down->time_us) * up->count / 1000.0;
+    CHECK(with.decode.step_ms - without.decode.step_ms == doctest::Approx(added_ms).epsilon(0.001));
+}
+
+TEST_CASE("seed 000 §9.1: dispatch and combine bytes") {
+    // Low-latency: every token-expert pair travels; fp8 dispatch carries one fp32 scale per 128 values.
+    moe::Estimate e = run(R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":32,"ep":32},
+        "workload":{"phase":"decode","batch":128},"runtime":{"a2a_backend":"deepep_low_latency"}})");
+    const moe::OpRecord* d = find_op(e, "comm.dispatch", Phase::decode);
+    const moe::OpRecord* c = find_op(e, "comm.combine", Phase::decode);
+    REQUIRE(d);
+    REQUIRE(c);
+    CHECK(d->comm_bytes == doctest::Approx(128.0 * 8 * 7168 * (1 + 4.0 / 128)));
+    CHECK(c->comm_bytes == doctest::Approx(128.0 * 8 * 7168 * 2));
+    // Normal mode deduplicates per node: at most one RDMA copy per remote node, fewer than top-k copies.
+    moe::Estimate n = run(R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":32,"ep":32},
+        "workload":{"phase":"prefill","prefill_tokens":4096},"runtime":{"a2a_backend":"deepep_normal"}})");
+    const moe::OpRecord* nd = find_op(n, "comm.dispatch", Phase::prefill);
+    REQUIRE(nd);
+    const double remote_nodes = 4 * (1 - std::pow(0.75, 8)) * 0.75;  // 4 nodes, top-8, expected distinct remote nodes
+    CHECK(nd->comm_bytes == doctest::Approx(4096.0 * remote_nodes * 7168 * (1 + 4.0 / 128)));
+    CHECK(nd->comm_bytes < 4096.0 * 8 * 7168);
+    // all-gather mode moves T * (group - 1) * h
+    moe::Estimate a = run(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm","parallel":{"dp":4,"ep":4},
+        "workload":{"phase":"decode","batch":64},"runtime":{"a2a_backend":"allgather"}})");
+    const moe::OpRecord* ag = find_op(a, "comm.allgather", Phase::decode);
+    REQUIRE(ag);
+    CHECK(ag->comm_bytes == doctest::Approx(64.0 * 3 * 2048 * 2));
+}
+
+TEST_CASE("seed 000 §5.3: the two-micro-batch overlap formula") {
+    // compute-bound: dispatch + c + c + combine
+    CHECK(moe::two_batch_overlap_seed(10, 3, 5) == doctest::Approx(3 + 10 + 10 + 5));
+    // communication-bound: d + d + m + m
+    CHECK(moe::two_batch_overlap_seed(2, 5, 7) == doctest::Approx(5 + 5 + 7 + 7));
+    // decode slots: communication fully hidden when each stage outlasts it
+    CHECK(moe::two_batch_overlap_slots(10, 8, 3, 5) == doctest::Approx(10 + 8 + 8 + 10));
+    CHECK(moe::two_batch_overlap_slots(1, 1, 3, 5) == doctest::Approx(3 + 3 + 5 + 5));
+    // Overlap never makes a step slower than its compute, and hides communication versus running serially.
+    auto sc = [](bool tbo) {
+        return std::string(R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":32,"ep":32},
+        "workload":{"phase":"decode","batch":128},"runtime":{"a2a_backend":"deepep_low_latency","two_batch_overlap":)") +
+               (tbo ? "true" : "false") + "}}";
+    };
+    moe::Estimate on = run(sc(true)), off = run(sc(false));
+    CHECK(on.decode.exposed_comm_ms < off.decode.exposed_comm_ms);
+    CHECK(on.decode.step_ms >= on.decode.compute_ms);
+}
+
+TEST_CASE("a dense model gives the same FFN work through the MoE path") {
+    nlohmann::json dense = {{"hidden_size", 4096}, {"num_hidden_layers", 8}, {"num_attention_heads", 32}, {"num_key_value_heads", 8},
+                            {"vocab_size", 32000}, {"intermediate_size", 14336}};
+    nlohmann::json one_expert = dense;
+    one_expert["num_local_experts"] = 1;
+    one_expert["num_experts_per_tok"] = 1;
+    one_expert["moe_intermediate_size"] = 14336;
+    auto sc = [](const nlohmann::json& m) {
+        return nlohmann::json{{"model", m}, {"hardware", "h100-sxm"}, {"workload", {{"phase", "decode"}, {"batch", 256}}}}.dump();
+    };
+    moe::Estimate d = run(sc(dense)), m = run(sc(one_expert));
+    CHECK(d.total_params == doctest::Approx(m.total_params).epsilon(0.001));
+    const moe::OpRecord* up = find_op(d, "ffn.gate_up_proj", Phase::decode, "dense");
+    const moe::OpRecord* down = find_op(d, "ffn.down_proj", Phase::decode, "dense");
+    const moe::OpRecord* ex = find_op(m, "moe.routed_experts", Phase::decode);
+    REQUIRE(up);
+    REQUIRE(ex);
+    CHECK(up->flops + down->flops == doctest::Approx(ex->flops));
+    CHECK(up->weight_bytes + down->weight_bytes == doctest::Approx(ex->weight_bytes));
+    // step times agree to within the difference between the dense and grouped GEMM kernels' efficiencies
+    CHECK(rel_err(m.decode.step_ms, d.decode.step_ms) < 0.15);
+}
+
+// DeepEP README / docs/legacy.md @dd758caf (V1 final, 2025-06-05): low-latency kernels on H800, 128 tokens per rank,
+// hidden 7168, top-8, FP8 dispatch, BF16 combine. Predicted: our comm.dispatch / comm.combine times. Within 15%.
+TEST_CASE("DeepEP low-latency dispatch and combine latency, EP8..EP256, within 15%") {
+    struct Row { int ep; double dispatch_us, combine_us; };
+    const Row rows[] = {{8, 77, 114}, {16, 118, 195}, {32, 155, 273}, {64, 173, 314}, {128, 192, 369}, {256, 194, 360}};
+    for (const Row& r : rows) {
+        std::string s = R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":)" + std::to_string(r.ep) +
+                        R"(,"ep":)" + std::to_string(r.ep) +
+                        R"(},"workload":{"phase":"decode","batch":128},"runtime":{"a2a_backend":"deepep_low_latency"}})";
+        moe::Estimate e = run(s);
+        const moe::OpRecord* d = find_op(e, "comm.dispatch", Phase::decode);
+        const moe::OpRecord* c = find_op(e, "comm.combine", Phase::decode);
+        REQUIRE(d);
+        REQUIRE(c);
+        INFO("EP" << r.ep << ": dispatch " << d->time_us << " us (DeepEP " << r.dispatch_us << "), combine " << c->time_us
+                  << " us (DeepEP " << r.combine_us << ")");
+        CHECK(rel_err(d->time_us, r.dispatch_us) < 0.15);
+        CHECK(rel_err(c->time_us, r.combine_us) < 0.15);
+    }
+}
+
+// DeepEP README (V1 final): normal kernels, 4096 tokens per batch, H800. Bottleneck bandwidth = bytes over the
+// bottleneck link / time. Intranode EP8 (NVLink) 153 / 158 GB/s; internode EP16 43/43, EP64 51/50 GB/s (RDMA).
+// EP32's 58/57 GB/s exceeds the 50 GB/s line rate of its one CX7 NIC, which no physical model reproduces: we predict
+// it within 25% and say so in docs/validation.md.
+TEST_CASE("DeepEP normal-mode bottleneck bandwidths") {
+    struct Row { int ep; double dispatch_GBps, combine_GBps, tol; };
+    const Row rows[] = {{8, 153, 158, 0.15}, {16, 43, 43, 0.15}, {32, 58, 57, 0.25}, {64, 51, 50, 0.15}};
+    for (const Row& r : rows) {
+        std::string s = R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":)" + std::to_string(r.ep) +
+                        R"(,"ep":)" + std::to_string(r.ep) +
+                        R"(},"workload":{"phase":"prefill","prefill_tokens":4096},"runtime":{"a2a_backend":"deepep_normal"}})";
+        moe::Estimate e = run(s);
+        const moe::OpRecord* d = find_op(e, "comm.dispatch", Phase::prefill);
+        const moe::OpRecord* c = find_op(e, "comm.combine", Phase::prefill);
+        REQUIRE(d);
+        REQUIRE(c);
+        const double bw_d = d->comm_bytes / (d->time_us * 1e-6) / 1e9, bw_c = c->comm_bytes / (c->time_us * 1e-6) / 1e9;
+        INFO("EP" << r.ep << ": dispatch " << bw_d << " GB/s (DeepEP " << r.dispatch_GBps << "), combine " << bw_c
+                  << " GB/s (DeepEP " << r.combine_GBps << ")");
+        CHECK(rel_err(bw_d, r.dispatch_GBps) < r.tol);
+        CHECK(rel_err(bw_c, r.combine_GBps) < r.tol);
+    }
+}
+
+namespace {
+moe::Estimate preset_scenario(const char* id) {
+    const moe::CatalogEntry* s = moe::builtin_catalog().scenario(id);
+    REQUIRE_MESSAGE(s, id);
+    moe::ParseResult r = moe::scenario_from_json(s->json, moe::builtin_catalog());
+    REQUIRE(r.ok());
+    moe::Estimate e = moe::estimate(r.scenario, moe::builtin_tables());
+    REQUIRE(e.ok);
+    return e;
+}
+}  // namespace
+
+// InferSim README "actual" column (setups in shared/reference/README.md): DeepSeek-V3 from deepseek-ai/profile-data,
+// Qwen3 on H20 measured with SGLang. Tolerance 10% each (InferSim itself is +15% on DeepSeek-V3).
+TEST_CASE("measured throughput from InferSim's README, within 10%") {
+    struct Case { const char* scenario; bool prefill; double measured; };
+    const Case cases[] = {
+        {"deepseek-v3-prefill-h800-ep32", true, 7839}, {"deepseek-v3-decode-h800-ep128", false, 2324},
+        {"qwen3-30b-a3b-prefill-h20", true, 16594},    {"qwen3-30b-a3b-decode-h20-ep4", false, 2749},
+        {"qwen3-8b-prefill-h20", true, 15061},         {"qwen3-8b-decode-h20", false, 2682},
+    };
+    for (const Case& c : cases) {
+        moe::Estimate e = preset_scenario(c.scenario);
+        const double got = c.prefill ? e.prefill.tokens_per_s_per_gpu : e.decode.tokens_per_s_per_gpu;
+        INFO(std::string(c.scenario) << ": predicted " << got << " tokens/s/GPU, measured " << c.measured);
+        CHECK(rel_err(got, c.measured) < 0.10);
+    }
+}
+
+// Seed 000 §9.2: against InferSim's own outputs (shared/reference/infersim_runs, InferSim @f2293dab) within 20%.
+// Deliberate differences (docs/validation.md): InferSim costs DeepSeek-V3's 3 dense layers as MoE, reads every
+// local expert at any batch, snaps to the nearest table row, and uses 1024-based units.
+TEST_CASE("cross-check against InferSim's outputs, within 20%") {
+    struct Case { const char* scenario; bool prefill; double infersim; const char* file; };
+    const Case cases[] = {
+        {"deepseek-v3-prefill-h800-ep32", true, 9034, "dsv3_prefill_h800_ep32.txt"},
+        {"deepseek-v3-decode-h800-ep128", false, 2675, "dsv3_decode_h800_ep128.txt"},
+        {"qwen3-30b-a3b-decode-h20-ep4", false, 3161, "qwen3_30b_a3b_decode_h20_ep4.txt"},
+    };
+    for (const Case& c : cases) {
+        moe::Estimate e = preset_scenario(c.scenario);
+        const double got = c.prefill ? e.prefill.tokens_per_s_per_gpu : e.decode.tokens_per_s_per_gpu;
+        INFO(std::string(c.file) << ": predicted " << got << ", InferSim " << c.infersim);
+        CHECK(rel_err(got, c.infersim) < 0.20);
+    }
+}
+
+TEST_CASE("tables: a measured point reproduces the measurement; lookups interpolate without jumps") {
+    const moe::Tables& t = moe::builtin_tables();
+    // bench_data/gemm/h800/data.csv: m=4096, k=7168, n=1536 (a grid point) is `measured`.
+    moe::TableHit h = t.gemm("h800", 4096, 7168, 1536);
+    REQUIRE(h.found);
+    CHECK(h.source == moe::Source::measured);
+    // Between grid points the value moves smoothly: no step larger than the neighbouring grid points' gap.
+    moe::TableHit a = t.gemm("h800", 2048, 7168, 1536), b = t.gemm("h800", 4096, 7168, 1536);
+    double prev = a.util;
+    for (double m = 2048; m <= 4096; m *= 1.05) {
+        moe::TableHit x = t.gemm("h800", m, 7168, 1536);
+        CHECK(x.util >= std::min(a.util, b.util) - 1e-12);
+        CHECK(x.util <= std::max(a.util, b.util) + 1e-12);
+        CHECK(std::fabs(x.util - prev) <= std::fabs(b.util - a.util) * 0.2 + 1e-12);
+        prev = x.util;
+    }
+    CHECK(t.gemm("h800", 3000, 7168, 1536).source == moe::Source::interpolated);
+    // A GPU without tables borrows another's and says so.
+    moe::Estimate e = run(R"({"model":"qwen3-8b","hardware":"b200","workload":{"phase":"decode"}})");
+    CHECK(e.decode.share_transferred + e.decode.share_analytical > 0.99);
+    CHECK(!e.warnings.empty());
+    // H800 and H100 SXM share compute and HBM: the same kernel costs the same on both.
+    moe::Estimate h800 = run(R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":8,"ep":8},"workload":{"phase":"decode"},"runtime":{"a2a_backend":"allgather"}})");
+    moe::Estimate h100 = run(R"({"model":"deepseek-v3","hardware":{"base":"h800","tables":"h100","tables_fallback":"h800","nvlink_bandwidth_GBps":200},"parallel":{"dp":8,"ep":8},"workload":{"phase":"decode"},"runtime":{"a2a_backend":"allgather"}})");
+    const moe::OpRecord* x = find_op(h800, "moe.routed_experts", Phase::decode);
+    const moe::OpRecord* y = find_op(h100, "moe.routed_experts", Phase::decode);
+    REQUIRE(x);
+    REQUIRE(y);
+    CHECK(x->time_us == doctest::Approx(y->time_us));
+}
+
+TEST_CASE("table CSVs are checked when loaded, columns read by header name") {
+    moe::Tables t;
+    moe::Issues errs;
+    // columns in another order still work
+    CHECK(t.load_csv("bench_data/gemm/h800/data.csv", "k,n,m,latency_us,mfu\n7168,1536,64,20,0.01\n7168,1536,128,22,0.02\n", errs));
+    CHECK(errs.empty());
+    CHECK(t.gemm("h800", 64, 7168, 1536).source == moe::Source::measured);
+    moe::Tables bad;
+    CHECK(!bad.load_csv("bench_data/gemm/h800/data.csv", "m,k,n\n1,2,3\n", errs));
+    CHECK(errs.back().message.find("latency_us") != std::string::npos);
+    errs.clear();
+    CHECK(!bad.load_csv("bench_data/gemm/h800/data.csv", "m,k,n,latency_us\n1,2,x,4\n", errs));
+    CHECK(errs.back().path == "bench_data/gemm/h800/data.csv:2");
+    errs.clear();
+    CHECK(!bad.load_csv("bench_data/gemm/h800/data.csv", "m,k,n,latency_us\n1,2,3,-4\n", errs));
+    errs.clear();
+    CHECK(!bad.load_csv("bench_data/gemm/zz9/data.csv", "m,k,n,latency_us\n1,2,3,4\n", errs));
+    CHECK(errs.back().message.find("unknown GPU family") != std::string::npos);
+}

@@ -1,0 +1,172 @@
+// ModelSpec: HF config parsing, key spellings, parameter counts, bad input.
+#include "test_helpers.h"
+
+using moe::ModelSpec;
+using nlohmann::json;
+
+namespace {
+ModelSpec parse(const json& j, moe::Issues& errs) { return moe::parse_hf_config(j, "model", errs); }
+const ModelSpec& preset(const char* id) {
+    const ModelSpec* m = moe::builtin_catalog().model(id);
+    REQUIRE_MESSAGE(m != nullptr, id);
+    return *m;
+}
+}  // namespace
+
+TEST_CASE("every preset model, GPU and scenario parses") {
+    const moe::Catalog& cat = moe::builtin_catalog();
+    // DESIGN §4.1a: these ids are stable.
+    for (const char* id : {"deepseek-v3", "deepseek-v2-lite", "kimi-k2", "qwen3-30b-a3b", "qwen3-235b-a22b", "qwen3-8b",
+                           "mixtral-8x7b", "gpt-oss-120b", "llama-3.1-70b", "llama-4-scout"})
+        CHECK_MESSAGE(cat.model(id) != nullptr, id);
+    for (const char* id : {"h100-sxm", "h200", "h800", "h20", "b200", "a100-sxm-80g", "mi300x"})
+        CHECK_MESSAGE(cat.gpu(id) != nullptr, id);
+    REQUIRE(cat.scenarios().size() >= 6);
+    // smoke: every preset scenario evaluates to finite numbers (STYLE 9)
+    for (const moe::CatalogEntry& s : cat.scenarios()) {
+        INFO(s.id);
+        moe::ParseResult r = moe::scenario_from_json(s.json, cat);
+        for (auto& e : r.errors) INFO(e.text());
+        REQUIRE(r.ok());
+        moe::Estimate e = moe::estimate(r.scenario, moe::builtin_tables());
+        REQUIRE(e.ok);
+        moe_test::check_all_finite(e);
+    }
+}
+
+TEST_CASE("DeepSeek-V3: MLA, 256 experts top-8, 1 shared, first 3 layers dense, FP8 blocks") {
+    const ModelSpec& m = preset("deepseek-v3");
+    CHECK(m.attn == moe::AttnKind::mla);
+    CHECK(m.num_experts == 256);
+    CHECK(m.top_k == 8);
+    CHECK(m.moe_intermediate == 2048);
+    CHECK(m.shared_intermediate == 2048);
+    CHECK(m.n_dense_layers == 3);  // first_k_dense_replace (InferSim costs these as MoE)
+    CHECK(m.n_moe_layers == 58);
+    CHECK(m.kv_lora_rank == 512);
+    CHECK(m.qk_rope_head_dim == 64);
+    CHECK(m.weight_dtype == moe::Dtype::fp8);
+    CHECK(m.mtp_layers == 1);
+}
+
+TEST_CASE("Kimi-K2 (DeepSeek-V3 architecture) per DESIGN §6") {
+    const ModelSpec& m = preset("kimi-k2");
+    CHECK(m.num_layers == 61);
+    CHECK(m.hidden == 7168);
+    CHECK(m.num_heads == 64);
+    CHECK(m.num_experts == 384);
+    CHECK(m.top_k == 8);
+    CHECK(m.moe_intermediate == 2048);
+    CHECK(m.n_dense_layers == 1);
+    CHECK(m.vocab == 163840);
+}
+
+TEST_CASE("gpt-oss-120b: alternating sliding window, MXFP4 experts, bf16 attention") {
+    const ModelSpec& m = preset("gpt-oss-120b");
+    CHECK(m.n_window_layers == 18);
+    CHECK(m.layers[0].window == 128);
+    CHECK(m.layers[1].window == 0);
+    CHECK(m.expert_dtype == moe::Dtype::mxfp4);
+    CHECK(m.weight_dtype == moe::Dtype::bf16);  // modules_to_not_convert: self_attn
+    CHECK(m.head_dim == 64);
+    CHECK(m.qkv_bias);
+}
+
+TEST_CASE("Llama 4 Scout: text_config nesting, shared expert, chunked attention on 3 of 4 layers") {
+    const ModelSpec& m = preset("llama-4-scout");
+    CHECK(m.hidden == 5120);
+    CHECK(m.num_experts == 16);
+    CHECK(m.top_k == 1);
+    CHECK(m.shared_intermediate == 8192);
+    CHECK(m.n_moe_layers == 48);
+    CHECK(m.n_window_layers == 36);
+    CHECK(m.weight_dtype == moe::Dtype::fp8);  // compressed-tensors 8-bit float
+}
+
+TEST_CASE("key spellings in the wild give the same model") {
+    json base = {{"hidden_size", 1024}, {"num_hidden_layers", 4}, {"num_attention_heads", 8}, {"num_key_value_heads", 2},
+                 {"vocab_size", 1000}, {"intermediate_size", 4096}, {"moe_intermediate_size", 256}, {"num_experts_per_tok", 2}};
+    for (const char* key : {"num_experts", "num_local_experts", "n_routed_experts", "num_routed_experts"}) {
+        json j = base;
+        j[key] = 16;
+        moe::Issues errs;
+        ModelSpec m = parse(j, errs);
+        CHECK_MESSAGE(errs.empty(), key);
+        CHECK(m.num_experts == 16);
+        CHECK(m.n_moe_layers == 4);
+    }
+    json shared = base;
+    shared["num_experts"] = 16;
+    shared["shared_expert_intermediate_size"] = 512;  // Qwen2-MoE / Qwen3-Next style (InferSim ignores it)
+    moe::Issues errs;
+    CHECK(parse(shared, errs).shared_intermediate == 512);
+    shared.erase("shared_expert_intermediate_size");
+    shared["n_shared_experts"] = 2;
+    CHECK(parse(shared, errs).shared_intermediate == 2 * 256);
+    json sparse = base;
+    sparse["num_experts"] = 16;
+    sparse["decoder_sparse_step"] = 2;  // Qwen: layers 1 and 3 are MoE
+    sparse["mlp_only_layers"] = json::array({3});
+    ModelSpec m = parse(sparse, errs);
+    CHECK(errs.empty());
+    CHECK(m.n_moe_layers == 1);
+    CHECK(m.layers[1].moe);
+    json freq = base;
+    freq["n_routed_experts"] = 16;
+    freq["first_k_dense_replace"] = 1;
+    freq["moe_layer_freq"] = 2;  // DeepSeek: after the first dense layer, every second
+    m = parse(freq, errs);
+    CHECK(m.layers[1].moe);
+    CHECK(!m.layers[2].moe);
+    CHECK(m.layers[3].moe);
+}
+
+// Parameter totals from the model cards: within 2% (active within 5%).
+TEST_CASE("parameter counts match the model cards") {
+    struct Card { const char* id; double total, active; const char* source; };
+    const Card cards[] = {
+        {"deepseek-v3", 671e9, 37e9, "DeepSeek-V3 technical report (arXiv 2412.19437): 671B total, 37B activated"},
+        {"qwen3-30b-a3b", 30.5e9, 3.3e9, "Qwen3-30B-A3B model card: 30.5B total, 3.3B activated"},
+        {"qwen3-235b-a22b", 235e9, 22e9, "Qwen3-235B-A22B model card: 235B total, 22B activated"},
+        {"mixtral-8x7b", 46.7e9, 12.9e9, "Mixtral of Experts (arXiv 2401.04088): 46.7B total, 12.9B active"},
+    };
+    for (const Card& c : cards) {
+        const ModelSpec& m = preset(c.id);
+        INFO(c.id << ": " << m.total_params / 1e9 << "B / " << m.active_params / 1e9 << "B (" << c.source << ")");
+        CHECK(moe_test::rel_err(m.total_params, c.total) < 0.02);
+        CHECK(moe_test::rel_err(m.active_params, c.active) < 0.05);
+    }
+    // gpt-oss model card (OpenAI, 2025-08): 116.83B total, 5.13B active. OpenAI counts active parameters without the
+    // input embedding lookup; that is our active_compute_params.
+    const ModelSpec& g = preset("gpt-oss-120b");
+    CHECK(moe_test::rel_err(g.total_params, 116.8e9) < 0.02);
+    CHECK(moe_test::rel_err(g.active_compute_params, 5.1e9) < 0.05);
+}
+
+TEST_CASE("bad configs give an error naming the field, never a crash") {
+    moe::Issues errs;
+    json ok = {{"hidden_size", 1024}, {"num_hidden_layers", 4}, {"num_attention_heads", 8}, {"vocab_size", 1000}, {"intermediate_size", 4096}};
+    parse(ok, errs);
+    REQUIRE(errs.empty());
+    auto expect = [&](json j, const char* field) {
+        moe::Issues e;
+        parse(j, e);
+        REQUIRE_MESSAGE(!e.empty(), j.dump());
+        CHECK_MESSAGE(e[0].path == std::string("model.") + field, e[0].text());
+    };
+    json j = ok; j.erase("hidden_size"); expect(j, "hidden_size");
+    j = ok; j["hidden_size"] = 0; expect(j, "hidden_size");
+    j = ok; j["hidden_size"] = -5; expect(j, "hidden_size");
+    j = ok; j["hidden_size"] = "big"; expect(j, "hidden_size");
+    j = ok; j["hidden_size"] = 1e12; expect(j, "hidden_size");
+    j = ok; j["hidden_size"] = 10.5; expect(j, "hidden_size");
+    j = ok; j["num_key_value_heads"] = 3; expect(j, "num_key_value_heads");
+    j = ok; j["num_experts"] = 8; expect(j, "num_experts_per_tok");
+    j = ok; j["quantization_config"] = {{"quant_method", "magic"}}; expect(j, "quantization_config.quant_method");
+    moe::Issues e;
+    parse(json::array(), e);
+    CHECK(!e.empty());
+    // NaN cannot be written in JSON; a parse of text with NaN is a parse error at the scenario level
+    moe::ParseResult r = moe::parse_scenario(R"({"model": {"hidden_size": NaN}})", moe::builtin_catalog());
+    CHECK(!r.ok());
+}
