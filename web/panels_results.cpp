@@ -11,33 +11,40 @@
 
 namespace web {
 
-// A column's value for people: units scaled (bytes -> GB, params -> B), 4 significant digits.
-static std::string display_value(const moe::Column& c, const moe::Estimate& e) {
-    if (c.type == moe::ColumnType::text) return c.text ? c.text(e) : std::string();
-    const double v = c.number ? c.number(e) : 0.0;
-    if (c.type == moe::ColumnType::boolean) return v != 0 ? "yes" : "no";
+// A column's value for people: units scaled (bytes -> GB, params -> B), about 4 significant digits, no exponent.
+struct Shown {
+    std::string number;
+    std::string unit;
+};
+
+static std::string human_number(double v) {
     char buf[64];
-    const std::string unit = c.unit ? c.unit : "";
-    if (unit == "bytes") {
-        std::snprintf(buf, sizeof buf, "%.4g GB", v / 1e9);
-    } else if (unit == "params") {
-        std::snprintf(buf, sizeof buf, "%.4g B", v / 1e9);
-    } else if (unit.empty()) {
-        std::snprintf(buf, sizeof buf, "%.6g", v);
-    } else {
-        std::snprintf(buf, sizeof buf, "%.4g %s", v, unit.c_str());
-    }
+    const double a = std::fabs(v);
+    if (a >= 1e4 || v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f", v);
+    else if (a >= 100) std::snprintf(buf, sizeof buf, "%.1f", v);
+    else std::snprintf(buf, sizeof buf, "%.4g", v);
     return buf;
+}
+
+static Shown display_value(const moe::Column& c, const moe::Estimate& e) {
+    if (c.type == moe::ColumnType::text) return {c.text ? c.text(e) : std::string(), ""};
+    const double v = c.number ? c.number(e) : 0.0;
+    if (c.type == moe::ColumnType::boolean) return {v != 0 ? "yes" : "no", ""};
+    const std::string unit = c.unit ? c.unit : "";
+    if (unit == "bytes") return {human_number(v / 1e9), "GB"};
+    if (unit == "params") return {human_number(v / 1e9), "B params"};
+    return {human_number(v), unit};
 }
 
 static void headline(const AppState& st, const char* column, const char* title) {
     const moe::Column* c = moe::find_column(column);
     if (!c) return;
     ImGui::TableNextColumn();
-    ImGui::TextDisabled("%s", title);
-    const std::string v = display_value(*c, st.estimate);
+    const Shown v = display_value(*c, st.estimate);
+    if (v.unit.empty()) ImGui::TextDisabled("%s", title);
+    else ImGui::TextDisabled("%s (%s)", title, v.unit.c_str());
     ImGui::SetWindowFontScale(1.5f);
-    ImGui::TextUnformatted(v.c_str());
+    ImGui::TextUnformatted(v.number.c_str());
     ImGui::SetWindowFontScale(1.0f);
     if (ImGui::IsItemHovered() && c->help) ImGui::SetTooltip("%s\n(%s)", c->help, c->name);
 }
@@ -57,12 +64,12 @@ void draw_results_panel(AppState& st) {
     if (ImGui::BeginTable("headline", 4, ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchSame)) {
         headline(st, "prefill.ttft_ms", "TTFT");
         headline(st, "decode.tpot_ms", "TPOT");
-        headline(st, "decode.tokens_per_s_per_gpu", "decode tokens/s per GPU");
-        headline(st, "decode.tokens_per_s_per_user", "tokens/s per user");
-        headline(st, "prefill.tokens_per_s_per_gpu", "prefill tokens/s per GPU");
+        headline(st, "decode.tokens_per_s_per_gpu", "decode per GPU");
+        headline(st, "decode.tokens_per_s_per_user", "per user");
+        headline(st, "prefill.tokens_per_s_per_gpu", "prefill per GPU");
         headline(st, "memory.total_bytes", "memory per GPU");
         headline(st, "memory.capacity_bytes", "HBM per GPU");
-        headline(st, "memory.max_batch", "max batch per DP rank");
+        headline(st, "memory.max_batch", "max batch");
         ImGui::EndTable();
     }
 
@@ -81,8 +88,8 @@ void draw_results_panel(AppState& st) {
             ImGui::TextUnformatted(c.name);
             if (ImGui::IsItemHovered() && c.help) ImGui::SetTooltip("%s", c.help);
             ImGui::TableNextColumn();
-            const std::string shown = display_value(c, e);
-            ImGui::TextUnformatted(shown.c_str());
+            const Shown shown = display_value(c, e);
+            ImGui::Text("%s %s", shown.number.c_str(), shown.unit.c_str());
             ImGui::TableNextColumn();
             const std::string exact = moe::format_value(c, e);
             ImGui::TextDisabled("%s", exact.c_str());

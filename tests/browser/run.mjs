@@ -105,8 +105,9 @@ function assertSameAsCli(h, label) {
 }
 
 // A scenario different from the defaults in every headline number.
-const SCENARIO_B = { model: 'deepseek-v3', hardware: 'h800', parallel: { tp: 1, dp: 16, ep: 16 },
-                     workload: { batch: 32 }, runtime: { two_batch_overlap: true } };
+// (scripts/run.sh opens the same one; its screenshot, scenario.png, is the README's.)
+const SCENARIO_B = { model: 'deepseek-v3', hardware: 'h800', parallel: { tp: 1, dp: 32, ep: 32 },
+                     workload: { batch: 64 }, runtime: { two_batch_overlap: true } };
 
 test('(a) the page loads without console errors, renders, and publishes every column', async () => {
   const { page, context, problems } = await open(server.url);
@@ -135,6 +136,7 @@ test('(b) a scenario in the URL, and a later hashchange, change the published nu
   assert.notEqual(h.results['decode.tpot_ms'], base['decode.tpot_ms']);
   assert.notEqual(h.results['model.total_params'], base['model.total_params']);
   assertSameAsCli(h, 'scenario from the URL');
+  await screenshot(page, 'scenario.png');
 
   const other = { model: 'qwen3-235b-a22b', hardware: 'h20', parallel: { tp: 4, dp: 2, ep: 8 } };
   await page.evaluate((f) => { window.location.hash = f; }, core.urlEncode(other));
