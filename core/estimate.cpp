@@ -623,6 +623,10 @@ void memory(const Ctx& c, Estimate& e) {
         const double budget = (r.usable_bytes - (r.total_bytes - r.kv_cache_bytes)) / B;
         if (budget <= kv_request(1.0)) {
             r.max_context = 0;
+        } else if (!m.compressed_kv() && m.n_window_layers == 0) {
+            // linear in the context: invert directly, then round down to whole blocks
+            const double rate = m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share);
+            r.max_context = std::min(1e9, std::floor(budget / rate / block) * block);
         } else {
             double lo = 1, hi = 1;
             while (hi < 1e9 && kv_request(hi) <= budget) hi *= 2;

@@ -42,8 +42,9 @@ double ModelSpec::kv_bytes_per_request(double seq, double kv_heads_gpu, double k
     }
     const double per_token_layer = attn == AttnKind::mla ? double(kv_lora_rank + qk_rope_head_dim) * kv_bytes
                                                          : 2.0 * kv_heads_gpu * head_dim * kv_bytes;
-    for (const LayerDesc& l : layers) total += (l.window > 0 ? std::min(seq, double(l.window)) : seq) * per_token_layer;
-    return total * share;
+    total = double(num_layers - n_window_layers) * seq;
+    for (const auto& [window, count] : window_groups) total += count * std::min(seq, double(window));
+    return total * per_token_layer * share;
 }
 
 double ModelSpec::attn_params() const {
@@ -296,7 +297,12 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
 
     for (const LayerDesc& l : m.layers) {
         (l.moe ? m.n_moe_layers : m.n_dense_layers) += 1;
-        if (l.window > 0) m.n_window_layers += 1;
+        if (l.window > 0) {
+            m.n_window_layers += 1;
+            auto it = std::find_if(m.window_groups.begin(), m.window_groups.end(), [&](const auto& g) { return g.first == l.window; });
+            if (it == m.window_groups.end()) m.window_groups.push_back({l.window, 1});
+            else it->second += 1;
+        }
     }
 
     // Parameter counts (norms included; rotary/bias-free where the config says so)

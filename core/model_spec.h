@@ -66,6 +66,7 @@ struct ModelSpec {
     int n_moe_layers = 0;
     int n_dense_layers = 0;
     int n_window_layers = 0;
+    std::vector<std::pair<int, int>> window_groups;  // (window, layers) of the sliding-window layers
     double total_params = 0;    // incl. embeddings (and LM head when untied), excl. MTP modules
     double active_params = 0;   // per token: attention + top_k routed + shared + dense + embed + head
     double active_compute_params = 0;  // active minus the input-embedding lookup (OpenAI's convention)

@@ -60,14 +60,14 @@ bool to_double(std::string_view s, double& out) {
 double interp1(const std::vector<Point>& pts, double q, bool& exact) {
     exact = false;
     if (pts.empty()) return 0;
-    const double lq = lg(q);
-    for (const Point& p : pts)
-        if (std::fabs(lg(p.x) - lq) < 1e-9) { exact = true; return p.u; }
-    if (q <= pts.front().x) return pts.front().u;
-    if (q >= pts.back().x) return pts.back().u;
+    auto same = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); };
+    if (q <= pts.front().x) { exact = same(q, pts.front().x); return pts.front().u; }
+    if (q >= pts.back().x) { exact = same(q, pts.back().x); return pts.back().u; }
     auto hi = std::lower_bound(pts.begin(), pts.end(), q, [](const Point& p, double v) { return p.x < v; });
+    if (same(hi->x, q)) { exact = true; return hi->u; }
     auto lo = hi - 1;
-    const double t = (lq - lg(lo->x)) / (lg(hi->x) - lg(lo->x));
+    if (same(lo->x, q)) { exact = true; return lo->u; }
+    const double t = (lg(q) - lg(lo->x)) / (lg(hi->x) - lg(lo->x));
     return lo->u + t * (hi->u - lo->u);
 }
 
@@ -114,9 +114,9 @@ struct Tables::Table {
     double at(double q1, double q2, bool& exact) const {
         exact = false;
         if (x1s.empty()) return 0;
-        const double l1 = lg(q1);
         size_t hi = size_t(std::lower_bound(x1s.begin(), x1s.end(), q1) - x1s.begin());
-        if (hi < x1s.size() && std::fabs(lg(x1s[hi]) - l1) < 1e-9) return interp1(lines[hi], q2, exact);
+        if (hi < x1s.size() && std::fabs(x1s[hi] - q1) <= 1e-9 * q1) return interp1(lines[hi], q2, exact);
+        const double l1 = lg(q1);
         if (hi == 0 || hi == x1s.size()) {  // outside the grid along axis 1: the edge line
             double u = interp1(hi == 0 ? lines.front() : lines.back(), q2, exact);
             exact = false;
@@ -437,6 +437,9 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
 namespace {
 // Distance between shapes in log space (for borrowing the nearest measured shape).
 double shape_distance(const int* a, const int* b, int n) {
+    bool equal = true;
+    for (int i = 0; i < n; ++i) equal = equal && a[i] == b[i];
+    if (equal) return 0;
     double d = 0;
     for (int i = 0; i < n; ++i) {
         const double x = std::log(std::max(1, a[i])) - std::log(std::max(1, b[i]));
@@ -445,25 +448,6 @@ double shape_distance(const int* a, const int* b, int n) {
     return d;
 }
 }  // namespace
-
-TableHit Tables::gemm(std::string_view family, double m, int k, int n) const {
-    const Table* best = nullptr;
-    double best_d = 1e300;
-    const int q[2] = {k, n};
-    for (const Table* t : tables_) {
-        if (t->kind != Kind::gemm || t->family != family) continue;
-        double d = shape_distance(t->key, q, 2);
-        if (d < best_d) { best_d = d; best = t; }
-    }
-    TableHit h;
-    if (!best) return h;
-    bool exact;
-    h.found = true;
-    h.util = best->at(1, m, exact);
-    h.source = best_d > 0 ? Source::transferred : exact ? Source::measured : Source::interpolated;
-    h.table = best->path.c_str();
-    return h;
-}
 
 TableHit Tables::grouped_gemm(std::string_view family, bool masked, int E, int top_k, int hidden, int inter, int ep,
                               double tokens_per_gpu) const {
@@ -501,6 +485,12 @@ template <class Pred>
 const Tables::Table* nearest(const std::vector<Tables::Table*>& tables, Pred pred, const int* q, int n, double& dist) {
     const Tables::Table* best = nullptr;
     dist = 1e300;
+    for (const Tables::Table* t : tables) {  // exact shape first: integer compares only
+        if (!pred(t)) continue;
+        bool equal = true;
+        for (int i = 0; i < n; ++i) equal = equal && t->key[i] == q[i];
+        if (equal) { dist = 0; return t; }
+    }
     for (const Tables::Table* t : tables) {
         if (!pred(t)) continue;
         double d = shape_distance(t->key, q, n);
@@ -519,6 +509,13 @@ TableHit hit_from(const Tables::Table* t, double dist, double q1, double q2) {
     return h;
 }
 }  // namespace
+
+TableHit Tables::gemm(std::string_view family, double m, int k, int n) const {
+    const int q[2] = {k, n};
+    double best_d;
+    const Table* best = nearest(tables_, [&](const Table* t) { return t->kind == Kind::gemm && t->family == family; }, q, 2, best_d);
+    return hit_from(best, best_d, 1, m);
+}
 
 TableHit Tables::mha_decode(std::string_view family, int heads, int kv_heads, int head_dim, double batch, double kv_len,
                             bool fp8_kv) const {
