@@ -556,11 +556,15 @@ void memory(const Ctx& c, Estimate& e) {
     const double moe_inter = m.is_moe() ? 2.0 * m.moe_intermediate / c.moe_tp * moe_pairs_per_token + 2.0 * m.shared_intermediate / c.tp : 0.0;
     const double ffn_per_token = std::max(ffn_dense, moe_inter) * 4.0;  // gate+up in fp32 (seed 002 §4)
     const double seq_per_chunk = std::max(1.0, C / std::max(1, s.workload.prompt_len));
-    r.activation_prefill_bytes = C * (h * 2.0 * 2.0 + Hr * qdim * 2.0 * 3.0 + ffn_per_token) +
+    // residual stream: bf16 hidden + residual, or hc_mult fp32 streams with hyper-connections (seed 002 §4)
+    const double residual = m.hc_mult > 1 ? h * m.hc_mult * 4.0 : h * 2.0 * 2.0;
+    r.activation_prefill_bytes = C * (residual + Hr * qdim * 2.0 * 3.0 + ffn_per_token) +
                                  seq_per_chunk * double(m.vocab) / c.tp * 4.0;
     const double dec_tok = 1.0 + n_draft;
-    const double act_per_seq = dec_tok * (h * 2.0 * 2.0 + std::max(Hr * qdim * 2.0, h * 4.0 + ffn_per_token / 2.0));
-    const double logits_per_seq = dec_tok * double(m.vocab) / c.tp * 4.0 * (1.0 + n_draft);
+    const double act_per_seq = dec_tok * (residual + std::max(Hr * qdim * 2.0, h * 4.0 + ffn_per_token / 2.0)) +
+                               n_draft * 2.0 * h * 2.0;  // MTP: embedding + hidden concatenated (seed 002 §7)
+    // fp32 logits of every verified position, plus the draft heads' logits kept until verification (seed 002 §7)
+    const double logits_per_seq = (dec_tok + n_draft) * double(m.vocab) / c.tp * 4.0;
     r.logits_bytes = (decode ? s.workload.batch * logits_per_seq : 0.0);
 
     // --- workspace ---
@@ -641,6 +645,16 @@ void memory(const Ctx& c, Estimate& e) {
             }
         }
     }
+    for (double* v : {&r.weights_bytes, &r.kv_cache_bytes, &r.activation_bytes, &r.workspace_bytes, &r.comm_buffer_bytes,
+                      &r.reserved_bytes, &r.weights_attention_bytes, &r.weights_experts_bytes, &r.weights_shared_bytes,
+                      &r.weights_dense_ffn_bytes, &r.weights_embedding_bytes, &r.weights_other_bytes, &r.weights_mtp_bytes,
+                      &r.activation_prefill_bytes, &r.activation_decode_bytes, &r.logits_bytes})
+        *v = std::ceil(*v);  // whole bytes
+    r.total_bytes = r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.workspace_bytes + r.comm_buffer_bytes + r.reserved_bytes;
+    r.capacity_bytes = std::floor(r.capacity_bytes);
+    r.usable_bytes = std::floor(r.usable_bytes);
+    r.fits = r.total_bytes <= r.usable_bytes;
+    r.shortfall_bytes = r.fits ? 0.0 : r.total_bytes - r.usable_bytes;
     const double world = double(c.tp) * c.dp * c.pp;
     r.cluster_weights_bytes = r.weights_bytes * world;
     r.cluster_kv_cache_bytes = r.kv_cache_bytes * world;

@@ -161,6 +161,7 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     m.qkv_bias = read_bool(c, "attention_bias", false) || read_bool(c, "qkv_bias", false) ||
                  m.model_type.rfind("qwen2", 0) == 0;
     m.mtp_layers = read_int(c, "num_nextn_predict_layers", path, errors, 0, false, 0, 16);
+    m.hc_mult = read_int(c, "hc_mult", path, errors, 1, false, 1, 64);
     if (m.num_heads > 0 && m.num_kv_heads > m.num_heads)
         errors.push_back({path + ".num_key_value_heads", "exceeds num_attention_heads"});
     else if (m.num_kv_heads > 0 && m.num_heads % m.num_kv_heads != 0)

@@ -52,6 +52,7 @@ struct ModelSpec {
     int shared_intermediate = 0;  // total intermediate of the shared expert(s) (n_shared * moe_inter, or explicit)
     bool shared_gate = false;   // Qwen2-MoE style sigmoid gate on the shared expert
     int mtp_layers = 0;         // num_nextn_predict_layers
+    int hc_mult = 1;            // hyper-connections: residual streams kept per token (seed 002 §4)
     std::vector<LayerDesc> layers;  // one per hidden layer
     // Compressed sparse attention (seed 002 §3, DeepSeek-V4 style): per-layer compression ratio (0 = sliding window
     // only, 4 = CSA with an indexer, else HCA), the uncompressed local window and the indexer head dim.

@@ -273,3 +273,49 @@ TEST_CASE("table CSVs are checked when loaded, columns read by header name") {
     CHECK(!bad.load_csv("bench_data/gemm/zz9/data.csv", "m,k,n,latency_us\n1,2,3,4\n", errs));
     CHECK(errs.back().message.find("unknown GPU family") != std::string::npos);
 }
+
+TEST_CASE("MTP: tokens per step is the acceptance length and draft layers cost their share") {
+    moe::Estimate off = run(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"dp":8,"ep":8},"workload":{"phase":"decode","batch":32}})");
+    moe::Estimate on = run(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"dp":8,"ep":8},"workload":{"phase":"decode","batch":32},
+        "runtime":{"mtp_draft_tokens":2,"mtp_acceptance_rate":0.8}})");
+    CHECK(on.decode.tokens_per_step == doctest::Approx(32 * (1 + 0.8 + 0.64)));
+    CHECK(on.decode.step_ms > off.decode.step_ms);           // verification of 3 positions plus 2 drafts
+    CHECK(on.decode.tpot_ms < off.decode.tpot_ms);           // but fewer steps per token
+    bool draft = false;
+    for (const auto& g : on.decode.groups) draft = draft || g.label == "MTP draft";
+    CHECK(draft);
+    CHECK(on.memory.weights_mtp_bytes > 0);
+    CHECK(off.memory.weights_mtp_bytes == 0);
+}
+
+TEST_CASE("pipeline parallel: a step crosses every stage; TTFT adds the fill") {
+    moe::Estimate p1 = run(R"({"model":"llama-3.1-70b","hardware":"h100-sxm","parallel":{"tp":4},"workload":{"prompt_len":8192,"prefill_tokens":2048}})");
+    moe::Estimate p2 = run(R"({"model":"llama-3.1-70b","hardware":"h100-sxm","parallel":{"tp":4,"pp":2},"workload":{"prompt_len":8192,"prefill_tokens":2048}})");
+    CHECK(p2.memory.weights_bytes < 0.6 * p1.memory.weights_bytes);
+    CHECK(p2.prefill.pp_bubble_ms > 0);
+    // 4 chunks through 2 stages: (4 + 1) stage times
+    CHECK(p2.prefill.ttft_ms == doctest::Approx(5 * p2.prefill.step_ms / 2));
+    CHECK(p1.prefill.ttft_ms == doctest::Approx(4 * p1.prefill.step_ms));
+}
+
+TEST_CASE("expert layouts: contiguous pays permute/unpermute, masked does not") {
+    auto sc = [](const char* layout) {
+        return run(std::string(R"({"model":"qwen3-30b-a3b","hardware":"h20","parallel":{"dp":4,"ep":4},"workload":{"phase":"decode","batch":64},"runtime":{"a2a_backend":"deepep_low_latency","expert_layout":")") +
+                   layout + "\"}}");
+    };
+    moe::Estimate c = sc("contiguous"), m = sc("masked");
+    CHECK(find_op(c, "moe.permute", Phase::decode) != nullptr);
+    CHECK(find_op(m, "moe.permute", Phase::decode) == nullptr);
+    CHECK(find_op(m, "moe.routed_experts", Phase::decode)->table != std::string(find_op(c, "moe.routed_experts", Phase::decode)->table));
+}
+
+TEST_CASE("sliding-window layers read at most the window in decode") {
+    moe::Estimate g = run(R"({"model":"gpt-oss-120b","hardware":"h100-sxm","workload":{"phase":"decode","batch":16,"context_len":32768}})");
+    const moe::OpRecord* win = find_op(g, "attn.core", Phase::decode, "MoE layers (window");
+    const moe::OpRecord* full = nullptr;
+    for (const auto& o : g.ops)
+        if (std::string(o.name) == "attn.core" && g.decode.groups[size_t(o.group)].label == "MoE layers") full = &o;
+    REQUIRE(win);
+    REQUIRE(full);
+    CHECK(win->activation_bytes * 100 < full->activation_bytes);  // 128 vs 32768 keys
+}
