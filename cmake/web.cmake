@@ -21,7 +21,7 @@ moe_warnings(moe_page_objs)
 
 set(MOE_PAGE_LINK_OPTIONS
   -Os -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=web
-  -sEXPORTED_FUNCTIONS=_main,_malloc,_free -sMINIFY_HTML=0
+  -sEXPORTED_FUNCTIONS=_main,_malloc,_free -sMINIFY_HTML=0 -sFILESYSTEM=0
   "--shell-file=${PROJECT_SOURCE_DIR}/web/shell.html")
 
 add_executable(moe_page)
