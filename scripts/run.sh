@@ -8,11 +8,14 @@ jobs=${JOBS:-2}
 export NODE_PATH=/usr/share/nodejs   # emcc's acorn (TOOLCHAIN quirk 1)
 
 bash scripts/setup.sh
-echo "run: building (native CLI and web page)"
-cmake -S . -B build-native -DCMAKE_BUILD_TYPE=Release --log-level=WARNING >/dev/null
-cmake --build build-native -j"$jobs" >/dev/null
-emcmake cmake -S . -B build-web -DMOE_CLI="$PWD/build-native/moe-roofline" --log-level=WARNING >/dev/null
-cmake --build build-web -j"$jobs" >/dev/null
+log=$(mktemp)
+quietly() { "$@" >>"$log" 2>&1 || { cat "$log" >&2; echo "run: failed: $*" >&2; exit 1; }; }
+echo "run: building the CLI, the page and the tests (a few minutes the first time)"
+quietly cmake -S . -B build-native -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
+quietly cmake --build build-native -j"$jobs"
+quietly emcmake cmake -S . -B build-web -DMOE_CLI="$PWD/build-native/moe-roofline" --log-level=WARNING
+quietly cmake --build build-web -j"$jobs"
+rm -f "$log"
 
 port=${PORT:-8080}
 while ! python3 -c "import socket,sys; s=socket.socket(); s.bind(('127.0.0.1', $port))" 2>/dev/null; do
