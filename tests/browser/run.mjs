@@ -123,6 +123,14 @@ test('(a) the page loads without console errors, renders, and publishes every co
   }
   await page.waitForTimeout(300);
   await screenshot(page, 'page.png');
+
+  // The canvas follows the window: a narrower window moves the widgets and republishes their rectangles.
+  await page.setViewportSize({ width: 900, height: 640 });
+  const h2 = await nextHook(page, h.seq);
+  const canvas = await page.evaluate(() => [document.getElementById('canvas').width, document.getElementById('canvas').height]);
+  assert.deepEqual(canvas, [900, 640]);
+  assert.ok(h2.ui['workload.batch'].w < h.ui['workload.batch'].w, 'the slider did not shrink with the window');
+  assert.ok(h2.ui['runtime.a2a_backend'].x + h2.ui['runtime.a2a_backend'].w <= 900);
   assert.deepEqual(problems, []);
   await context.close();
 });
