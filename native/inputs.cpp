@@ -7,8 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
-#include <sstream>
 #include <vector>
 
 #include "values.h"
@@ -46,7 +44,7 @@ void resolve_refs(json& scenario, const std::string& base_dir, const moe::Catalo
     for (const char* kind : {"model", "hardware"}) {
         auto it = scenario.find(kind);
         if (it != scenario.end() && it->is_string())
-            *it = resolve_ref(it->get<std::string>(), base_dir, catalog, kind);
+            *it = resolve_ref(it->get<std::string>(), base_dir, catalog, kind, kind);
     }
 }
 
@@ -122,8 +120,8 @@ moe::Catalog load_catalog(const std::string& presets_dir) {
 }
 
 json resolve_ref(const std::string& text, const std::string& base_dir, const moe::Catalog& catalog,
-                 std::string_view kind) {
-    if (!text.empty() && text.front() == '{') return parse_json(text, std::string(kind));
+                 std::string_view kind, const std::string& origin) {
+    if (!text.empty() && text.front() == '{') return parse_json(text, origin);
     if (is_known_ref(kind, text, catalog) || !looks_like_path(text)) return text;  // a preset id (the core checks)
     const std::string path = join_path(base_dir, text);
     json j = parse_json(read_file(path), path);
@@ -172,13 +170,14 @@ const moe::FieldDesc* require_field(const std::string& path, std::string_view wh
 
 json field_value(const moe::FieldDesc* field, const std::string& path, const std::string& text,
                  const std::string& base_dir, const moe::Catalog& catalog, std::string_view what) {
-    if (!field) return resolve_ref(text, base_dir, catalog, path);
+    const std::string origin = std::string(what) + " " + path;
+    if (!field) return resolve_ref(text, base_dir, catalog, path, origin);
     switch (field->type) {
         case moe::FieldType::integer:
         case moe::FieldType::number: {
             double v = 0;
             if (!parse_number(text, v))
-                throw UsageError(std::string(what) + " " + path + ": '" + text + "' is not a number");
+                throw UsageError(origin + ": '" + text + "' is not a number");
             if (field->type == moe::FieldType::integer && v == double(static_cast<long long>(v)))
                 return static_cast<long long>(v);
             return v;
@@ -186,9 +185,9 @@ json field_value(const moe::FieldDesc* field, const std::string& path, const std
         case moe::FieldType::boolean:
             if (text == "true" || text == "1") return true;
             if (text == "false" || text == "0") return false;
-            throw UsageError(std::string(what) + " " + path + ": '" + text + "' is not true or false");
+            throw UsageError(origin + ": '" + text + "' is not true or false");
         case moe::FieldType::ref:
-            return resolve_ref(text, base_dir, catalog, path);
+            return resolve_ref(text, base_dir, catalog, path, origin);
         case moe::FieldType::choice:
         case moe::FieldType::dtype:
             break;
@@ -219,9 +218,12 @@ void apply_set(ScenarioSource& src, const std::string& assignment, const moe::Ca
     }
 }
 
-moe::Scenario build_scenario(const ScenarioSource& src, const moe::Catalog& catalog) {
+moe::Scenario build_scenario(const ScenarioSource& src, const moe::Catalog& catalog, bool allow_cross_field) {
     moe::ParseResult r = moe::scenario_from_json(src.json, catalog);
-    if (!r.ok()) throw UsageError(join_issues(r.errors));
+    // scenario_from_json validates across fields only once every field parsed: if its issues are exactly
+    // validate_scenario's, the scenario itself is complete.
+    const bool only_cross_field = !r.ok() && allow_cross_field && join_issues(moe::validate_scenario(r.scenario)) == join_issues(r.errors);
+    if (!r.ok() && !only_cross_field) throw UsageError(join_issues(r.errors));
     return std::move(r.scenario);
 }
 

@@ -46,8 +46,9 @@ ScenarioSource load_scenario_source(const std::string& arg, const moe::Catalog& 
 
 // "model"/"hardware" value given as text: a preset id stays a string; a path to a JSON file ("./cfg.json",
 // anything with a '/' or ending in .json) becomes the file's object; "{...}" is parsed as an inline object.
+// `origin` names the value in messages ("--set model").
 nlohmann::json resolve_ref(const std::string& text, const std::string& base_dir, const moe::Catalog& catalog,
-                           std::string_view kind);
+                           std::string_view kind, const std::string& origin);
 
 // Is `path` a scenario path the CLI can set (a field of moe::scenario_fields(), or "model"/"hardware")?
 // Returns the field (null for model/hardware) and throws a UsageError naming `what` ("--set", "--axis") if not.
@@ -63,7 +64,9 @@ nlohmann::json field_value(const moe::FieldDesc* field, const std::string& path,
 void apply_set(ScenarioSource& src, const std::string& assignment, const moe::Catalog& catalog);
 
 // Parses the (overridden) scenario JSON; a UsageError with the issues on one line if it does not parse.
-moe::Scenario build_scenario(const ScenarioSource& src, const moe::Catalog& catalog);
+// `allow_cross_field`: a scenario whose fields all parse but do not fit together (ep not dividing the experts) is
+// returned anyway — a sweep's axes may fix it, and each point is validated on its own.
+moe::Scenario build_scenario(const ScenarioSource& src, const moe::Catalog& catalog, bool allow_cross_field = false);
 
 // "a: x; b: y" — issues on one line.
 std::string join_issues(const moe::Issues& issues);

@@ -115,19 +115,19 @@ cli::ScenarioSource load_with_sets(const std::string& arg, const std::vector<std
 
 int run_eval(const moe::Catalog& catalog, const std::string& arg, const std::vector<std::string>& sets,
              const std::string& format) {
-    const moe::Scenario s = cli::build_scenario(load_with_sets(arg, sets, catalog), catalog);
+    // Parsed here rather than by build_scenario: an invalid scenario still gets its JSON with "errors".
+    moe::ParseResult r = moe::scenario_from_json(load_with_sets(arg, sets, catalog).json, catalog);
     moe::Estimate e;
-    moe::Issues issues = moe::validate_scenario(s);
-    if (issues.empty()) {
-        e = moe::estimate(s, moe::builtin_tables());
+    if (r.ok()) {
+        e = moe::estimate(r.scenario, moe::builtin_tables());  // validates, and reports errors in e.errors
     } else {
         e.ok = false;
-        e.errors = std::move(issues);
+        e.errors = std::move(r.errors);
     }
     if (format == "json") {
         std::cout << moe::estimate_to_json(e).dump(2) << '\n';
     } else if (e.ok) {
-        std::cout << cli::estimate_table(s, e);
+        std::cout << cli::estimate_table(r.scenario, e);
     }
     std::cout.flush();
     if (!e.ok) return fail(cli::join_issues(e.errors));

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/columns.h"
 #include "core/estimate.h"
@@ -115,13 +116,16 @@ std::vector<const moe::Column*> select_columns(const std::string& list) {
 class Progress {
 public:
     Progress(std::uint64_t total, bool enabled)
-        : total_(total), enabled_(enabled), tty_(isatty(STDERR_FILENO) == 1), start_(Clock::now()) {}
+        : total_(total), enabled_(enabled), tty_(isatty(STDERR_FILENO) == 1), start_(Clock::now()) {
+        // Tests shorten the one-second delay instead of running long sweeps.
+        if (const char* delay = std::getenv("MOE_ROOFLINE_PROGRESS_DELAY")) delay_ = std::atof(delay);
+    }
 
     void update(std::uint64_t done) {
         if (!enabled_) return;
         const Clock::time_point now = Clock::now();
         const double elapsed = seconds(now);
-        if (elapsed < 1.0) return;
+        if (elapsed < delay_) return;
         if (tty_) {
             if (shown_ && now - last_draw_ < std::chrono::milliseconds(200)) return;
             last_draw_ = now;
@@ -166,6 +170,7 @@ private:
     std::uint64_t total_;
     bool enabled_, tty_;
     Clock::time_point start_, last_draw_{};
+    double delay_ = 1.0;  // seconds before the first line
     bool shown_ = false;
     int last_decile_ = 0;
 };
@@ -190,7 +195,9 @@ public:
         buf += '\n';
     }
 
-    void row(const std::vector<Axis>& axes, const std::vector<std::size_t>& index, const moe::Estimate& e) {
+    // `numbers`: false for a point whose axis value could not be set (no estimate ran): number cells stay empty.
+    void row(const std::vector<Axis>& axes, const std::vector<std::size_t>& index, const moe::Estimate& e,
+             bool numbers = true) {
         std::string& buf = out_.buffer();
         bool first = true;
         for (std::size_t a = 0; a < axes.size(); ++a) {
@@ -203,8 +210,14 @@ public:
             first = false;
             if (c->type == moe::ColumnType::text) {
                 append_csv_cell(buf, c->text(e));
-            } else if (e.ok) {
-                append_csv_cell(buf, moe::format_value(*c, e));
+            } else if (numbers) {
+                // moe::format_value's text, without its std::string and snprintf (tests/cli/values_test.cpp)
+                const double v = c->number(e);
+                if (c->type == moe::ColumnType::boolean) {
+                    if (std::isfinite(v)) buf += v != 0 ? "true" : "false";
+                } else {
+                    append_number(buf, v);
+                }
             }
         }
         buf += '\n';
@@ -220,7 +233,7 @@ private:
 
 int run_sweep(const ScenarioSource& base_src, const moe::Catalog& catalog, const SweepOptions& options) {
     if (options.axes.empty()) throw UsageError("sweep: give at least one --axis PATH=VALUES");
-    const moe::Scenario base = build_scenario(base_src, catalog);
+    const moe::Scenario base = build_scenario(base_src, catalog, /*allow_cross_field=*/true);
 
     std::vector<Axis> axes;
     double points = 1;
@@ -244,7 +257,7 @@ int run_sweep(const ScenarioSource& base_src, const moe::Catalog& catalog, const
     std::vector<std::size_t> index(axes.size(), 0);
     std::vector<std::string> axis_error(axes.size());  // set_path's complaint about the axis's current value
     moe::Issues issues;
-    moe::Estimate failed;  // reused for invalid points
+    moe::Estimate failed;  // for points whose axis value could not be set
     std::size_t first_changed = 0;
     try {
         for (std::uint64_t p = 0; p < total; ++p) {
@@ -259,14 +272,12 @@ int run_sweep(const ScenarioSource& base_src, const moe::Catalog& catalog, const
             issues.clear();
             for (const std::string& err : axis_error)
                 if (!err.empty()) issues.push_back({"", err});
-            if (issues.empty()) issues = moe::validate_scenario(s);
             if (issues.empty()) {
-                moe::Estimate e = moe::estimate(s, tables);
-                writer.row(axes, index, e);
+                // estimate() validates the point first; an invalid one comes back with ok = false and its errors.
+                writer.row(axes, index, moe::estimate(s, tables));
             } else {
-                failed.ok = false;
                 failed.errors = issues;
-                writer.row(axes, index, failed);
+                writer.row(axes, index, failed, /*numbers=*/false);
             }
             if ((p & 1023) == 1023) progress.update(p + 1);
             // Advance the odometer: the last axis fastest.

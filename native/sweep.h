@@ -21,7 +21,7 @@ struct SweepOptions {
     std::vector<std::string> axes;     // "PATH=VALUES"
     std::string columns;               // "a,b,c"; empty = every output column
     std::string output = "-";          // file or "-" for standard output
-    bool progress = true;              // progress line on stderr after a second
+    bool progress = true;              // progress line on stderr after a second (MOE_ROOFLINE_PROGRESS_DELAY)
 };
 
 // Returns the exit status; throws UsageError for bad input (before anything is written) and Interrupted.

@@ -1,6 +1,7 @@
 // values.cpp — the VALUES grammar of `sweep --axis` (see values.h).
 #include "values.h"
 
+#include <cfloat>
 #include <charconv>
 #include <cmath>
 #include <system_error>
@@ -109,11 +110,82 @@ bool parse_number(std::string_view text, double& out) {
     return true;
 }
 
+namespace {
+
+// format_number's loop, literally: the first of %.15g, %.16g, %.17g that reads back to v.
+char* format_by_trial(char* buf, char* last, double v) {
+    char* end = buf;
+    for (int precision = 15; precision <= 17; ++precision) {
+        end = std::to_chars(buf, last, v, std::chars_format::general, precision).ptr;
+        double back = 0;
+        std::from_chars(buf, end, back);
+        if (back == v) break;
+    }
+    return end;
+}
+
+bool is_power_of_two(double v) {
+    int exponent = 0;
+    return std::frexp(std::fabs(v), &exponent) == 0.5;
+}
+
+}  // namespace
+
+// Why the shortcut below gives format_number's bytes: the shortest round-trip digits (k of them, std::to_chars)
+// are what %.Pg prints for P = 15 when k <= 15 (any decimal of <= 15 digits survives a trip through a double,
+// DBL_DIG); for k = 16, %.15g cannot round-trip and %.16g is the closest 16-digit decimal, which is the shortest
+// one unless the rounding interval is lopsided (v a power of two: then the exact loop runs, as for subnormals); for k = 17, %.15g and
+// %.16g cannot round-trip and %.17g is the correctly rounded 17 digits, as the shortest is. %g then removes
+// trailing zeros, so only the digits, the exponent X and the style rule (fixed when P > X >= -4) remain.
+void append_number(std::string& out, double v) {
+    if (!std::isfinite(v)) return;
+    char buf[48];
+    if (v == std::floor(v) && std::fabs(v) < 1e15) {
+        char* end = buf;
+        if (v == 0 && std::signbit(v)) *end++ = '-';  // "%.0f" prints -0 as "-0"
+        end = std::to_chars(end, buf + sizeof buf, static_cast<long long>(v)).ptr;
+        out.append(buf, end);
+        return;
+    }
+    // Shortest scientific form: [-]d[.ddd]e(+|-)XX
+    char* end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific).ptr;
+    const char* p = buf;
+    const bool negative = *p == '-';
+    if (negative) ++p;
+    char digits[20];
+    int k = 0;
+    for (; p < end && *p != 'e'; ++p)
+        if (*p != '.') digits[k++] = *p;
+    int exponent = 0;
+    std::from_chars(p + 1 + (p[1] == '+'), end, exponent);
+    if ((k == 16 && is_power_of_two(v)) || std::fabs(v) < DBL_MIN) {  // subnormals have fewer than 53 bits
+        out.append(buf, format_by_trial(buf, buf + sizeof buf, v));
+        return;
+    }
+    const int precision = k <= 15 ? 15 : k;
+    if (negative) out += '-';
+    if (exponent < precision && exponent >= -4) {  // fixed
+        if (exponent < 0) {
+            out += "0.";
+            out.append(std::size_t(-exponent - 1), '0');
+            out.append(digits, std::size_t(k));
+        } else if (k <= exponent + 1) {
+            out.append(digits, std::size_t(k));
+            out.append(std::size_t(exponent + 1 - k), '0');
+        } else {
+            out.append(digits, std::size_t(exponent + 1));
+            out += '.';
+            out.append(digits + exponent + 1, std::size_t(k - exponent - 1));
+        }
+    } else {  // scientific, as the shortest form already is
+        out.append(negative ? buf + 1 : buf, end);
+    }
+}
+
 std::string number_text(double v) {
-    char buf[32];
-    auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    if (ec != std::errc()) return "null";
-    return std::string(buf, ptr);
+    std::string out;
+    append_number(out, v);
+    return out;
 }
 
 bool split_assignment(std::string_view text, std::string& path, std::string& value) {

@@ -35,7 +35,10 @@ bool split_assignment(std::string_view text, std::string& path, std::string& val
 // Strict number: the whole text is a finite decimal/scientific number ("8", "0.5", "1e3"), nothing else.
 bool parse_number(std::string_view text, double& out);
 
-// Shortest text that reads back to the same double (std::to_chars, as moe::format_number prints it).
+// The text moe::format_number gives (integers below 1e15 without a point, else the first of %.15g/%.16g/%.17g
+// that reads back to the same double; nothing for NaN/inf), byte for byte, but with std::to_chars/from_chars
+// instead of snprintf/strtod: about 5x faster, which is most of a sweep's time per row. Appends to `out`.
+void append_number(std::string& out, double v);
 std::string number_text(double v);
 
 }  // namespace cli

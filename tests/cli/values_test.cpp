@@ -2,6 +2,9 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -105,5 +108,33 @@ TEST_CASE("PATH=VALUE splits at the first '='") {
 
 TEST_CASE("axis cells print numbers exactly as the output columns do") {
     for (double v : {0.0, 1.0, 64.0, 1024.0, 0.1, 0.25, 1e-7, 123456789.0, 1e21, 3.0e15, 2.5e-300, -7.5})
+        CHECK(cli::number_text(v) == moe::format_number(v));
+}
+
+TEST_CASE("append_number matches moe::format_number on a million varied doubles") {
+    std::uint64_t state = 0x9E3779B97F4A7C15ull;
+    auto next = [&state] {  // xorshift64*
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        return state * 0x2545F4914F6CDD1Dull;
+    };
+    int mismatches = 0;
+    for (int i = 0; i < 1000000 && mismatches < 5; ++i) {
+        const std::uint64_t r = next();
+        double v = 0;
+        switch (i % 4) {
+            case 0: std::memcpy(&v, &r, sizeof v); break;                              // any bit pattern
+            case 1: v = double(r >> 11) / double(1ull << 53) * 1e4; break;             // ms-like values
+            case 2: v = double(r % 100000000000000000ull); break;                      // large integers
+            case 3: v = std::ldexp(double(r >> 40), int(r % 200) - 100); break;        // wide exponents
+        }
+        if (cli::number_text(v) != moe::format_number(v)) {
+            ++mismatches;
+            MESSAGE("mismatch for ", v, ": ", cli::number_text(v), " vs ", moe::format_number(v));
+        }
+    }
+    CHECK(mismatches == 0);
+    for (double v : {-0.0, 0.5, 1e15, 1e15 - 1, 999999999999999.5, 0.0001, 1e-5, 123456.789e10})
         CHECK(cli::number_text(v) == moe::format_number(v));
 }
