@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <vector>
@@ -85,6 +86,8 @@ std::string sig3(double v) {
     return buf;
 }
 
+std::string count(double n) { return n == std::floor(n) ? fixed(n, 0) : sig3(n); }
+
 std::string gb(double bytes) { return fixed(bytes / kGB, 2); }
 
 std::string params(double n) {
@@ -108,22 +111,46 @@ void headline(std::string& out, const moe::Scenario& s, const moe::Estimate& e) 
             moe::a2a_backend_name(e.prefill_backend), moe::a2a_backend_name(e.decode_backend),
             s.runtime.two_batch_overlap ? ", two-batch overlap" : "");
 
-    const moe::PhaseResult& pf = e.prefill;
-    const moe::PhaseResult& dc = e.decode;
-    auto cell = [](bool on, double v) { return on ? sig3(v) : std::string(dash); };
-    TextTable t({"", ">prefill", ">decode", ""});
-    t.add({"step", cell(pf.computed, pf.step_ms), cell(dc.computed, dc.step_ms), "ms"});
-    t.add({"TTFT / TPOT", cell(pf.computed, pf.ttft_ms), cell(dc.computed, dc.tpot_ms), "ms"});
-    t.add({"tokens/s per GPU", cell(pf.computed, pf.tokens_per_s_per_gpu), cell(dc.computed, dc.tokens_per_s_per_gpu),
-           ""});
-    t.add({"tokens/s per user", dash, cell(dc.computed, dc.tokens_per_s_per_user), ""});
-    t.add({"compute", cell(pf.computed, pf.compute_ms), cell(dc.computed, dc.compute_ms), "ms"});
-    t.add({"communication", cell(pf.computed, pf.comm_ms), cell(dc.computed, dc.comm_ms), "ms"});
-    t.add({"  exposed (not overlapped)", cell(pf.computed, pf.exposed_comm_ms), cell(dc.computed, dc.exposed_comm_ms),
-           "ms"});
-    t.add({"overhead", cell(pf.computed, pf.overhead_ms), cell(dc.computed, dc.overhead_ms), "ms"});
-    if (pf.pp_bubble_ms > 0 || dc.pp_bubble_ms > 0)
-        t.add({"pipeline bubble", cell(pf.computed, pf.pp_bubble_ms), cell(dc.computed, dc.pp_bubble_ms), "ms"});
+    // One column per phase the scenario computes (workload.phase: prefill, decode or both).
+    struct Col {
+        const moe::PhaseResult* r;
+        bool decode;
+    };
+    std::vector<Col> cols;
+    std::vector<std::string> header{""};
+    if (e.prefill.computed) {
+        cols.push_back({&e.prefill, false});
+        header.push_back(">prefill");
+    }
+    if (e.decode.computed) {
+        cols.push_back({&e.decode, true});
+        header.push_back(">decode");
+    }
+    header.push_back("");
+    TextTable t(header);
+    enum Only { both, prefill_only, decode_only };
+    auto add = [&](const char* label, const char* unit, auto value, Only only = both) {
+        std::vector<std::string> row{label};
+        for (const Col& c : cols) {
+            const bool shown = only == both || (only == decode_only) == c.decode;
+            row.push_back(shown ? sig3(value(*c.r)) : std::string(dash));
+        }
+        row.push_back(unit);
+        t.add(std::move(row));
+    };
+    using R = const moe::PhaseResult&;
+    add("step", "ms", [](R r) { return r.step_ms; });
+    add("TTFT", "ms", [](R r) { return r.ttft_ms; }, prefill_only);
+    add("TPOT", "ms", [](R r) { return r.tpot_ms; }, decode_only);
+    add("tokens/s per GPU", "", [](R r) { return r.tokens_per_s_per_gpu; });
+    add("tokens/s per user", "", [](R r) { return r.tokens_per_s_per_user; }, decode_only);
+    add("tokens/s in the cluster", "", [](R r) { return r.tokens_per_s_cluster; });
+    add("compute", "ms", [](R r) { return r.compute_ms; });
+    add("communication", "ms", [](R r) { return r.comm_ms; });
+    add("  exposed (not overlapped)", "ms", [](R r) { return r.exposed_comm_ms; });
+    add("overhead", "ms", [](R r) { return r.overhead_ms; });
+    if (e.prefill.pp_bubble_ms > 0 || e.decode.pp_bubble_ms > 0)
+        add("pipeline bubble", "ms", [](R r) { return r.pp_bubble_ms; });
     t.render(out, "");
 }
 
@@ -139,7 +166,7 @@ void operators(std::string& out, const moe::Estimate& e, moe::Phase phase, const
             op.group >= 0 && std::size_t(op.group) < r.groups.size() ? r.groups[std::size_t(op.group)].label : "";
         std::string source = moe::source_name(op.source);
         if (op.table && *op.table) source += std::string(" (") + op.table + ")";
-        t.add({group, op.name, sig3(op.count), sig3(op.time_us), sig3(op.exposed_us), moe::bound_name(op.bound),
+        t.add({group, op.name, count(op.count), sig3(op.time_us), sig3(op.exposed_us), moe::bound_name(op.bound),
                op.efficiency > 0 ? fixed(op.efficiency, 2) : std::string(dash), source});
         total_us += op.exposed_us * op.count;
     }

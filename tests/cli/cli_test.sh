@@ -266,7 +266,7 @@ case_eval_invalid() {  # a cross-field error: one line naming the field; json st
 case_eval_table() {
     write_scenarios
     expect_ok "$bin" eval dsv3.json --format table
-    for text in "TTFT / TPOT" "tokens/s per GPU" "Decode operators" "Memory per GPU" "KV cache" "largest decode batch"; do
+    for text in "TPOT" "tokens/s per GPU" "Decode operators" "Memory per GPU" "KV cache" "largest decode batch"; do
         grep -qF "$text" .stdout || fail "table lacks '$text'"
     done
     expect_bad_input "--format" "$bin" eval dsv3.json --format yaml
