@@ -9,19 +9,23 @@ namespace web {
 
 void draw_notice(AppState& st) {
     if (st.notice.empty()) return;
-    ImGui::PushStyleColor(ImGuiCol_ChildBg, ImVec4(0.45f, 0.18f, 0.10f, 1.0f));
-    const float lines = 2.0f + static_cast<float>(st.notice_details.size() < 4 ? st.notice_details.size() : 4);
-    ImGui::BeginChild("notice", ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * lines +
-                                              ImGui::GetStyle().WindowPadding.y * 2), true);
+    // Plain wrapped text (never markup): the details may quote the hostile link's own content.
+    const ImVec4 colour(1.0f, 0.62f, 0.45f, 1.0f);
+    ImGui::PushStyleColor(ImGuiCol_Text, colour);
+    ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(st.notice.c_str());
-    for (size_t i = 0; i < st.notice_details.size() && i < 4; ++i) ImGui::BulletText("%s", st.notice_details[i].c_str());
+    for (size_t i = 0; i < st.notice_details.size() && i < 6; ++i) {
+        ImGui::Bullet();
+        ImGui::TextUnformatted(st.notice_details[i].c_str());
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::PopStyleColor();
     if (ImGui::SmallButton("Dismiss")) {
         st.notice.clear();
         st.notice_details.clear();
         st.publish_pending = true;
     }
-    ImGui::EndChild();
-    ImGui::PopStyleColor();
+    ImGui::Separator();
 }
 
 void draw_scenario_panel(AppState& st) {
