@@ -131,10 +131,13 @@ void headline(std::string& out, const moe::Scenario& s, const moe::Estimate& e) 
     enum Only { both, prefill_only, decode_only };
     auto add = [&](const char* label, const char* unit, auto value, Only only = both) {
         std::vector<std::string> row{label};
+        bool any = false;
         for (const Col& c : cols) {
             const bool shown = only == both || (only == decode_only) == c.decode;
+            any = any || shown;
             row.push_back(shown ? sig3(value(*c.r)) : std::string(dash));
         }
+        if (!any) return;  // a prefill-only row when only decode is computed, or the reverse
         row.push_back(unit);
         t.add(std::move(row));
     };

@@ -11,6 +11,7 @@ target_link_libraries(cli_values_test PRIVATE moe_core doctest::doctest)
 moe_warnings(cli_values_test)
 moe_sanitize(cli_values_test)
 add_test(NAME cli_values COMMAND cli_values_test --no-colors)
+set_tests_properties(cli_values PROPERTIES LABELS cli)
 
 set(_moe_cli_cases
     grid default_columns determinism invalid_point bad_json unknown_path malformed_range unknown_column
