@@ -147,7 +147,6 @@ ScenarioSource load_scenario_source(const std::string& arg, const moe::Catalog& 
                          "': no such file or preset scenario (list them: moe-roofline presets scenarios)");
     }
     if (!src.json.is_object()) throw UsageError(src.origin + ": a scenario must be a JSON object");
-    src.json.erase("description");  // preset scenarios carry one; it is not a scenario field
     resolve_refs(src.json, src.base_dir, catalog);
     return src;
 }

@@ -28,7 +28,7 @@ namespace {
 
 constexpr const char* kDefaultBase = "http://127.0.0.1:8080/";
 
-const char* kMainFooter = R"(
+const char* kMainFooter = R"TXT(
 SCENARIO is a JSON file, a preset scenario id (moe-roofline presets scenarios) or - for standard input.
 A scenario names only what differs from the defaults, e.g. {"model":"deepseek-v3","hardware":"h800"}.
 Wherever a model or GPU preset id goes, a path to a HuggingFace config.json (or a GPU JSON) works too.
@@ -36,12 +36,13 @@ Wherever a model or GPU preset id goes, a path to a HuggingFace config.json (or 
 Examples:
   moe-roofline presets models
   echo '{"model":"deepseek-v3","hardware":"h800","parallel":{"dp":32,"ep":32}}' | moe-roofline eval - --format table
-  moe-roofline sweep my.json --axis workload.batch=1:512:x2 -o batch.csv
-  moe-roofline url my.json
+  moe-roofline eval deepseek-v3-decode-h800-ep128 --set workload.batch=64 --format table
+  moe-roofline sweep qwen3-30b-a3b-decode-h20-ep4 --axis workload.batch=1:512:x2 -o batch.csv
+  moe-roofline url kimi-k2-decode-h200-ep16
 
-Exit status: 0 success, 2 bad input (one line on stderr naming the problem), 130/143 interrupted.)";
+Exit status: 0 success, 2 bad input (one line on stderr naming the problem), 130/143 interrupted.)TXT";
 
-const char* kEvalFooter = R"(
+const char* kEvalFooter = R"TXT(
 --format json prints one object: the output columns nested by their dots (prefill.step_ms ->
 {"prefill":{"step_ms":...}}), plus "layers" (every operator with what bounds it), "errors" and "warnings".
 --format table prints the headline numbers, the per-operator breakdown and the memory breakdown.
@@ -52,12 +53,13 @@ Examples:
   # DeepSeek-V3 decode on 32 H800s with DP-attention and EP32, as a table
   echo '{"model":"deepseek-v3","hardware":"h800","parallel":{"dp":32,"ep":32},"workload":{"phase":"decode"}}' \
     | moe-roofline eval - --format table
-  # the same with FP8 KV cache and a batch of 128 per rank, just the TPOT
-  moe-roofline eval run.json --set precision.kv_cache=fp8 --set workload.batch=128 | jq .decode.tpot_ms
+  # a preset scenario with FP8 KV cache and 64 sequences per rank, just the TPOT
+  moe-roofline eval deepseek-v3-decode-h800-ep128 --set precision.kv_cache=fp8 --set workload.batch=64 \
+    | jq .decode.tpot_ms
   # your own model: a HuggingFace config.json path wherever a preset id goes
-  moe-roofline eval run.json --set model=./my-model/config.json)";
+  moe-roofline eval qwen3-30b-a3b-decode-h20-ep4 --set model=./my-model/config.json --format table)TXT";
 
-const char* kSweepFooter = R"(
+const char* kSweepFooter = R"TXT(
 VALUES (comma-separated items; numeric items may be ranges, and mix):
   1,2,4,8            a list                 1:1024:x2        geometric: 1, 2, 4, ..., 1024
   1024:8192:+1024    arithmetic (start, stop inclusive, step)
@@ -72,15 +74,17 @@ temporary file beside FILE and renamed when complete: an error or Ctrl-C never l
 A progress line goes to stderr when the sweep runs over a second (--quiet turns it off).
 
 Examples:
-  # best EP size for DeepSeek-V3 decode on H800 at each batch
-  moe-roofline sweep dsv3.json --axis parallel.ep=8:256:x2 --axis workload.batch=16:256:x2 \
-    --set parallel.dp=256 --columns decode.tpot_ms,decode.tokens_per_s_per_gpu -o ep.csv
-  # how TPOT grows with context
-  moe-roofline sweep dsv3.json --axis workload.context_len=1024:131072:x2 --columns decode.tpot_ms
-  # two models and two all-to-all backends to standard output
-  moe-roofline sweep run.json --axis model=deepseek-v3,kimi-k2 --axis runtime.a2a_backend=deepep_normal,pplx)";
+  # how TPOT grows with context for DeepSeek-V3 decode on 128 H800s
+  moe-roofline sweep deepseek-v3-decode-h800-ep128 --axis workload.context_len=1024:131072:x2 \
+    --columns decode.tpot_ms,memory.max_batch
+  # EP size x batch on 256 GPUs (experts tensor-parallel over 256/ep), to a file
+  moe-roofline sweep deepseek-v3-decode-h800-ep128 --set parallel.dp=256 --axis parallel.ep=8:256:x2 \
+    --axis workload.batch=16:256:x2 --columns decode.tpot_ms,decode.tokens_per_s_per_gpu -o ep.csv
+  # two models and two all-to-all backends, to standard output
+  moe-roofline sweep kimi-k2-decode-h200-ep16 --axis model=deepseek-v3,kimi-k2 \
+    --axis runtime.a2a_backend=deepep_low_latency,pplx --columns decode.tpot_ms)TXT";
 
-const char* kPresetsFooter = R"(
+const char* kPresetsFooter = R"TXT(
 Kinds: models, hardware, scenarios (all three when omitted); fields lists every scenario path --set and --axis
 accept (type, unit, default, range); columns lists the output columns (name, unit).
 --presets-dir DIR adds DIR/models/*.json (HF config.json files), DIR/hardware/*.json and DIR/scenarios/*.json,
@@ -89,17 +93,17 @@ each under its file name without .json.
 Examples:
   moe-roofline presets models
   moe-roofline presets fields
-  moe-roofline --presets-dir ./my-presets presets models)";
+  moe-roofline --presets-dir ./my-presets presets models)TXT";
 
-const char* kUrlFooter = R"(
+const char* kUrlFooter = R"TXT(
 Prints the page link that reproduces SCENARIO (only the fields that differ from the defaults, base64url-encoded in
 the #s= fragment). --decode does the reverse: prints the compact scenario JSON of a link or fragment, which eval
 accepts on standard input.
 
 Examples:
-  moe-roofline url run.json
-  moe-roofline url run.json --base https://example.org/moe-roofline/
-  moe-roofline url --decode 'http://127.0.0.1:8080/#s=eyJtb2RlbCI6...' | moe-roofline eval - --format table)";
+  moe-roofline url deepseek-v3-decode-h800-ep128
+  moe-roofline url my-scenario.json --set workload.batch=32 --base https://example.org/moe-roofline/
+  moe-roofline url --decode "$(moe-roofline url kimi-k2-decode-h200-ep16)" | moe-roofline eval - --format table)TXT";
 
 int fail(const std::string& message) {
     std::fprintf(stderr, "moe-roofline: %s\n", message.c_str());

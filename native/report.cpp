@@ -9,6 +9,7 @@
 
 #include "core/columns.h"
 #include "core/model_spec.h"
+#include "values.h"
 
 namespace cli {
 
@@ -249,7 +250,7 @@ bool presets_listing(const moe::Catalog& catalog, std::string_view kind, std::st
         for (const moe::FieldDesc& f : moe::scenario_fields()) {
             std::string range;
             if (f.type == moe::FieldType::integer || f.type == moe::FieldType::number) {
-                range = sig3(f.min) + " .. " + sig3(f.max);
+                range = number_text(f.min) + " .. " + number_text(f.max);
             } else if (f.choices) {
                 for (const char* const* c = f.choices; *c; ++c) range += (range.empty() ? "" : ", ") + std::string(*c);
             }

@@ -57,8 +57,7 @@ std::string csv_cell(std::string_view text) {
 // Parses one --axis and checks every value against the field on a scratch scenario, so a typo fails the whole
 // command up front instead of filling a file with error rows. Cross-field problems (ep not dividing the experts
 // at this point) are left to the points.
-Axis parse_axis(const std::string& spec, const ScenarioSource& base_src, const moe::Scenario& base,
-                const moe::Catalog& catalog) {
+Axis parse_axis(const std::string& spec, const moe::Scenario& base, const moe::Catalog& catalog) {
     Axis axis;
     std::string text;
     if (!split_assignment(spec, axis.path, text))
@@ -84,7 +83,6 @@ Axis parse_axis(const std::string& spec, const ScenarioSource& base_src, const m
         }
         axis.cells.push_back(csv_cell(v.text));
     }
-    (void)base_src;
     return axis;
 }
 
@@ -238,7 +236,7 @@ int run_sweep(const ScenarioSource& base_src, const moe::Catalog& catalog, const
     std::vector<Axis> axes;
     double points = 1;
     for (const std::string& spec : options.axes) {
-        axes.push_back(parse_axis(spec, base_src, base, catalog));
+        axes.push_back(parse_axis(spec, base, catalog));
         for (std::size_t i = 0; i + 1 < axes.size(); ++i)
             if (axes[i].path == axes.back().path) throw UsageError("--axis " + axes.back().path + ": given twice");
         points *= double(axes.back().size());
