@@ -18,6 +18,8 @@ if [[ -z $bin ]]; then
 fi
 [[ -n $bin && -x $bin ]] || { echo "sweep_bench: build moe-roofline first (cmake --build build-native)" >&2; exit 1; }
 
+[[ -x /usr/bin/time ]] || { echo "sweep_bench: needs GNU time for peak RSS: apt-get install time" >&2; exit 1; }
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cat >"$work/dsv3.json" <<'EOF'
