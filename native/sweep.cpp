@@ -98,6 +98,8 @@ std::vector<const moe::Column*> select_columns(const std::string& list) {
     for (const AxisValue& n : names) {
         const moe::Column* c = moe::find_column(n.text);
         if (!c) throw UsageError("--columns: unknown column '" + n.text + "' (moe-roofline presets columns lists them)");
+        for (const moe::Column* seen : columns)
+            if (seen == c) throw UsageError("--columns: " + n.text + " given twice");
         columns.push_back(c);
     }
     // An invalid point must never be silent: status and error always end the row.

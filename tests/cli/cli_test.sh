@@ -172,6 +172,7 @@ case_malformed_range() {
 case_unknown_column() {
     write_scenarios
     expect_bad_input "decode.nope" "$bin" sweep dsv3.json --axis workload.batch=1,2 --columns decode.tpot_ms,decode.nope -o out.csv
+    expect_bad_input "given twice" "$bin" sweep dsv3.json --axis workload.batch=1,2 --columns decode.tpot_ms,decode.tpot_ms -o out.csv
 }
 
 case_unreadable_scenario() {
