@@ -201,13 +201,17 @@ case_keeps_old_file() {  # a failed sweep leaves an existing output file exactly
     [[ $(cat out.csv) == precious ]] || fail "out.csv was modified"
 }
 
-case_interrupt() {  # SIGINT and SIGTERM mid-sweep: exit 128+N, no output file, no temporary file
+case_interrupt() {  # SIGINT and SIGTERM mid-sweep: exit 128+N, the old output file untouched, no temporary file
     write_scenarios
+    echo precious >big.csv
     for sig in INT TERM; do
         "$bin" sweep dsv3.json --axis workload.batch=1:4096:+1 --axis workload.context_len=1024:65536:+1 \
             --axis parallel.ep=1,2,4,8 -o big.csv -q 2>err.txt &
         pid=$!
-        sleep 0.7
+        # the temporary file appears once the grid is checked and the handlers are installed: interrupt mid-write
+        for _ in $(seq 100); do ls -A | grep -q '^\.big\.csv\.' && break; sleep 0.1; done
+        ls -A | grep -q '^\.big\.csv\.' || fail "SIG$sig: no temporary file while the sweep runs: $(ls -A)"
+        sleep 0.2
         kill -$sig $pid
         wait $pid
         st=$?
@@ -215,7 +219,8 @@ case_interrupt() {  # SIGINT and SIGTERM mid-sweep: exit 128+N, no output file, 
         [[ $st -eq $expected ]] || fail "SIG$sig: exit $st, expected $expected ($(cat err.txt))"
         grep -q "interrupted" err.txt || fail "SIG$sig: no message: $(cat err.txt)"
         rm -f err.txt
-        [[ -z $(ls -A | grep -v -e '^dsv3.json$' -e '^qwen.json$') ]] || fail "SIG$sig left files: $(ls -A)"
+        [[ -z $(ls -A | grep -v -e '^dsv3.json$' -e '^qwen.json$' -e '^big.csv$') ]] || fail "SIG$sig left files: $(ls -A)"
+        [[ $(cat big.csv) == precious ]] || fail "SIG$sig: big.csv was modified"
     done
 }
 
