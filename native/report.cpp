@@ -246,7 +246,17 @@ bool presets_listing(const moe::Catalog& catalog, std::string_view kind, std::st
     if (kind == "fields") {
         const moe::ParseResult defaults = moe::parse_scenario("{}", catalog);
         TextTable t({"path", "type", "unit", "default", "range / choices", "help"});
-        static const char* type_names[] = {"integer", "number", "boolean", "choice", "dtype", "preset"};
+        auto type_name = [](moe::FieldType t) {
+            switch (t) {
+                case moe::FieldType::integer: return "integer";
+                case moe::FieldType::number: return "number";
+                case moe::FieldType::boolean: return "boolean";
+                case moe::FieldType::choice: return "choice";
+                case moe::FieldType::dtype: return "dtype";
+                case moe::FieldType::ref: return "preset";
+            }
+            return "";
+        };
         for (const moe::FieldDesc& f : moe::scenario_fields()) {
             std::string range;
             if (f.type == moe::FieldType::integer || f.type == moe::FieldType::number) {
@@ -255,7 +265,7 @@ bool presets_listing(const moe::Catalog& catalog, std::string_view kind, std::st
                 for (const char* const* c = f.choices; *c; ++c) range += (range.empty() ? "" : ", ") + std::string(*c);
             }
             nlohmann::json d = moe::get_path(defaults.scenario, f.path);
-            t.add({f.path, type_names[int(f.type)], f.unit, d.is_string() ? d.get<std::string>() : d.dump(), range,
+            t.add({f.path, type_name(f.type), f.unit, d.is_string() ? d.get<std::string>() : d.dump(), range,
                    f.help});
         }
         t.render(out, "");
