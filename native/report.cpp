@@ -246,8 +246,8 @@ bool presets_listing(const moe::Catalog& catalog, std::string_view kind, std::st
     if (kind == "fields") {
         const moe::ParseResult defaults = moe::parse_scenario("{}", catalog);
         TextTable t({"path", "type", "unit", "default", "range / choices", "help"});
-        auto type_name = [](moe::FieldType t) {
-            switch (t) {
+        auto type_name = [](moe::FieldType type) {
+            switch (type) {
                 case moe::FieldType::integer: return "integer";
                 case moe::FieldType::number: return "number";
                 case moe::FieldType::boolean: return "boolean";
