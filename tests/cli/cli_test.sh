@@ -318,6 +318,18 @@ case_presets_dir() {  # a user's model via --presets-dir, via a path in --set, a
         fail "a config path inside a scenario file (relative to it) differs"
     expect_ok "$bin" sweep qwen.json --axis model=./mine/models/tiny-moe.json,qwen3-30b-a3b --columns model.total_params -q
     [[ $(wc -l <.stdout) -eq 3 ]] || fail "model path axis: $(cat .stdout)"
+    # a user's GPU and a user's scenario that names the user's model by a path relative to itself
+    mkdir -p mine/hardware mine/scenarios
+    printf '{"name":"Test GPU","arch":"hopper","dense_tflops_bf16":500,"dense_tflops_fp8":1000,"hbm_bandwidth_GBps":2000,"hbm_capacity_GiB":64,"nvlink_bandwidth_GBps":200,"rdma_bandwidth_GBps":25,"gpus_per_node":8,"sm_count":100,"tables_fallback":"h800"}' >mine/hardware/test-gpu.json
+    printf '{"description":"tiny on the test GPU","model":"../models/tiny-moe.json","hardware":"test-gpu","workload":{"phase":"decode"}}' >mine/scenarios/tiny-test.json
+    expect_ok "$bin" --presets-dir mine presets
+    grep -q 'test-gpu .*Test GPU' .stdout || fail "test-gpu not listed: $(cat .stdout)"
+    grep -q 'tiny-test .*tiny on the test GPU' .stdout || fail "tiny-test not listed"
+    expect_ok "$bin" --presets-dir mine eval tiny-test
+    [[ $(json_get .stdout 'j["model"]["total_params"] < 1e9') == True ]] || fail "user scenario: not the tiny model"
+    expect_ok "$bin" --presets-dir mine eval tiny-test --set hardware=h20
+    [[ $(json_get .stdout 'j["decode"]["tpot_ms"]') == $(json_get preset.json 'j["decode"]["tpot_ms"]') ]] ||
+        fail "user scenario on h20 differs from the same model on h20"
     mkdir -p bad/models
     echo '{"hidden_size": "big"}' >bad/models/broken.json
     expect_bad_input "broken" "$bin" --presets-dir bad presets models
