@@ -1,0 +1,34 @@
+# tests/validation/validation.cmake — moe-validate: the model against published measurements (included natively
+# by the top CMakeLists.txt).
+#
+#   build-native/moe-validate                                   # print predicted vs measured; exit 1 on a miss
+#   build-native/moe-validate --write docs/validation.md --readme README.md    # regenerate the report
+#   build-native/moe-validate --fit [--write-calibration presets/calibration.json]   # refit, leave-one-out
+#
+# ctest:
+#   validation           every case within its tolerance, median |error| <= 10%, no case beyond 25%, each miss
+#                        over 10% explained
+#   validation_coverage  every row of tests/validation/public_measurements.csv is a case or excluded with a reason,
+#                        and every pinned number equals the CSV's (and InferSim's outputs in infersim_runs/)
+#   validation_fit       refitting reproduces presets/calibration.json (the shipped constants are the fit's)
+if(EMSCRIPTEN)
+  return()
+endif()
+
+add_executable(moe-validate
+  "${CMAKE_CURRENT_LIST_DIR}/main.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/cases.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/fit.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/report.cpp")
+target_link_libraries(moe-validate PRIVATE moe_core)
+target_include_directories(moe-validate PRIVATE "${CMAKE_CURRENT_LIST_DIR}")
+set_target_properties(moe-validate PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}")
+moe_warnings(moe-validate)
+moe_sanitize(moe-validate)
+
+add_test(NAME validation COMMAND moe-validate)
+add_test(NAME validation_coverage
+         COMMAND moe-validate --check-csv "${CMAKE_CURRENT_LIST_DIR}/public_measurements.csv"
+                              --check-runs "${CMAKE_CURRENT_LIST_DIR}/infersim_runs")
+add_test(NAME validation_fit COMMAND moe-validate --check-fit)
+set_tests_properties(validation validation_coverage validation_fit PROPERTIES LABELS validation TIMEOUT 600)
