@@ -24,11 +24,13 @@ stage() {  # stage NAME COMMAND...: runs, times and records one step
 stage "setup" bash scripts/setup.sh || true
 if ((${#failed[@]})); then echo "setup failed: nothing else can run" >&2; exit 1; fi
 
-stage "native: configure" cmake -S . -B build-native -DCMAKE_BUILD_TYPE=Release --log-level=WARNING
+# -DMOE_WERROR=ON: our own targets must stay warning-free (Dear ImGui's warnings are not ours).
+stage "native: configure" cmake -S . -B build-native -DCMAKE_BUILD_TYPE=Release -DMOE_WERROR=ON --log-level=WARNING
 stage "native: build" cmake --build build-native -j"$jobs"
 stage "native: ctest" ctest --test-dir build-native -j"$jobs"
 
-stage "web: configure" emcmake cmake -S . -B build-web -DMOE_CLI="$root/build-native/moe-roofline" --log-level=WARNING
+stage "web: configure" emcmake cmake -S . -B build-web -DMOE_CLI="$root/build-native/moe-roofline" -DMOE_WERROR=ON \
+  --log-level=WARNING
 stage "web: build" cmake --build build-web -j"$jobs"
 stage "web: ctest (wasm unit tests, core module, browser)" ctest --test-dir build-web
 
