@@ -19,6 +19,7 @@ struct Calibration {
     double attn_decode_bw_eff = 0.75;
     double hbm_bw_eff = 0.80;              // memory-bound kernels without a table
     double kernel_floor_us = 3.0;          // shortest kernel (launch + tail)
+    double gemm_table_overhead_us = 0.0;   // per-call timing overhead inside the bench_data GEMM latencies
     double misc_passes = 12;               // norms, residuals, rope, quantisation: passes over T*h bf16 per layer
     // Communication: effective fraction of link bandwidth and a fixed latency per collective / kernel
     double nvlink_ll_eff = 0.72;

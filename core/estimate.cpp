@@ -347,32 +347,31 @@ void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L) {
             return;
         }
         case A2ABackend::deepep_normal: {
-            // A token crosses RDMA once per remote node it needs, then NVLink forwards it to the GPUs there;
-            // combine reduces inside the node before sending back (seed 004, DeepEP normal kernels).
+            // A token crosses RDMA once per remote node it needs; inside each node NVLink delivers it to every GPU
+            // that holds one of its experts (forwarded copies included); combine reduces inside the node before
+            // sending back (seed 004, DeepEP normal kernels). Node-limited routing (n_group/topk_group) caps the
+            // nodes a token reaches.
             const double tok = T / c.tp;
             const double nodes = std::ceil(double(c.ep) / c.gpn);
-            const double gpus_in_node = std::min<double>(c.ep, c.gpn);
-            const double distinct_nodes = nodes * (1.0 - std::pow(1.0 - 1.0 / nodes, k));
+            const double distinct_nodes = kernels::distinct_units(nodes, m.n_group, m.topk_group, k);
             const double remote_nodes = distinct_nodes * (nodes - 1.0) / nodes;
-            // NVLink copies of the sender's own-node share: distinct GPUs of its node the token needs, less
-            // itself. Forwarding of tokens arriving over RDMA is pipelined behind the RDMA transfer (DeepEP reports
-            // RDMA as the bottleneck of its internode kernels), so it does not add a term.
-            const double own_node_gpus = gpus_in_node * (1.0 - std::pow(1.0 - 1.0 / (gpus_in_node * nodes), k));
-            const double p_self = 1.0 - std::pow(1.0 - 1.0 / c.ep, k);
-            const double nvl_copies = std::max(0.0, own_node_gpus - p_self);
+            const double distinct_gpus = kernels::distinct_units(c.ep, m.n_group, m.topk_group, k);
+            const double p_self = distinct_gpus / c.ep;
+            const double nvl_copies = std::max(0.0, distinct_gpus - p_self);
             auto t_of = [&](double bytes_per_copy) {
                 const double r = tok * remote_nodes * bytes_per_copy;
                 const double n = tok * nvl_copies * bytes_per_copy;
-                const double t = std::max(r / (rdma * c.cal.rdma_normal_eff), n / (nvl * c.cal.nvlink_normal_eff));
-                return std::pair<double, double>(t * 1e6 + c.cal.normal_latency_us, nodes > 1 ? r : n);
+                const double t_r = r / (rdma * c.cal.rdma_normal_eff), t_n = n / (nvl * c.cal.nvlink_normal_eff);
+                struct R { double us, bytes; Engine eng; };
+                // the record carries the bytes and engine of the bottleneck link
+                return t_r >= t_n ? R{t_r * 1e6 + c.cal.normal_latency_us, r, Engine::rdma}
+                                  : R{t_n * 1e6 + c.cal.normal_latency_us, n, Engine::nvlink};
             };
-            auto [td, bd] = t_of(h * db);
-            auto [tc, bc] = t_of(h * cb);
-            const Engine eng = nodes > 1 ? Engine::rdma : Engine::nvlink;
-            L.dispatch_us = td;
-            L.combine_us = tc;
-            L.comm.push_back(comm_op("comm.dispatch", ph, bd, eng, td));
-            L.comm.push_back(comm_op("comm.combine", ph, bc, eng, tc));
+            const auto d = t_of(h * db), cmb = t_of(h * cb);
+            L.dispatch_us = d.us;
+            L.combine_us = cmb.us;
+            L.comm.push_back(comm_op("comm.dispatch", ph, d.bytes, d.eng, d.us));
+            L.comm.push_back(comm_op("comm.combine", ph, cmb.bytes, cmb.eng, cmb.us));
             return;
         }
     }

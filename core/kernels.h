@@ -25,6 +25,24 @@ inline double expected_active_experts(double experts, double top_k, double token
     return experts * (1.0 - std::pow(p_miss, tokens));
 }
 
+// Expected distinct units (nodes or GPUs, `units` of them holding the experts in order) a token reaches when it
+// picks `selected` of `groups` expert groups (node-limited routing, DeepSeek's n_group/topk_group) and then `k`
+// experts spread over the selected groups, each selected group receiving at least one.
+inline double distinct_units(double units, double groups, double selected, double k) {
+    if (units <= 1) return 1.0;
+    if (groups <= 1 || selected >= groups) return units * (1.0 - std::pow(1.0 - 1.0 / units, k));
+    if (units <= groups) {
+        // each unit holds groups/units groups: P(unit holds none of the selected) = C(G - G/U, g) / C(G, g)
+        const double per = groups / units;
+        double p_none = 1.0;
+        for (int j = 0; j < int(selected); ++j) p_none *= std::max(0.0, (groups - per - j)) / (groups - j);
+        return units * (1.0 - p_none);
+    }
+    // each group spans units/groups units: the k experts land among selected * units/groups candidates
+    const double m = selected * units / groups;
+    return m * (1.0 - std::pow(1.0 - 1.0 / m, k));
+}
+
 // Routed experts on one GPU: `pairs` token-expert pairs over `active_local` loaded experts, SwiGLU (gate+up, down),
 // each expert's intermediate `inter` (already divided by moe_tp). Weight bytes include scale overheads.
 inline Cost grouped_experts(double pairs, double active_local, double hidden, double inter, double weight_bytes_per_param,

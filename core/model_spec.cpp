@@ -193,6 +193,10 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     m.num_experts = experts;
     const bool llama4 = m.model_type.rfind("llama4", 0) == 0;
     if (m.num_experts > 0) {
+        m.n_group = read_int(c, "n_group", path, errors, 1, false, 1, m.num_experts);
+        m.topk_group = read_int(c, "topk_group", path, errors, m.n_group, false, 1, m.n_group);
+        if (m.n_group > 0 && m.num_experts % m.n_group != 0)
+            errors.push_back({path + ".n_group", std::to_string(m.n_group) + " does not divide " + std::to_string(m.num_experts) + " experts"});
         const char* topk_key = has(c, "experts_per_token") && !has(c, "num_experts_per_tok") ? "experts_per_token" : "num_experts_per_tok";
         m.top_k = read_int(c, topk_key, path, errors, 0, true, 1, m.num_experts);
         if (llama4) {

@@ -48,6 +48,8 @@ struct ModelSpec {
     int intermediate = 0;       // dense FFN intermediate (dense layers)
     int num_experts = 0;        // routed experts (0 = dense model)
     int top_k = 0;
+    int n_group = 1;            // expert groups for node-limited routing (DeepSeek: 8)
+    int topk_group = 1;         // groups a token may use (DeepSeek: 4); 1 group = unconstrained when n_group = 1
     int moe_intermediate = 0;   // per routed expert
     int shared_intermediate = 0;  // total intermediate of the shared expert(s) (n_shared * moe_inter, or explicit)
     bool shared_gate = false;   // Qwen2-MoE style sigmoid gate on the shared expert

@@ -1,6 +1,7 @@
 // The latency model: seed 000 §9.1 unit tests, lazy expert loading, DeepEP calibration, InferSim cross-checks and
 // the measured end-to-end numbers of InferSim's README.
 #include "test_helpers.h"
+#include "core/kernels.h"
 
 using moe::Phase;
 using moe_test::find_op;
@@ -78,8 +79,11 @@ TEST_CASE("seed 000 §9.1: dispatch and combine bytes") {
         "workload":{"phase":"prefill","prefill_tokens":4096},"runtime":{"a2a_backend":"deepep_normal"}})");
     const moe::OpRecord* nd = find_op(n, "comm.dispatch", Phase::prefill);
     REQUIRE(nd);
-    const double remote_nodes = 4 * (1 - std::pow(0.75, 8)) * 0.75;  // 4 nodes, top-8, expected distinct remote nodes
-    CHECK(nd->comm_bytes == doctest::Approx(4096.0 * remote_nodes * 7168 * (1 + 4.0 / 128)));
+    // 4 nodes of 2 expert groups each; a token picks 4 of DeepSeek-V3's 8 groups: P(node unused) = C(6,4)/C(8,4)
+    const double distinct_nodes = 4 * (1 - 15.0 / 70.0);
+    CHECK(moe::kernels::distinct_units(4, 8, 4, 8) == doctest::Approx(distinct_nodes));
+    CHECK(nd->engine == moe::Engine::rdma);
+    CHECK(nd->comm_bytes == doctest::Approx(4096.0 * distinct_nodes * 0.75 * 7168 * (1 + 4.0 / 128)));
     CHECK(nd->comm_bytes < 4096.0 * 8 * 7168);
     // all-gather mode moves T * (group - 1) * h
     moe::Estimate a = run(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm","parallel":{"dp":4,"ep":4},
@@ -152,27 +156,37 @@ TEST_CASE("DeepEP low-latency dispatch and combine latency, EP8..EP256, within 1
     }
 }
 
-// DeepEP README (V1 final): normal kernels, 4096 tokens per batch, H800. Bottleneck bandwidth = bytes over the
-// bottleneck link / time. Intranode EP8 (NVLink) 153 / 158 GB/s; internode EP16 43/43, EP64 51/50 GB/s (RDMA).
-// EP32's 58/57 GB/s exceeds the 50 GB/s line rate of its one CX7 NIC, which no physical model reproduces: we predict
-// it within 25% and say so in docs/validation.md.
-TEST_CASE("DeepEP normal-mode bottleneck bandwidths") {
-    struct Row { int ep; double dispatch_GBps, combine_GBps, tol; };
-    const Row rows[] = {{8, 153, 158, 0.15}, {16, 43, 43, 0.15}, {32, 58, 57, 0.25}, {64, 51, 50, 0.15}};
+// DeepEP README (V1 final): normal kernels, 4096 tokens per batch, H800. DeepEP reports "bottleneck bandwidth" as
+// its own byte count over the kernel time: intranode, tokens x distinct ranks reached x hidden x bytes; internode,
+// tokens x distinct nodes reached (its own included) x hidden x bytes. Its benchmark routes with groups = nodes and
+// min(nodes, 4) groups per token (tests/test_internode.py), which we give the model as n_group / topk_group.
+// Intranode EP8 153 / 158 GB/s, internode EP16 43 / 43, EP32 58 / 57, EP64 51 / 50. Within 15%.
+TEST_CASE("DeepEP normal-mode bottleneck bandwidths, within 15%") {
+    struct Row { int ep; double dispatch_GBps, combine_GBps; };
+    const Row rows[] = {{8, 153, 158}, {16, 43, 43}, {32, 58, 57}, {64, 51, 50}};
+    nlohmann::json model;
+    for (const auto& m : moe::builtin_catalog().models())
+        if (m.id == "deepseek-v3") model = m.json;
     for (const Row& r : rows) {
-        std::string s = R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":)" + std::to_string(r.ep) +
-                        R"(,"ep":)" + std::to_string(r.ep) +
-                        R"(},"workload":{"phase":"prefill","prefill_tokens":4096},"runtime":{"a2a_backend":"deepep_normal"}})";
-        moe::Estimate e = run(s);
+        const int nodes = (r.ep + 7) / 8;
+        model["n_group"] = nodes;
+        model["topk_group"] = std::min(nodes, 4);
+        nlohmann::json s = {{"model", model}, {"hardware", "h800"}, {"parallel", {{"dp", r.ep}, {"ep", r.ep}}},
+                            {"workload", {{"phase", "prefill"}, {"prefill_tokens", 4096}}},
+                            {"runtime", {{"a2a_backend", "deepep_normal"}}}};
+        moe::Estimate e = run(s.dump());
         const moe::OpRecord* d = find_op(e, "comm.dispatch", Phase::prefill);
         const moe::OpRecord* c = find_op(e, "comm.combine", Phase::prefill);
         REQUIRE(d);
         REQUIRE(c);
-        const double bw_d = d->comm_bytes / (d->time_us * 1e-6) / 1e9, bw_c = c->comm_bytes / (c->time_us * 1e-6) / 1e9;
+        const double reached = nodes == 1 ? moe::kernels::distinct_units(r.ep, 1, 1, 8)
+                                          : moe::kernels::distinct_units(nodes, nodes, std::min(nodes, 4), 8);
+        const double bytes_d = 4096.0 * reached * 7168 * (1 + 4.0 / 128), bytes_c = 4096.0 * reached * 7168 * 2;
+        const double bw_d = bytes_d / (d->time_us * 1e-6) / 1e9, bw_c = bytes_c / (c->time_us * 1e-6) / 1e9;
         INFO("EP" << r.ep << ": dispatch " << bw_d << " GB/s (DeepEP " << r.dispatch_GBps << "), combine " << bw_c
                   << " GB/s (DeepEP " << r.combine_GBps << ")");
-        CHECK(rel_err(bw_d, r.dispatch_GBps) < r.tol);
-        CHECK(rel_err(bw_c, r.combine_GBps) < r.tol);
+        CHECK(rel_err(bw_d, r.dispatch_GBps) < 0.15);
+        CHECK(rel_err(bw_c, r.combine_GBps) < 0.15);
     }
 }
 

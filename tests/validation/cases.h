@@ -19,7 +19,7 @@
 namespace val {
 
 // Where a case's constants may be fitted (fit.cpp). `none`: the case checks the model but fits nothing.
-enum class FitGroup { none, fallback_gemm, fallback_grouped, fallback_attn, comm_ll, comm_normal, e2e };
+enum class FitGroup { none, fallback_gemm, fallback_grouped, fallback_attn, comm_ll, comm_normal, gemm_tables, e2e };
 const char* fit_group_name(FitGroup g);
 
 struct Case {
@@ -33,6 +33,7 @@ struct Case {
     double tolerance = 0;   // relative: |predicted/measured - 1| <= tolerance
     bool reference_model = false;  // InferSim cross-check (not a measurement; reported and summarised apart)
     FitGroup fit = FitGroup::none;
+    FitGroup fit2 = FitGroup::none;  // a second group the case also fits (e.g. fallback efficiency and table overhead)
     std::string caveat;     // shown beside the case (e.g. "UNVERIFIED chart read")
     std::string miss_note;  // likely cause when |error| > 10% (required then: the test fails without it)
     // Set when the case needs something the model does not have yet (named exactly): the case is reported and

@@ -47,7 +47,10 @@ std::vector<GroupDef> group_defs() {
         {FitGroup::comm_normal, true,
          {{"nvlink_normal_eff", &C::nvlink_normal_eff, 0.3, 1.0, "a fraction of the link"},
           {"rdma_normal_eff", &C::rdma_normal_eff, 0.3, 1.0, "a fraction of the link"}},
-         "DeepEP normal-kernel bottleneck bandwidth rows, EP8 intranode and EP32 internode (4, V1 final; EP16/EP64 are model gaps)"},
+         "DeepEP normal-kernel bottleneck bandwidth rows, EP8 intranode and EP16/32/64 internode (8, V1 final)"},
+        {FitGroup::gemm_tables, true,
+         {{"gemm_table_overhead_us", &C::gemm_table_overhead_us, 0.0, 12.0, "below the shortest table latency, ~13 us"}},
+         "DeepGEMM dense FP8 GEMM rows at M=64/128 (12) against the bench_data/gemm/h800 table latencies of the same shapes"},
         {FitGroup::e2e, true,
          {{"prefill_overhead_ms", &C::prefill_overhead_ms, 0.0, 30.0, "at most InferSim's fixed 30 ms per TTFT"},
           {"decode_overhead_ms", &C::decode_overhead_ms, 0.0, 5.0, "at most InferSim's fixed 5 ms per TPOT"},
@@ -122,7 +125,7 @@ FitReport fit_all(const std::vector<Case>& cases, const moe::Calibration& start,
         g.params = gd.params;
         g.uses_tables = gd.uses_tables;
         for (size_t i = 0; i < cases.size(); ++i)
-            if (cases[i].fit == gd.group && !cases[i].reference_model && (!gd.uses_tables || cases[i].model_gap.empty()))
+            if ((cases[i].fit == gd.group || cases[i].fit2 == gd.group) && !cases[i].reference_model && (!gd.uses_tables || cases[i].model_gap.empty()))
                 g.case_index.push_back(int(i));
         for (FitParam& p : g.params) p.before = rep.fitted.*p.field;
         moe::Tables base = gd.uses_tables ? tables_with(rep.fitted) : fallback_tables(rep.fitted);
