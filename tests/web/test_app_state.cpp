@@ -1,0 +1,83 @@
+// test_app_state.cpp — the page's logic without ImGui or a browser (web/app_state.cpp): fragments in, edits,
+// recompute, and the window.__moe hook. Built natively and as wasm (ctest: web_state_native / web_state_wasm).
+#include <doctest/doctest.h>
+
+#include "core/moe.h"
+#include "web/app_state.h"
+
+namespace {
+
+web::AppState make_state() { return web::AppState(moe::builtin_catalog(), moe::builtin_tables()); }
+
+std::string fragment_of(const char* scenario_json) {
+    moe::ParseResult r = moe::parse_scenario(scenario_json, moe::builtin_catalog());
+    REQUIRE(r.ok());
+    return "#" + moe::encode_fragment(r.scenario);
+}
+
+}  // namespace
+
+TEST_CASE("a fragment sets the scenario; recompute publishes every output column") {
+    web::AppState st = make_state();
+    web::load_fragment(st, fragment_of(R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":8,"ep":8}})"));
+    CHECK(st.notice.empty());
+    CHECK(st.dirty);
+    CHECK_FALSE(st.fragment_dirty);  // a link is kept as it is until the user edits
+    web::recompute(st);
+    CHECK_FALSE(st.dirty);
+    CHECK(st.publish_pending);
+    const nlohmann::json hook = nlohmann::json::parse(web::hook_json(st));
+    CHECK(hook["scenario"]["model"] == "deepseek-v3");
+    CHECK(hook["scenario"]["parallel"]["ep"] == 8);
+    for (const moe::Column& c : moe::output_columns()) CHECK_MESSAGE(hook["results"].contains(c.name), c.name);
+    CHECK(hook["results"]["status"] == "ok");
+    CHECK(hook["results"] == moe::estimate_to_flat_json(moe::estimate(st.scenario, moe::builtin_tables())));
+    CHECK(hook["ui"].is_object());
+    CHECK(hook["notice"] == "");
+}
+
+TEST_CASE("a bad or hostile fragment gives the defaults and a notice naming the problem") {
+    const moe::Scenario defaults = moe::decode_fragment("", moe::builtin_catalog()).scenario;
+    for (const char* frag : {"#s=!!!", "#s=PGltZyBzcmM9eD4", "#x=1", "#s=eyJtb2RlbCI6Im5vLXN1Y2gifQ"}) {
+        CAPTURE(frag);
+        web::AppState st = make_state();
+        web::load_fragment(st, frag);
+        CHECK_FALSE(st.notice.empty());
+        CHECK_FALSE(st.notice_details.empty());
+        CHECK(moe::scenario_to_json(st.scenario, true) == moe::scenario_to_json(defaults, true));
+        web::recompute(st);
+        CHECK(st.estimate.ok);
+        // The hook is valid JSON even when the details quote invalid UTF-8 from the link.
+        CHECK_FALSE(nlohmann::json::parse(web::hook_json(st), nullptr, false).is_discarded());
+    }
+}
+
+TEST_CASE("an edit marks the scenario and the URL dirty; a refused value changes nothing") {
+    web::AppState st = make_state();
+    web::load_fragment(st, "");
+    web::recompute(st);
+    const nlohmann::json before = moe::scenario_to_json(st.scenario, false);
+
+    CHECK(web::edit_field(st, "workload.batch", 256));
+    CHECK(st.dirty);
+    CHECK(st.fragment_dirty);
+    CHECK(st.scenario.workload.batch == 256);
+    const double tpot_64 = st.estimate.decode.tpot_ms;
+    web::recompute(st);
+    CHECK(st.estimate.decode.tpot_ms != tpot_64);
+
+    st.dirty = st.fragment_dirty = false;
+    const nlohmann::json edited = moe::scenario_to_json(st.scenario, false);
+    CHECK_FALSE(web::edit_field(st, "workload.batch", -3));
+    CHECK_FALSE(web::edit_field(st, "workload.no_such_field", 1));
+    CHECK_FALSE(st.edit_errors.empty());
+    CHECK_FALSE(st.dirty);
+    CHECK(moe::scenario_to_json(st.scenario, false) == edited);
+    CHECK(edited != before);
+
+    // The written fragment reads back as the edited scenario.
+    web::AppState other = make_state();
+    web::load_fragment(other, "#" + moe::encode_fragment(st.scenario));
+    CHECK(other.notice.empty());
+    CHECK(moe::scenario_to_json(other.scenario, false) == edited);
+}
