@@ -19,9 +19,10 @@ inline std::string fmt_num(double v) {
     return buf;
 }
 
-// Reads an integer key. Missing: `fallback` (or an error when required). Wrong type / out of range: an error.
-inline int read_int(const json& obj, const char* key, const std::string& path, Issues& errors, int fallback,
-                    bool required, long long min, long long max) {
+// Reads a numeric key. Missing: `fallback` (or an error when required). Wrong type, not finite, out of range, or
+// (for `whole`) not a whole number: an error naming the key's path.
+inline double read_number(const json& obj, const char* key, const std::string& path, Issues& errors, double fallback,
+                          bool required, double min, double max, bool whole) {
     auto it = obj.find(key);
     const std::string where = path.empty() ? key : path + "." + key;
     if (it == obj.end() || it->is_null()) {
@@ -32,36 +33,26 @@ inline int read_int(const json& obj, const char* key, const std::string& path, I
         errors.push_back({where, "must be a number"});
         return fallback;
     }
-    double v = it->get<double>();
-    if (!std::isfinite(v) || v != std::floor(v)) {
+    const double v = it->get<double>();
+    if (whole && std::isfinite(v) && v != std::floor(v)) {
         errors.push_back({where, "must be a whole number, got " + it->dump()});
         return fallback;
     }
-    if (v < double(min) || v > double(max)) {
-        errors.push_back({where, fmt_num(v) + " is out of range [" + fmt_num(double(min)) + ", " + fmt_num(double(max)) + "]"});
-        return fallback;
-    }
-    return int(v);
-}
-
-inline double read_num(const json& obj, const char* key, const std::string& path, Issues& errors, double fallback,
-                       bool required, double min, double max) {
-    auto it = obj.find(key);
-    const std::string where = path.empty() ? key : path + "." + key;
-    if (it == obj.end() || it->is_null()) {
-        if (required) errors.push_back({where, "is required"});
-        return fallback;
-    }
-    if (!is_number(*it)) {
-        errors.push_back({where, "must be a number"});
-        return fallback;
-    }
-    double v = it->get<double>();
     if (!std::isfinite(v) || v < min || v > max) {
         errors.push_back({where, fmt_num(v) + " is out of range [" + fmt_num(min) + ", " + fmt_num(max) + "]"});
         return fallback;
     }
     return v;
+}
+
+inline int read_int(const json& obj, const char* key, const std::string& path, Issues& errors, int fallback,
+                    bool required, long long min, long long max) {
+    return int(read_number(obj, key, path, errors, fallback, required, double(min), double(max), true));
+}
+
+inline double read_num(const json& obj, const char* key, const std::string& path, Issues& errors, double fallback,
+                       bool required, double min, double max) {
+    return read_number(obj, key, path, errors, fallback, required, min, max, false);
 }
 
 inline std::string read_str(const json& obj, const char* key, const std::string& fallback = {}) {
