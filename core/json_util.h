@@ -19,6 +19,21 @@ inline std::string fmt_num(double v) {
     return buf;
 }
 
+// User-supplied text quoted in a message: ASCII only (other characters as \u escapes, invalid UTF-8 as U+FFFD) and at
+// most `max` characters, so that every message prints and serialises (json::dump() throws on invalid UTF-8, and a
+// byte limit could cut a character in two). `shown` quotes like JSON; `shown_text` gives a string's text unquoted.
+inline std::string shown(const json& v, std::size_t max = 40) {
+    std::string s = v.dump(-1, ' ', true, json::error_handler_t::replace);
+    if (s.size() > max) s.resize(max);
+    return s;
+}
+inline std::string shown_text(const std::string& text, std::size_t max = 64) {
+    std::string s = json(text).dump(-1, ' ', true, json::error_handler_t::replace);
+    s = s.substr(1, s.size() - 2);
+    if (s.size() > max) s.resize(max);
+    return s;
+}
+
 // Reads a numeric key. Missing: `fallback` (or an error when required). Wrong type, not finite, out of range, or
 // (for `whole`) not a whole number: an error naming the key's path.
 inline double read_number(const json& obj, const char* key, const std::string& path, Issues& errors, double fallback,

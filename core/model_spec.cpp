@@ -123,7 +123,7 @@ void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, I
         }
         m.weight_dtype = m.expert_dtype = d;
     } else if (!method.empty()) {
-        errors.push_back({path + ".quantization_config.quant_method", "unknown method '" + method + "'"});
+        errors.push_back({path + ".quantization_config.quant_method", "unknown method '" + shown_text(method) + "'"});
     }
 }
 

@@ -94,7 +94,7 @@ bool set_model(Scenario& s, const json& v, const Catalog& cat, Issues& errors) {
     if (v.is_string()) {
         const ModelSpec* m = cat.model(v.get<std::string>());
         if (!m) {
-            errors.push_back({"model", "unknown preset '" + v.get<std::string>() + "' (known: " + id_list(cat.models()) + ")"});
+            errors.push_back({"model", "unknown preset '" + shown_text(v.get<std::string>()) + "' (known: " + id_list(cat.models()) + ")"});
             return false;
         }
         s.model_ref = v.get<std::string>();
@@ -125,7 +125,7 @@ bool set_hardware(Scenario& s, const json& v, const Catalog& cat, Issues& errors
     if (v.is_string()) {
         const GpuSpec* g = cat.gpu(v.get<std::string>());
         if (!g) {
-            errors.push_back({"hardware", "unknown preset '" + v.get<std::string>() + "'" + known()});
+            errors.push_back({"hardware", "unknown preset '" + shown_text(v.get<std::string>()) + "'" + known()});
             return false;
         }
         s.hardware_ref = v.get<std::string>();
@@ -139,7 +139,7 @@ bool set_hardware(Scenario& s, const json& v, const Catalog& cat, Issues& errors
             const json& b = v["base"];
             const GpuSpec* g = b.is_string() ? cat.gpu(b.get<std::string>()) : nullptr;
             if (!g) {
-                errors.push_back({"hardware.base", "unknown preset " + b.dump() + known()});
+                errors.push_back({"hardware.base", "unknown preset " + shown(b) + known()});
                 return false;
             }
             merged = gpu_spec_to_json(*g);
@@ -170,7 +170,7 @@ bool set_value(Scenario& s, const FieldImpl& f, const json& v, const Catalog& ca
         case FieldType::integer:
         case FieldType::number: {
             if (!is_number(v)) {
-                errors.push_back({path, "must be a number, got " + v.dump().substr(0, 40)});
+                errors.push_back({path, "must be a number, got " + shown(v)});
                 return false;
             }
             return set_path_number(s, d, v.get<double>(), errors);
@@ -185,7 +185,7 @@ bool set_value(Scenario& s, const FieldImpl& f, const json& v, const Catalog& ca
         case FieldType::choice: {
             int i = v.is_string() ? choice_index(d.choices, v.get<std::string>()) : -1;
             if (i < 0) {
-                errors.push_back({path, "must be one of " + choice_list(d.choices) + ", got " + v.dump().substr(0, 40)});
+                errors.push_back({path, "must be one of " + choice_list(d.choices) + ", got " + shown(v)});
                 return false;
             }
             *static_cast<std::uint8_t*>(f.ptr(s)) = std::uint8_t(i);
@@ -198,7 +198,7 @@ bool set_value(Scenario& s, const FieldImpl& f, const json& v, const Catalog& ca
             } else if (v.is_string() && parse_dtype(v.get<std::string>(), sel.value)) {
                 sel.is_auto = false;
             } else {
-                errors.push_back({path, "unknown dtype " + v.dump().substr(0, 40) + " (auto, bf16, fp16, fp8, mxfp4, nvfp4, int4)"});
+                errors.push_back({path, "unknown dtype " + shown(v) + " (auto, bf16, fp16, fp8, mxfp4, nvfp4, int4)"});
                 return false;
             }
             *static_cast<DtypeSel*>(f.ptr(s)) = sel;
@@ -284,7 +284,7 @@ bool set_path_number(Scenario& s, const FieldDesc& d, double v, Issues& errors) 
 bool set_path(Scenario& s, std::string_view path, const json& value, const Catalog& cat, Issues& errors) {
     const FieldImpl* f = find_impl(path);
     if (!f) {
-        errors.push_back({std::string(path), "unknown field"});
+        errors.push_back({shown_text(std::string(path)), "unknown field"});
         return false;
     }
     return set_value(s, *f, value, cat, errors);

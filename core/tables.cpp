@@ -302,6 +302,10 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
         return true;
     };
     const size_t errors_before = errors.size();
+    auto no_rows = [&] {  // a header alone is not a table (its lookups would promise what it does not hold)
+        errors.push_back({where, "no data rows"});
+        return false;
+    };
     auto num = [&](const std::vector<std::string_view>& cells, const char* name, size_t line_no, double& out) {
         int c = col(name);
         if (c < 0 || size_t(c) >= cells.size() || !to_double(cells[size_t(c)], out)) {
@@ -339,6 +343,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 s->add(1, m, std::min(1.0, roof / (lat * 1e-6)), roof, lat * 1e-6);
             }
             if (errors.size() != errors_before) return false;
+            if (shapes.empty()) return no_rows();
             for (auto& [key, s] : shapes) {
                 s->finish();
                 tables_.push_back(s.release());
@@ -377,6 +382,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 s->add(gpus, tokens, std::min(1.0, roof / ((up + down) * 1e-6)));
             }
             if (errors.size() != errors_before) return false;
+            if (shapes.empty()) return no_rows();
             for (auto& [key, s] : shapes) {
                 s->finish();
                 tables_.push_back(s.release());
@@ -411,6 +417,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 }
             }
             if (errors.size() != errors_before) return false;
+            if (!fp8t && !t->rows) return no_rows();
             if (fp8t) { fp8t->finish(); tables_.push_back(fp8t.release()); }
             if (t->rows) { t->finish(); tables_.push_back(t.release()); }
             return true;
@@ -434,6 +441,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 t->add(1, L, std::min(1.0, roof / (lat * 1e-6)));
             }
             if (errors.size() != errors_before) return false;
+            if (!t->rows) return no_rows();
             t->finish();
             tables_.push_back(t.release());
             return true;

@@ -1,0 +1,89 @@
+// Regressions found by the fuzzers (tests/fuzz, issue 8) and the sanitizer build: each input inline, with the
+// fuzz target that found it and what broke. These run everywhere the unit tests run (natively, as wasm, under
+// ASan + UBSan), so none may throw: the wasm build has exceptions off, where a throw is an abort.
+#include "test_helpers.h"
+
+namespace {
+
+using nlohmann::json;
+
+// A message is valid UTF-8 exactly when replacing and ignoring invalid bytes serialise it the same way (nlohmann's
+// default, strict, throws instead — which is the bug these tests guard against).
+bool valid_utf8(const std::string& s) {
+    const json j = s;
+    return j.dump(-1, ' ', false, json::error_handler_t::replace) == j.dump(-1, ' ', false, json::error_handler_t::ignore);
+}
+
+void check_messages(const moe::Issues& issues) {
+    for (const moe::Issue& i : issues) {
+        INFO(i.path);
+        CHECK(!i.message.empty());
+        CHECK(valid_utf8(i.text()));
+        CHECK(i.text().size() < 1000);
+    }
+}
+
+}  // namespace
+
+// fuzz_scenario: `--set precision.kv_cache=<byte 0xff>` (the CLI passes choice and dtype values as plain strings):
+// the message quoted the value with json::dump(), which throws on invalid UTF-8 — "internal error" from the CLI,
+// an abort in the wasm build. A valid but long non-ASCII value was cut inside a character by substr(0, 40), and the
+// CLI's --format json then threw on the message.
+TEST_CASE("regression: values with invalid or cut UTF-8 give messages that print and serialise") {
+    const moe::Catalog& cat = moe::builtin_catalog();
+    const std::string bad = "\xff\xfe<\x01>";
+    std::string long_accents;
+    for (int i = 0; i < 30; ++i) long_accents += "\xc3\xa9";  // "é" x 30: 60 bytes of valid UTF-8
+    for (const std::string& text : {bad, long_accents}) {
+        for (const moe::FieldDesc& f : moe::scenario_fields()) {
+            moe::Scenario s = moe_test::scenario("{}");
+            moe::Issues errs;
+            INFO(f.path);
+            CHECK(!moe::set_path(s, f.path, json(text), cat, errs));
+            REQUIRE(!errs.empty());
+            CHECK(errs[0].path.rfind(f.path, 0) == 0);
+            check_messages(errs);
+        }
+        moe::Issues errs;
+        moe::Scenario s = moe_test::scenario("{}");
+        CHECK(!moe::set_path(s, "hardware", json{{"base", text}}, cat, errs));
+        CHECK(!moe::set_path(s, std::string("workload.") + text, 1, cat, errs));
+        json model = json::parse(moe::builtin_catalog().models()[0].json.dump());
+        model["quantization_config"] = {{"quant_method", text}};
+        CHECK(!moe::set_path(s, "model", model, cat, errs));
+        check_messages(errs);
+        // The CLI's eval --format json prints the errors of exactly such a scenario.
+        moe::ParseResult r = moe::scenario_from_json(json{{"precision", {{"kv_cache", text}}}, {"model", text}}, cat);
+        CHECK(!r.ok());
+        check_messages(r.errors);
+        moe::Estimate e;
+        e.errors = r.errors;
+        CHECK(valid_utf8(moe::estimate_to_json(e).dump(-1, ' ', false, json::error_handler_t::replace)));
+    }
+}
+
+// fuzz_csv: a table file with a header and no rows was loaded as an empty table, whose lookups then reported a
+// measured hit with utilisation 0 (TableHit promises (0, 1]). Input (path line, then the file):
+//   bench_data/mla/prefill/h800/128-128-64.csv
+//   dtype,seq_len,latency_us,mf4M-M458batch_size_per_gpudden_size,34,744404720,2f163
+TEST_CASE("regression: a table file without data rows is an error naming the file") {
+    const char* const files[][2] = {
+        {"bench_data/mla/prefill/h800/128-128-64.csv", "dtype,seq_len,latency_us,mf4M-M458batch_size_per_gpudden_size,34,744404720,2f163"},
+        {"bench_data/mha/prefill/h20/16-1-256.csv", "dtype,seq_len,latency_us,mfu\n"},
+        {"bench_data/mha/decode/h800/16-2-128.csv", "dtype,kv_dtype,batch_size,kv_len,latency_us,mfu\n\n"},
+        {"bench_data/gemm/h800/data.csv", "m,k,n,latency_us,mfu\n"},
+        {"bench_data/grouped_gemm/decode/h800/data.csv",
+         "num_experts,num_gpus,num_local_experts,topk,hidden_size,intermediate_size,batch_size_per_gpu,up_proj_us,down_proj_us\n"},
+    };
+    for (const auto& f : files) {
+        moe::Tables t;
+        moe::Issues errs;
+        INFO(f[0]);
+        CHECK(!t.load_csv(f[0], f[1], errs));
+        REQUIRE(errs.size() == 1);
+        CHECK(errs[0].text() == std::string(f[0]) + ": no data rows");
+        CHECK(t.table_count() == 0);
+        const moe::TableHit h = t.mla_prefill("h800", 128, 128, 64, 4096);
+        CHECK(!h.found);
+    }
+}
