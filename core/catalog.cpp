@@ -32,6 +32,10 @@ std::string describe_gpu(const GpuSpec& g) {
 
 bool Catalog::add(std::string_view kind, std::string_view id, std::string_view text, Issues& errors) {
     const std::string where = std::string(kind) + "/" + std::string(id);
+    if (!valid_utf8(id)) {  // ids are printed in JSON, links and listings
+        errors.push_back({shown_text(where), "the preset id is not valid UTF-8"});
+        return false;
+    }
     if (text.size() > kMaxPresetBytes) {
         errors.push_back({where, "larger than 4 MiB"});
         return false;

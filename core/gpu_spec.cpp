@@ -41,7 +41,7 @@ GpuSpec parse_gpu_spec(const json& j, const std::string& path, Issues& errors) {
     for (auto it = j.begin(); it != j.end(); ++it) {
         bool ok = false;
         for (const char* k : known) ok = ok || it.key() == k;
-        if (!ok) errors.push_back({path + "." + it.key(), "unknown key"});
+        if (!ok) errors.push_back({path + "." + shown_text(it.key()), "unknown key"});
     }
     g.id = read_str(j, "id");
     g.name = read_str(j, "name", g.id);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "types.h"
 
@@ -32,6 +33,11 @@ inline std::string shown_text(const std::string& text, std::size_t max = 64) {
     s = s.substr(1, s.size() - 2);
     if (s.size() > max) s.resize(max);
     return s;
+}
+
+inline bool valid_utf8(std::string_view text) {
+    const json j = std::string(text);
+    return j.dump(-1, ' ', false, json::error_handler_t::replace) == j.dump(-1, ' ', false, json::error_handler_t::ignore);
 }
 
 // Reads a numeric key. Missing: `fallback` (or an error when required). Wrong type, not finite, out of range, or

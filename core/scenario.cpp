@@ -315,7 +315,7 @@ ParseResult scenario_from_json(const json& j, const Catalog& cat) {
         bool area = false;
         for (const char* a : areas) area = area || key == a;
         if (!area) {
-            r.errors.push_back({key, "unknown key"});
+            r.errors.push_back({shown_text(key), "unknown key"});
             continue;
         }
         if (!it.value().is_object()) {
@@ -326,7 +326,7 @@ ParseResult scenario_from_json(const json& j, const Catalog& cat) {
             const std::string path = key + "." + f.key();
             const FieldImpl* impl = find_impl(path);
             if (!impl) {
-                r.errors.push_back({path, "unknown key"});
+                r.errors.push_back({shown_text(path), "unknown key"});
                 continue;
             }
             set_value(s, *impl, f.value(), cat, r.errors);

@@ -171,6 +171,10 @@ bool Tables::has_family(std::string_view family) const {
 }
 
 bool Tables::load_csv(std::string_view path, std::string_view text, Issues& errors) {
+    if (!detail::valid_utf8(path)) {  // the path names every hit's table in the estimate's JSON
+        errors.push_back({detail::shown_text(std::string(path), 256), "file name is not valid UTF-8"});
+        return false;
+    }
     const std::string where(path);
     // Parse the path: bench_data/<kind>/[<phase>/]<family>/<file>.csv
     std::vector<std::string> parts;

@@ -87,3 +87,33 @@ TEST_CASE("regression: a table file without data rows is an error naming the fil
         CHECK(!h.found);
     }
 }
+
+// fuzz_scenario, fuzz_csv: keys and file names are user text too. An unknown key with invalid UTF-8 (a JSON object
+// built by a front end, e.g. from a --set path) and a table file whose name is not UTF-8 gave messages that do not
+// serialise; the file name also became the `table` of every hit, printed in the estimate's JSON.
+TEST_CASE("regression: unknown keys, preset ids and file names that are not UTF-8") {
+    const moe::Catalog& cat = moe::builtin_catalog();
+    const std::string bad = "\"hbm_bandwidth_GBps\":m\xee" "del";
+    moe::ParseResult r = moe::scenario_from_json(json{{bad, 1}, {"workload", {{bad, 2}}}}, cat);
+    REQUIRE(r.errors.size() == 2);
+    check_messages(r.errors);
+    moe::Issues errs;
+    moe::Scenario s = moe_test::scenario("{}");
+    CHECK(!moe::set_path(s, "hardware", json{{"base", "h100-sxm"}, {bad, 1}}, cat, errs));
+    check_messages(errs);
+
+    moe::Catalog mine;
+    errs.clear();
+    CHECK(!mine.add("models", "my\xff" "model", cat.models()[0].json.dump(), errs));
+    check_messages(errs);
+    CHECK(mine.models().empty());
+
+    moe::Tables t;
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/mha/decode/h800/16-2-128\x85\x85.csv", "dtype,kv_dtype,batch_size,kv_len,latency_us,mfu\n"
+                      "bf16,bf16,1,1024,34.75,0.0\n", errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].message == "file name is not valid UTF-8");
+    check_messages(errs);
+    CHECK(t.table_count() == 0);
+}
