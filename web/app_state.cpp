@@ -1,25 +1,103 @@
-// app_state.cpp — the page's logic outside of drawing: fragment in, edits, recompute, the test hook.
+// app_state.cpp — the page's logic outside of drawing: fragment in and out, edits, loading files, recompute with
+// the sweeps, the test hook.
 #include "app_state.h"
 
+#include <chrono>
 #include <utility>
 
 namespace web {
 
+namespace {
+
+constexpr std::size_t kMaxUserJson = 4 << 20;  // a dropped or pasted file larger than this is refused
+constexpr int kSweepPoints = 256;
+constexpr int kFrontierPoints = 64;
+
+double now_ms() {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string clip(const std::string& s, std::size_t n = 300) { return s.size() <= n ? s : s.substr(0, n) + "\u2026"; }
+
+// "k=v&k=v" -> value of key (first), or "" when absent.
+std::string fragment_param(std::string_view frag, std::string_view key) {
+    while (!frag.empty()) {
+        const std::size_t amp = frag.find('&');
+        const std::string_view part = frag.substr(0, amp);
+        if (part.size() > key.size() && part.substr(0, key.size()) == key && part[key.size()] == '=')
+            return std::string(part.substr(key.size() + 1));
+        if (amp == std::string_view::npos) break;
+        frag.remove_prefix(amp + 1);
+    }
+    return {};
+}
+
+moe::Scenario defaults(const moe::Catalog& cat) { return moe::decode_fragment("", cat).scenario; }
+
+bool looks_like_hf_config(const nlohmann::json& j) {
+    static const char* const keys[] = {"hidden_size", "num_hidden_layers", "architectures", "model_type", "text_config",
+                                       "num_attention_heads", "vocab_size"};
+    for (const char* k : keys)
+        if (j.contains(k)) return true;
+    return false;
+}
+
+}  // namespace
+
 void load_fragment(AppState& st, std::string_view fragment) {
-    moe::ParseResult r = moe::decode_fragment(fragment, *st.catalog);
+    if (!fragment.empty() && fragment.front() == '#') fragment.remove_prefix(1);
     st.notice.clear();
     st.notice_details.clear();
+    moe::ParseResult r = moe::decode_fragment(fragment, *st.catalog);
     if (!r.ok()) {
         st.notice = "The scenario in this link could not be read; showing the defaults instead.";
-        for (const moe::Issue& i : r.errors) st.notice_details.push_back(i.text());
-        moe::ParseResult defaults = moe::decode_fragment("", *st.catalog);
-        st.scenario = std::move(defaults.scenario);
+        for (const moe::Issue& i : r.errors) st.notice_details.push_back(clip(i.text()));
+        st.scenario = defaults(*st.catalog);
     } else {
         st.scenario = std::move(r.scenario);
     }
+    // The view: unknown or malformed values are ignored (they only choose what the charts show).
+    st.view = ViewState();
+    SweepAxis axis;
+    if (sweep_axis_from_key(fragment_param(fragment, "x"), axis)) {
+        st.view.sweep_axis = axis;
+        st.view.sweep_axis_set = true;
+    }
+    const std::string y = fragment_param(fragment, "y");
+    if (numeric_column_index(y) >= 0) st.view.sweep_y = y;
+    const std::string ph = fragment_param(fragment, "ph");
+    if (ph == "prefill") st.view.phase = PhaseView::prefill;
+    if (ph == "decode") st.view.phase = PhaseView::decode;
+    // A pinned scenario A travels as &a=<the same encoding as s>.
+    st.a = Pinned();
+    const std::string a = fragment_param(fragment, "a");
+    if (!a.empty() && r.ok()) {
+        moe::ParseResult ra = moe::decode_fragment("s=" + a, *st.catalog);
+        if (ra.ok()) {
+            st.a.active = true;
+            st.a.scenario = std::move(ra.scenario);
+        } else {
+            st.notice = "The pinned scenario A in this link could not be read; it was left out.";
+            for (const moe::Issue& i : ra.errors) st.notice_details.push_back(clip(i.text()));
+        }
+    }
+    st.a_dirty = st.a.active;
     st.edit_errors.clear();
+    st.edit_error_path.clear();
     st.dirty = true;
+    st.sweep_dirty = true;
     st.fragment_dirty = false;  // keep the user's link as it is until they edit
+    st.last_fragment = std::string(fragment);
+}
+
+std::string build_fragment(const AppState& st) {
+    std::string f = moe::encode_fragment(st.scenario);
+    if (st.a.active) f += "&a=" + moe::encode_fragment(st.a.scenario).substr(2);
+    if (st.view.sweep_axis_set) f += std::string("&x=") + sweep_axis_info(st.view.sweep_axis).key;
+    if (!st.view.sweep_y.empty()) f += "&y=" + st.view.sweep_y;
+    if (st.view.phase == PhaseView::prefill) f += "&ph=prefill";
+    if (st.view.phase == PhaseView::decode) f += "&ph=decode";
+    return f;
 }
 
 bool edit_field(AppState& st, std::string_view path, const nlohmann::json& value) {
@@ -27,21 +105,231 @@ bool edit_field(AppState& st, std::string_view path, const nlohmann::json& value
     moe::Scenario next = st.scenario;
     if (!moe::set_path(next, path, value, *st.catalog, errs)) {
         st.edit_errors = std::move(errs);
+        st.edit_error_path = std::string(path);
         return false;
     }
     st.scenario = std::move(next);
     st.edit_errors.clear();
+    st.edit_error_path.clear();
     st.dirty = true;
     st.fragment_dirty = true;
     return true;
 }
 
-void recompute(AppState& st) {
-    st.estimate = moe::estimate(st.scenario, *st.tables);
-    st.dirty = false;
-    st.publish_pending = true;
-    ++st.recompute_count;
+void set_scenario(AppState& st, moe::Scenario s) {
+    st.scenario = std::move(s);
+    st.edit_errors.clear();
+    st.edit_error_path.clear();
+    st.dirty = true;
+    st.fragment_dirty = true;
 }
+
+bool apply_model_config(AppState& st, std::string_view text) {
+    st.config_errors.clear();
+    if (text.size() > kMaxUserJson) {
+        st.config_errors.push_back("the file is larger than 4 MB; a config.json is a few kB");
+        return false;
+    }
+    nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        st.config_errors.push_back("not a JSON object: paste the whole config.json");
+        return false;
+    }
+    moe::Issues errs;
+    moe::Scenario next = st.scenario;
+    if (!moe::set_path(next, "model", j, *st.catalog, errs)) {
+        for (const moe::Issue& i : errs) st.config_errors.push_back(clip(i.text()));
+        return false;
+    }
+    set_scenario(st, std::move(next));
+    return true;
+}
+
+std::string load_user_json(AppState& st, std::string_view text, const std::string& origin) {
+    // A link (pasted): anything with "#s=" or starting with "s=".
+    const std::size_t hash = text.find("#s=");
+    if (hash != std::string_view::npos || text.substr(0, 2) == "s=") {
+        std::string frag(hash != std::string_view::npos ? text.substr(hash) : text);
+        while (!frag.empty() && (frag.back() == '\n' || frag.back() == '\r' || frag.back() == ' ')) frag.pop_back();
+        load_fragment(st, frag);
+        st.fragment_dirty = st.notice.empty();
+        st.last_action = "load:link";
+        return st.notice.empty() ? "Loaded the scenario of the link" : "";
+    }
+    if (text.size() > kMaxUserJson) {
+        st.notice = "The " + origin + " is larger than 4 MB: not a scenario or a config.json.";
+        st.notice_details.clear();
+        return "";
+    }
+    nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        st.notice = "The " + origin + " is not a JSON object: expected a scenario or an HF config.json.";
+        st.notice_details.clear();
+        return "";
+    }
+    if (looks_like_hf_config(j) && !j.contains("model")) {
+        st.config_text = j.dump(2);
+        if (!apply_model_config(st, st.config_text)) {
+            st.config_box_open = true;
+            st.notice = "The " + origin + " looks like an HF config.json but cannot be used as a model:";
+            st.notice_details = st.config_errors;
+            return "";
+        }
+        st.notice.clear();
+        st.notice_details.clear();
+        st.last_action = "load:config";
+        return "Model set from the " + origin;
+    }
+    moe::ParseResult r = moe::scenario_from_json(j, *st.catalog);
+    if (!r.ok()) {
+        st.notice = "The " + origin + " is not a valid scenario; nothing was changed:";
+        st.notice_details.clear();
+        for (const moe::Issue& i : r.errors) st.notice_details.push_back(clip(i.text()));
+        return "";
+    }
+    st.notice.clear();
+    st.notice_details.clear();
+    set_scenario(st, std::move(r.scenario));
+    st.last_action = "load:scenario";
+    return "Scenario loaded from the " + origin;
+}
+
+void set_view_phase(AppState& st, PhaseView p) {
+    if (st.view.phase == p) return;
+    st.view.phase = p;
+    st.sweep_dirty = true;
+    st.fragment_dirty = true;
+    st.publish_pending = true;
+}
+
+void set_sweep_axis(AppState& st, SweepAxis a) {
+    if (st.view.sweep_axis_set && st.view.sweep_axis == a) return;
+    st.view.sweep_axis = a;
+    st.view.sweep_axis_set = true;
+    st.view.sweep_y.clear();
+    st.sweep_dirty = true;
+    st.fragment_dirty = true;
+}
+
+void set_sweep_y(AppState& st, const std::string& column) {
+    if (numeric_column_index(column) < 0 || st.view.sweep_y == column) return;
+    st.view.sweep_y = column;
+    st.fragment_dirty = true;
+    st.publish_pending = true;
+}
+
+void pin_current(AppState& st) {
+    st.a.active = true;
+    st.a.scenario = st.scenario;
+    st.a.estimate = st.estimate;
+    st.a.sweep = st.sweep;
+    st.a.frontier = st.frontier;
+    st.a_dirty = false;
+    st.fragment_dirty = true;
+    st.publish_pending = true;
+}
+
+void unpin(AppState& st) {
+    st.a = Pinned();
+    st.fragment_dirty = true;
+    st.publish_pending = true;
+}
+
+void swap_pinned(AppState& st) {
+    if (!st.a.active) return;
+    std::swap(st.a.scenario, st.scenario);
+    st.a_dirty = true;
+    st.dirty = true;
+    st.sweep_dirty = true;
+    st.fragment_dirty = true;
+}
+
+moe::Phase shown_phase(const AppState& st) {
+    const moe::Estimate& e = st.estimate;
+    if (st.view.phase == PhaseView::prefill && e.prefill.computed) return moe::Phase::prefill;
+    if (st.view.phase == PhaseView::decode && e.decode.computed) return moe::Phase::decode;
+    return e.decode.computed ? moe::Phase::decode : moe::Phase::prefill;
+}
+
+std::string sweep_y_column(const AppState& st) {
+    if (!st.view.sweep_y.empty()) return st.view.sweep_y;
+    const bool prefill = shown_phase(st) == moe::Phase::prefill;
+    switch (chart_sweep_axis(st)) {
+        case SweepAxis::batch: return prefill ? "prefill.tokens_per_s_per_gpu" : "decode.tpot_ms";
+        case SweepAxis::context: return prefill ? "prefill.ttft_ms" : "decode.tpot_ms";
+        case SweepAxis::ep: return prefill ? "prefill.tokens_per_s_per_gpu" : "decode.tokens_per_s_per_gpu";
+        case SweepAxis::prefill_tokens: return prefill ? "prefill.tokens_per_s_per_gpu" : "prefill.ttft_ms";
+    }
+    return "decode.tpot_ms";
+}
+
+SweepAxis chart_sweep_axis(const AppState& st) {
+    if (st.view.sweep_axis_set) return st.view.sweep_axis;
+    return shown_phase(st) == moe::Phase::prefill ? SweepAxis::prefill_tokens : SweepAxis::batch;
+}
+
+bool needs_recompute(const AppState& st) { return st.dirty || st.sweep_dirty || st.a_dirty; }
+
+namespace {
+// What a sweep depends on: the scenario with the swept fields neutralised, and the points.
+std::string sweep_key(const moe::Scenario& s, const SweepSpec& spec) {
+    moe::Scenario k = s;
+    switch (spec.axis) {
+        case SweepAxis::batch: k.workload.batch = 1; break;
+        case SweepAxis::context: k.workload.context_len = 1; break;
+        case SweepAxis::prefill_tokens: k.workload.prefill_tokens = 1; break;
+        case SweepAxis::ep: break;  // dp and ep move together: any change of the layout changes the sweep
+    }
+    std::string key = moe::scenario_to_json(k, true).dump();
+    key += spec.force_decode ? "|d|" : "|";
+    for (int v : spec.values) key += std::to_string(v) + ",";
+    return key;
+}
+}  // namespace
+
+void recompute(AppState& st, double) {
+    const double t0 = now_ms();
+    if (st.dirty) {
+        const double t = now_ms();
+        st.estimate = moe::estimate(st.scenario, *st.tables);
+        st.perf.estimate_ms = now_ms() - t;
+        ++st.recompute_count;
+    }
+    const bool a_changed = st.a_dirty;
+    if (st.a.active && st.a_dirty) st.a.estimate = moe::estimate(st.a.scenario, *st.tables);
+
+    SweepSpec spec = default_sweep(chart_sweep_axis(st), st.scenario, st.estimate, kSweepPoints);
+    const std::string key = sweep_key(st.scenario, spec);
+    bool sweep_changed = false;
+    if (key != st.sweep_key) {
+        run_sweep(st.scenario, spec, *st.tables, st.sweep);
+        st.sweep_key = key;
+        st.perf.sweep_ms = st.sweep.compute_ms;
+        st.perf.sweep_points = static_cast<int>(st.sweep.size());
+        sweep_changed = true;
+    }
+    SweepSpec fspec = default_sweep(SweepAxis::batch, st.scenario, st.estimate, kFrontierPoints);
+    fspec.force_decode = true;
+    const std::string fkey = sweep_key(st.scenario, fspec);
+    bool frontier_changed = false;
+    if (fkey != st.frontier_key) {
+        run_sweep(st.scenario, fspec, *st.tables, st.frontier);
+        st.frontier_key = fkey;
+        st.perf.frontier_ms = st.frontier.compute_ms;
+        frontier_changed = true;
+    }
+    // A is swept over the same points as the current scenario, so the two curves share their x.
+    if (st.a.active && (a_changed || sweep_changed)) run_sweep(st.a.scenario, st.sweep.spec, *st.tables, st.a.sweep);
+    if (st.a.active && (a_changed || frontier_changed)) run_sweep(st.a.scenario, st.frontier.spec, *st.tables, st.a.frontier);
+
+    st.dirty = false;
+    st.sweep_dirty = false;
+    st.a_dirty = false;
+    st.publish_pending = true;
+    st.perf.recompute_ms = now_ms() - t0;
+}
+
+std::string current_sweep_csv(const AppState& st) { return sweep_csv(st.scenario, st.sweep.spec, *st.tables); }
 
 std::string hook_json(const AppState& st) {
     nlohmann::json j;
@@ -52,14 +340,37 @@ std::string hook_json(const AppState& st) {
     nlohmann::json ui = nlohmann::json::object();
     for (const auto& [name, r] : st.ui) ui[name] = {{"x", r.x}, {"y", r.y}, {"w", r.w}, {"h", r.h}};
     j["ui"] = std::move(ui);
-    j["fragment"] = moe::encode_fragment(st.scenario);
+    j["fragment"] = build_fragment(st);
     j["notice"] = st.notice;
     j["notice_details"] = st.notice_details;
     nlohmann::json errors = nlohmann::json::array();
     for (const moe::Issue& i : st.estimate.errors) errors.push_back(i.text());
     j["errors"] = std::move(errors);
     j["warnings"] = st.estimate.warnings;
+    j["edit_errors"] = nlohmann::json::array();
+    for (const moe::Issue& i : st.edit_errors) j["edit_errors"].push_back(i.text());
+    j["config_errors"] = st.config_errors;
     j["dpr"] = st.dpr;
+    j["last_action"] = st.last_action;
+    j["perf"] = {{"estimate_ms", st.perf.estimate_ms}, {"sweep_ms", st.perf.sweep_ms},
+                 {"sweep_points", st.perf.sweep_points}, {"frontier_ms", st.perf.frontier_ms},
+                 {"frontier_points", st.frontier.size()}, {"recompute_ms", st.perf.recompute_ms},
+                 {"first_results_ms", st.perf.first_results_ms}};
+    j["view"] = {{"phase", moe::phase_name(shown_phase(st))},
+                 {"sweep_axis", sweep_axis_info(chart_sweep_axis(st)).key},
+                 {"sweep_y", sweep_y_column(st)},
+                 {"tab", st.results_tab}};
+    std::size_t ok_points = 0;
+    for (unsigned char o : st.sweep.ok) ok_points += o;
+    j["sweep"] = {{"axis", sweep_axis_paths(st.sweep.spec)}, {"points", st.sweep.size()}, {"ok_points", ok_points},
+                  {"x_first", st.sweep.x.empty() ? 0.0 : st.sweep.x.front()},
+                  {"x_last", st.sweep.x.empty() ? 0.0 : st.sweep.x.back()}};
+    if (st.a.active) {
+        j["compare"] = {{"scenario", moe::scenario_to_json(st.a.scenario, true)},
+                        {"results", moe::estimate_to_flat_json(st.a.estimate)}};
+    } else {
+        j["compare"] = nullptr;
+    }
     // Replace invalid UTF-8 (a hostile fragment's bytes may reach an error message) instead of failing.
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

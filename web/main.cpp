@@ -1,10 +1,10 @@
 // main.cpp — the page: GLFW window on the canvas, Dear ImGui, one AppState, one fixed frame order.
 //
-//   frame: hashchange? -> display scale -> ImGui frame { notice, scenario panel, recompute if dirty, results }
-//          -> render -> write the URL fragment and publish window.__moe if anything changed
+//   frame: hashchange / dropped or pasted text -> display scale -> ImGui frame { toolbar, notice, scenario panel,
+//          recompute if needed, results } -> render -> write the URL fragment and publish window.__moe
 //
 // HiDPI: the canvas' backing store is its CSS size times devicePixelRatio, and ImGui works in those device
-// pixels (Emscripten's GLFW reports the mouse in backing-store pixels too); the font is rasterised at the
+// pixels (Emscripten's GLFW reports the mouse in backing-store pixels too); the fonts are rasterised at the
 // device size and the style scaled, so text stays crisp. window.__moe.ui is converted back to CSS pixels.
 #include <GLES3/gl3.h>
 #include <GLFW/glfw3.h>
@@ -13,12 +13,15 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "app_state.h"
 #include "panels.h"
 #include "platform.h"
+#include "theme.h"
 
 namespace {
 
@@ -27,28 +30,23 @@ struct Window {
     int width = 0, height = 0;  // device pixels
 };
 
-// Called whenever devicePixelRatio changes (and once at start): font at device size, style scaled to match.
-void apply_display_scale(web::AppState& st, double dpr) {
-    st.dpr = dpr;
-    ImGuiIO& io = ImGui::GetIO();
-    io.Fonts->Clear();
-    ImFontConfig cfg;
-    st.font_px = std::round(15.0f * static_cast<float>(dpr));
-    cfg.SizePixels = st.font_px;
-    cfg.OversampleH = cfg.OversampleV = 1;
-    cfg.PixelSnapH = true;
-    io.Fonts->AddFontDefault(&cfg);
-    io.Fonts->Build();
-    ImGui_ImplOpenGL3_DestroyFontsTexture();
-    ImGui_ImplOpenGL3_CreateFontsTexture();
+struct App {
+    Window win;
+    web::AppState st{moe::builtin_catalog(), moe::builtin_tables()};
+    std::string clipboard;            // what ImGui's clipboard getter returned last
+    bool clipboard_read = false;      // ImGui asked for the clipboard this frame (it handled Ctrl+V itself)
+    std::string paste_for_widget;     // a paste event's text waiting to reach the focused text field
+};
 
-    ImGuiStyle style;
-    ImGui::StyleColorsDark(&style);
-    style.WindowRounding = 0;
-    style.FrameRounding = 3;
-    style.ScaleAllSizes(static_cast<float>(dpr));
-    ImGui::GetStyle() = style;
+App* g_app = nullptr;  // for ImGui's clipboard callbacks (C function pointers)
+
+const char* get_clipboard(void*) {
+    g_app->clipboard = web::pasted_text();
+    g_app->clipboard_read = true;
+    return g_app->clipboard.c_str();
 }
+
+void set_clipboard(void*, const char* text) { web::copy_to_clipboard(text ? text : ""); }
 
 void sync_canvas_size(Window& win, web::AppState& st) {
     const web::DisplayMetrics m = web::display_metrics();
@@ -59,13 +57,39 @@ void sync_canvas_size(Window& win, web::AppState& st) {
         win.width = w;
         win.height = h;
     }
-    if (m.device_pixel_ratio != st.dpr) apply_display_scale(st, m.device_pixel_ratio);
+    if (m.device_pixel_ratio != st.dpr) {
+        st.dpr = m.device_pixel_ratio;
+        web::theme::apply(st.dpr);
+    }
 }
 
-struct App {
-    Window win;
-    web::AppState st{moe::builtin_catalog(), moe::builtin_tables()};
-};
+// Text from outside ImGui: a dropped or opened file, or a paste while no text field has focus.
+void take_user_input(App& app) {
+    web::AppState& st = app.st;
+    web::UserText t;
+    while (web::take_user_text(t)) {
+        const std::string origin = t.kind == web::UserText::pasted ? "pasted text" : "file " + t.name;
+        const std::string msg = web::load_user_json(st, t.text, origin);
+        if (!msg.empty()) {
+            st.toast = msg;
+            st.toast_until = ImGui::GetTime() + 3;
+        }
+        st.publish_pending = true;
+    }
+    std::string pasted;
+    if (web::take_paste_for_widget(pasted)) {
+        if (ImGui::GetIO().WantTextInput) {
+            app.paste_for_widget = pasted;  // given to the field after this frame unless ImGui took it (Ctrl+V)
+        } else {
+            const std::string msg = web::load_user_json(st, pasted, "pasted text");
+            if (!msg.empty()) {
+                st.toast = msg;
+                st.toast_until = ImGui::GetTime() + 3;
+            }
+            st.publish_pending = true;
+        }
+    }
+}
 
 void frame(void* arg) {
     App& app = *static_cast<App*>(arg);
@@ -76,6 +100,8 @@ void frame(void* arg) {
         if (frag != "#" + st.last_fragment) load_fragment(st, frag);
     }
     sync_canvas_size(app.win, st);
+    take_user_input(app);
+    app.clipboard_read = false;
 
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
@@ -88,37 +114,51 @@ void frame(void* arg) {
     ImGui::Begin("MoE Roofline", nullptr,
                  ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                      ImGuiWindowFlags_NoBringToFrontOnFocus);
-    ImGui::TextUnformatted("MoE Roofline");
-    ImGui::SameLine();
-    ImGui::TextDisabled("prefill / decode time and memory of Mixture-of-Experts inference");
+    draw_toolbar(st);
     draw_notice(st);
 
-    const float panel_w = std::fmax(ImGui::GetFontSize() * 24.0f, vp->WorkSize.x * 0.34f);
+    const float css_w = vp->WorkSize.x / static_cast<float>(st.dpr);
+    const float panel_w = std::clamp(css_w * 0.27f, 300.0f, 390.0f) * static_cast<float>(st.dpr);
     ImGui::BeginChild("scenario", ImVec2(panel_w, 0), true);
     draw_scenario_panel(st);
     ImGui::EndChild();
 
-    if (st.dirty) recompute(st);  // once per change, before any result is drawn
+    if (web::needs_recompute(st)) web::recompute(st, web::now_ms());  // once per change, before any result is drawn
 
     ImGui::SameLine();
-    ImGui::BeginChild("results", ImVec2(0, 0), true);
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, web::theme::vec(web::theme::kBackground));
+    ImGui::BeginChild("results", ImVec2(0, 0), false);
+    ImGui::PopStyleColor();
     draw_results_panel(st);
     ImGui::EndChild();
     ImGui::End();
 
     ImGui::Render();
     glViewport(0, 0, app.win.width, app.win.height);
-    glClearColor(0.10f, 0.10f, 0.12f, 1.0f);
+    const ImVec4 bg = web::theme::vec(web::theme::kBackground);
+    glClearColor(bg.x, bg.y, bg.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
-    if (st.fragment_dirty) {
-        st.last_fragment = moe::encode_fragment(st.scenario);
-        web::write_fragment(st.last_fragment);
+    // A paste (e.g. Cmd+V on a Mac) that ImGui did not read through the clipboard: type it into the field.
+    if (!app.paste_for_widget.empty()) {
+        if (!app.clipboard_read && ImGui::GetIO().WantTextInput) ImGui::GetIO().AddInputCharactersUTF8(app.paste_for_widget.c_str());
+        app.paste_for_widget.clear();
+    }
+
+    // The URL holds the last valid scenario (a link must open; an invalid one would show the defaults).
+    if (st.fragment_dirty && st.estimate.ok) {
+        const std::string frag = web::build_fragment(st);
+        if (frag != st.last_fragment) {
+            st.last_fragment = frag;
+            web::write_fragment(frag);
+        }
         st.fragment_dirty = false;
+        st.publish_pending = true;
     }
     // Publish after drawing, so the widget rectangles belong to the numbers (and again if the layout moved).
     if (st.publish_pending || st.ui != st.published_ui) {
+        if (st.perf.first_results_ms < 0) st.perf.first_results_ms = web::now_ms();
         ++st.publish_seq;
         web::publish_hook(hook_json(st));
         st.published_ui = st.ui;
@@ -127,6 +167,21 @@ void frame(void* arg) {
 }
 
 }  // namespace
+
+// For bench/page_bench.mjs: recomputes the current sweep chart `repeats` times (as the recompute step does) and
+// returns the fastest wall time in ms. window.__moe.perf.sweep_ms is the same measurement for the page's own
+// recomputes.
+extern "C" EMSCRIPTEN_KEEPALIVE double moe_page_bench_sweep(int repeats) {
+    if (!g_app) return -1;
+    web::AppState& st = g_app->st;
+    double best = 1e9;
+    web::SweepData d;
+    for (int i = 0; i < repeats; ++i) {
+        web::run_sweep(st.scenario, st.sweep.spec, *st.tables, d);
+        best = std::min(best, d.compute_ms);
+    }
+    return best;
+}
 
 int main() {
     if (!glfwInit()) {
@@ -137,6 +192,7 @@ int main() {
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
     static App app;  // lives for the page's lifetime (the main loop never returns)
+    g_app = &app;
     app.win.glfw = glfwCreateWindow(1280, 800, "MoE Roofline", nullptr, nullptr);
     if (!app.win.glfw) {
         std::fprintf(stderr, "WebGL 2 is not available in this browser\n");
@@ -146,13 +202,17 @@ int main() {
 
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
-    ImGui::GetIO().IniFilename = nullptr;
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
     ImGui_ImplGlfw_InitForOpenGL(app.win.glfw, true);
     ImGui_ImplOpenGL3_Init("#version 300 es");
+    io.GetClipboardTextFn = get_clipboard;
+    io.SetClipboardTextFn = set_clipboard;
+    io.ClipboardUserData = nullptr;
 
     web::install_listeners();
     load_fragment(app.st, web::read_fragment());
-    app.st.dpr = 0;  // forces apply_display_scale on the first frame
+    app.st.dpr = 0;  // forces theme::apply on the first frame
     web::page_ready();
     emscripten_set_main_loop_arg(frame, &app, 0, true);
     return 0;

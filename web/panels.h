@@ -1,14 +1,29 @@
 // panels.h — one draw function per panel of the page; each takes the whole AppState (STYLE §7).
 //
-// Frame order (main.cpp): draw_notice → draw_scenario_panel (edits set st.dirty) → recompute if dirty →
-// draw_results_panel. Panels never call the model.
+// Frame order (main.cpp): draw_toolbar → draw_notice → draw_scenario_panel (edits set st.dirty) →
+// recompute if needed → draw_results_panel (headline, charts, compare, tables). Panels never call the model; the
+// charts read st.estimate and the sweeps computed in recompute().
 #pragma once
+#include <imgui.h>
+
 #include "app_state.h"
 
 namespace web {
 
-void draw_notice(AppState& st);          // a link that could not be read, with its reasons (dismissable)
-void draw_scenario_panel(AppState& st);  // model, hardware, parallel layout, workload, runtime
-void draw_results_panel(AppState& st);   // headline numbers, errors/warnings, every output column
+void draw_toolbar(AppState& st);         // title, example scenarios, link / JSON / CSV / reset / pin buttons
+void draw_notice(AppState& st);          // a link or file that could not be read, with its reasons (dismissable)
+void draw_scenario_panel(AppState& st);  // model, hardware, parallelism, workload, precision, runtime, routing
+void draw_results_panel(AppState& st);   // headline numbers, then tabs: overview charts, compare, operators, outputs
+
+// Charts of the overview (panels_charts.cpp), each filling `size` device pixels.
+void draw_layer_chart(AppState& st, ImVec2 size);
+void draw_memory_chart(AppState& st, ImVec2 size);
+void draw_roofline_chart(AppState& st, ImVec2 size);
+void draw_sweep_chart(AppState& st, ImVec2 size);
+void draw_frontier_chart(AppState& st, ImVec2 size);
+
+// Starts / ends a chart card (a bordered child window); the card's rectangle is published as ui[name].
+bool begin_card(AppState& st, const char* name, ImVec2 size);
+void end_card();
 
 }  // namespace web

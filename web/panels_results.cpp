@@ -1,100 +1,564 @@
-// panels_results.cpp — what the model says: headline numbers, problems, and every output column.
+// panels_results.cpp — what the model says: headline numbers with a provenance badge, then tabs: the overview
+// charts (panels_charts.cpp), the A/B comparison, every operator, and every output column with its exact value.
 #include <imgui.h>
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <string>
+#include <vector>
 
+#include "format.h"
 #include "panels.h"
+#include "theme.h"
 #include "widgets.h"
 
 namespace web {
 
-// A column's value for people: units scaled (bytes -> GB, params -> B), about 4 significant digits, no exponent.
-struct Shown {
-    std::string number;
-    std::string unit;
+namespace {
+
+double column_value(const moe::Estimate& e, const char* name) {
+    const moe::Column* c = moe::find_column(name);
+    return c && c->number ? c->number(e) : std::nan("");
+}
+
+// "1,149" + "ms", or "2.30" + "s" for long times.
+void split_time(double ms, std::string& number, std::string& unit) {
+    if (!std::isfinite(ms)) {
+        number = "\u2014";
+        unit = "";
+    } else if (ms >= 10000) {
+        number = fmt::number(ms / 1000, 3);
+        unit = "s";
+    } else {
+        number = fmt::number(ms, ms >= 100 ? 4 : 3);
+        unit = "ms";
+    }
+}
+
+struct Card {
+    const char* caption;
+    std::string value, unit, sub;
+    ImU32 sub_colour = theme::kTextDim;
+    ImU32 value_colour = theme::kText;
+    const char* help = nullptr;
 };
 
-static std::string human_number(double v) {
-    char buf[64];
-    const double a = std::fabs(v);
-    if (a >= 1e4 || v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f", v);
-    else if (a >= 100) std::snprintf(buf, sizeof buf, "%.1f", v);
-    else std::snprintf(buf, sizeof buf, "%.4g", v);
-    return buf;
+// Delta of B against A for a card's sub line: "A 1,020 ms · +12.6%" (green when better).
+void compare_sub(Card& c, const AppState& st, const char* column, bool higher_is_better, const std::string& a_text) {
+    if (!st.a.active) return;
+    const double a = column_value(st.a.estimate, column), b = column_value(st.estimate, column);
+    if (!std::isfinite(a) || !std::isfinite(b) || a == 0) {
+        c.sub = "A: " + a_text;
+        c.sub_colour = theme::kPinned;
+        return;
+    }
+    const double d = b / a - 1;
+    c.sub = "A " + a_text + "  " + fmt::signed_percent(d);
+    const bool better = higher_is_better ? d > 0.0005 : d < -0.0005;
+    const bool worse = higher_is_better ? d < -0.0005 : d > 0.0005;
+    c.sub_colour = better ? theme::kGood : worse ? theme::kBad : theme::kTextDim;
 }
 
-static Shown display_value(const moe::Column& c, const moe::Estimate& e) {
-    if (c.type == moe::ColumnType::text) return {c.text ? c.text(e) : std::string(), ""};
-    const double v = c.number ? c.number(e) : 0.0;
-    if (c.type == moe::ColumnType::boolean) return {v != 0 ? "yes" : "no", ""};
-    const std::string unit = c.unit ? c.unit : "";
-    if (unit == "bytes") return {human_number(v / 1e9), "GB"};
-    if (unit == "params") return {human_number(v / 1e9), "B params"};
-    return {human_number(v), unit};
+void draw_card(ImDrawList* dl, ImVec2 p, ImVec2 size, const Card& c) {
+    const theme::Fonts& f = theme::fonts();
+    dl->AddRectFilled(p, ImVec2(p.x + size.x, p.y + size.y), theme::kPanel, theme::px(6));
+    dl->AddRect(p, ImVec2(p.x + size.x, p.y + size.y), theme::kPanelBorder, theme::px(6));
+    const float pad = theme::px(10);
+    float y = p.y + theme::px(7);
+    dl->AddText(f.small, f.small->FontSize, ImVec2(p.x + pad, y), theme::kTextDim, c.caption);
+    y += f.small->FontSize + theme::px(3);
+    dl->AddText(f.headline, f.headline->FontSize, ImVec2(p.x + pad, y), c.value_colour, c.value.c_str());
+    const float vw = f.headline->CalcTextSizeA(f.headline->FontSize, 1e9f, 0, c.value.c_str()).x;
+    dl->AddText(f.body, f.body->FontSize, ImVec2(p.x + pad + vw + theme::px(5), y + f.headline->FontSize - f.body->FontSize - theme::px(2)),
+                theme::kTextDim, c.unit.c_str());
+    y += f.headline->FontSize + theme::px(4);
+    const ImVec4 clip(p.x + pad, p.y, p.x + size.x - pad, p.y + size.y);
+    dl->AddText(f.small, f.small->FontSize, ImVec2(p.x + pad, y), c.sub_colour, c.sub.c_str(), nullptr, 0, &clip);
 }
 
-static void headline(const AppState& st, const char* column, const char* title) {
+void draw_headline(AppState& st) {
+    const moe::Estimate& e = st.estimate;
+    const moe::Scenario& s = st.scenario;
+    std::vector<Card> cards(6);
+    std::string n, u;
+
+    Card& ttft = cards[0];
+    ttft.caption = "Time to first token";
+    ttft.help = "prefill.ttft_ms";
+    split_time(e.prefill.computed ? e.prefill.ttft_ms : std::nan(""), ttft.value, ttft.unit);
+    if (e.prefill.computed) {
+        const int forwards = static_cast<int>(std::ceil(double(s.workload.prompt_len) / std::max(1, s.workload.prefill_tokens)));
+        ttft.sub = std::to_string(forwards) + " \u00d7 " + fmt::time_ms(e.prefill.step_ms) + " forward";
+    } else {
+        ttft.sub = "prefill not computed";
+    }
+    split_time(column_value(st.a.estimate, "prefill.ttft_ms"), n, u);
+    compare_sub(ttft, st, "prefill.ttft_ms", false, n + " " + u);
+
+    Card& tpot = cards[1];
+    tpot.caption = "Time per output token";
+    tpot.help = "decode.tpot_ms";
+    split_time(e.decode.computed ? e.decode.tpot_ms : std::nan(""), tpot.value, tpot.unit);
+    if (e.decode.computed) {
+        tpot.sub = "step " + fmt::time_ms(e.decode.step_ms);
+        if (e.decode.tokens_per_step > s.workload.batch + 1e-9)
+            tpot.sub += ", MTP \u00d7" + fmt::number(e.decode.tokens_per_step / s.workload.batch, 3);
+    } else {
+        tpot.sub = "decode not computed";
+    }
+    split_time(column_value(st.a.estimate, "decode.tpot_ms"), n, u);
+    compare_sub(tpot, st, "decode.tpot_ms", false, n + " " + u);
+
+    Card& gpu = cards[2];
+    gpu.caption = "Decode throughput";
+    gpu.help = "decode.tokens_per_s_per_gpu";
+    gpu.value = e.decode.computed ? fmt::number(e.decode.tokens_per_s_per_gpu, 4) : "\u2014";
+    gpu.unit = "tok/s/GPU";
+    gpu.sub = e.prefill.computed ? "prefill " + fmt::si(e.prefill.tokens_per_s_per_gpu) + " tok/s/GPU" : "";
+    compare_sub(gpu, st, "decode.tokens_per_s_per_gpu", true, fmt::number(column_value(st.a.estimate, "decode.tokens_per_s_per_gpu"), 4));
+
+    Card& user = cards[3];
+    user.caption = "Per user";
+    user.help = "decode.tokens_per_s_per_user";
+    user.value = e.decode.computed ? fmt::number(e.decode.tokens_per_s_per_user, 3) : "\u2014";
+    user.unit = "tok/s";
+    user.sub = "batch " + std::to_string(s.workload.batch) + " \u00d7 DP " + std::to_string(s.parallel.dp);
+    compare_sub(user, st, "decode.tokens_per_s_per_user", true, fmt::number(column_value(st.a.estimate, "decode.tokens_per_s_per_user"), 3));
+
+    Card& mem = cards[4];
+    mem.caption = "Memory per GPU";
+    mem.help = "memory.total_bytes";
+    if (e.ok) {
+        mem.value = fmt::number(e.memory.total_bytes / 1e9, 3);
+        mem.unit = "/ " + fmt::number(e.memory.usable_bytes / 1e9, 3) + " GB";
+        mem.value_colour = e.memory.fits ? theme::kText : theme::kBad;
+        mem.sub = std::string(e.memory.fits ? "\u2713 fits" : "\u2717 too big") + ", max batch " + fmt::number(e.memory.max_batch);
+        mem.sub_colour = e.memory.fits ? theme::kGood : theme::kBad;
+    } else {
+        mem.value = "\u2014";
+    }
+    if (st.a.active && e.ok) compare_sub(mem, st, "memory.total_bytes", false, fmt::bytes(st.a.estimate.memory.total_bytes));
+
+    Card& prov = cards[5];
+    const moe::Phase ph = shown_phase(st);
+    const moe::PhaseResult& pr = ph == moe::Phase::prefill ? e.prefill : e.decode;
+    prov.caption = ph == moe::Phase::prefill ? "Kernel data (prefill)" : "Kernel data (decode)";
+    prov.help = nullptr;
+    if (pr.computed) {
+        prov.value = fmt::percent(pr.share_measured + pr.share_interpolated);
+        prov.unit = "measured";
+        const bool more_transferred = pr.share_transferred >= pr.share_analytical;
+        prov.sub = fmt::percent(more_transferred ? pr.share_transferred : pr.share_analytical) +
+                   (more_transferred ? " transferred" : " analytical");
+    } else {
+        prov.value = "\u2014";
+    }
+
+    const float gap = ImGui::GetStyle().ItemSpacing.x;
+    const float W = ImGui::GetContentRegionAvail().x;
+    const float h = theme::px(80);
+    const float w = (W - gap * 5) / 6;
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    for (int i = 0; i < 6; ++i) {
+        const ImVec2 p(p0.x + float(i) * (w + gap), p0.y);
+        draw_card(dl, p, ImVec2(w, h), cards[size_t(i)]);
+        ImGui::SetCursorScreenPos(p);
+        ImGui::InvisibleButton(cards[size_t(i)].caption, ImVec2(w, h));
+        record_last_item(st, std::string("card.") + std::to_string(i));
+        if (ImGui::IsItemHovered()) {
+            ImGui::BeginTooltip();
+            ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26);
+            if (cards[size_t(i)].help) {
+                const moe::Column* c = moe::find_column(cards[size_t(i)].help);
+                ImGui::TextUnformatted(c ? c->help : "");
+                ImGui::TextDisabled("%s = %s", cards[size_t(i)].help, c ? moe::format_value(*c, e).c_str() : "");
+            } else {
+                ImGui::TextUnformatted("Where the kernel efficiencies of this phase come from, as shares of its compute time:");
+                const double shares[4] = {pr.share_measured, pr.share_interpolated, pr.share_transferred, pr.share_analytical};
+                const moe::Source src[4] = {moe::Source::measured, moe::Source::interpolated, moe::Source::transferred, moe::Source::analytical};
+                const char* what[4] = {"a measured grid point of a bench_data table", "interpolated between measured points",
+                                       "another GPU's or shape's table, rescaled by the roofline", "the analytical fallback (no table)"};
+                for (int k = 0; k < 4; ++k) {
+                    ImGui::TextColored(theme::vec(theme::source_colour(src[k])), "\u25CF");
+                    ImGui::SameLine();
+                    ImGui::Text("%s %s: %s", fmt::percent(shares[k]).c_str(), moe::source_name(src[k]), what[k]);
+                }
+            }
+            ImGui::PopTextWrapPos();
+            ImGui::EndTooltip();
+        }
+    }
+    // provenance bar inside the last card
+    if (pr.computed) {
+        const ImVec2 p(p0.x + 5 * (w + gap) + theme::px(10), p0.y + h - theme::px(9));
+        const float bw = w - theme::px(20);
+        const double shares[4] = {pr.share_measured, pr.share_interpolated, pr.share_transferred, pr.share_analytical};
+        const moe::Source src[4] = {moe::Source::measured, moe::Source::interpolated, moe::Source::transferred, moe::Source::analytical};
+        float x = p.x;
+        double total = shares[0] + shares[1] + shares[2] + shares[3];
+        if (total <= 0) total = 1;
+        for (int k = 0; k < 4; ++k) {
+            const float ww = static_cast<float>(shares[k] / total) * bw;
+            if (ww > 0) dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + ww, p.y + theme::px(4)), theme::source_colour(src[k]));
+            x += ww;
+        }
+    }
+    ImGui::SetCursorScreenPos(ImVec2(p0.x, p0.y + h + ImGui::GetStyle().ItemSpacing.y));
+}
+
+// ---- the compare tab
+struct KeyOutput {
+    const char* column;
+    const char* label;
+    int better;  // +1 higher is better, -1 lower, 0 neutral
+};
+const KeyOutput kKeyOutputs[] = {
+    {"prefill.ttft_ms", "TTFT (ms)", -1},
+    {"decode.tpot_ms", "TPOT (ms)", -1},
+    {"decode.tokens_per_s_per_gpu", "decode tokens/s per GPU", +1},
+    {"decode.tokens_per_s_per_user", "decode tokens/s per user", +1},
+    {"prefill.tokens_per_s_per_gpu", "prefill tokens/s per GPU", +1},
+    {"prefill.step_ms", "prefill step (ms)", -1},
+    {"decode.step_ms", "decode step (ms)", -1},
+    {"decode.exposed_comm_ms", "decode exposed comm (ms)", -1},
+    {"prefill.exposed_comm_ms", "prefill exposed comm (ms)", -1},
+    {"decode.tokens_per_s_cluster", "decode tokens/s, cluster", +1},
+    {"memory.total_bytes", "memory per GPU (GB)", -1},
+    {"memory.weights_bytes", "weights per GPU (GB)", 0},
+    {"memory.kv_cache_bytes", "KV cache per GPU (GB)", 0},
+    {"memory.max_batch", "max batch that fits", +1},
+    {"memory.fits", "fits", +1},
+    {"model.active_params", "active params (B)", 0},
+};
+
+std::string shown(const char* column, double v) {
     const moe::Column* c = moe::find_column(column);
-    if (!c) return;
-    ImGui::TableNextColumn();
-    const Shown v = display_value(*c, st.estimate);
-    if (v.unit.empty()) ImGui::TextDisabled("%s", title);
-    else ImGui::TextDisabled("%s (%s)", title, v.unit.c_str());
-    ImGui::SetWindowFontScale(1.5f);
-    ImGui::TextUnformatted(v.number.c_str());
-    ImGui::SetWindowFontScale(1.0f);
-    if (ImGui::IsItemHovered() && c->help) ImGui::SetTooltip("%s\n(%s)", c->help, c->name);
+    if (!std::isfinite(v)) return "\u2014";
+    if (c && c->type == moe::ColumnType::boolean) return v != 0 ? "yes" : "no";
+    const std::string unit = c && c->unit ? c->unit : "";
+    if (unit == "bytes" || unit == "params") return fmt::number(v / 1e9, 4);
+    return fmt::number(v, 4);
+}
+
+// "a.b.c": value pairs of two JSON objects that differ (flattened).
+void diff_json(const nlohmann::json& a, const nlohmann::json& b, const std::string& prefix,
+               std::vector<std::pair<std::string, std::string>>& out, std::vector<std::string>& av) {
+    if (a.is_object() && b.is_object() && prefix != "model" && prefix != "hardware") {
+        std::vector<std::string> keys;
+        for (auto it = a.begin(); it != a.end(); ++it) keys.push_back(it.key());
+        for (auto it = b.begin(); it != b.end(); ++it)
+            if (!a.contains(it.key())) keys.push_back(it.key());
+        for (const std::string& k : keys) {
+            const nlohmann::json na = a.contains(k) ? a[k] : nlohmann::json();
+            const nlohmann::json nb = b.contains(k) ? b[k] : nlohmann::json();
+            diff_json(na, nb, prefix.empty() ? k : prefix + "." + k, out, av);
+        }
+        return;
+    }
+    if (a == b) return;
+    auto text = [](const nlohmann::json& j) {
+        if (j.is_null()) return std::string("default");
+        if (j.is_object()) return std::string("(custom)");
+        if (j.is_string()) return j.get<std::string>();
+        return j.dump();
+    };
+    out.push_back({prefix, text(b)});
+    av.push_back(text(a));
+}
+
+void draw_compare_tab(AppState& st) {
+    if (!st.a.active) {
+        ImGui::Spacing();
+        ImGui::PushTextWrapPos(ImGui::GetContentRegionAvail().x * 0.8f);
+        ImGui::TextUnformatted("Pin the current scenario as A, then change anything: this tab lists what differs and "
+                               "how every key output moves, the headline cards show the change against A, and the sweep "
+                               "and throughput charts draw A's curves beside the current ones.");
+        ImGui::PopTextWrapPos();
+        ImGui::Spacing();
+        if (ImGui::Button("Pin the current scenario as A")) pin_current(st);
+        record_last_item(st, "button.pin_tab");
+        return;
+    }
+    if (ImGui::Button("Swap A \u2194 current")) swap_pinned(st);
+    record_last_item(st, "button.swap");
+    ImGui::SameLine();
+    if (ImGui::Button("Unpin A")) unpin(st);
+    record_last_item(st, "button.unpin");
+    ImGui::SameLine();
+    ImGui::TextColored(theme::vec(theme::kPinned), "\u25CF A");
+    ImGui::SameLine();
+    ImGui::TextDisabled("pinned");
+    ImGui::SameLine();
+    ImGui::TextColored(theme::vec(theme::kAccent), "\u25CF B");
+    ImGui::SameLine();
+    ImGui::TextDisabled("current (the editor)");
+
+    const float avail_w = ImGui::GetContentRegionAvail().x;
+    const float left_w = avail_w * 0.58f;
+    ImGui::BeginChild("cmp_outputs", ImVec2(left_w, 0), false);
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
+    if (ImGui::BeginTable("compare", 4, flags)) {
+        ImGui::TableSetupColumn("output", ImGuiTableColumnFlags_WidthStretch, 2.2f);
+        ImGui::TableSetupColumn("A", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+        ImGui::TableSetupColumn("B (current)", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+        ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+        ImGui::TableHeadersRow();
+        auto right_aligned = [](const std::string& text, ImU32 colour) {
+            const float w = ImGui::CalcTextSize(text.c_str()).x;
+            ImGui::SetCursorPosX(ImGui::GetCursorPosX() + std::max(0.0f, ImGui::GetContentRegionAvail().x - w));
+            ImGui::TextColored(theme::vec(colour), "%s", text.c_str());
+        };
+        for (const KeyOutput& k : kKeyOutputs) {
+            const double a = column_value(st.a.estimate, k.column), b = column_value(st.estimate, k.column);
+            if (!std::isfinite(a) && !std::isfinite(b)) continue;
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(k.label);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", k.column);
+            ImGui::TableNextColumn();
+            right_aligned(shown(k.column, a), theme::kText);
+            ImGui::TableNextColumn();
+            right_aligned(shown(k.column, b), theme::kText);
+            ImGui::TableNextColumn();
+            const moe::Column* c = moe::find_column(k.column);
+            if (c && c->type == moe::ColumnType::boolean) {
+                right_aligned(a == b ? "same" : "changed", a == b ? theme::kTextDim : (b != 0 ? theme::kGood : theme::kBad));
+            } else if (std::isfinite(a) && std::isfinite(b) && a != 0) {
+                const double d = b / a - 1;
+                ImU32 col = theme::kTextDim;
+                if (k.better != 0 && std::fabs(d) > 0.0005) col = (d > 0) == (k.better > 0) ? theme::kGood : theme::kBad;
+                right_aligned(fmt::signed_percent(d), col);
+            } else {
+                right_aligned("\u2014", theme::kTextDim);
+            }
+        }
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted("GPUs");
+        ImGui::TableNextColumn();
+        right_aligned(std::to_string(st.a.scenario.world()), theme::kText);
+        ImGui::TableNextColumn();
+        right_aligned(std::to_string(st.scenario.world()), theme::kText);
+        ImGui::EndTable();
+    }
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginChild("cmp_inputs", ImVec2(0, 0), false);
+    section_title("What differs (A \u2192 B)");
+    std::vector<std::pair<std::string, std::string>> diffs;
+    std::vector<std::string> avals;
+    const nlohmann::json ja = moe::scenario_to_json(st.a.scenario, true), jb = moe::scenario_to_json(st.scenario, true);
+    diff_json(ja, jb, "", diffs, avals);
+    if (diffs.empty()) ImGui::TextDisabled("nothing: B is the same scenario as A");
+    for (std::size_t i = 0; i < diffs.size(); ++i) {
+        ImGui::TextUnformatted(diffs[i].first.c_str());
+        ImGui::SameLine();
+        ImGui::TextColored(theme::vec(theme::kPinned), "%s", avals[i].c_str());
+        ImGui::SameLine();
+        ImGui::TextDisabled("\u2192");
+        ImGui::SameLine();
+        ImGui::TextColored(theme::vec(theme::kAccent), "%s", diffs[i].second.c_str());
+    }
+    ImGui::EndChild();
+}
+
+// ---- operators tab
+void draw_operators_tab(AppState& st) {
+    const moe::Estimate& e = st.estimate;
+    const moe::Phase ph = shown_phase(st);
+    const moe::PhaseResult& pr = ph == moe::Phase::prefill ? e.prefill : e.decode;
+    if (!e.ok || !pr.computed) {
+        ImGui::TextDisabled("No operators: the scenario is invalid or the phase is not computed.");
+        return;
+    }
+    ImGui::TextDisabled("%s step %s: every operator of every layer group, per occurrence (\u00d7 count per step). "
+                        "Exposed = what adds to the step after overlap.",
+                        moe::phase_name(ph), fmt::time_ms(pr.step_ms).c_str());
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                                  ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
+    if (!ImGui::BeginTable("ops", 12, flags)) return;
+    ImGui::TableSetupScrollFreeze(2, 1);
+    const char* headers[] = {"group", "operator", "\u00d7", "time \u00b5s", "exposed \u00b5s", "share", "GFLOP",
+                             "weights MB", "act. MB", "comm MB", "bound", "efficiency / source"};
+    for (const char* h : headers) ImGui::TableSetupColumn(h);
+    ImGui::TableHeadersRow();
+    const double step_us = pr.step_ms * 1000;
+    for (const moe::OpRecord& op : e.ops) {
+        if (op.phase != ph) continue;
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("%s", size_t(op.group) < pr.groups.size() ? pr.groups[size_t(op.group)].label.c_str() : "");
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(op.name);
+        auto num = [](const std::string& s) {
+            const float w = ImGui::CalcTextSize(s.c_str()).x;
+            ImGui::SetCursorPosX(ImGui::GetCursorPosX() + std::max(0.0f, ImGui::GetColumnWidth() - w - ImGui::GetStyle().CellPadding.x));
+            ImGui::TextUnformatted(s.c_str());
+        };
+        ImGui::TableNextColumn();
+        num(fmt::number(op.count));
+        ImGui::TableNextColumn();
+        num(fmt::number(op.time_us, 4));
+        ImGui::TableNextColumn();
+        num(fmt::number(op.exposed_us, 4));
+        ImGui::TableNextColumn();
+        num(step_us > 0 ? fmt::percent(op.exposed_us * op.count / step_us, 1) : "");
+        ImGui::TableNextColumn();
+        num(fmt::number(op.flops / 1e9, 4));
+        ImGui::TableNextColumn();
+        num(fmt::number(op.weight_bytes / 1e6, 4));
+        ImGui::TableNextColumn();
+        num(fmt::number(op.activation_bytes / 1e6, 4));
+        ImGui::TableNextColumn();
+        num(fmt::number(op.comm_bytes / 1e6, 4));
+        ImGui::TableNextColumn();
+        ImGui::TextColored(theme::vec(theme::bound_colour(op.bound)), "%s", moe::bound_name(op.bound));
+        ImGui::TableNextColumn();
+        ImGui::Text("%.2f", op.efficiency);
+        ImGui::SameLine();
+        ImGui::TextColored(theme::vec(theme::source_colour(op.source)), "%s", moe::source_name(op.source));
+        if (*op.table) {
+            ImGui::SameLine();
+            ImGui::TextDisabled("%s", op.table);
+        }
+    }
+    ImGui::EndTable();
+}
+
+// ---- all outputs tab
+void draw_outputs_tab(AppState& st) {
+    const moe::Estimate& e = st.estimate;
+    const bool with_a = st.a.active;
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                                  ImGuiTableFlags_SizingStretchProp;
+    if (!ImGui::BeginTable("columns", with_a ? 4 : 3, flags)) return;
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("column (as in moe-roofline eval / sweep)", ImGuiTableColumnFlags_WidthStretch, 2.0f);
+    ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.2f);
+    ImGui::TableSetupColumn("exact", ImGuiTableColumnFlags_WidthStretch, 1.5f);
+    if (with_a) ImGui::TableSetupColumn("A (exact)", ImGuiTableColumnFlags_WidthStretch, 1.5f);
+    ImGui::TableHeadersRow();
+    for (const moe::Column& c : moe::output_columns()) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(c.name);
+        if (ImGui::IsItemHovered() && c.help) ImGui::SetTooltip("%s", c.help);
+        ImGui::TableNextColumn();
+        std::string v;
+        if (c.type == moe::ColumnType::text) v = c.text(e);
+        else if (c.type == moe::ColumnType::boolean) v = std::isfinite(c.number(e)) ? (c.number(e) != 0 ? "yes" : "no") : "\u2014";
+        else {
+            const double x = c.number(e);
+            const std::string unit = c.unit ? c.unit : "";
+            if (unit == "bytes") v = fmt::bytes(x);
+            else if (unit == "params") v = fmt::params(x);
+            else v = fmt::number(x) + (unit.empty() || !std::isfinite(x) ? "" : " " + unit);
+        }
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextUnformatted(v.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::TableNextColumn();
+        ImGui::TextDisabled("%s", moe::format_value(c, e).c_str());
+        if (with_a) {
+            ImGui::TableNextColumn();
+            ImGui::TextColored(theme::vec(theme::with_alpha(theme::kPinned, 0.85f)), "%s", moe::format_value(c, st.a.estimate).c_str());
+        }
+    }
+    ImGui::EndTable();
+}
+
+void draw_overview(AppState& st) {
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const ImVec2 gap = ImGui::GetStyle().ItemSpacing;
+    const float row1 = std::max(theme::px(205), avail.y * 0.40f);
+    const float row2 = std::max(theme::px(250), avail.y - row1 - gap.y);
+    const float w1 = std::floor(avail.x * 0.56f);
+    draw_layer_chart(st, ImVec2(w1, row1));
+    ImGui::SameLine();
+    draw_memory_chart(st, ImVec2(avail.x - w1 - gap.x, row1));
+    const float w3 = std::floor((avail.x - 2 * gap.x) / 3);
+    draw_roofline_chart(st, ImVec2(w3, row2));
+    ImGui::SameLine();
+    draw_sweep_chart(st, ImVec2(w3, row2));
+    ImGui::SameLine();
+    draw_frontier_chart(st, ImVec2(avail.x - 2 * (w3 + gap.x), row2));
+}
+
+}  // namespace
+
+bool begin_card(AppState& st, const char* name, ImVec2 size) {
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(theme::px(10), theme::px(8)));
+    const bool visible = ImGui::BeginChild(name, size, true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    const ImVec2 p = ImGui::GetWindowPos(), s = ImGui::GetWindowSize();
+    record_rect(st, name, p, ImVec2(p.x + s.x, p.y + s.y));
+    return visible;
+}
+
+void end_card() {
+    ImGui::EndChild();
+    ImGui::PopStyleVar();
 }
 
 void draw_results_panel(AppState& st) {
     const moe::Estimate& e = st.estimate;
-    const moe::Scenario& s = st.scenario;
-    ImGui::Text("%s on %d x %s", s.model_ref.c_str(), s.world(),
-                s.gpu.name.empty() ? s.hardware_ref.c_str() : s.gpu.name.c_str());
-
+    draw_headline(st);
     if (!e.ok) {
-        ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "This scenario cannot be evaluated:");
+        ImGui::PushStyleColor(ImGuiCol_Text, theme::vec(theme::kBad));
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextUnformatted("This scenario cannot be evaluated (the link keeps the last valid one):");
         for (const moe::Issue& i : e.errors) ImGui::BulletText("%s", i.text().c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::PopStyleColor();
     }
-    for (const std::string& w : e.warnings) ImGui::TextColored(ImVec4(1, 0.8f, 0.3f, 1), "%s", w.c_str());
-
-    if (ImGui::BeginTable("headline", 4, ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchSame)) {
-        headline(st, "prefill.ttft_ms", "TTFT");
-        headline(st, "decode.tpot_ms", "TPOT");
-        headline(st, "decode.tokens_per_s_per_gpu", "decode per GPU");
-        headline(st, "decode.tokens_per_s_per_user", "per user");
-        headline(st, "prefill.tokens_per_s_per_gpu", "prefill per GPU");
-        headline(st, "memory.total_bytes", "memory per GPU");
-        headline(st, "memory.capacity_bytes", "HBM per GPU");
-        headline(st, "memory.max_batch", "max batch");
-        ImGui::EndTable();
+    for (const std::string& w : e.warnings) {
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextColored(theme::vec(theme::kWarn), "\u26A0 %s", w.c_str());
+        ImGui::PopTextWrapPos();
     }
 
-    section_header("All outputs");
-    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
-                                  ImGuiTableFlags_SizingStretchProp;
-    if (ImGui::BeginTable("columns", 3, flags)) {
-        ImGui::TableSetupScrollFreeze(0, 1);
-        ImGui::TableSetupColumn("column", ImGuiTableColumnFlags_WidthStretch, 2.0f);
-        ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.5f);
-        ImGui::TableSetupColumn("exact", ImGuiTableColumnFlags_WidthStretch, 1.5f);
-        ImGui::TableHeadersRow();
-        for (const moe::Column& c : moe::output_columns()) {
-            ImGui::TableNextRow();
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(c.name);
-            if (ImGui::IsItemHovered() && c.help) ImGui::SetTooltip("%s", c.help);
-            ImGui::TableNextColumn();
-            const Shown shown = display_value(c, e);
-            ImGui::Text("%s %s", shown.number.c_str(), shown.unit.c_str());
-            ImGui::TableNextColumn();
-            const std::string exact = moe::format_value(c, e);
-            ImGui::TextDisabled("%s", exact.c_str());
+    // phase switch for the charts, right-aligned on the tab bar's line
+    const ImVec2 tabs_pos = ImGui::GetCursorScreenPos();
+    if (e.prefill.computed && e.decode.computed) {
+        const char* labels[2] = {"prefill", "decode"};
+        const float bw = theme::px(70);
+        const float x = tabs_pos.x + ImGui::GetContentRegionAvail().x - 2 * bw - theme::px(2);
+        ImGui::SetCursorScreenPos(ImVec2(x - ImGui::CalcTextSize("charts show").x - theme::px(8), tabs_pos.y));
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextDisabled("charts show");
+        const moe::Phase ph = shown_phase(st);
+        for (int i = 0; i < 2; ++i) {
+            ImGui::SetCursorScreenPos(ImVec2(x + float(i) * (bw + theme::px(2)), tabs_pos.y));
+            const bool selected = (i == 0) == (ph == moe::Phase::prefill);
+            if (selected) ImGui::PushStyleColor(ImGuiCol_Button, theme::vec(theme::with_alpha(theme::kAccent, 0.55f)));
+            if (ImGui::Button(labels[i], ImVec2(bw, 0))) set_view_phase(st, i == 0 ? PhaseView::prefill : PhaseView::decode);
+            if (selected) ImGui::PopStyleColor();
+            record_last_item(st, std::string("view.phase=") + labels[i]);
         }
-        ImGui::EndTable();
+        ImGui::SetCursorScreenPos(tabs_pos);
+    }
+
+    if (ImGui::BeginTabBar("results_tabs")) {
+        const char* names[4] = {"Overview", "Compare A/B", "Operators", "All outputs"};
+        for (int i = 0; i < 4; ++i) {
+            const ImGuiTabItemFlags f = st.requested_tab == i ? ImGuiTabItemFlags_SetSelected : 0;
+            const bool open = ImGui::BeginTabItem(names[i], nullptr, f);
+            record_last_item(st, std::string("tab.") + std::to_string(i));
+            if (!open) continue;
+            if (st.results_tab != i) {
+                st.results_tab = i;
+                st.publish_pending = true;
+            }
+            switch (i) {
+                case 0: draw_overview(st); break;
+                case 1: draw_compare_tab(st); break;
+                case 2: draw_operators_tab(st); break;
+                case 3: draw_outputs_tab(st); break;
+            }
+            ImGui::EndTabItem();
+        }
+        st.requested_tab = -1;
+        ImGui::EndTabBar();
     }
 }
 

@@ -1,66 +1,388 @@
-// panels_scenario.cpp — the scenario editor: presets, parallel layout, workload and runtime choices.
+// panels_scenario.cpp — the scenario editor: model (preset or a pasted / dropped config.json, with a summary),
+// hardware (preset plus editable specs), parallelism (with the derived world size and experts per GPU, and the
+// core's own words when a layout is invalid), workload, precision, runtime and routing.
 #include <imgui.h>
 
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "format.h"
 #include "panels.h"
 #include "platform.h"
+#include "theme.h"
 #include "widgets.h"
 
 namespace web {
 
-void draw_notice(AppState& st) {
-    if (st.notice.empty()) return;
-    // Plain wrapped text (never markup): the details may quote the hostile link's own content.
-    const ImVec4 colour(1.0f, 0.62f, 0.45f, 1.0f);
-    ImGui::PushStyleColor(ImGuiCol_Text, colour);
+namespace {
+
+void error_text(const std::string& text) {
+    ImGui::PushStyleColor(ImGuiCol_Text, theme::vec(theme::kBad));
     ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(st.notice.c_str());
-    for (size_t i = 0; i < st.notice_details.size() && i < 6; ++i) {
-        ImGui::Bullet();
-        ImGui::TextUnformatted(st.notice_details[i].c_str());
-    }
+    ImGui::TextUnformatted(text.c_str());
     ImGui::PopTextWrapPos();
     ImGui::PopStyleColor();
-    if (ImGui::SmallButton("Dismiss")) {
-        st.notice.clear();
-        st.notice_details.clear();
-        st.publish_pending = true;
-    }
-    ImGui::Separator();
 }
 
-void draw_scenario_panel(AppState& st) {
-    const moe::Catalog& cat = *st.catalog;
-    ImGui::PushItemWidth(-ImGui::GetFontSize() * 11.0f);  // room for the labels and "(?)" on the right
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-    section_header("Model and hardware");
-    field_preset_combo(st, "model", "model", cat.models());
-    field_preset_combo(st, "hardware", "hardware", cat.hardware());
+// The model's and the edit's errors whose path starts with one of `prefixes` (e.g. "parallel."), under the section.
+void section_errors(const AppState& st, std::initializer_list<const char*> prefixes) {
+    auto match = [&](const std::string& path) {
+        for (const char* p : prefixes)
+            if (starts_with(path, p)) return true;
+        return false;
+    };
+    for (const moe::Issue& i : st.edit_errors)
+        if (match(i.path) || match(st.edit_error_path)) error_text(i.text());
+    for (const moe::Issue& i : st.estimate.errors)
+        if (match(i.path)) error_text(i.text());
+}
 
-    section_header("Parallel layout");
-    field_pow2_combo(st, "parallel.tp", "tp (attention)", 64);
-    field_pow2_combo(st, "parallel.dp", "dp (attention)", 256);
-    field_pow2_combo(st, "parallel.ep", "ep (experts)", 256);
-    ImGui::Text("world %d GPUs, experts TP %d", st.scenario.world(), st.scenario.moe_tp());
-
-    section_header("Workload");
-    field_choice_combo(st, "workload.phase", "phase");
-    field_slider_int(st, "workload.batch", "batch / DP rank", 1, 4096, true);
-    field_slider_int(st, "workload.prefill_tokens", "prefill chunk", 128, 65536, true);
-    field_slider_int(st, "workload.context_len", "decode context", 128, 1048576, true, st.scenario.context_len());
-
-    section_header("Runtime");
-    field_choice_combo(st, "runtime.a2a_backend", "all-to-all");
-    field_checkbox(st, "runtime.two_batch_overlap", "two-batch overlap");
-
-    ImGui::PopItemWidth();
-    for (const moe::Issue& e : st.edit_errors) ImGui::TextColored(ImVec4(1, 0.45f, 0.4f, 1), "%s", e.text().c_str());
-
+bool section(const char* title) {
     ImGui::Spacing();
-    if (ImGui::Button("Copy link")) copy_to_clipboard(moe::scenario_url(st.scenario, page_url_without_fragment()));
-    ImGui::SameLine();
-    if (ImGui::Button("Download scenario")) {
-        download("scenario.json", "application/json", moe::scenario_to_json(st.scenario, false).dump(2) + "\n");
+    ImGui::PushFont(theme::fonts().bold);
+    const bool open = ImGui::CollapsingHeader(title, ImGuiTreeNodeFlags_DefaultOpen);
+    ImGui::PopFont();
+    return open;
+}
+
+// A two-column key/value line of the model summary.
+void summary_row(const char* key, const std::string& value) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("%s", key);
+    ImGui::TableNextColumn();
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(value.c_str());
+    ImGui::PopTextWrapPos();
+}
+
+int config_text_resize(ImGuiInputTextCallbackData* data) {
+    if (data->EventFlag == ImGuiInputTextFlags_CallbackResize) {
+        auto* s = static_cast<std::string*>(data->UserData);
+        s->resize(static_cast<std::size_t>(data->BufTextLen));
+        data->Buf = s->data();
     }
+    return 0;
+}
+
+void model_section(AppState& st) {
+    if (!section("Model")) return;
+    const moe::Scenario& s = st.scenario;
+    const moe::ModelSpec& m = s.model;
+    if (s.model_inline.is_object()) {
+        // A pasted config: the combo shows its name and offers the presets.
+        std::string label = "config.json: " + m.name;
+        form_label("Model");
+        const bool open = ImGui::BeginCombo("##model", label.c_str(), ImGuiComboFlags_HeightLarge);
+        const ImVec2 fmin = ImGui::GetItemRectMin(), fmax = ImGui::GetItemRectMax();
+        if (open) {
+            for (const moe::CatalogEntry& e : st.catalog->models()) {
+                if (ImGui::Selectable(e.id.c_str(), false)) edit_field(st, "model", e.id);
+                record_last_item(st, "model=" + e.id);
+            }
+            ImGui::EndCombo();
+        }
+        record_rect(st, "model", fmin, fmax);
+        help_for_field("model");
+    } else {
+        field_preset_combo(st, "model", "Model", st.catalog->models());
+    }
+
+    // paste / drop a config.json
+    form_label("");
+    if (ImGui::Button(st.config_box_open ? "Hide config.json box" : "Paste a config.json\u2026")) {
+        st.config_box_open = !st.config_box_open;
+        if (st.config_box_open && st.config_text.empty() && s.model_inline.is_object()) st.config_text = s.model_inline.dump(2);
+    }
+    record_last_item(st, "button.config_box");
+    help_marker("Paste a HuggingFace config.json into the box (or drop the file anywhere on the page): the model "
+                "becomes that config, parsed the same way as `moe-roofline --set model=config.json`.");
+    if (st.config_box_open) {
+        ImGui::TextDisabled("Paste (Ctrl+V) or drop a config.json file on the page:");
+        if (st.config_text.capacity() < 64) st.config_text.reserve(64);
+        ImGui::InputTextMultiline("##config", st.config_text.data(), st.config_text.capacity() + 1,
+                                  ImVec2(-1, ImGui::GetTextLineHeight() * 8),
+                                  ImGuiInputTextFlags_CallbackResize | ImGuiInputTextFlags_AllowTabInput,
+                                  config_text_resize, &st.config_text);
+        record_last_item(st, "model.config_text");
+        if (ImGui::Button("Use this config")) {
+            if (apply_model_config(st, st.config_text)) {
+                st.toast = "Model set from the pasted config.json";
+                st.toast_until = ImGui::GetTime() + 3;
+                st.last_action = "load:config";
+            }
+            st.publish_pending = true;
+        }
+        record_last_item(st, "button.use_config");
+        ImGui::SameLine();
+        if (ImGui::Button("Clear")) {
+            st.config_text.clear();
+            st.config_errors.clear();
+        }
+        for (const std::string& e : st.config_errors) error_text(e);
+    }
+
+    // summary of the parsed model
+    if (m.num_layers > 0 &&
+        ImGui::BeginTable("model_summary", 2, ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_NoPadOuterX)) {
+        ImGui::TableSetupColumn("k", ImGuiTableColumnFlags_WidthFixed, form_label_width() - ImGui::GetStyle().CellPadding.x * 2);
+        ImGui::TableSetupColumn("v", ImGuiTableColumnFlags_WidthStretch);
+        char buf[256];
+        if (m.n_dense_layers > 0 && m.n_moe_layers > 0)
+            std::snprintf(buf, sizeof buf, "%d (%d dense + %d MoE)", m.num_layers, m.n_dense_layers, m.n_moe_layers);
+        else
+            std::snprintf(buf, sizeof buf, "%d %s", m.num_layers, m.is_moe() ? "MoE" : "dense");
+        summary_row("Layers", buf);
+        std::snprintf(buf, sizeof buf, "%s \u00b7 vocab %s", fmt::number(m.hidden).c_str(), fmt::number(m.vocab).c_str());
+        summary_row("Hidden", buf);
+        std::string attn;
+        if (m.attn == moe::AttnKind::mla) {
+            std::snprintf(buf, sizeof buf, "MLA, %d heads, KV latent %d + rope %d", m.num_heads, m.kv_lora_rank,
+                          m.qk_rope_head_dim);
+        } else {
+            std::snprintf(buf, sizeof buf, "%s, %d heads / %d KV \u00d7 %d", m.attn == moe::AttnKind::gqa ? "GQA" : "MHA",
+                          m.num_heads, m.num_kv_heads, m.head_dim);
+        }
+        attn = buf;
+        if (m.n_window_layers > 0 && !m.window_groups.empty()) {
+            std::snprintf(buf, sizeof buf, "; window %d on %d layers", m.window_groups.front().first, m.n_window_layers);
+            attn += buf;
+        }
+        summary_row("Attention", attn);
+        if (m.is_moe()) {
+            std::snprintf(buf, sizeof buf, "%d routed, top-%d%s \u00b7 FFN %d", m.num_experts, m.top_k,
+                          m.shared_intermediate > 0 ? " + shared" : "", m.moe_intermediate);
+            summary_row("Experts", buf);
+        } else {
+            summary_row("FFN", "dense, intermediate " + fmt::number(m.intermediate));
+        }
+        std::snprintf(buf, sizeof buf, "%s total \u00b7 %s active", fmt::params(m.total_params).c_str(),
+                      fmt::params(m.active_params).c_str());
+        summary_row("Parameters", buf);
+        std::snprintf(buf, sizeof buf, "%s weights%s", moe::dtype_name(m.weight_dtype),
+                      m.expert_dtype != m.weight_dtype ? (std::string(", experts ") + moe::dtype_name(m.expert_dtype)).c_str() : "");
+        summary_row("Checkpoint", buf);
+        if (m.mtp_layers > 0) summary_row("MTP", std::to_string(m.mtp_layers) + " draft layer(s)");
+        ImGui::EndTable();
+    }
+    section_errors(st, {"model"});
+}
+
+// ---- hardware: a preset, and its specs editable as overrides {"base": id, field: value}
+struct GpuField {
+    const char* key;
+    const char* label;
+    bool integer;
+    const char* help;
+};
+const GpuField kGpuFields[] = {
+    {"dense_tflops_bf16", "BF16 TFLOPS", false, "Peak dense BF16 tensor throughput (no sparsity), TFLOPS."},
+    {"dense_tflops_fp8", "FP8 TFLOPS", false, "Peak dense FP8 throughput, TFLOPS (0: no FP8 tensor cores; FP8 runs as BF16)."},
+    {"dense_tflops_fp4", "FP4 TFLOPS", false, "Peak dense FP4 throughput, TFLOPS (0: none; FP4 weights are expanded to FP8 on Hopper)."},
+    {"hbm_bandwidth_GBps", "HBM GB/s", false, "HBM bandwidth in GB/s (1 GB = 1e9 bytes)."},
+    {"hbm_capacity_GiB", "HBM GiB", false, "HBM capacity in GiB (vendor \"80 GB\" parts are 80 GiB)."},
+    {"nvlink_bandwidth_GBps", "NVLink GB/s", false, "NVLink bandwidth per GPU, one direction, GB/s."},
+    {"rdma_bandwidth_GBps", "RDMA GB/s", false, "RDMA (InfiniBand / RoCE) NIC bandwidth per GPU, one direction, GB/s."},
+    {"gpus_per_node", "GPUs per node", true, "GPUs in one NVLink domain; traffic beyond it goes over RDMA."},
+    {"sm_count", "SMs", true, "Streaming multiprocessors (DeepEP's communication SMs are taken from these)."},
+};
+
+std::string hardware_base(const moe::Scenario& s) {
+    if (s.hardware_inline.is_object()) {
+        const auto it = s.hardware_inline.find("base");
+        if (it != s.hardware_inline.end() && it->is_string()) return it->get<std::string>();
+        return "";
+    }
+    return s.hardware_ref;
+}
+
+void hardware_section(AppState& st) {
+    if (!section("Hardware")) return;
+    const moe::Scenario& s = st.scenario;
+    const std::string base = hardware_base(s);
+    const bool custom = s.hardware_inline.is_object();
+    {
+        form_label("GPU");
+        std::string preview = base.empty() ? "custom GPU" : base;
+        if (custom && !base.empty()) preview += " (edited)";
+        const bool open = ImGui::BeginCombo("##hardware", preview.c_str(), ImGuiComboFlags_HeightLarge);
+        const ImVec2 fmin = ImGui::GetItemRectMin(), fmax = ImGui::GetItemRectMax();
+        if (open) {
+            for (const moe::CatalogEntry& e : st.catalog->hardware()) {
+                const bool selected = !custom && e.id == base;
+                if (ImGui::Selectable(e.id.c_str(), selected) && !selected) edit_field(st, "hardware", e.id);
+                record_last_item(st, "hardware=" + e.id);
+                if (ImGui::IsItemHovered() && !e.description.empty()) ImGui::SetTooltip("%s", e.description.c_str());
+            }
+            ImGui::EndCombo();
+        }
+        record_rect(st, "hardware", fmin, fmax);
+        help_for_field("hardware");
+    }
+    ImGui::TextDisabled("%s", s.gpu.name.c_str());
+    if (custom && !base.empty()) {
+        ImGui::SameLine();
+        if (ImGui::SmallButton("reset specs")) edit_field(st, "hardware", base);
+        record_last_item(st, "button.hardware_reset");
+    }
+    const nlohmann::json spec = moe::gpu_spec_to_json(s.gpu);
+    const moe::GpuSpec* preset = base.empty() ? nullptr : st.catalog->gpu(base);
+    const nlohmann::json preset_json = preset ? moe::gpu_spec_to_json(*preset) : nlohmann::json::object();
+    for (const GpuField& f : kGpuFields) {
+        const double cur = spec.value(f.key, 0.0);
+        const bool overridden = custom && s.hardware_inline.contains(f.key);
+        form_label(f.label, overridden);
+        const std::string key = std::string("hardware.") + f.key;
+        double typed = 0;
+        // typed_number lives in widgets.cpp; use the generic number field through a small lambda-like block
+        ImGui::PushID(f.key);
+        std::string& buf = st.edit_text[key];
+        if (st.active_edit != key) buf = number_text(cur, f.integer);
+        buf.resize(64, '\0');
+        ImGui::InputText("##v", buf.data(), buf.size(), ImGuiInputTextFlags_CharsScientific | ImGuiInputTextFlags_AutoSelectAll);
+        if (ImGui::IsItemActive()) st.active_edit = key;
+        if (ImGui::IsItemDeactivated() && st.active_edit == key) st.active_edit.clear();
+        const bool commit = ImGui::IsItemDeactivatedAfterEdit();
+        record_last_item(st, key);
+        ImGui::PopID();
+        help_marker(f.help);
+        if (!commit) continue;
+        char* end = nullptr;
+        const std::string text(buf.c_str());
+        typed = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || !std::isfinite(typed)) continue;
+        nlohmann::json obj = custom ? s.hardware_inline : nlohmann::json{{"base", base}};
+        const bool integer = f.integer;
+        const nlohmann::json value = integer ? nlohmann::json(static_cast<long long>(std::llround(typed))) : nlohmann::json(typed);
+        if (preset && preset_json.contains(f.key) && preset_json[f.key] == value) obj.erase(f.key);
+        else obj[f.key] = value;
+        if (obj.size() == 1 && obj.contains("base") && !base.empty()) edit_field(st, "hardware", base);
+        else edit_field(st, "hardware", obj);
+        st.edit_error_path = st.edit_errors.empty() ? "" : "hardware";
+    }
+    section_errors(st, {"hardware"});
+}
+
+void parallel_section(AppState& st) {
+    if (!section("Parallelism")) return;
+    field_pow2_stepper(st, "parallel.tp", "TP (attention)");
+    field_pow2_stepper(st, "parallel.dp", "DP (attention)");
+    field_pow2_stepper(st, "parallel.ep", "EP (experts)");
+    field_pow2_stepper(st, "parallel.pp", "PP (stages)");
+    field_input_number(st, "parallel.gpus_per_node", "GPUs per node", "from the GPU");
+    const moe::Scenario& s = st.scenario;
+    const int world = s.world();
+    const int per_node = std::max(1, s.gpus_per_node());
+    const int nodes = (world + per_node - 1) / per_node;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%d GPU%s = TP %d \u00d7 DP %d \u00d7 PP %d, %d node%s", world, world == 1 ? "" : "s",
+                  s.parallel.tp, s.parallel.dp, s.parallel.pp, nodes, nodes == 1 ? "" : "s");
+    form_label("World");
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(buf);
+    ImGui::PopTextWrapPos();
+    record_last_item(st, "derived.world");
+    if (s.model.is_moe()) {
+        const int experts = s.model.num_experts + s.routing.redundant_experts;
+        const double per_gpu = s.parallel.ep > 0 ? double(experts) / s.parallel.ep : 0;
+        if (s.routing.redundant_experts > 0)
+            std::snprintf(buf, sizeof buf, "%s per GPU (%d + %d redundant over EP %d), expert TP %d", fmt::number(per_gpu).c_str(),
+                          s.model.num_experts, s.routing.redundant_experts, s.parallel.ep, s.moe_tp());
+        else
+            std::snprintf(buf, sizeof buf, "%s per GPU (%d over EP %d), expert TP %d", fmt::number(per_gpu).c_str(),
+                          s.model.num_experts, s.parallel.ep, s.moe_tp());
+    } else {
+        std::snprintf(buf, sizeof buf, "dense model: no experts (FFN TP %d)", s.parallel.tp);
+    }
+    form_label("Experts");
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(buf);
+    ImGui::PopTextWrapPos();
+    record_last_item(st, "derived.experts");
+    section_errors(st, {"parallel"});
+}
+
+void workload_section(AppState& st) {
+    if (!section("Workload")) return;
+    field_segmented(st, "workload.phase", "Phase");
+    field_slider_int(st, "workload.batch", "Batch per DP", 1, 4096, true);
+    field_slider_int(st, "workload.prefill_tokens", "Prefill chunk", 128, 131072, true);
+    field_slider_int(st, "workload.prompt_len", "Prompt", 16, 1048576, true);
+    field_slider_int(st, "workload.output_len", "Output", 1, 131072, true);
+    field_slider_int(st, "workload.context_len", "Decode context", 128, 1048576, true, st.scenario.context_len());
+    section_errors(st, {"workload"});
+}
+
+void precision_section(AppState& st) {
+    if (!section("Precision")) return;
+    const moe::Estimate& e = st.estimate;
+    const bool known = e.ok;
+    field_dtype_combo(st, "precision.weights", "Weights", known ? moe::dtype_name(e.weights_dtype) : nullptr);
+    field_dtype_combo(st, "precision.experts", "Routed experts", known ? moe::dtype_name(e.experts_dtype) : nullptr);
+    field_dtype_combo(st, "precision.attention", "Attention");
+    field_dtype_combo(st, "precision.shared_experts", "Shared / dense FFN");
+    field_dtype_combo(st, "precision.embedding", "Embedding");
+    field_dtype_combo(st, "precision.kv_cache", "KV cache", known ? moe::dtype_name(e.kv_dtype) : nullptr);
+    field_dtype_combo(st, "precision.dispatch", "Dispatch");
+    field_dtype_combo(st, "precision.combine", "Combine");
+    section_errors(st, {"precision"});
+}
+
+void runtime_section(AppState& st) {
+    if (!section("Runtime")) return;
+    const moe::Estimate& e = st.estimate;
+    std::string resolved;
+    if (e.ok) {
+        const bool pf = e.prefill.computed, dc = e.decode.computed;
+        if (pf && dc && e.prefill_backend != e.decode_backend)
+            resolved = std::string(moe::a2a_backend_name(e.prefill_backend)) + " / " + moe::a2a_backend_name(e.decode_backend);
+        else
+            resolved = moe::a2a_backend_name(pf ? e.prefill_backend : e.decode_backend);
+    }
+    field_choice_combo(st, "runtime.a2a_backend", "All-to-all", resolved.c_str());
+    field_checkbox(st, "runtime.two_batch_overlap", "Two-batch overlap");
+    field_slider_int(st, "runtime.comm_sms", "Comm SMs", 0, std::max(1, st.scenario.gpu.sm_count), false);
+    field_choice_combo(st, "runtime.expert_layout", "Expert layout");
+    field_slider_int(st, "runtime.mtp_draft_tokens", "MTP drafts", 0, 8, false);
+    if (st.scenario.runtime.mtp_draft_tokens > 0)
+        field_slider_double(st, "runtime.mtp_acceptance_rate", "MTP acceptance", 0.0, 1.0, "%.2f");
+    field_slider_double(st, "runtime.mem_fraction", "Memory fraction", 0.5, 1.0, "%.2f");
+    field_input_number(st, "runtime.reserve_GB", "Reserve (GB)", "calibrated");
+    field_input_number(st, "runtime.prefill_overhead_ms", "Prefill overhead", "calibrated (ms)");
+    field_input_number(st, "runtime.decode_overhead_ms", "Decode overhead", "calibrated (ms)");
+    field_input_number(st, "runtime.kv_block_tokens", "KV block tokens");
+    section_errors(st, {"runtime"});
+}
+
+void routing_section(AppState& st) {
+    if (!section("Routing")) return;
+    field_slider_double(st, "routing.imbalance", "Imbalance", 1.0, 4.0, "%.2f");
+    field_input_number(st, "routing.redundant_experts", "Redundant experts");
+    section_errors(st, {"routing"});
+}
+
+}  // namespace
+
+void draw_scenario_panel(AppState& st) {
+    model_section(st);
+    hardware_section(st);
+    parallel_section(st);
+    workload_section(st);
+    precision_section(st);
+    runtime_section(st);
+    routing_section(st);
+    // errors that name no section (or a cross-field check of several)
+    for (const moe::Issue& i : st.estimate.errors) {
+        if (i.path.empty() || !(starts_with(i.path, "model") || starts_with(i.path, "hardware") ||
+                                starts_with(i.path, "parallel") || starts_with(i.path, "workload") ||
+                                starts_with(i.path, "precision") || starts_with(i.path, "runtime") ||
+                                starts_with(i.path, "routing")))
+            error_text(i.text());
+    }
+    ImGui::Spacing();
 }
 
 }  // namespace web

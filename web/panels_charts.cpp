@@ -1,0 +1,556 @@
+// panels_charts.cpp — the overview's charts. Each reads st.estimate or the sweeps computed in recompute() and draws
+// with plot.h; none calls the model.
+//   layers:   per layer group, a stacked bar of its operators' exposed time coloured by what bounds them, then
+//             the time hidden by overlap, hatched
+//   memory:   one stacked bar of what a GPU holds against its capacity and the engine's usable share
+//   roofline: every operator at (FLOP/byte, achieved TFLOPS) under the GPU's compute and bandwidth roofs
+//   sweep:    any output column over batch / context / EP / prefill chunk, the current point marked
+//   frontier: tokens/s per GPU against tokens/s per user over batch (the throughput-interactivity trade)
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "format.h"
+#include "panels.h"
+#include "plot.h"
+#include "theme.h"
+#include "widgets.h"
+
+namespace web {
+
+namespace {
+
+std::string tick_time_us(double v) { return fmt::si(v); }
+std::string tick_plain(double v) { return fmt::si(v); }
+std::string tick_gb(double v) { return fmt::si(v) + " GB"; }
+
+const char* short_name(const char* name) {
+    const char* dot = std::strrchr(name, '.');
+    return dot ? dot + 1 : name;
+}
+
+const moe::PhaseResult& phase_result(const moe::Estimate& e, moe::Phase p) {
+    return p == moe::Phase::prefill ? e.prefill : e.decode;
+}
+
+void empty_chart(const char* title, const char* why) {
+    ImGui::PushFont(theme::fonts().bold);
+    ImGui::TextUnformatted(title);
+    ImGui::PopFont();
+    ImGui::TextDisabled("%s", why);
+}
+
+void op_tooltip(const moe::OpRecord& op, const moe::PhaseResult& pr, double step_ms) {
+    ImGui::BeginTooltip();
+    ImGui::PushFont(theme::fonts().bold);
+    ImGui::TextUnformatted(op.name);
+    ImGui::PopFont();
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", size_t(op.group) < pr.groups.size() ? pr.groups[size_t(op.group)].label.c_str() : "");
+    ImGui::TextColored(theme::vec(theme::bound_colour(op.bound)), "%s-bound", moe::bound_name(op.bound));
+    ImGui::Text("time %s per occurrence, %s exposed after overlap", fmt::time_us(op.time_us).c_str(),
+                fmt::time_us(op.exposed_us).c_str());
+    ImGui::Text("\u00d7 %s per step = %s of the step", fmt::number(op.count).c_str(),
+                step_ms > 0 ? fmt::percent(op.exposed_us * op.count / (step_ms * 1000), 1).c_str() : "");
+    if (op.flops > 0) ImGui::Text("%s GFLOP", fmt::number(op.flops / 1e9, 4).c_str());
+    if (op.weight_bytes + op.activation_bytes > 0)
+        ImGui::Text("HBM: %s weights + %s activations / KV", fmt::bytes(op.weight_bytes).c_str(), fmt::bytes(op.activation_bytes).c_str());
+    if (op.comm_bytes > 0) ImGui::Text("sent: %s per GPU (%s)", fmt::bytes(op.comm_bytes).c_str(), moe::engine_name(op.engine));
+    ImGui::Text("efficiency %.2f of the roofline,", op.efficiency);
+    ImGui::SameLine();
+    ImGui::TextColored(theme::vec(theme::source_colour(op.source)), "%s", moe::source_name(op.source));
+    if (*op.table) ImGui::TextDisabled("%s", op.table);
+    ImGui::EndTooltip();
+}
+
+}  // namespace
+
+// ---- per-layer time -------------------------------------------------------------------------------------------
+void draw_layer_chart(AppState& st, ImVec2 size) {
+    if (!begin_card(st, "chart.layers", size)) {
+        end_card();
+        return;
+    }
+    const moe::Estimate& e = st.estimate;
+    const moe::Phase ph = shown_phase(st);
+    const moe::PhaseResult& pr = phase_result(e, ph);
+    if (!e.ok || !pr.computed || pr.groups.empty()) {
+        empty_chart("Time per layer", "Nothing to show: the scenario is invalid.");
+        end_card();
+        return;
+    }
+    std::vector<std::string> rows;
+    for (const moe::LayerGroup& g : pr.groups) rows.push_back(g.label + (g.count > 1 ? "  \u00d7" + std::to_string(g.count) : ""));
+    char title[160];
+    std::snprintf(title, sizeof title, "Time per layer \u00b7 %s step %s", moe::phase_name(ph), fmt::time_ms(pr.step_ms).c_str());
+    double xmax = 0;
+    std::vector<double> row_end(pr.groups.size(), 0.0), row_exposed(pr.groups.size(), 0.0);
+    for (const moe::OpRecord& op : e.ops) {
+        if (op.phase != ph || size_t(op.group) >= row_end.size()) continue;
+        row_end[size_t(op.group)] += std::max(op.time_us, op.exposed_us);
+        row_exposed[size_t(op.group)] += op.exposed_us;
+    }
+    for (double v : row_end) xmax = std::max(xmax, v);
+    if (plot::begin_plot("##layers", ImVec2(-1, -1), title)) {
+        plot::setup_axis(plot::Axis::x, "time per layer", plot::AxisFlags_ZeroMin, tick_time_us, "\u00b5s");
+        plot::setup_axis(plot::Axis::y, nullptr, plot::AxisFlags_Categories);
+        plot::setup_categories(rows);
+        plot::setup_axis_limits(plot::Axis::x, 0, xmax * 1.38 + 1e-9);
+        plot::legend_entry("compute", theme::kCompute);
+        plot::legend_entry("memory", theme::kMemory);
+        plot::legend_entry("comm", theme::kComm);
+        plot::legend_entry("hidden by overlap", theme::kComm, plot::ItemFlags_Hatched);
+        std::vector<int> item_op;  // plot item id -> index into e.ops
+        std::vector<double> cursor(pr.groups.size(), 0.0);
+        const double half = 0.32;
+        for (std::size_t i = 0; i < e.ops.size(); ++i) {
+            const moe::OpRecord& op = e.ops[i];
+            if (op.phase != ph || size_t(op.group) >= cursor.size() || op.exposed_us <= 0) continue;
+            double& x = cursor[size_t(op.group)];
+            const int id = plot::plot_rect(op.name, x, op.group - half, x + op.exposed_us, op.group + half,
+                                           theme::bound_colour(op.bound), plot::ItemFlags_CustomTooltip | plot::ItemFlags_NoLegend,
+                                           short_name(op.name));
+            item_op.resize(size_t(id) + 1, -1);
+            item_op[size_t(id)] = static_cast<int>(i);
+            x += op.exposed_us;
+        }
+        for (std::size_t i = 0; i < e.ops.size(); ++i) {  // the hidden parts after the critical path
+            const moe::OpRecord& op = e.ops[i];
+            const double hidden = op.time_us - op.exposed_us;
+            if (op.phase != ph || size_t(op.group) >= cursor.size() || hidden <= 1e-6) continue;
+            double& x = cursor[size_t(op.group)];
+            const int id = plot::plot_rect(op.name, x, op.group - half * 0.7, x + hidden, op.group + half * 0.7,
+                                           theme::bound_colour(op.bound),
+                                           plot::ItemFlags_CustomTooltip | plot::ItemFlags_NoLegend | plot::ItemFlags_Hatched);
+            item_op.resize(size_t(id) + 1, -1);
+            item_op[size_t(id)] = static_cast<int>(i);
+            x += hidden;
+        }
+        for (std::size_t gi = 0; gi < pr.groups.size(); ++gi) {
+            const moe::LayerGroup& g = pr.groups[gi];
+            const double share = pr.step_ms > 0 ? g.time_us * g.count / (pr.step_ms * 1000) : 0;
+            const std::string label = fmt::time_us(g.time_us) + "  (" + fmt::percent(share) + ")";
+            plot::plot_text(cursor[gi], double(gi), label.c_str(), theme::kTextDim, ImVec2(6, 0), false);
+        }
+        const plot::Hover h = plot::end_plot();
+        if (h.item >= 0 && size_t(h.item) < item_op.size() && item_op[size_t(h.item)] >= 0)
+            op_tooltip(e.ops[size_t(item_op[size_t(h.item)])], pr, pr.step_ms);
+    }
+    end_card();
+}
+
+// ---- memory ---------------------------------------------------------------------------------------------------
+void draw_memory_chart(AppState& st, ImVec2 size) {
+    if (!begin_card(st, "chart.memory", size)) {
+        end_card();
+        return;
+    }
+    const moe::Estimate& e = st.estimate;
+    if (!e.ok) {
+        empty_chart("Memory per GPU", "Nothing to show: the scenario is invalid.");
+        end_card();
+        return;
+    }
+    const moe::MemoryResult& m = e.memory;
+    struct Part {
+        const char* name;
+        double bytes;
+        ImU32 colour;
+    };
+    const double weight_parts = m.weights_attention_bytes + m.weights_experts_bytes + m.weights_shared_bytes +
+                                m.weights_dense_ffn_bytes + m.weights_embedding_bytes + m.weights_mtp_bytes;
+    const Part parts[] = {
+        {"experts", m.weights_experts_bytes, theme::rgba(58, 110, 200)},
+        {"attention", m.weights_attention_bytes, theme::rgba(92, 148, 236)},
+        {"shared experts", m.weights_shared_bytes, theme::rgba(120, 170, 240)},
+        {"dense FFN", m.weights_dense_ffn_bytes, theme::rgba(148, 186, 244)},
+        {"embed + head", m.weights_embedding_bytes, theme::rgba(170, 200, 248)},
+        {"MTP", m.weights_mtp_bytes, theme::rgba(190, 214, 250)},
+        {"other weights", std::max(0.0, m.weights_bytes - weight_parts), theme::rgba(110, 130, 170)},
+        {"KV cache", m.kv_cache_bytes, theme::kGood},
+        {"activations", m.activation_bytes, theme::kMemory},
+        {"workspace", m.workspace_bytes, theme::rgba(200, 130, 80)},
+        {"comm buffers", m.comm_buffer_bytes, theme::kComm},
+        {"reserved", m.reserved_bytes, theme::rgba(120, 124, 136)},
+    };
+    char title[160];
+    std::snprintf(title, sizeof title, "Memory per GPU \u00b7 %s of %s usable", fmt::bytes(m.total_bytes).c_str(),
+                  fmt::bytes(m.usable_bytes).c_str());
+    const float bar_h = theme::px(100);
+    const double xmax = std::max(m.capacity_bytes, m.total_bytes) / 1e9;
+    if (plot::begin_plot("##memory", ImVec2(-1, bar_h), title)) {
+        plot::setup_axis(plot::Axis::x, nullptr, plot::AxisFlags_None, tick_gb);
+        plot::setup_axis(plot::Axis::y, nullptr, plot::AxisFlags_Categories);
+        plot::setup_categories({""});
+        plot::setup_axis_limits(plot::Axis::x, 0, xmax * 1.02);
+        plot::setup_legend(plot::Legend::none);
+        const double half = 0.24;
+        double x = 0;
+        std::vector<int> ids;
+        for (const Part& p : parts) {
+            const double gb = p.bytes / 1e9;
+            ids.push_back(gb > 0 ? plot::plot_rect(p.name, x, -half, x + gb, half, p.colour, plot::ItemFlags_CustomTooltip) : -1);
+            x += gb;
+        }
+        if (!m.fits)  // the part that does not fit, underlined in red
+            plot::plot_rect("##short", m.usable_bytes / 1e9, half + 0.04, m.total_bytes / 1e9, half + 0.1, theme::kBad, plot::ItemFlags_NoHover);
+        plot::plot_segment(m.usable_bytes / 1e9, -0.5, m.usable_bytes / 1e9, 0.5, theme::kText, 1.5f, plot::ItemFlags_Dashed | plot::ItemFlags_NoFit);
+        plot::plot_segment(m.capacity_bytes / 1e9, -0.5, m.capacity_bytes / 1e9, 0.5, theme::kTextDim, 1.5f, plot::ItemFlags_NoFit);
+        const std::string usable = "usable (" + fmt::percent(st.scenario.runtime.mem_fraction) + ")";
+        plot::plot_text(m.usable_bytes / 1e9, -0.5, usable.c_str(), theme::kText, ImVec2(-4, 9), false, 1.0f);
+        const plot::Hover h = plot::end_plot();
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            if (ids[i] < 0 || ids[i] != h.item) continue;
+            ImGui::BeginTooltip();
+            ImGui::TextUnformatted(parts[i].name);
+            ImGui::Text("%s per GPU, %s of usable", fmt::bytes(parts[i].bytes).c_str(),
+                        fmt::percent(parts[i].bytes / std::max(1.0, m.usable_bytes), 1).c_str());
+            ImGui::EndTooltip();
+        }
+    }
+    // legend with values, in two columns
+    ImGui::Spacing();
+    if (ImGui::BeginTable("mem_legend", 4, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoPadOuterX)) {
+        ImGui::TableSetupColumn("a", ImGuiTableColumnFlags_WidthStretch, 1.4f);
+        ImGui::TableSetupColumn("b", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+        ImGui::TableSetupColumn("c", ImGuiTableColumnFlags_WidthStretch, 1.4f);
+        ImGui::TableSetupColumn("d", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+        std::vector<const Part*> shown;
+        for (const Part& p : parts)
+            if (p.bytes > 0) shown.push_back(&p);
+        const std::size_t half = (shown.size() + 1) / 2;
+        ImGui::PushFont(theme::fonts().small);
+        for (std::size_t r = 0; r < half; ++r) {
+            ImGui::TableNextRow();
+            for (std::size_t c = 0; c < 2; ++c) {
+                const std::size_t i = r + c * half;
+                ImGui::TableNextColumn();
+                if (i >= shown.size()) {
+                    ImGui::TableNextColumn();
+                    continue;
+                }
+                ImGui::TextColored(theme::vec(shown[i]->colour), "\u25A0");
+                ImGui::SameLine(0, theme::px(4));
+                ImGui::TextUnformatted(shown[i]->name);
+                ImGui::TableNextColumn();
+                const std::string v = fmt::bytes(shown[i]->bytes);
+                ImGui::SetCursorPosX(ImGui::GetCursorPosX() + std::max(0.0f, ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(v.c_str()).x - theme::px(10)));
+                ImGui::TextDisabled("%s", v.c_str());
+            }
+        }
+        ImGui::PopFont();
+        ImGui::EndTable();
+    }
+    ImGui::PushFont(theme::fonts().small);
+    ImGui::PushTextWrapPos(0.0f);
+    if (m.fits) {
+        ImGui::TextColored(theme::vec(theme::kGood), "fits");
+    } else {
+        ImGui::TextColored(theme::vec(theme::kBad), "short by %s", fmt::bytes(m.shortfall_bytes).c_str());
+    }
+    ImGui::SameLine();
+    if (m.max_context > 0)
+        ImGui::TextDisabled("\u00b7 KV %s/token \u00b7 max batch %s \u00b7 max context %s",
+                            fmt::bytes(m.kv_bytes_per_token).c_str(), fmt::number(m.max_batch).c_str(),
+                            fmt::number(m.max_context).c_str());
+    else
+        ImGui::TextDisabled("\u00b7 KV %s/token \u00b7 max batch %s", fmt::bytes(m.kv_bytes_per_token).c_str(),
+                            fmt::number(m.max_batch).c_str());
+    if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Largest decode batch per DP rank that fits at context %s; largest context that fits at batch %d.",
+                          fmt::number(st.scenario.context_len()).c_str(), st.scenario.workload.batch);
+    ImGui::PopTextWrapPos();
+    ImGui::PopFont();
+    end_card();
+}
+
+// ---- roofline -------------------------------------------------------------------------------------------------
+void draw_roofline_chart(AppState& st, ImVec2 size) {
+    if (!begin_card(st, "chart.roofline", size)) {
+        end_card();
+        return;
+    }
+    const moe::Estimate& e = st.estimate;
+    const moe::Phase ph = shown_phase(st);
+    const moe::PhaseResult& pr = phase_result(e, ph);
+    if (!e.ok || !pr.computed) {
+        empty_chart("Roofline", "Nothing to show: the scenario is invalid.");
+        end_card();
+        return;
+    }
+    const moe::GpuSpec& g = st.scenario.gpu;
+    std::vector<double> xs, ys;
+    std::vector<float> radii;
+    std::vector<ImU32> colours;
+    std::vector<int> op_of_point;
+    std::vector<double> weight;  // time share, for labels
+    const double step_us = std::max(1e-9, pr.step_ms * 1000);
+    for (std::size_t i = 0; i < e.ops.size(); ++i) {
+        const moe::OpRecord& op = e.ops[i];
+        const double bytes = op.weight_bytes + op.activation_bytes;
+        if (op.phase != ph || op.flops <= 0 || bytes <= 0 || op.time_us <= 0) continue;
+        xs.push_back(op.flops / bytes);
+        ys.push_back(op.flops / (op.time_us * 1e-6) / 1e12);
+        const double share = op.time_us * op.count / step_us;
+        weight.push_back(share);
+        radii.push_back(static_cast<float>(3.0 + 9.0 * std::sqrt(std::min(1.0, share))));
+        colours.push_back(theme::bound_colour(op.bound));
+        op_of_point.push_back(static_cast<int>(i));
+    }
+    const double bw_tb = g.hbm_bandwidth_GBps / 1000.0;  // TFLOPS per FLOP/byte
+    double peak = std::max({g.dense_tflops_bf16, g.dense_tflops_fp8, g.dense_tflops_fp4});
+    double xmin = 1, xmax = 1000, ymin = 1, ymax = peak * 2.5;
+    if (!xs.empty()) {
+        xmin = *std::min_element(xs.begin(), xs.end()) / 3;
+        xmax = *std::max_element(xs.begin(), xs.end()) * 3;
+        ymin = *std::min_element(ys.begin(), ys.end()) / 3;
+    }
+    xmax = std::max(xmax, peak / bw_tb * 3);  // the ridge point is always in view
+    xmin = std::max(xmin, 0.05);
+    ymin = std::max(std::min(ymin, xmin * bw_tb), 1e-3);
+    char title[120];
+    std::snprintf(title, sizeof title, "Roofline \u00b7 %s", moe::phase_name(ph));
+    if (plot::begin_plot("##roofline", ImVec2(-1, -1), title)) {
+        plot::setup_axis(plot::Axis::x, "arithmetic intensity", plot::AxisFlags_Log, tick_plain, "FLOP/byte");
+        plot::setup_axis(plot::Axis::y, "achieved", plot::AxisFlags_Log, tick_plain, "TFLOPS");
+        plot::setup_axis_limits(plot::Axis::x, xmin, xmax);
+        plot::setup_axis_limits(plot::Axis::y, ymin, ymax);
+        plot::setup_legend(plot::Legend::inside_se);
+        // roofs: bandwidth up to the highest peak, then each dtype's flat compute roof from its ridge point
+        const struct {
+            const char* name;
+            double tflops;
+        } roofs[] = {{"BF16", g.dense_tflops_bf16}, {"FP8", g.dense_tflops_fp8}, {"FP4", g.dense_tflops_fp4}};
+        plot::plot_segment(xmin, xmin * bw_tb, peak / bw_tb, peak, theme::kText, 1.6f);
+        char buf[80];
+        for (const auto& r : roofs) {
+            if (r.tflops <= 0) continue;
+            plot::plot_segment(r.tflops / bw_tb, r.tflops, xmax, r.tflops, theme::with_alpha(theme::kText, 0.8f), 1.6f);
+            std::snprintf(buf, sizeof buf, "%s %s", r.name, fmt::number(r.tflops, 4).c_str());
+            plot::plot_text(xmax, r.tflops, buf, theme::kTextDim, ImVec2(-4, -8), false, 1.0f);
+        }
+        std::snprintf(buf, sizeof buf, "HBM %s TB/s", fmt::number(bw_tb, 3).c_str());
+        plot::plot_text(xmin * 1.15, xmin * 1.15 * bw_tb, buf, theme::kTextDim, ImVec2(2, -12), false);
+        plot::legend_entry("compute", theme::kCompute, plot::ItemFlags_None);
+        plot::legend_entry("memory", theme::kMemory, plot::ItemFlags_None);
+        const int pts = plot::plot_scatter("##ops", xs.data(), ys.data(), static_cast<int>(xs.size()), theme::kCompute, 4,
+                                           plot::ItemFlags_CustomTooltip, radii.data(), colours.data());
+        // label the operators that take the most time
+        std::vector<std::size_t> order(xs.size());
+        for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return weight[a] > weight[b]; });
+        std::vector<std::string> labelled;
+        for (std::size_t k = 0; k < order.size() && labelled.size() < 6; ++k) {
+            const std::size_t i = order[k];
+            const std::string name = short_name(e.ops[size_t(op_of_point[i])].name);
+            if (std::find(labelled.begin(), labelled.end(), name) != labelled.end()) continue;  // once per operator
+            labelled.push_back(name);
+            plot::plot_text(xs[i], ys[i], name.c_str(), theme::kText, ImVec2(radii[i] + 3, -4));
+        }
+        const plot::Hover h = plot::end_plot();
+        if (h.item == pts && h.index >= 0) op_tooltip(e.ops[size_t(op_of_point[size_t(h.index)])], pr, pr.step_ms);
+    }
+    end_card();
+}
+
+// ---- sweep ----------------------------------------------------------------------------------------------------
+namespace {
+
+// A column's values for display: bytes as GB, params as billions.
+double display_scale(const moe::Column& c, std::string& unit) {
+    unit = c.unit ? c.unit : "";
+    if (unit == "bytes") {
+        unit = "GB";
+        return 1e-9;
+    }
+    if (unit == "params") {
+        unit = "B params";
+        return 1e-9;
+    }
+    return 1;
+}
+
+double current_x(const AppState& st, SweepAxis a) {
+    const moe::Scenario& s = st.scenario;
+    switch (a) {
+        case SweepAxis::batch: return s.workload.batch;
+        case SweepAxis::context: return s.context_len();
+        case SweepAxis::ep: return s.parallel.ep;
+        case SweepAxis::prefill_tokens: return s.workload.prefill_tokens;
+    }
+    return 0;
+}
+
+}  // namespace
+
+void draw_sweep_chart(AppState& st, ImVec2 size) {
+    if (!begin_card(st, "chart.sweep", size)) {
+        end_card();
+        return;
+    }
+    // header: x and y pickers
+    const float w = ImGui::GetContentRegionAvail().x;
+    ImGui::PushFont(theme::fonts().bold);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Sweep");
+    ImGui::PopFont();
+    ImGui::SameLine();
+    ImGui::PushFont(theme::fonts().small);
+    const float combo_w = (w - ImGui::GetCursorPosX() - theme::px(10)) * 0.5f;
+    ImGui::SetNextItemWidth(combo_w * 0.8f);
+    const SweepAxis axis = chart_sweep_axis(st);
+    const SweepAxisInfo& ax = sweep_axis_info(axis);
+    if (ImGui::BeginCombo("##sweep_x", ax.label)) {
+        for (const SweepAxisInfo& a : sweep_axes()) {
+            if (ImGui::Selectable(a.label, a.axis == axis)) set_sweep_axis(st, a.axis);
+            record_last_item(st, std::string("sweep.x=") + a.key);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", a.help);
+        }
+        ImGui::EndCombo();
+    }
+    record_last_item(st, "sweep.x");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("x axis: %s", ax.help);
+    ImGui::SameLine(0, theme::px(4));
+    const std::string ycol = sweep_y_column(st);
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
+    if (ImGui::BeginCombo("##sweep_y", ycol.c_str(), ImGuiComboFlags_HeightLarge)) {
+        for (const moe::Column* c : numeric_columns()) {
+            if (ImGui::Selectable(c->name, ycol == c->name)) set_sweep_y(st, c->name);
+            record_last_item(st, std::string("sweep.y=") + c->name);
+            if (ImGui::IsItemHovered() && c->help) ImGui::SetTooltip("%s", c->help);
+        }
+        ImGui::EndCombo();
+    }
+    record_last_item(st, "sweep.y");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("y axis: any output column (the same names as moe-roofline eval)");
+    ImGui::PopFont();
+
+    const SweepData& d = st.sweep;
+    const int yi = numeric_column_index(ycol);
+    const moe::Column* col = yi >= 0 ? numeric_columns()[size_t(yi)] : nullptr;
+    if (!col || d.size() == 0) {
+        ImGui::TextDisabled("No sweep.");
+        end_card();
+        return;
+    }
+    std::string unit;
+    const double scale = display_scale(*col, unit);
+    auto series = [&](const SweepData& s, std::vector<double>& ys, std::vector<unsigned char>& dim) {
+        ys.resize(s.size());
+        dim.resize(s.size());
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            ys[i] = s.ok[i] ? s.value(size_t(yi), i) * scale : std::nan("");
+            dim[i] = s.ok[i] && !s.fits[i];
+        }
+    };
+    std::vector<double> ys, ya;
+    std::vector<unsigned char> dim, dima;
+    series(d, ys, dim);
+    const bool with_a = st.a.active && st.a.sweep.size() == d.size();
+    if (with_a) series(st.a.sweep, ya, dima);
+    std::size_t ok = 0;
+    for (double v : ys) ok += std::isfinite(v);
+    if (plot::begin_plot("##sweep", ImVec2(-1, -1))) {
+        plot::setup_axis(plot::Axis::x, ax.label, plot::AxisFlags_Log, tick_plain, ax.unit);
+        plot::setup_axis(plot::Axis::y, col->name, plot::AxisFlags_ZeroMin, tick_plain, unit.c_str());
+        plot::setup_legend(plot::Legend::inside_ne);
+        if (with_a) plot::plot_line("A", st.a.sweep.x.data(), ya.data(), static_cast<int>(ya.size()), theme::kPinned, 2,
+                                    plot::ItemFlags_HoverX | plot::ItemFlags_Dashed, dima.data());
+        plot::plot_line(with_a ? "B" : "##current", d.x.data(), ys.data(), static_cast<int>(ys.size()), theme::kAccent, 2.2f,
+                        plot::ItemFlags_HoverX, dim.data());
+        bool any_dim = false;
+        for (unsigned char v : dim) any_dim |= v != 0;
+        if (any_dim) plot::legend_entry("does not fit", theme::with_alpha(theme::kAccent, 0.35f));
+        const moe::Estimate& e = st.estimate;
+        if (e.ok && axis == SweepAxis::batch && e.memory.max_batch >= 1)
+            plot::plot_vline("max batch", e.memory.max_batch, theme::kGood);
+        if (e.ok && axis == SweepAxis::context && e.memory.max_context >= 1)
+            plot::plot_vline("max context", e.memory.max_context, theme::kGood);
+        const double cy = col->number(e) * scale;
+        if (e.ok && std::isfinite(cy)) plot::plot_marker(current_x(st, axis), cy, theme::kText, 6);
+        plot::end_plot();
+    }
+    if (ok == 0) {
+        const ImVec4 a = plot::plot_area();
+        ImGui::GetWindowDrawList()->AddText(ImVec2(a.x + theme::px(10), a.y + theme::px(10)), theme::kTextDim,
+                                            "no valid point on this axis for this scenario");
+    }
+    end_card();
+}
+
+// ---- throughput vs interactivity ---------------------------------------------------------------------------------
+void draw_frontier_chart(AppState& st, ImVec2 size) {
+    if (!begin_card(st, "chart.frontier", size)) {
+        end_card();
+        return;
+    }
+    const SweepData& d = st.frontier;
+    const int ci = numeric_column_index("decode.tokens_per_s_per_user");
+    const int cg = numeric_column_index("decode.tokens_per_s_per_gpu");
+    const int ct = numeric_column_index("decode.tpot_ms");
+    if (d.size() == 0 || ci < 0 || cg < 0) {
+        empty_chart("Throughput vs interactivity", "No sweep.");
+        end_card();
+        return;
+    }
+    auto series = [&](const SweepData& s, std::vector<double>& x, std::vector<double>& y, std::vector<unsigned char>& dim) {
+        x.resize(s.size());
+        y.resize(s.size());
+        dim.resize(s.size());
+        for (std::size_t i = 0; i < s.size(); ++i) {
+            x[i] = s.ok[i] ? s.value(size_t(ci), i) : std::nan("");
+            y[i] = s.ok[i] ? s.value(size_t(cg), i) : std::nan("");
+            dim[i] = s.ok[i] && !s.fits[i];
+        }
+    };
+    std::vector<double> x, y, xa, ya;
+    std::vector<unsigned char> dim, dima;
+    series(d, x, y, dim);
+    const bool with_a = st.a.active && st.a.frontier.size() > 0;
+    if (with_a) series(st.a.frontier, xa, ya, dima);
+    if (plot::begin_plot("##frontier", ImVec2(-1, -1), "Throughput vs interactivity \u00b7 decode")) {
+        plot::setup_axis(plot::Axis::x, "per user", plot::AxisFlags_ZeroMin, tick_plain, "tokens/s");
+        plot::setup_axis(plot::Axis::y, "per GPU", plot::AxisFlags_ZeroMin, tick_plain, "tokens/s");
+        plot::setup_legend(plot::Legend::inside_ne);
+        if (with_a) plot::plot_line("A", xa.data(), ya.data(), static_cast<int>(xa.size()), theme::kPinned, 2,
+                                    plot::ItemFlags_Dashed | plot::ItemFlags_CustomTooltip, dima.data());
+        const int line = plot::plot_line(with_a ? "B" : "##batch", x.data(), y.data(), static_cast<int>(x.size()), theme::kAccent, 2.2f,
+                                         plot::ItemFlags_CustomTooltip, dim.data());
+        // batch labels at powers of four
+        for (std::size_t i = 0; i < d.size(); ++i) {
+            const int b = static_cast<int>(d.x[i]);
+            if (!d.ok[i] || (b & (b - 1)) != 0 || (b != 1 && (__builtin_ctz(static_cast<unsigned>(b)) % 2) != 0)) continue;
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "b=%d", b);
+            plot::plot_text(x[i], y[i], buf, theme::kTextDim, ImVec2(5, -7));
+        }
+        const moe::Estimate& e = st.estimate;
+        if (e.ok && e.decode.computed)
+            plot::plot_marker(e.decode.tokens_per_s_per_user, e.decode.tokens_per_s_per_gpu, theme::kText, 6);
+        bool any_dim = false;
+        for (unsigned char v : dim) any_dim |= v != 0;
+        if (any_dim) plot::legend_entry("does not fit", theme::with_alpha(theme::kAccent, 0.35f));
+        const plot::Hover h = plot::end_plot();
+        if (h.item >= 0 && h.index >= 0) {
+            const SweepData& s = (with_a && h.item != line) ? st.a.frontier : d;
+            const std::size_t i = size_t(h.index);
+            if (i < s.size() && s.ok[i]) {
+                ImGui::BeginTooltip();
+                ImGui::Text("batch %d per DP rank%s", static_cast<int>(s.x[i]), (with_a && h.item != line) ? " (A)" : "");
+                ImGui::Text("%s tokens/s per user, %s tokens/s per GPU", fmt::number(s.value(size_t(ci), i), 4).c_str(),
+                            fmt::number(s.value(size_t(cg), i), 4).c_str());
+                if (ct >= 0) ImGui::Text("TPOT %s", fmt::time_ms(s.value(size_t(ct), i)).c_str());
+                ImGui::TextColored(theme::vec(s.fits[i] ? theme::kGood : theme::kBad), "%s", s.fits[i] ? "fits in memory" : "does not fit in memory");
+                ImGui::EndTooltip();
+            }
+        }
+    }
+    end_card();
+}
+
+}  // namespace web

@@ -1,0 +1,769 @@
+// plot.cpp — the chart helper (see plot.h): record items, fit axes, draw axes/grid/items/legend, hover read-outs.
+#include "plot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "format.h"
+#include "theme.h"
+
+namespace web::plot {
+
+namespace {
+
+enum class Kind { line, scatter, rect, marker, hline, vline, segment };
+
+struct AxisState {
+    std::string label, unit;
+    int flags = 0;
+    TickFormatter format = nullptr;
+    bool fixed = false;
+    double lo = 0, hi = 1;       // limits in data units
+    double tlo = 0, thi = 1;     // limits in transformed units (log10 for log axes)
+    bool log() const { return flags & AxisFlags_Log; }
+    double t(double v) const { return log() ? (v > 0 ? std::log10(v) : std::numeric_limits<double>::quiet_NaN()) : v; }
+    std::string text(double v) const { return format ? format(v) : fmt::si(v); }
+};
+
+struct Item {
+    Kind kind = Kind::line;
+    std::string label;
+    ImU32 colour = 0;
+    int flags = 0;
+    float size = 2;
+    std::vector<double> xs, ys;
+    std::vector<unsigned char> dim;
+    std::vector<float> radii;
+    std::vector<ImU32> colours;
+    double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+    std::string text;
+};
+
+struct TextItem {
+    double x, y;
+    std::string text;
+    ImU32 colour;
+    ImVec2 offset;
+    bool avoid;
+    float pivot_x;
+};
+
+struct LegendItem {
+    std::string label;
+    ImU32 colour;
+    int flags;
+    Kind kind;
+};
+
+struct State {
+    bool active = false;
+    std::string title;
+    ImVec2 frame_min, frame_max;
+    bool hovered = false;
+    AxisState ax[2];
+    std::vector<std::string> categories;
+    Legend legend = Legend::title_row;
+    std::vector<Item> items;
+    std::vector<TextItem> texts;
+    std::vector<LegendItem> legend_extra;
+    ImVec4 area{0, 0, 1, 1};
+};
+
+State g;
+
+AxisState& axis_of(Axis a) { return g.ax[a == Axis::x ? 0 : 1]; }
+bool categories() { return g.ax[1].flags & AxisFlags_Categories; }
+
+float S(float css) { return theme::px(css); }
+
+double px_x(double x) {
+    const AxisState& a = g.ax[0];
+    return g.area.x + (a.t(x) - a.tlo) / (a.thi - a.tlo) * (g.area.z - g.area.x);
+}
+double px_y(double y) {
+    const AxisState& a = g.ax[1];
+    return g.area.w - (a.t(y) - a.tlo) / (a.thi - a.tlo) * (g.area.w - g.area.y);
+}
+double data_x(float px) {
+    const AxisState& a = g.ax[0];
+    const double t = a.tlo + (px - g.area.x) / (g.area.z - g.area.x) * (a.thi - a.tlo);
+    return a.log() ? std::pow(10.0, t) : t;
+}
+double data_y(float py) {
+    const AxisState& a = g.ax[1];
+    const double t = a.tlo + (g.area.w - py) / (g.area.w - g.area.y) * (a.thi - a.tlo);
+    return a.log() ? std::pow(10.0, t) : t;
+}
+bool finite_pt(double x, double y) { return std::isfinite(px_x(x)) && std::isfinite(px_y(y)); }
+
+// ---- fitting and ticks -----------------------------------------------------------------------------------------
+void extend(double& lo, double& hi, bool& any, double v, bool log) {
+    if (!std::isfinite(v) || (log && v <= 0)) return;
+    lo = any ? std::min(lo, v) : v;
+    hi = any ? std::max(hi, v) : v;
+    any = true;
+}
+
+void fit_axis(int which) {
+    AxisState& a = g.ax[which];
+    if (which == 1 && categories()) {
+        a.lo = a.tlo = double(g.categories.size()) - 0.5;
+        a.hi = a.thi = -0.5;
+        return;
+    }
+    if (!a.fixed) {
+        double lo = 0, hi = 1;
+        bool any = false;
+        for (const Item& it : g.items) {
+            if (it.flags & ItemFlags_NoFit) continue;
+            switch (it.kind) {
+                case Kind::line:
+                case Kind::scatter:
+                    for (double v : (which == 0 ? it.xs : it.ys)) extend(lo, hi, any, v, a.log());
+                    break;
+                case Kind::rect:
+                case Kind::segment:
+                case Kind::marker:
+                    extend(lo, hi, any, which == 0 ? it.x0 : it.y0, a.log());
+                    if (it.kind != Kind::marker) extend(lo, hi, any, which == 0 ? it.x1 : it.y1, a.log());
+                    break;
+                case Kind::hline:
+                    if (which == 1) extend(lo, hi, any, it.y0, a.log());
+                    break;
+                case Kind::vline:
+                    if (which == 0) extend(lo, hi, any, it.x0, a.log());
+                    break;
+            }
+        }
+        if (!any) {
+            lo = a.log() ? 1 : 0;
+            hi = a.log() ? 10 : 1;
+        }
+        if (a.log()) {
+            double tl = std::log10(lo), th = std::log10(hi);
+            if (th - tl < 1e-9) { tl -= 0.5; th += 0.5; }
+            const double pad = (th - tl) * 0.05;
+            a.tlo = tl - pad;
+            a.thi = th + pad;
+            a.lo = std::pow(10.0, a.tlo);
+            a.hi = std::pow(10.0, a.thi);
+            return;
+        }
+        if ((a.flags & AxisFlags_ZeroMin) && lo >= 0) lo = 0;
+        double span = hi - lo;
+        if (span <= 0) span = std::fabs(hi) > 0 ? std::fabs(hi) * 0.5 : 1;
+        if (!((a.flags & AxisFlags_ZeroMin) && lo == 0)) lo -= span * 0.05;
+        hi += span * 0.06;
+        if (hi <= lo) hi = lo + 1;
+        a.lo = lo;
+        a.hi = hi;
+    }
+    a.tlo = a.t(a.lo);
+    a.thi = a.t(a.hi);
+    if (!std::isfinite(a.tlo) || !std::isfinite(a.thi) || a.thi <= a.tlo) {
+        a.tlo = a.log() ? 0 : a.lo;
+        a.thi = a.tlo + 1;
+    }
+}
+
+struct Tick {
+    double value;
+    bool major;
+};
+
+std::vector<Tick> ticks_for(const AxisState& a, float length_px, float min_spacing_px) {
+    std::vector<Tick> out;
+    int max_ticks = std::max(2, static_cast<int>(length_px / min_spacing_px));
+    if (a.log()) {
+        max_ticks = std::max(2, static_cast<int>(length_px / (min_spacing_px * 0.6f)));
+        const int d0 = static_cast<int>(std::floor(a.tlo)), d1 = static_cast<int>(std::ceil(a.thi));
+        const int decades = std::max(1, d1 - d0);
+        int step = 1;
+        while (decades / step > max_ticks) ++step;
+        const bool subs = decades <= 2 && max_ticks >= 3 * decades;
+        for (int d = d0; d <= d1; ++d) {
+            const double base = std::pow(10.0, d);
+            if ((d % step) == 0 && base >= a.lo * 0.999 && base <= a.hi * 1.001) out.push_back({base, true});
+            if (decades <= 6) {
+                for (int m = 2; m <= 9; ++m) {
+                    const double v = base * m;
+                    if (v < a.lo || v > a.hi) continue;
+                    out.push_back({v, subs && (m == 2 || m == 5)});
+                }
+            }
+        }
+        return out;
+    }
+    const double span = a.hi - a.lo;
+    const double raw = span / max_ticks;
+    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
+    const double norm = raw / mag;
+    const double step = (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 5 ? 5 : 10) * mag;
+    for (double v = std::ceil(a.lo / step) * step; v <= a.hi + step * 1e-9; v += step) {
+        out.push_back({std::fabs(v) < step * 1e-9 ? 0.0 : v, true});
+    }
+    return out;
+}
+
+// ---- drawing helpers -------------------------------------------------------------------------------------------
+ImVec2 text_size(ImFont* f, const char* s) { return f->CalcTextSizeA(f->FontSize, 1e9f, 0, s); }
+
+void draw_swatch(ImDrawList* dl, ImVec2 p, float size, const LegendItem& e) {
+    const ImVec2 c(p.x + size * 0.5f, p.y + size * 0.5f);
+    switch (e.kind) {
+        case Kind::line:
+        case Kind::hline:
+        case Kind::vline:
+        case Kind::segment:
+            if (e.flags & ItemFlags_Dashed) dashed_line(dl, ImVec2(p.x, c.y), ImVec2(p.x + size, c.y), e.colour, S(2), S(4), S(2));
+            else dl->AddLine(ImVec2(p.x, c.y), ImVec2(p.x + size, c.y), e.colour, S(2.5f));
+            break;
+        case Kind::scatter:
+        case Kind::marker:
+            if (e.flags & ItemFlags_Ring) dl->AddCircle(c, size * 0.35f, e.colour, 0, S(1.5f));
+            else dl->AddCircleFilled(c, size * 0.35f, e.colour);
+            break;
+        case Kind::rect:
+            if (e.flags & ItemFlags_Hatched) hatched_rect(dl, ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + size - 1, p.y + size - 1), e.colour);
+            else dl->AddRectFilled(ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + size - 1, p.y + size - 1), e.colour, S(2));
+            break;
+    }
+}
+
+std::vector<LegendItem> legend_items() {
+    std::vector<LegendItem> out;
+    for (const Item& it : g.items) {
+        if (it.label.empty() || it.label.rfind("##", 0) == 0 || (it.flags & ItemFlags_NoLegend)) continue;
+        bool dup = false;
+        for (const LegendItem& e : out) dup |= e.label == it.label;
+        if (!dup) out.push_back({it.label, it.colour, it.flags, it.kind});
+    }
+    for (const LegendItem& e : g.legend_extra) out.push_back(e);
+    return out;
+}
+
+float legend_width(const std::vector<LegendItem>& items, ImFont* f) {
+    float w = 0;
+    for (const LegendItem& e : items) w += f->FontSize * 1.1f + S(4) + text_size(f, e.label.c_str()).x + S(12);
+    return w;
+}
+
+}  // namespace
+
+// ---- public drawing helpers --------------------------------------------------------------------------------------
+void dashed_line(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 colour, float thickness, float dash, float gap) {
+    const float dx = b.x - a.x, dy = b.y - a.y;
+    const float len = std::sqrt(dx * dx + dy * dy);
+    if (len <= 0) return;
+    const float ux = dx / len, uy = dy / len;
+    for (float s = 0; s < len; s += dash + gap) {
+        const float e = std::min(len, s + dash);
+        dl->AddLine(ImVec2(a.x + ux * s, a.y + uy * s), ImVec2(a.x + ux * e, a.y + uy * e), colour, thickness);
+    }
+}
+
+void hatched_rect(ImDrawList* dl, ImVec2 a, ImVec2 b, ImU32 colour) {
+    dl->AddRectFilled(a, b, theme::with_alpha(colour, 0.16f));
+    dl->PushClipRect(a, b, true);
+    const float step = S(5);
+    const float h = b.y - a.y;
+    for (float x = a.x - h; x < b.x; x += step) dl->AddLine(ImVec2(x, b.y), ImVec2(x + h, a.y), theme::with_alpha(colour, 0.7f), S(1));
+    dl->PopClipRect();
+    dl->AddRect(a, b, theme::with_alpha(colour, 0.8f), 0, 0, S(1));
+}
+
+// ---- API ---------------------------------------------------------------------------------------------------------
+bool begin_plot(const char* id, ImVec2 size, const char* title) {
+    IM_ASSERT(!g.active && "begin_plot without end_plot");
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    if (size.x <= 0) size.x = avail.x + size.x;
+    if (size.y <= 0) size.y = avail.y + size.y;
+    size.x = std::max(size.x, S(60));
+    size.y = std::max(size.y, S(60));
+    ImGui::PushID(id);
+    ImGui::InvisibleButton("##plot", size);
+    ImGui::PopID();
+    if (!ImGui::IsItemVisible()) return false;
+    g = State();
+    g.active = true;
+    g.title = title ? title : "";
+    g.frame_min = ImGui::GetItemRectMin();
+    g.frame_max = ImGui::GetItemRectMax();
+    g.hovered = ImGui::IsItemHovered();
+    return true;
+}
+
+void setup_axis(Axis axis, const char* label, int flags, TickFormatter format, const char* unit) {
+    AxisState& a = axis_of(axis);
+    a.label = label ? label : "";
+    a.unit = unit ? unit : "";
+    a.flags = flags;
+    a.format = format;
+}
+
+void setup_axis_limits(Axis axis, double lo, double hi) {
+    AxisState& a = axis_of(axis);
+    if (!(std::isfinite(lo) && std::isfinite(hi) && hi > lo)) return;
+    if (a.log() && lo <= 0) return;
+    a.fixed = true;
+    a.lo = lo;
+    a.hi = hi;
+}
+
+void setup_categories(const std::vector<std::string>& labels) { g.categories = labels; }
+void setup_legend(Legend where) { g.legend = where; }
+
+int plot_line(const char* label, const double* xs, const double* ys, int n, ImU32 colour, float thickness, int flags,
+              const unsigned char* dim) {
+    Item it;
+    it.kind = Kind::line;
+    it.label = label ? label : "";
+    it.colour = colour;
+    it.flags = flags;
+    it.size = thickness;
+    it.xs.assign(xs, xs + n);
+    it.ys.assign(ys, ys + n);
+    if (dim) it.dim.assign(dim, dim + n);
+    g.items.push_back(std::move(it));
+    return static_cast<int>(g.items.size()) - 1;
+}
+
+int plot_scatter(const char* label, const double* xs, const double* ys, int n, ImU32 colour, float radius, int flags,
+                 const float* radii, const ImU32* colours) {
+    Item it;
+    it.kind = Kind::scatter;
+    it.label = label ? label : "";
+    it.colour = colour;
+    it.flags = flags;
+    it.size = radius;
+    it.xs.assign(xs, xs + n);
+    it.ys.assign(ys, ys + n);
+    if (radii) it.radii.assign(radii, radii + n);
+    if (colours) it.colours.assign(colours, colours + n);
+    g.items.push_back(std::move(it));
+    return static_cast<int>(g.items.size()) - 1;
+}
+
+int plot_rect(const char* label, double x0, double y0, double x1, double y1, ImU32 colour, int flags,
+              const char* inside_text) {
+    Item it;
+    it.kind = Kind::rect;
+    it.label = label ? label : "";
+    it.colour = colour;
+    it.flags = flags;
+    it.x0 = x0;
+    it.y0 = y0;
+    it.x1 = x1;
+    it.y1 = y1;
+    if (inside_text) it.text = inside_text;
+    g.items.push_back(std::move(it));
+    return static_cast<int>(g.items.size()) - 1;
+}
+
+int plot_marker(double x, double y, ImU32 colour, float radius, int flags) {
+    Item it;
+    it.kind = Kind::marker;
+    it.label = "##marker";
+    it.colour = colour;
+    it.flags = flags;
+    it.size = radius;
+    it.x0 = x;
+    it.y0 = y;
+    g.items.push_back(std::move(it));
+    return static_cast<int>(g.items.size()) - 1;
+}
+
+void plot_hline(const char* label, double y, ImU32 colour, int flags) {
+    Item it;
+    it.kind = Kind::hline;
+    it.label = label ? label : "";
+    it.colour = colour;
+    it.flags = flags | ItemFlags_NoHover;
+    it.y0 = y;
+    g.items.push_back(std::move(it));
+}
+
+void plot_vline(const char* label, double x, ImU32 colour, int flags) {
+    Item it;
+    it.kind = Kind::vline;
+    it.label = label ? label : "";
+    it.colour = colour;
+    it.flags = flags | ItemFlags_NoHover;
+    it.x0 = x;
+    g.items.push_back(std::move(it));
+}
+
+void plot_segment(double x0, double y0, double x1, double y1, ImU32 colour, float thickness, int flags) {
+    Item it;
+    it.kind = Kind::segment;
+    it.label = "##segment";
+    it.colour = colour;
+    it.flags = flags | ItemFlags_NoHover;
+    it.size = thickness;
+    it.x0 = x0;
+    it.y0 = y0;
+    it.x1 = x1;
+    it.y1 = y1;
+    g.items.push_back(std::move(it));
+}
+
+void plot_text(double x, double y, const char* text, ImU32 colour, ImVec2 offset, bool avoid_overlap, float pivot_x) {
+    g.texts.push_back({x, y, text ? text : "", colour, offset, avoid_overlap, pivot_x});
+}
+
+void legend_entry(const char* label, ImU32 colour, int flags) {
+    g.legend_extra.push_back({label, colour, flags, (flags & ItemFlags_Ring) ? Kind::marker : Kind::rect});
+}
+
+ImVec2 to_pixels(double x, double y) { return ImVec2(static_cast<float>(px_x(x)), static_cast<float>(px_y(y))); }
+ImVec4 plot_area() { return g.area; }
+
+Hover end_plot() {
+    IM_ASSERT(g.active);
+    g.active = false;
+    Hover hover;
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const theme::Fonts& f = theme::fonts();
+    ImFont* small = f.small ? f.small : ImGui::GetFont();
+    ImFont* bold = f.bold ? f.bold : ImGui::GetFont();
+    const float sh = small->FontSize;
+
+    // ---- header: title, legend, y label
+    float top = g.frame_min.y;
+    const std::vector<LegendItem> legend = legend_items();
+    const float lw = legend_width(legend, small);
+    const float title_w = g.title.empty() ? 0 : text_size(bold, g.title.c_str()).x;
+    bool legend_own_row = false;
+    if (!g.title.empty()) {
+        dl->AddText(bold, bold->FontSize, ImVec2(g.frame_min.x, top), theme::kText, g.title.c_str());
+        if (g.legend == Legend::title_row && !legend.empty() &&
+            title_w + S(16) + lw > g.frame_max.x - g.frame_min.x)
+            legend_own_row = true;
+        top += bold->FontSize + S(6);
+    } else if (g.legend == Legend::title_row && !legend.empty()) {
+        legend_own_row = true;
+    }
+    float legend_y = g.frame_min.y + (bold->FontSize - sh) * 0.5f;
+    if (legend_own_row) {
+        legend_y = top;
+        top += sh + S(6);
+    }
+    const AxisState& ay = g.ax[1];
+    const AxisState& ax = g.ax[0];
+    std::string ylabel = ay.label;
+    if (!ay.unit.empty()) ylabel += " (" + ay.unit + ")";
+    if (!ylabel.empty() && !categories()) {
+        dl->AddText(small, sh, ImVec2(g.frame_min.x, top), theme::kTextDim, ylabel.c_str());
+        top += sh + S(4);
+    }
+
+    // ---- fit, then margins from the tick labels
+    fit_axis(0);
+    fit_axis(1);
+    float left = 0;
+    std::vector<Tick> yt;
+    if (categories()) {
+        for (const std::string& c : g.categories) left = std::max(left, text_size(f.body ? f.body : small, c.c_str()).x);
+        left += S(10);
+    } else {
+        const float est_h = (g.frame_max.y - top) - sh * 2.5f;
+        yt = ticks_for(ay, est_h, sh * 2.6f);
+        for (const Tick& t : yt)
+            if (t.major) left = std::max(left, text_size(small, ay.text(t.value).c_str()).x);
+        left += S(8);
+    }
+    std::string xlabel = ax.label;
+    if (!ax.unit.empty()) xlabel += " (" + ax.unit + ")";
+    const float bottom = sh + S(6) + (xlabel.empty() ? 0 : sh + S(4));
+    g.area = ImVec4(g.frame_min.x + left, top, g.frame_max.x - S(6), g.frame_max.y - bottom);
+    if (g.area.w - g.area.y < S(20)) g.area.y = g.area.w - S(20);
+    const ImVec2 amin(g.area.x, g.area.y), amax(g.area.z, g.area.w);
+    dl->AddRectFilled(amin, amax, theme::kPlotBackground, S(3));
+
+    // ---- grid and ticks
+    const std::vector<Tick> xt = ticks_for(ax, amax.x - amin.x, S(64));
+    if (!categories()) yt = ticks_for(ay, amax.y - amin.y, sh * 2.6f);
+    float last_label_right = -1e9f;
+    for (const Tick& t : xt) {
+        const float x = static_cast<float>(px_x(t.value));
+        if (!(ax.flags & AxisFlags_NoGrid)) dl->AddLine(ImVec2(x, amin.y), ImVec2(x, amax.y), t.major ? theme::kGrid : theme::with_alpha(theme::kGrid, 0.45f));
+        if (!t.major) continue;
+        const std::string s = ax.text(t.value);
+        const ImVec2 ts = text_size(small, s.c_str());
+        float lx = std::clamp(x - ts.x * 0.5f, g.frame_min.x, g.frame_max.x - ts.x);
+        if (lx < last_label_right + S(6)) continue;  // no overlapping tick labels
+        dl->AddLine(ImVec2(x, amax.y), ImVec2(x, amax.y + S(3)), theme::kAxis);
+        dl->AddText(small, sh, ImVec2(lx, amax.y + S(4)), theme::kTextDim, s.c_str());
+        last_label_right = lx + ts.x;
+    }
+    if (categories()) {
+        for (std::size_t i = 0; i < g.categories.size(); ++i) {
+            const float y = static_cast<float>(px_y(double(i)));
+            ImFont* bf = f.body ? f.body : small;
+            const ImVec2 ts = text_size(bf, g.categories[i].c_str());
+            dl->AddText(bf, bf->FontSize, ImVec2(amin.x - S(8) - ts.x, y - ts.y * 0.5f), theme::kText, g.categories[i].c_str());
+        }
+    } else {
+        for (const Tick& t : yt) {
+            const float y = static_cast<float>(px_y(t.value));
+            if (!(ay.flags & AxisFlags_NoGrid)) dl->AddLine(ImVec2(amin.x, y), ImVec2(amax.x, y), t.major ? theme::kGrid : theme::with_alpha(theme::kGrid, 0.45f));
+            if (!t.major) continue;
+            const std::string s = ay.text(t.value);
+            const ImVec2 ts = text_size(small, s.c_str());
+            dl->AddText(small, sh, ImVec2(amin.x - S(5) - ts.x, std::clamp(y - sh * 0.5f, g.frame_min.y, amax.y - sh * 0.5f)), theme::kTextDim, s.c_str());
+        }
+    }
+    if (!xlabel.empty()) {
+        const ImVec2 ts = text_size(small, xlabel.c_str());
+        dl->AddText(small, sh, ImVec2((amin.x + amax.x - ts.x) * 0.5f, amax.y + sh + S(8)), theme::kTextDim, xlabel.c_str());
+    }
+    dl->AddLine(ImVec2(amin.x, amax.y), ImVec2(amax.x, amax.y), theme::kAxis);
+    dl->AddLine(amin, ImVec2(amin.x, amax.y), theme::kAxis);
+
+    // ---- hover search (before drawing, so the hovered item can be highlighted)
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    const bool in_area = g.hovered && mouse.x >= amin.x && mouse.x <= amax.x && mouse.y >= amin.y && mouse.y <= amax.y;
+    hover.plot_hovered = in_area;
+    if (in_area) {
+        hover.x = data_x(mouse.x);
+        hover.y = data_y(mouse.y);
+        float best = S(10) * S(10);
+        for (int i = static_cast<int>(g.items.size()) - 1; i >= 0 && hover.item < 0; --i) {
+            const Item& it = g.items[size_t(i)];
+            if (it.flags & ItemFlags_NoHover) continue;
+            if (it.kind == Kind::rect) {
+                const float x0 = float(px_x(it.x0)), x1 = float(px_x(it.x1)), y0 = float(px_y(it.y0)), y1 = float(px_y(it.y1));
+                if (mouse.x >= std::min(x0, x1) && mouse.x <= std::max(x0, x1) && mouse.y >= std::min(y0, y1) &&
+                    mouse.y <= std::max(y0, y1)) {
+                    hover.item = i;
+                    hover.index = 0;
+                }
+            } else if (it.kind == Kind::scatter || (it.kind == Kind::line && !(it.flags & ItemFlags_HoverX))) {
+                for (std::size_t k = 0; k < it.xs.size(); ++k) {
+                    if (!finite_pt(it.xs[k], it.ys[k])) continue;
+                    const float dx = float(px_x(it.xs[k])) - mouse.x, dy = float(px_y(it.ys[k])) - mouse.y;
+                    const float r = it.kind == Kind::scatter ? S(it.radii.empty() ? it.size : it.radii[k]) + S(4) : S(8);
+                    const float d2 = dx * dx + dy * dy;
+                    if (d2 <= std::max(best, r * r) && d2 < r * r + 1) {
+                        best = d2;
+                        hover.item = i;
+                        hover.index = static_cast<int>(k);
+                    }
+                }
+            }
+        }
+        if (hover.item < 0) {  // crosshair lines: nearest x
+            for (std::size_t i = 0; i < g.items.size() && hover.item < 0; ++i) {
+                const Item& it = g.items[i];
+                if (it.kind != Kind::line || !(it.flags & ItemFlags_HoverX)) continue;
+                float bestdx = 1e9f;
+                for (std::size_t k = 0; k < it.xs.size(); ++k) {
+                    if (!finite_pt(it.xs[k], it.ys[k])) continue;
+                    const float dx = std::fabs(float(px_x(it.xs[k])) - mouse.x);
+                    if (dx < bestdx) {
+                        bestdx = dx;
+                        hover.item = static_cast<int>(i);
+                        hover.index = static_cast<int>(k);
+                    }
+                }
+            }
+        }
+        if (hover.item >= 0) {
+            const Item& it = g.items[size_t(hover.item)];
+            if (it.kind == Kind::line || it.kind == Kind::scatter) {
+                hover.x = it.xs[size_t(hover.index)];
+                hover.y = it.ys[size_t(hover.index)];
+            } else if (it.kind == Kind::marker) {
+                hover.x = it.x0;
+                hover.y = it.y0;
+            }
+        }
+    }
+
+    // ---- items
+    dl->PushClipRect(amin, amax, true);
+    for (std::size_t i = 0; i < g.items.size(); ++i) {
+        const Item& it = g.items[i];
+        const bool hot = static_cast<int>(i) == hover.item;
+        switch (it.kind) {
+            case Kind::rect: {
+                ImVec2 a(float(px_x(it.x0)), float(px_y(it.y0))), b(float(px_x(it.x1)), float(px_y(it.y1)));
+                if (a.x > b.x) std::swap(a.x, b.x);
+                if (a.y > b.y) std::swap(a.y, b.y);
+                if (!(std::isfinite(a.x) && std::isfinite(b.x))) break;
+                if (it.flags & ItemFlags_Hatched) {
+                    hatched_rect(dl, a, b, it.colour);
+                } else {
+                    dl->AddRectFilled(a, b, hot ? theme::lighten(it.colour, 0.25f) : it.colour);
+                    if (b.x - a.x > S(3)) dl->AddLine(ImVec2(b.x, a.y), ImVec2(b.x, b.y), theme::with_alpha(theme::kPlotBackground, 0.9f), S(1));
+                }
+                if (hot) dl->AddRect(a, b, theme::kText, 0, 0, S(1.5f));
+                if (!it.text.empty()) {
+                    const ImVec2 ts = text_size(small, it.text.c_str());
+                    if (ts.x + S(6) < b.x - a.x && ts.y < b.y - a.y)
+                        dl->AddText(small, sh, ImVec2(a.x + S(3), (a.y + b.y - ts.y) * 0.5f), theme::rgba(15, 17, 22), it.text.c_str());
+                }
+                break;
+            }
+            case Kind::line: {
+                const float th = S(it.size) * (hot ? 1.3f : 1.0f);
+                for (std::size_t k = 1; k < it.xs.size(); ++k) {
+                    if (!finite_pt(it.xs[k - 1], it.ys[k - 1]) || !finite_pt(it.xs[k], it.ys[k])) continue;
+                    const ImVec2 a = to_pixels(it.xs[k - 1], it.ys[k - 1]), b = to_pixels(it.xs[k], it.ys[k]);
+                    const bool dim = !it.dim.empty() && (it.dim[k - 1] || it.dim[k]);
+                    const ImU32 c = dim ? theme::with_alpha(it.colour, 0.35f) : it.colour;
+                    if ((it.flags & ItemFlags_Dashed) || dim) dashed_line(dl, a, b, c, th, S(5), S(3));
+                    else dl->AddLine(a, b, c, th);
+                }
+                break;
+            }
+            case Kind::scatter: {
+                for (std::size_t k = 0; k < it.xs.size(); ++k) {
+                    if (!finite_pt(it.xs[k], it.ys[k])) continue;
+                    const float r = S(it.radii.empty() ? it.size : it.radii[k]);
+                    const ImU32 c = it.colours.empty() ? it.colour : it.colours[k];
+                    const ImVec2 p = to_pixels(it.xs[k], it.ys[k]);
+                    dl->AddCircleFilled(p, r, theme::with_alpha(c, 0.85f));
+                    dl->AddCircle(p, r, theme::lighten(c, 0.3f), 0, S(1));
+                    if (hot && static_cast<int>(k) == hover.index) dl->AddCircle(p, r + S(3), theme::kText, 0, S(1.5f));
+                }
+                break;
+            }
+            case Kind::marker: {
+                if (!finite_pt(it.x0, it.y0)) break;
+                const ImVec2 p = to_pixels(it.x0, it.y0);
+                if (it.flags & ItemFlags_Ring) {
+                    dl->AddCircleFilled(p, S(it.size), theme::with_alpha(theme::kBackground, 0.6f));
+                    dl->AddCircle(p, S(it.size), it.colour, 0, S(2));
+                    dl->AddCircleFilled(p, S(2), it.colour);
+                } else {
+                    dl->AddCircleFilled(p, S(it.size), it.colour);
+                }
+                break;
+            }
+            case Kind::hline: {
+                const float y = float(px_y(it.y0));
+                if (!std::isfinite(y)) break;
+                if (it.flags & ItemFlags_Dashed) dashed_line(dl, ImVec2(amin.x, y), ImVec2(amax.x, y), it.colour, S(1.2f), S(5), S(4));
+                else dl->AddLine(ImVec2(amin.x, y), ImVec2(amax.x, y), it.colour, S(1.2f));
+                break;
+            }
+            case Kind::vline: {
+                const float x = float(px_x(it.x0));
+                if (!std::isfinite(x)) break;
+                if (it.flags & ItemFlags_Dashed) dashed_line(dl, ImVec2(x, amin.y), ImVec2(x, amax.y), it.colour, S(1.2f), S(5), S(4));
+                else dl->AddLine(ImVec2(x, amin.y), ImVec2(x, amax.y), it.colour, S(1.2f));
+                break;
+            }
+            case Kind::segment: {
+                if (!finite_pt(it.x0, it.y0) || !finite_pt(it.x1, it.y1)) break;
+                const ImVec2 a = to_pixels(it.x0, it.y0), b = to_pixels(it.x1, it.y1);
+                if (it.flags & ItemFlags_Dashed) dashed_line(dl, a, b, it.colour, S(it.size), S(5), S(4));
+                else dl->AddLine(a, b, it.colour, S(it.size));
+                break;
+            }
+        }
+    }
+
+    // crosshair for HoverX lines: a vertical rule and a dot on each of them
+    if (hover.item >= 0 && g.items[size_t(hover.item)].kind == Kind::line &&
+        (g.items[size_t(hover.item)].flags & ItemFlags_HoverX)) {
+        const float x = float(px_x(hover.x));
+        dl->AddLine(ImVec2(x, amin.y), ImVec2(x, amax.y), theme::with_alpha(theme::kText, 0.35f), S(1));
+        for (const Item& it : g.items) {
+            if (it.kind != Kind::line || !(it.flags & ItemFlags_HoverX)) continue;
+            int best_k = -1;
+            float bestdx = 1e9f;
+            for (std::size_t k = 0; k < it.xs.size(); ++k) {
+                if (!finite_pt(it.xs[k], it.ys[k])) continue;
+                const float dx = std::fabs(float(px_x(it.xs[k])) - x);
+                if (dx < bestdx) { bestdx = dx; best_k = static_cast<int>(k); }
+            }
+            if (best_k >= 0 && bestdx < S(6)) {
+                const ImVec2 p = to_pixels(it.xs[size_t(best_k)], it.ys[size_t(best_k)]);
+                dl->AddCircleFilled(p, S(4), it.colour);
+                dl->AddCircle(p, S(4), theme::kText, 0, S(1));
+            }
+        }
+    }
+
+    // texts, placed without overlapping each other
+    std::vector<ImVec4> placed;
+    for (const TextItem& t : g.texts) {
+        if (!finite_pt(t.x, t.y)) continue;
+        ImVec2 p = to_pixels(t.x, t.y);
+        const ImVec2 ts = text_size(small, t.text.c_str());
+        p.x -= ts.x * t.pivot_x;
+        const ImVec2 o(S(t.offset.x), S(t.offset.y));
+        const ImVec2 candidates[4] = {ImVec2(p.x + o.x, p.y + o.y - ts.y * 0.5f), ImVec2(p.x - o.x - ts.x, p.y + o.y - ts.y * 0.5f),
+                                      ImVec2(p.x + o.x, p.y - o.y - ts.y * 0.5f), ImVec2(p.x - o.x - ts.x, p.y - o.y - ts.y * 0.5f)};
+        for (int c = 0; c < (t.avoid ? 4 : 1); ++c) {
+            const ImVec4 r(candidates[c].x, candidates[c].y, candidates[c].x + ts.x, candidates[c].y + ts.y);
+            bool ok = r.x >= amin.x && r.z <= amax.x && r.y >= amin.y && r.w <= amax.y;
+            for (const ImVec4& q : placed) ok &= (r.z < q.x || r.x > q.z || r.w < q.y || r.y > q.w);
+            if (!ok && t.avoid) continue;
+            dl->AddText(small, sh, ImVec2(r.x + 1, r.y + 1), theme::with_alpha(theme::kBackground, 0.9f), t.text.c_str());
+            dl->AddText(small, sh, ImVec2(r.x, r.y), t.colour, t.text.c_str());
+            placed.push_back(r);
+            break;
+        }
+    }
+    dl->PopClipRect();
+
+    // ---- legend
+    if (!legend.empty() && g.legend != Legend::none) {
+        const float sw = sh * 1.1f;
+        if (g.legend == Legend::title_row) {
+            float x = legend_own_row ? g.frame_min.x : g.frame_max.x - lw;
+            for (const LegendItem& e : legend) {
+                draw_swatch(dl, ImVec2(x, legend_y + (sh - sw) * 0.5f), sw, e);
+                x += sw + S(4);
+                dl->AddText(small, sh, ImVec2(x, legend_y), theme::kTextDim, e.label.c_str());
+                x += text_size(small, e.label.c_str()).x + S(12);
+            }
+        } else {
+            float w = 0;
+            for (const LegendItem& e : legend) w = std::max(w, text_size(small, e.label.c_str()).x);
+            w += sw + S(4) + S(12);
+            const float h = (sh + S(3)) * float(legend.size()) + S(8);
+            const bool east = g.legend == Legend::inside_ne || g.legend == Legend::inside_se;
+            const bool south = g.legend == Legend::inside_se || g.legend == Legend::inside_sw;
+            const ImVec2 p(east ? amax.x - w - S(6) : amin.x + S(6), south ? amax.y - h - S(6) : amin.y + S(6));
+            dl->AddRectFilled(p, ImVec2(p.x + w, p.y + h), theme::with_alpha(theme::kBackground, 0.82f), S(4));
+            float y = p.y + S(4);
+            for (const LegendItem& e : legend) {
+                draw_swatch(dl, ImVec2(p.x + S(6), y + (sh - sw) * 0.5f), sw, e);
+                dl->AddText(small, sh, ImVec2(p.x + S(6) + sw + S(4), y), theme::kTextDim, e.label.c_str());
+                y += sh + S(3);
+            }
+        }
+    }
+
+    // ---- default tooltip
+    if (hover.item >= 0 && !(g.items[size_t(hover.item)].flags & ItemFlags_CustomTooltip)) {
+        const Item& it = g.items[size_t(hover.item)];
+        ImGui::BeginTooltip();
+        if (it.kind == Kind::line && (it.flags & ItemFlags_HoverX)) {
+            ImGui::TextDisabled("%s = %s %s", ax.label.c_str(), fmt::number(hover.x).c_str(), ax.unit.c_str());
+            for (const Item& o : g.items) {
+                if (o.kind != Kind::line || !(o.flags & ItemFlags_HoverX)) continue;
+                for (std::size_t k = 0; k < o.xs.size(); ++k) {
+                    if (o.xs[k] != hover.x || !std::isfinite(o.ys[k])) continue;
+                    ImGui::TextColored(theme::vec(o.colour), "\u25CF");
+                    ImGui::SameLine();
+                    ImGui::Text("%s  %s %s", o.label.rfind("##", 0) == 0 ? "" : o.label.c_str(), fmt::number(o.ys[k]).c_str(), ay.unit.c_str());
+                }
+            }
+        } else {
+            if (!it.label.empty() && it.label.rfind("##", 0) != 0) ImGui::TextUnformatted(it.label.c_str());
+            ImGui::TextDisabled("%s: %s %s", ax.label.empty() ? "x" : ax.label.c_str(), fmt::number(hover.x).c_str(), ax.unit.c_str());
+            if (!categories()) ImGui::TextDisabled("%s: %s %s", ay.label.empty() ? "y" : ay.label.c_str(), fmt::number(hover.y).c_str(), ay.unit.c_str());
+        }
+        ImGui::EndTooltip();
+    }
+    return hover;
+}
+
+}  // namespace web::plot

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""subset_font.py — a minimal TrueType subsetter for the page's fonts (standard library only).
+
+The page draws text with Dear ImGui's stb_truetype, which needs only cmap, head, hhea, hmtx, maxp, loca and glyf.
+This keeps those tables for the characters the page uses (renumbering glyphs, composite components included) and
+writes them as C++ byte arrays, so a 760 KB DejaVu Sans becomes ~40 KB in the wasm.
+
+    python3 subset_font.py OUT.cpp NAME=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf [NAME=...]
+
+A missing font file gives an empty array (size 0): the page then falls back to Dear ImGui's built-in font.
+"""
+import struct
+import sys
+
+# The characters the page may draw: printable ASCII, Latin-1, Greek, and the symbols of web/theme.h.
+RANGES = [(0x20, 0x7E), (0xA0, 0xFF), (0x391, 0x3C9), (0x2013, 0x2014), (0x2018, 0x201D), (0x2022, 0x2022),
+          (0x2026, 0x2026), (0x2190, 0x2195), (0x2212, 0x2212), (0x221A, 0x221A), (0x221E, 0x221E),
+          (0x2248, 0x2248), (0x2264, 0x2265), (0x25A0, 0x25A1), (0x25B2, 0x25B2), (0x25B6, 0x25B6), (0x25BC, 0x25BC),
+          (0x25CF, 0x25CF), (0x2713, 0x2717), (0x26A0, 0x26A0)]
+
+
+def tables_of(data):
+    num = struct.unpack_from('>H', data, 4)[0]
+    out = {}
+    for i in range(num):
+        tag, _check, off, length = struct.unpack_from('>4sIII', data, 12 + 16 * i)
+        out[tag.decode('latin-1')] = data[off:off + length]
+    return out
+
+
+def parse_cmap(cmap):
+    """Unicode -> glyph id from the best Unicode subtable (format 4 or 12)."""
+    n = struct.unpack_from('>H', cmap, 2)[0]
+    best = None
+    for i in range(n):
+        pid, eid, off = struct.unpack_from('>HHI', cmap, 4 + 8 * i)
+        fmt = struct.unpack_from('>H', cmap, off)[0]
+        if (pid == 3 and eid in (1, 10)) or pid == 0:
+            if best is None or fmt == 12:
+                best = (fmt, off)
+    if best is None:
+        raise SystemExit('no Unicode cmap')
+    fmt, off = best
+    m = {}
+    if fmt == 4:
+        segx2 = struct.unpack_from('>H', cmap, off + 6)[0]
+        seg = segx2 // 2
+        ends = struct.unpack_from('>%dH' % seg, cmap, off + 14)
+        starts = struct.unpack_from('>%dH' % seg, cmap, off + 16 + segx2)
+        deltas = struct.unpack_from('>%dh' % seg, cmap, off + 16 + 2 * segx2)
+        ro_pos = off + 16 + 3 * segx2
+        ros = struct.unpack_from('>%dH' % seg, cmap, ro_pos)
+        for s in range(seg):
+            for c in range(starts[s], ends[s] + 1):
+                if c == 0xFFFF:
+                    continue
+                if ros[s] == 0:
+                    g = (c + deltas[s]) & 0xFFFF
+                else:
+                    p = ro_pos + 2 * s + ros[s] + 2 * (c - starts[s])
+                    g = struct.unpack_from('>H', cmap, p)[0]
+                    if g:
+                        g = (g + deltas[s]) & 0xFFFF
+                if g:
+                    m[c] = g
+    elif fmt == 12:
+        ngroups = struct.unpack_from('>I', cmap, off + 12)[0]
+        for k in range(ngroups):
+            a, b, g0 = struct.unpack_from('>III', cmap, off + 16 + 12 * k)
+            for c in range(a, b + 1):
+                m[c] = g0 + c - a
+    return m
+
+
+def glyph_slices(t):
+    long_loca = struct.unpack_from('>h', t['head'], 50)[0] == 1
+    nglyphs = struct.unpack_from('>H', t['maxp'], 4)[0]
+    if long_loca:
+        loca = struct.unpack_from('>%dI' % (nglyphs + 1), t['loca'])
+    else:
+        loca = [2 * v for v in struct.unpack_from('>%dH' % (nglyphs + 1), t['loca'])]
+    return [t['glyf'][loca[i]:loca[i + 1]] for i in range(nglyphs)]
+
+
+def components(g):
+    """(offset of the glyph index, component glyph id) of a composite glyph."""
+    out = []
+    if len(g) < 10 or struct.unpack_from('>h', g, 0)[0] >= 0:
+        return out
+    p = 10
+    while True:
+        flags, gid = struct.unpack_from('>HH', g, p)
+        out.append((p + 2, gid))
+        p += 4
+        p += 4 if flags & 0x1 else 2
+        if flags & 0x8:
+            p += 2
+        elif flags & 0x40:
+            p += 4
+        elif flags & 0x80:
+            p += 8
+        if not flags & 0x20:
+            return out
+
+
+def checksum(b):
+    b = b + b'\0' * (-len(b) % 4)
+    return sum(struct.unpack('>%dI' % (len(b) // 4), b)) & 0xFFFFFFFF
+
+
+def cmap_format4(mapping):
+    codes = sorted(mapping)
+    segs = []  # (start, end, delta) with consecutive codes and consecutive glyph ids
+    for c in codes:
+        g = mapping[c]
+        if segs and c == segs[-1][1] + 1 and g - c == segs[-1][2]:
+            segs[-1][1] = c
+        else:
+            segs.append([c, c, g - c])
+    segs.append([0xFFFF, 0xFFFF, 1])
+    n = len(segs)
+    search = 2 ** (n.bit_length() - 1) * 2
+    body = struct.pack('>HHHH', n * 2, search, (search // 2).bit_length() - 1, n * 2 - search)
+    body += struct.pack('>%dH' % n, *[s[1] for s in segs]) + b'\0\0'
+    body += struct.pack('>%dH' % n, *[s[0] for s in segs])
+    body += struct.pack('>%dh' % n, *[((s[2] + 0x8000) & 0xFFFF) - 0x8000 for s in segs])
+    body += struct.pack('>%dH' % n, *([0] * n))
+    sub = struct.pack('>HHH', 4, 6 + len(body), 0) + body
+    return struct.pack('>HHHHI', 0, 1, 3, 1, 12) + sub
+
+
+def subset(data):
+    t = tables_of(data)
+    cmap = parse_cmap(t['cmap'])
+    glyphs = glyph_slices(t)
+    nmetrics = struct.unpack_from('>H', t['hhea'], 34)[0]
+    metrics = [struct.unpack_from('>Hh', t['hmtx'], 4 * min(i, nmetrics - 1)) for i in range(len(glyphs))]
+    for i in range(nmetrics, len(glyphs)):  # glyphs past numberOfHMetrics share the last advance, own lsb
+        metrics[i] = (metrics[nmetrics - 1][0], struct.unpack_from('>h', t['hmtx'], 4 * nmetrics + 2 * (i - nmetrics))[0])
+
+    wanted = {c: cmap[c] for lo, hi in RANGES for c in range(lo, hi + 1) if c in cmap}
+    order = [0]
+    queue = sorted(set(wanted.values()))
+    while queue:
+        g = queue.pop(0)
+        if g in order:
+            continue
+        order.append(g)
+        queue += [cg for _, cg in components(glyphs[g]) if cg not in order]
+    new_id = {g: i for i, g in enumerate(order)}
+
+    glyf = b''
+    loca = [0]
+    for g in order:
+        b = bytearray(glyphs[g])
+        for pos, cg in components(glyphs[g]):
+            struct.pack_into('>H', b, pos, new_id[cg])
+        b += b'\0' * (-len(b) % 4)
+        glyf += bytes(b)
+        loca.append(len(glyf))
+    head = bytearray(t['head'])
+    struct.pack_into('>I', head, 8, 0)      # checkSumAdjustment (not checked by stb_truetype)
+    struct.pack_into('>h', head, 50, 1)     # long loca
+    maxp = bytearray(t['maxp'])
+    struct.pack_into('>H', maxp, 4, len(order))
+    hhea = bytearray(t['hhea'])
+    struct.pack_into('>H', hhea, 34, len(order))
+    hmtx = b''.join(struct.pack('>Hh', *metrics[g]) for g in order)
+    new = {
+        'cmap': cmap_format4({c: new_id[g] for c, g in wanted.items()}),
+        'glyf': glyf, 'head': bytes(head), 'hhea': bytes(hhea), 'hmtx': hmtx,
+        'loca': struct.pack('>%dI' % len(loca), *loca), 'maxp': bytes(maxp),
+    }
+    tags = sorted(new)
+    n = len(tags)
+    search = 2 ** (n.bit_length() - 1) * 16
+    out = struct.pack('>IHHHH', 0x00010000, n, search, (search // 16).bit_length() - 1, n * 16 - search)
+    offset = 12 + 16 * n
+    body = b''
+    for tag in tags:
+        b = new[tag]
+        out += struct.pack('>4sIII', tag.encode(), checksum(b), offset + len(body), len(b))
+        body += b + b'\0' * (-len(b) % 4)
+    return out + body
+
+
+def main():
+    if len(sys.argv) < 3:
+        raise SystemExit(__doc__)
+    lines = ['// Generated by web/tools/subset_font.py: subsets of system fonts for the page (see web/theme.cpp).',
+             '#include <cstddef>', 'namespace web {']
+    for spec in sys.argv[2:]:
+        name, path = spec.split('=', 1)
+        try:
+            with open(path, 'rb') as f:
+                data = subset(f.read())
+            src = path
+        except OSError:
+            data, src = b'', 'missing: ' + path
+        lines.append('// %s (%d bytes) from %s' % (name, len(data), src))
+        body = ','.join(str(b) for b in data) if data else '0'
+        lines.append('extern const unsigned char %s[] = {%s};' % (name, body))
+        lines.append('extern const std::size_t %s_size = %d;' % (name, len(data)))
+    lines.append('}  // namespace web')
+    text = '\n'.join(lines) + '\n'
+    try:
+        with open(sys.argv[1]) as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    with open(sys.argv[1], 'w') as f:
+        f.write(text)
+
+
+if __name__ == '__main__':
+    main()
