@@ -38,6 +38,8 @@ inline double util_of(const Point& p, double overhead) {
 
 double lg(double v) { return std::log(std::max(v, 1e-30)); }
 
+constexpr double kMaxShape = 1e9;  // shape columns become int keys
+
 // Split a CSV line into trimmed cells (no quoting in our tables).
 std::vector<std::string_view> split(std::string_view line) {
     std::vector<std::string_view> cells;
@@ -329,8 +331,8 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 auto cells = split(lines[i]);
                 double m, k, n, lat;
                 if (!num(cells, "m", i, m) || !num(cells, "k", i, k) || !num(cells, "n", i, n) || !num(cells, "latency_us", i, lat)) continue;
-                if (m < 1 || k < 1 || n < 1 || lat <= 0) {
-                    errors.push_back({where + ":" + std::to_string(i + 1), "sizes and latency must be positive"});
+                if (m < 1 || k < 1 || n < 1 || k > kMaxShape || n > kMaxShape || lat <= 0) {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "sizes must be in [1, 1e9] and latency positive"});
                     continue;
                 }
                 auto& s = shapes[{int(k), int(n)}];
@@ -368,8 +370,9 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                     !num(cells, "topk", i, k) || !num(cells, "hidden_size", i, h) || !num(cells, "intermediate_size", i, inter) ||
                     !num(cells, tok, i, tokens) || !num(cells, "up_proj_us", i, up) || !num(cells, "down_proj_us", i, down))
                     continue;
-                if (E < 1 || gpus < 1 || local < 1 || k < 1 || h < 1 || inter < 1 || tokens < 1 || up <= 0 || down <= 0) {
-                    errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive"});
+                if (E < 1 || gpus < 1 || local < 1 || k < 1 || h < 1 || inter < 1 || tokens < 1 || up <= 0 || down <= 0 ||
+                    E > kMaxShape || k > kMaxShape || h > kMaxShape || inter > kMaxShape) {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive (shapes at most 1e9)"});
                     continue;
                 }
                 std::vector<int> key = {int(E), int(k), int(h), int(inter)};

@@ -117,3 +117,22 @@ TEST_CASE("regression: unknown keys, preset ids and file names that are not UTF-
     check_messages(errs);
     CHECK(t.table_count() == 0);
 }
+
+// fuzz_csv (UBSan): a GEMM shape of 7e20 was converted to int, which is undefined behaviour (float-cast-overflow).
+//   bench_data/gemm/h800/data.csv
+//   m,k,n,latency_us,mfu
+//   128,711111111111111111168,15.841,0.440924
+TEST_CASE("regression: table shapes too large for an int are an error naming the line") {
+    moe::Tables t;
+    moe::Issues errs;
+    CHECK(!t.load_csv("bench_data/gemm/h800/data.csv", "m,k,n,latency_us,mfu\n16,7168,1536,16.4,0.1\n128,711111111111111111168,15.841,0.440924\n", errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "bench_data/gemm/h800/data.csv:3");
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/grouped_gemm/prefill/h20/data.csv",
+                      "num_experts,num_gpus,num_local_experts,topk,hidden_size,intermediate_size,seq_len_per_gpu,up_proj_us,down_proj_us\n"
+                      "96,1,96,8,2048,1e300,1024,637.06,332.791\n", errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "bench_data/grouped_gemm/prefill/h20/data.csv:2");
+    CHECK(t.table_count() == 0);
+}
