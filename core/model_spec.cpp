@@ -184,6 +184,11 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
         if (m.head_dim <= 0 && errors.size() == errors_before)
             errors.push_back({path + ".head_dim", "cannot be derived: hidden_size smaller than num_attention_heads"});
     }
+    // The widest attention projection (heads x head width) is a GEMM dimension the estimator keeps in an int.
+    const double attn_width = double(m.num_heads) * (m.attn == AttnKind::mla ? std::max(m.head_dim, m.qk_nope_head_dim + m.v_head_dim)
+                                                                             : m.head_dim);
+    if (attn_width > double(1 << 24))
+        errors.push_back({path + ".num_attention_heads", fmt_num(attn_width) + " attention width (heads x head dim) exceeds 16777216"});
 
     // FFN / experts (every spelling seen in the wild)
     m.intermediate = read_int(c, "intermediate_size", path, errors, 0, false, 0, kMaxDim);

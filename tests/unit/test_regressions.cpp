@@ -136,3 +136,24 @@ TEST_CASE("regression: table shapes too large for an int are an error naming the
     CHECK(errs[0].path == "bench_data/grouped_gemm/prefill/h20/data.csv:2");
     CHECK(t.table_count() == 0);
 }
+
+// fuzz_hf_config (UBSan): every size of this config is within its own range, but the attention projection is
+// 65536 heads x 65536 = 4.3e9 wide, converted to int for the GEMM table lookup: undefined behaviour.
+TEST_CASE("regression: an attention width that no GEMM dimension can hold is an error naming the field") {
+    moe::Issues errs;
+    moe::parse_hf_config(json::parse(R"({"hidden_size":1048576,"num_hidden_layers":1,"num_attention_heads":65536,
+        "head_dim":65536,"vocab_size":1,"intermediate_size":1})"), "model", errs);
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].text() == "model.num_attention_heads: 4294967296 attention width (heads x head dim) exceeds 16777216");
+    errs.clear();
+    moe::parse_hf_config(json::parse(R"({"hidden_size":4096,"num_hidden_layers":1,"num_attention_heads":4096,
+        "kv_lora_rank":512,"qk_nope_head_dim":128,"v_head_dim":8192,"vocab_size":1,"intermediate_size":1})"), "model", errs);
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "model.num_attention_heads");
+    // The largest real ones are far below: Llama 3.1 405B 128 x 128, DeepSeek-V3 128 x (128 + 128).
+    for (const moe::CatalogEntry& m : moe::builtin_catalog().models()) {
+        const moe::ModelSpec* spec = moe::builtin_catalog().model(m.id);
+        REQUIRE(spec);
+        CHECK(double(spec->num_heads) * spec->head_dim < 1e6);
+    }
+}
