@@ -49,7 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::check_issues(errs, "load_csv");
     if (!ok && errs.empty()) fuzz::fail("load_csv failed without an error");
     for (const moe::Issue& i : errs)
-        if (i.path.empty()) fuzz::fail("load_csv: an error that names no file: " + i.message);
+        if (i.path.empty() && !path.empty()) fuzz::fail("load_csv: an error that names no file: " + i.message);
     if (t.table_count() == 0) return 0;
 
     for (const char* fam : kFamilies) {
