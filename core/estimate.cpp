@@ -111,7 +111,9 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
     const double act_b = comp == Dtype::fp8 ? 1.0 : 2.0;
     kernels::Cost k = kernels::gemm(M, K, N, act_b, bytes_with_scales(w));
     OpRecord op = make_op(name, ph, k.flops, K * N * bytes_with_scales(w), k.bytes - K * N * bytes_with_scales(w));
-    TableHit hit = lookup(c, [&](const char* f) { return c.t.gemm(f, M, int(K), int(N)); });
+    // The tables key shapes by int; wider GEMMs (only absurd configs reach 2^31) look up the widest measured shapes.
+    const int k_key = int(std::min(K, 1e9)), n_key = int(std::min(N, 1e9));
+    TableHit hit = lookup(c, [&](const char* f) { return c.t.gemm(f, M, k_key, n_key); });
     time_op(c, op, comp, hit, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
     return op;
 }

@@ -157,3 +157,17 @@ TEST_CASE("regression: an attention width that no GEMM dimension can hold is an 
         CHECK(double(spec->num_heads) * spec->head_dim < 1e6);
     }
 }
+
+// Found under UBSan with an extreme seed of fuzz_scenario: 1024 shared experts of intermediate 2^20 are a dense FFN
+// 2^31 wide, whose GEMM dimension was converted to int for the table lookup (undefined behaviour).
+TEST_CASE("regression: GEMMs wider than an int look up the widest measured shapes") {
+    moe::Scenario s = moe_test::scenario(R"({"model":{"hidden_size":1024,"num_hidden_layers":1,"num_attention_heads":8,
+        "vocab_size":1000,"intermediate_size":1048576,"num_experts":8,"num_experts_per_tok":2,"moe_intermediate_size":1048576,
+        "n_shared_experts":1024},"hardware":"h800"})");
+    moe::Estimate e = moe::estimate(s, moe::builtin_tables());
+    REQUIRE(e.ok);
+    moe_test::check_all_finite(e);
+    const moe::OpRecord* up = moe_test::find_op(e, "moe.shared_up", moe::Phase::decode);
+    REQUIRE(up);
+    CHECK(up->flops == doctest::Approx(2.0 * 64 * 1024 * 2.0 * 1024 * 1048576));
+}
