@@ -45,6 +45,10 @@ bool Catalog::add(std::string_view kind, std::string_view id, std::string_view t
         errors.push_back({where, "is not a JSON object"});
         return false;
     }
+    if (json_depth(j, 64) > 64) {
+        errors.push_back({where, "nested deeper than 64 levels"});
+        return false;
+    }
     CatalogEntry e{std::string(id), read_str(j, "description"), j};
     const size_t before = errors.size();
     auto replace_or_add = [&](std::vector<CatalogEntry>& list) -> size_t {

@@ -1,6 +1,7 @@
 // json_util.h — internal helpers: typed, range-checked reads from nlohmann::json that report issues by path.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <string_view>
@@ -20,24 +21,37 @@ inline std::string fmt_num(double v) {
     return buf;
 }
 
-// User-supplied text quoted in a message: ASCII only (other characters as \u escapes, invalid UTF-8 as U+FFFD) and at
-// most `max` characters, so that every message prints and serialises (json::dump() throws on invalid UTF-8, and a
-// byte limit could cut a character in two). `shown` quotes like JSON; `shown_text` gives a string's text unquoted.
+// User-supplied text quoted in a message: ASCII only (other characters as \u escapes, invalid UTF-8 as U+FFFD) and cut
+// to about `max` characters (then "..."), so that every message prints and serialises (json::dump() throws on invalid
+// UTF-8, and a byte limit could cut a character in two). `shown` quotes like JSON; `shown_text` leaves a string unquoted.
+inline std::string clip_escaped(std::string s, std::size_t max) {
+    if (s.size() <= max) return s;
+    std::size_t cut = max;
+    const std::size_t escape = s.rfind('\\', cut);
+    if (escape != std::string::npos && escape + 6 > cut) cut = escape;  // not inside a \uXXXX
+    return s.substr(0, cut) + "...";
+}
 inline std::string shown(const json& v, std::size_t max = 40) {
-    std::string s = v.dump(-1, ' ', true, json::error_handler_t::replace);
-    if (s.size() > max) s.resize(max);
-    return s;
+    return clip_escaped(v.dump(-1, ' ', true, json::error_handler_t::replace), max);
 }
 inline std::string shown_text(const std::string& text, std::size_t max = 64) {
-    std::string s = json(text).dump(-1, ' ', true, json::error_handler_t::replace);
-    s = s.substr(1, s.size() - 2);
-    if (s.size() > max) s.resize(max);
-    return s;
+    const std::string s = json(text).dump(-1, ' ', true, json::error_handler_t::replace);
+    return clip_escaped(s.substr(1, s.size() - 2), max);
 }
 
 inline bool valid_utf8(std::string_view text) {
     const json j = std::string(text);
     return j.dump(-1, ' ', false, json::error_handler_t::replace) == j.dump(-1, ' ', false, json::error_handler_t::ignore);
+}
+
+// Nesting depth of a JSON value, counted up to `limit` + 1 (deeper input is refused before anything copies or prints
+// it: both recurse once per level).
+inline int json_depth(const json& j, int limit, int depth = 0) {
+    if (depth > limit) return depth;
+    int best = depth;
+    if (j.is_object() || j.is_array())
+        for (const json& c : j) best = std::max(best, json_depth(c, limit, depth + 1));
+    return best;
 }
 
 // Reads a numeric key. Missing: `fallback` (or an error when required). Wrong type, not finite, out of range, or

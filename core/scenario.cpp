@@ -229,14 +229,6 @@ json value_of(const Scenario& s, const FieldImpl& f) {
 constexpr std::size_t kMaxScenarioBytes = 4u << 20;
 constexpr int kMaxDepth = 64;
 
-int json_depth(const json& j, int depth = 0) {
-    if (depth > kMaxDepth) return depth;
-    int best = depth;
-    if (j.is_object() || j.is_array())
-        for (const json& c : j) best = std::max(best, json_depth(c, depth + 1));
-    return best;
-}
-
 }  // namespace
 
 const std::vector<FieldDesc>& scenario_fields() {
@@ -300,7 +292,7 @@ ParseResult scenario_from_json(const json& j, const Catalog& cat) {
         r.errors.push_back({"", "a scenario must be a JSON object"});
         return r;
     }
-    if (json_depth(j) > kMaxDepth) {
+    if (json_depth(j, kMaxDepth) > kMaxDepth) {
         r.errors.push_back({"", "nested deeper than 64 levels"});
         return r;
     }

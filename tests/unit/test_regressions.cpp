@@ -171,3 +171,18 @@ TEST_CASE("regression: GEMMs wider than an int look up the widest measured shape
     REQUIRE(up);
     CHECK(up->flops == doctest::Approx(2.0 * 64 * 1024 * 2.0 * 1024 * 1048576));
 }
+
+// Found while checking the CLI's limits (moe-roofline --presets-dir with a deeply nested model file crashed with a
+// stack overflow): Catalog::add kept a copy of any JSON object, and copying (or printing) JSON recurses once per
+// level. A preset is now refused past 64 levels, as a scenario is.
+TEST_CASE("regression: a preset nested deeper than 64 levels is refused, not copied") {
+    const std::string deep = "{\"hidden_size\":" + std::string(200000, '[') + std::string(200000, ']') + "}";
+    moe::Catalog mine;
+    moe::Issues errs;
+    CHECK(!mine.add("models", "deep", deep, errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].text() == "models/deep: nested deeper than 64 levels");
+    CHECK(mine.models().empty());
+    errs.clear();
+    CHECK(mine.add("scenarios", "ok", "{\"a\":" + std::string(60, '[') + std::string(60, ']') + "}", errs));
+}
