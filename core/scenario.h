@@ -78,7 +78,7 @@ struct Scenario {
     std::string model_ref = "qwen3-30b-a3b";  // preset id; "inline" when model_inline holds a config
     nlohmann::json model_inline;              // an HF config.json object (null when a preset)
     ModelSpec model;
-    std::string hardware_ref = "h100-sxm";
+    std::string hardware_ref = "h200";
     nlohmann::json hardware_inline;           // {"base": id, field overrides...} (null when a preset)
     GpuSpec gpu;
     ParallelConfig parallel;
