@@ -18,8 +18,12 @@ using nlohmann::json;
 
 namespace {
 
-// Scenario and preset files are small; refuse anything that is clearly not one (a device, a huge file).
-constexpr std::uintmax_t kMaxInputBytes = 64u << 20;
+// Scenario and preset files are small; refuse anything that is clearly not one (a device, a huge file). 4 MiB and 64
+// levels are the core's own limits for a scenario or a preset (parse_scenario, Catalog::add); the CLI applies them
+// before parsing, because a JSON DOM costs ~70x its text (64 MiB of '[' took 4 GB) and copying or printing it
+// recurses once per level (a deep file crashed --presets-dir).
+constexpr std::uintmax_t kMaxInputBytes = 4u << 20;
+constexpr int kMaxJsonDepth = 64;
 
 bool ends_with(std::string_view s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -59,7 +63,7 @@ std::string read_file(const std::string& path) {
     char buf[65536];
     while (in.read(buf, sizeof buf) || in.gcount() > 0) {
         text.append(buf, std::size_t(in.gcount()));
-        if (text.size() > kMaxInputBytes) throw UsageError(path + ": larger than 64 MiB; not a scenario or config");
+        if (text.size() > kMaxInputBytes) throw UsageError(path + ": larger than 4 MiB; not a scenario or config");
     }
     if (in.bad()) throw UsageError(path + ": read error");
     return text;
@@ -70,12 +74,32 @@ std::string read_stdin() {
     char buf[65536];
     while (std::cin.read(buf, sizeof buf) || std::cin.gcount() > 0) {
         text.append(buf, std::size_t(std::cin.gcount()));
-        if (text.size() > kMaxInputBytes) throw UsageError("standard input: larger than 64 MiB");
+        if (text.size() > kMaxInputBytes) throw UsageError("standard input: larger than 4 MiB; not a scenario");
     }
     return text;
 }
 
 json parse_json(std::string_view text, const std::string& origin) {
+    // Nesting depth first, in one pass over the text (brackets inside strings do not count).
+    int depth = 0, line = 1;
+    bool in_string = false, escaped = false;
+    for (std::size_t i = 0, line_start = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kMaxJsonDepth)
+                throw UsageError(origin + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels at line " +
+                                 std::to_string(line) + ", column " + std::to_string(i - line_start + 1));
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+        if (c == '\n') ++line, line_start = i + 1;
+    }
     try {
         return json::parse(text.begin(), text.end());
     } catch (const json::parse_error& e) {
@@ -151,6 +175,13 @@ ScenarioSource load_scenario_source(const std::string& arg, const moe::Catalog& 
     return src;
 }
 
+void check_length(std::string_view assignment, std::string_view what) {
+    if (assignment.size() <= kMaxAssignmentBytes) return;
+    const std::string path(assignment.substr(0, std::min<std::size_t>(assignment.find('='), 64)));
+    throw UsageError(std::string(what) + " " + path + ": " + std::to_string(assignment.size()) + " bytes; the limit is " +
+                     std::to_string(kMaxAssignmentBytes) + " (a large model or GPU goes in a file: PATH=./config.json)");
+}
+
 bool is_ref_path(std::string_view path) { return path == "model" || path == "hardware"; }
 
 bool is_numeric_field(const moe::FieldDesc& f) {
@@ -195,6 +226,7 @@ json field_value(const moe::FieldDesc* field, const std::string& path, const std
 }
 
 void apply_set(ScenarioSource& src, const std::string& assignment, const moe::Catalog& catalog) {
+    check_length(assignment, "--set");
     std::string path, text;
     if (!split_assignment(assignment, path, text))
         throw UsageError("--set '" + assignment + "': expected PATH=VALUE, e.g. --set workload.batch=64");

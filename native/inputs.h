@@ -50,6 +50,10 @@ ScenarioSource load_scenario_source(const std::string& arg, const moe::Catalog& 
 nlohmann::json resolve_ref(const std::string& text, const std::string& base_dir, const moe::Catalog& catalog,
                            std::string_view kind, const std::string& origin);
 
+// --set and --axis arguments are short; a longer one is refused with a UsageError naming `what` and the path.
+inline constexpr std::size_t kMaxAssignmentBytes = 64u << 10;
+void check_length(std::string_view assignment, std::string_view what);
+
 // Is `path` a scenario path the CLI can set (a field of moe::scenario_fields(), or "model"/"hardware")?
 // Returns the field (null for model/hardware) and throws a UsageError naming `what` ("--set", "--axis") if not.
 const moe::FieldDesc* require_field(const std::string& path, std::string_view what);

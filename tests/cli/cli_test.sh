@@ -205,7 +205,7 @@ case_interrupt() {  # SIGINT and SIGTERM mid-sweep: exit 128+N, the old output f
     write_scenarios
     echo precious >big.csv
     for sig in INT TERM; do
-        "$bin" sweep dsv3.json --axis workload.batch=1:4096:+1 --axis workload.context_len=1024:65536:+1 \
+        "$bin" sweep dsv3.json --axis workload.batch=1:4096:+1 --axis workload.context_len=1024:65536:+2 \
             --axis parallel.ep=1,2,4,8 -o big.csv -q 2>err.txt &
         pid=$!
         # the temporary file appears once the grid is checked and the handlers are installed: interrupt mid-write
@@ -353,6 +353,26 @@ case_help() {
     done
     expect_bad_input "moe-roofline" "$bin" frobnicate
     expect_bad_input "SCENARIO" "$bin" eval
+}
+
+case_limits() {  # issue 8: oversized, deeply nested and hostile inputs are bad input naming the file or field, never a crash
+    write_scenarios
+    python3 -c "open('big.json','w').write('{\"description\":\"' + 'x' * (5 << 20) + '\"}')"
+    expect_bad_input "big.json: larger than 4 MiB" "$bin" eval big.json
+    expect_bad_input "standard input: larger than 4 MiB" sh -c "'$bin' eval - <big.json"
+    python3 -c "open('deep.json','w').write('{\"model\":' + '[' * 100000 + ']' * 100000 + '}')"
+    expect_bad_input "deep.json: nested deeper than 64 levels at line 1, column 73" "$bin" eval deep.json
+    mkdir -p presets/models && cp deep.json presets/models/deep.json
+    expect_bad_input "presets/models/deep.json: nested deeper than 64 levels" "$bin" --presets-dir presets presets models
+    printf '{"model":"qwen3-8b","description":"[[[[{{{{ \\" [[[["}' >brackets.json
+    expect_ok "$bin" eval brackets.json
+    expect_bad_input "--set model: 70" "$bin" eval dsv3.json --set "model={\"a\":\"$(printf '%*s' 70000 '' | tr ' ' x)\"}"
+    expect_bad_input "precision.kv_cache: unknown dtype" "$bin" eval dsv3.json --set precision.kv_cache=$'\xff'
+    expect_bad_input "model: unknown preset" "$bin" eval dsv3.json --set model=$'\xff' --format json
+    python3 -c "import json,sys; json.load(open(sys.argv[1]))" .stdout || fail "eval --format json printed invalid JSON"
+    expect_bad_input "(workload.batch 1000 x workload.prompt_len 1000 x workload.output_len 1001 x ...); the limit is 1e9" \
+        "$bin" sweep dsv3.json --axis workload.batch=1:1000:+1 --axis workload.prompt_len=1:1000:+1 \
+        --axis workload.output_len=1:1001:+1 --axis workload.context_len=1:10:+1 -o out.csv
 }
 
 case_list() { declare -F | sed -n 's/^declare -f case_//p' | grep -v '^list$'; }
