@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of MoE Roofline from a fresh clone: installs what is missing (scripts/setup.sh), builds native
-# (build-native/) and web (build-web/), then runs the native ctest (unit + CLI tests), the web ctest (the same
-# unit tests as wasm under node, the core module under node, the browser end-to-end tests in Chromium).
+# (build-native/) and web (build-web/), then runs the native ctest (unit + CLI tests), the same native tests under
+# ASan + UBSan (scripts/sanitize.sh), each fuzz target briefly (scripts/fuzz.sh; FUZZ_SECONDS per target, 20 by
+# default), the web ctest (the same unit tests as wasm under node, the core module under node, the browser end-to-end
+# tests in Chromium).
 # Every stage runs even if an earlier one failed; the exit status is non-zero if anything failed.
 #   bash scripts/test.sh            (JOBS=2 by default)
 set -uo pipefail
@@ -28,6 +30,10 @@ if ((${#failed[@]})); then echo "setup failed: nothing else can run" >&2; exit 1
 stage "native: configure" cmake -S . -B build-native -DCMAKE_BUILD_TYPE=Release -DMOE_WERROR=ON --log-level=WARNING
 stage "native: build" cmake --build build-native -j"$jobs"
 stage "native: ctest" ctest --test-dir build-native -j"$jobs"
+
+# Issue 8: the same native tests under ASan + UBSan (build-asan/), then each libFuzzer target for 20 s (build-fuzz/).
+stage "sanitizers: ASan + UBSan build and ctest" bash scripts/sanitize.sh
+stage "fuzz: 4 targets x 20 s" env SECONDS_PER_TARGET="${FUZZ_SECONDS:-20}" bash scripts/fuzz.sh
 
 stage "web: configure" emcmake cmake -S . -B build-web -DMOE_CLI="$root/build-native/moe-roofline" -DMOE_WERROR=ON \
   --log-level=WARNING
