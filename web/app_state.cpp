@@ -287,7 +287,7 @@ std::string sweep_key(const moe::Scenario& s, const SweepSpec& spec) {
 }
 }  // namespace
 
-void recompute(AppState& st, double) {
+void recompute(AppState& st) {
     const double t0 = now_ms();
     if (st.dirty) {
         const double t = now_ms();

@@ -136,7 +136,7 @@ std::string sweep_y_column(const AppState& st);
 
 bool needs_recompute(const AppState& st);
 // Runs the model for the current scenario and the sweeps the charts need (clears `dirty`, schedules the hook).
-void recompute(AppState& st, double now_ms);
+void recompute(AppState& st);
 // The sweep as CSV (the same header and cells as `moe-roofline sweep`).
 std::string current_sweep_csv(const AppState& st);
 // window.__moe as JSON text: {seq, scenario, results, ui, fragment, notice, errors, warnings, dpr, perf, view, ...}.

@@ -22,6 +22,7 @@
 #include "panels.h"
 #include "platform.h"
 #include "theme.h"
+#include "widgets.h"
 
 namespace {
 
@@ -105,6 +106,10 @@ void frame(void* arg) {
 
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
+    float wheel_x = 0, wheel_y = 0;
+    web::take_wheel(wheel_x, wheel_y);
+    ImGui::GetIO().MouseWheel -= wheel_y;  // ImGui: positive scrolls up
+    ImGui::GetIO().MouseWheelH -= wheel_x;
     ImGui::NewFrame();
     st.ui.clear();
 
@@ -120,10 +125,14 @@ void frame(void* arg) {
     const float css_w = vp->WorkSize.x / static_cast<float>(st.dpr);
     const float panel_w = std::clamp(css_w * 0.27f, 300.0f, 390.0f) * static_cast<float>(st.dpr);
     ImGui::BeginChild("scenario", ImVec2(panel_w, 0), true);
+    {
+        const ImVec2 p = ImGui::GetWindowPos(), sz = ImGui::GetWindowSize();
+        web::record_rect(st, "panel.scenario", p, ImVec2(p.x + sz.x, p.y + sz.y));
+    }
     draw_scenario_panel(st);
     ImGui::EndChild();
 
-    if (web::needs_recompute(st)) web::recompute(st, web::now_ms());  // once per change, before any result is drawn
+    if (web::needs_recompute(st)) web::recompute(st);  // once per change, before any result is drawn
 
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_ChildBg, web::theme::vec(web::theme::kBackground));
@@ -206,6 +215,7 @@ int main() {
     io.IniFilename = nullptr;
     ImGui_ImplGlfw_InitForOpenGL(app.win.glfw, true);
     ImGui_ImplOpenGL3_Init("#version 300 es");
+    glfwSetScrollCallback(app.win.glfw, nullptr);  // the wheel comes from platform_web (take_wheel)
     io.GetClipboardTextFn = get_clipboard;
     io.SetClipboardTextFn = set_clipboard;
     io.ClipboardUserData = nullptr;

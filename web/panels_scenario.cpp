@@ -228,6 +228,17 @@ void hardware_section(AppState& st) {
         if (ImGui::SmallButton("reset specs")) edit_field(st, "hardware", base);
         record_last_item(st, "button.hardware_reset");
     }
+    // The specs, editable: open by default only when some are already edited.
+    ImGui::SetNextItemOpen(custom, ImGuiCond_Appearing);
+    const bool specs_open = ImGui::TreeNodeEx("Specs", ImGuiTreeNodeFlags_SpanAvailWidth, "Specs  %s TFLOPS, %s GB/s, %s GiB",
+                                              fmt::number(s.gpu.dense_tflops_bf16, 3).c_str(),
+                                              fmt::number(s.gpu.hbm_bandwidth_GBps, 4).c_str(),
+                                              fmt::number(s.gpu.hbm_capacity_GiB, 4).c_str());
+    record_last_item(st, "hardware.specs");
+    if (!specs_open) {
+        section_errors(st, {"hardware"});
+        return;
+    }
     const nlohmann::json spec = moe::gpu_spec_to_json(s.gpu);
     const moe::GpuSpec* preset = base.empty() ? nullptr : st.catalog->gpu(base);
     const nlohmann::json preset_json = preset ? moe::gpu_spec_to_json(*preset) : nlohmann::json::object();
@@ -263,6 +274,7 @@ void hardware_section(AppState& st) {
         else edit_field(st, "hardware", obj);
         st.edit_error_path = st.edit_errors.empty() ? "" : "hardware";
     }
+    ImGui::TreePop();
     section_errors(st, {"hardware"});
 }
 

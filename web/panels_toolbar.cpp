@@ -21,6 +21,7 @@ void toast(AppState& st, const std::string& text) {
 
 bool tool_button(AppState& st, const char* label, const char* name, const char* help) {
     const bool pressed = ImGui::Button(label);
+    if (pressed) st.publish_pending = true;  // window.__moe.last_action follows every button
     record_last_item(st, std::string("button.") + name);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", help);
     ImGui::SameLine();
@@ -54,6 +55,7 @@ void draw_toolbar(AppState& st) {
     if (open) {
         for (const moe::CatalogEntry& e : st.catalog->scenarios()) {
             if (ImGui::Selectable(e.id.c_str())) {
+                st.publish_pending = true;
                 moe::ParseResult r = moe::scenario_from_json(e.json, *st.catalog);
                 if (r.ok()) {
                     set_scenario(st, std::move(r.scenario));

@@ -38,6 +38,7 @@ void open_file_picker();                           // <input type=file accept=.j
 bool take_user_text(UserText& out);                // the next dropped / opened / pasted text, if any
 bool take_paste_for_widget(std::string& out);      // a paste event's text not yet given to a text field
 std::string pasted_text();                         // the last paste event's text (ImGui's clipboard getter)
+void take_wheel(float& dx, float& dy);             // wheel since the last call, in steps (DOM direction: +y = down)
 double now_ms();                                   // performance.now(): ms since navigation started
 void page_ready();                                 // hides the loading message of shell.html
 

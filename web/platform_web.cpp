@@ -36,6 +36,15 @@ EM_JS(void, moe_js_install_listeners, (), {
         var t = dt.getData('text/plain');
         if (t) Module.moeUserTexts.push({kind: 0, name: "", text: t});
     });
+    // Mouse wheel, normalised to ImGui's steps (Emscripten 3.1.6's GLFW passes raw DOM deltas with the wrong sign).
+    Module.moeWheelX = 0;
+    Module.moeWheelY = 0;
+    Module.canvas.addEventListener('wheel', function(e) {
+        e.preventDefault();
+        var f = e.deltaMode == 1 ? 1 / 3 : e.deltaMode == 2 ? 5 : 1 / 100;
+        Module.moeWheelX += e.deltaX * f;
+        Module.moeWheelY += e.deltaY * f;
+    }, {passive: false});
     window.addEventListener('paste', function(e) {
         var t = (e.clipboardData || window.clipboardData).getData('text');
         if (typeof t !== 'string') return;
@@ -135,6 +144,12 @@ EM_JS(char*, moe_js_take_user_text, (), {
     return p;
 });
 
+EM_JS(double, moe_js_take_wheel, (int axis), {
+    var v = axis ? Module.moeWheelY : Module.moeWheelX;
+    if (axis) Module.moeWheelY = 0; else Module.moeWheelX = 0;
+    return v;
+});
+
 EM_JS(int, moe_js_take_paste_fresh, (), {
     var v = Module.moePasteFresh | 0;
     Module.moePasteFresh = 0;
@@ -205,6 +220,11 @@ bool take_paste_for_widget(std::string& out) {
     return true;
 }
 
+void take_wheel(float& dx, float& dy) {
+    dx = static_cast<float>(moe_js_take_wheel(0));
+    dy = static_cast<float>(moe_js_take_wheel(1));
+}
+
 double now_ms() { return emscripten_get_now(); }
 void page_ready() { moe_js_page_ready(); }
 
@@ -229,6 +249,7 @@ void download(const std::string&, const std::string&, const std::string&) {}
 void open_file_picker() {}
 bool take_user_text(UserText&) { return false; }
 bool take_paste_for_widget(std::string&) { return false; }
+void take_wheel(float& dx, float& dy) { dx = dy = 0; }
 double now_ms() {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }

@@ -1,6 +1,8 @@
 // plot.cpp — the chart helper (see plot.h): record items, fit axes, draw axes/grid/items/legend, hover read-outs.
 #include "plot.h"
 
+#include <imgui.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

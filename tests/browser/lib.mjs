@@ -56,6 +56,24 @@ export function cliEval(cli, scenario) {
   return JSON.parse(r.stdout);
 }
 
+// `moe-roofline ARGS...` with optional standard input: {status, stdout, stderr} (no throw on exit 2).
+export function cli(cliPath, args, input) {
+  const r = spawnSync(cliPath, args, { input: input === undefined ? undefined : (typeof input === 'string' ? input : JSON.stringify(input)),
+                                       encoding: 'utf8', maxBuffer: 64 << 20 });
+  if (r.error) throw r.error;
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+// `moe-roofline eval - --format json [--set ...]` -> the JSON object (also for an invalid scenario: exit 2 still
+// prints it).
+export function cliEvalSet(cliPath, scenario, sets = []) {
+  const args = ['eval', '-', '--format', 'json'];
+  for (const s of sets) args.push('--set', s);
+  const r = cli(cliPath, args, scenario);
+  if (r.status !== 0 && r.status !== 2) throw new Error(`eval exited ${r.status}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
 export async function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();

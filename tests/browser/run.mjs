@@ -1,28 +1,35 @@
 // run.mjs — browser end-to-end tests of the page: Playwright (playwright-core) driving Debian's Chromium with
 // software WebGL2 (SwiftShader). The page publishes window.__moe = {seq, scenario, results, ui, ...} after every
-// recompute, so these tests assert numbers and widget rectangles, not pixels.
+// recompute, so these tests assert numbers and widget rectangles, not pixels; the screenshots they save (in --out)
+// are for people to look at.
 //
 //   node tests/browser/run.mjs --site build-web/site --core build-web/node/moe-core.js \
 //        --cli build-native/moe-roofline --out build-web/screenshots
 //
-// (a) loads without console errors and renders (screenshots in --out); (b) a scenario in the URL (and a later
-// hashchange) changes the numbers; (c) a real mouse drag on the batch slider changes them, also at
-// devicePixelRatio 2; (d) the numbers equal `moe-roofline eval --format json` for the same scenario, to the
-// last digit; (e) the one-file page works from file://; (f) a hostile fragment shows a notice and the
-// defaults, injects nothing.
+// One browser, a few pages. What is checked:
+//   (a) the page loads without console errors, every chart is on screen at 1280x800 and 1280x720, the canvas and
+//       the widgets follow a resize; (b) a scenario in the URL and a later hashchange; (c) every preset scenario's
+//       link (`moe-roofline url ID`) gives `moe-roofline eval ID` to the last digit; (d) real mouse input on the
+//       batch slider, the all-to-all combo and the two-batch-overlap checkbox changes the results exactly as the
+//       CLI says for the edited scenario, and the URL follows; (e) HiDPI; (f) the one-file page from file://;
+//       (g) hostile fragments show a notice and the defaults; (h) the sweep CSV is `moe-roofline sweep`'s text;
+//       (i) compare A/B, restored from its link; (j) a dropped config.json / scenario file and a pasted link;
+//       (k) a typed hardware spec becomes {"base", override}; (l) an invalid layout shows the core's words and the
+//       link keeps the last valid scenario; (m) Copy link.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
-import { DESIGN_COLUMNS, chromiumArgs, cliEval, flatten, loadCore, serve } from './lib.mjs';
+import { DESIGN_COLUMNS, chromiumArgs, cli, cliEval, cliEvalSet, flatten, loadCore, serve } from './lib.mjs';
 
 const { values: opt } = parseArgs({
   options: { site: { type: 'string' }, core: { type: 'string' }, cli: { type: 'string' }, out: { type: 'string' } },
 });
 for (const k of ['site', 'core', 'cli', 'out']) if (!opt[k]) throw new Error(`--${k} is required`);
 fs.mkdirSync(opt.out, { recursive: true });
+const repo = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 
 let server, browser, core;
 
@@ -39,8 +46,9 @@ after(async () => {
 });
 
 // Opens a page and waits for its first publication. Collects console errors and uncaught exceptions.
-async function open(url, { dpr = 1, width = 1280, height = 800 } = {}) {
-  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: dpr });
+async function open(url, { dpr = 1, width = 1280, height = 800, permissions } = {}) {
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: dpr, acceptDownloads: true });
+  if (permissions) await context.grantPermissions(permissions, { origin: server.url });
   const page = await context.newPage();
   const problems = [];
   page.on('console', (m) => { if (m.type() === 'error') problems.push(`console.error: ${m.text()}`); });
@@ -50,11 +58,22 @@ async function open(url, { dpr = 1, width = 1280, height = 800 } = {}) {
   return { page, context, problems };
 }
 
+// A fresh load of `url` in an open page (not a same-document hash navigation).
+async function reload(page, url) {
+  await page.goto('about:blank');
+  await page.goto(url);
+  await page.waitForFunction(() => window.__moe && window.__moe.seq >= 1, null, { timeout: 60000 });
+}
+
 const hook = (page) => page.evaluate(() => window.__moe);
 
 // Waits for a publication newer than `seq`, then for the page to settle (no newer one for a few frames).
 async function nextHook(page, seq) {
   await page.waitForFunction((s) => window.__moe.seq > s, seq, { timeout: 30000 });
+  return settle(page);
+}
+
+async function settle(page) {
   let h = await hook(page);
   for (;;) {
     await page.waitForTimeout(150);
@@ -62,6 +81,12 @@ async function nextHook(page, seq) {
     if (h2.seq === h.seq) return h2;
     h = h2;
   }
+}
+
+// Waits until the hook satisfies `pred` (a function of the hook, run in the page).
+async function waitHook(page, pred, arg) {
+  await page.waitForFunction(pred, arg, { timeout: 30000 });
+  return settle(page);
 }
 
 // How many distinct colours a PNG has (decoded by the browser, in a blank page): a rendered page has many.
@@ -88,6 +113,8 @@ async function distinctColours(png) {
 }
 
 async function screenshot(page, name) {
+  await page.mouse.move(2, 2);  // no hover tooltip in the picture
+  await page.waitForTimeout(250);
   const file = path.join(opt.out, name);
   const png = await page.screenshot({ path: file });
   const colours = await distinctColours(png);
@@ -99,38 +126,128 @@ async function screenshot(page, name) {
 function assertSameAsCli(h, label) {
   const keys = Object.keys(h.results);
   for (const c of DESIGN_COLUMNS) assert.ok(keys.includes(c), `${label}: column ${c} not published`);
-  const cli = flatten(cliEval(opt.cli, h.scenario), keys);
-  assert.deepEqual(h.results, cli, `${label}: page and moe-roofline eval differ`);
+  const cli_ = flatten(cliEval(opt.cli, h.scenario), keys);
+  assert.deepEqual(h.results, cli_, `${label}: page and moe-roofline eval differ`);
   assert.deepEqual(h.results, core.evalFlat(h.scenario), `${label}: page and the core module differ`);
+}
+
+// The page's results equal `moe-roofline eval <before> --set <sets>`: the widget changed exactly that field.
+function assertEditAsCli(before, after, sets, label) {
+  const expected = cliEvalSet(opt.cli, before.scenario, sets);
+  assert.deepEqual(after.results, flatten(expected, Object.keys(after.results)), `${label}: page and CLI (--set ${sets}) differ`);
+  assert.deepEqual(after.scenario, core.compact(cliScenarioAfter(before.scenario, sets)), `${label}: scenario`);
+}
+
+// The scenario `before` with --set PATH=VALUE applied, as the CLI parses VALUE (numbers, booleans, strings).
+function cliScenarioAfter(scenario, sets) {
+  const s = structuredClone(scenario);
+  for (const set of sets) {
+    const [p, v] = set.split('=');
+    const keys = p.split('.');
+    let o = s;
+    for (const k of keys.slice(0, -1)) o = (o[k] ??= {});
+    o[keys.at(-1)] = v === 'true' ? true : v === 'false' ? false : /^-?[0-9.]+$/.test(v) ? Number(v) : v;
+  }
+  return s;
+}
+
+// Scrolls the scenario panel until ui[name] is inside it.
+async function scrollIntoView(page, name) {
+  for (let i = 0; i < 40; i++) {
+    const h = await hook(page);
+    const r = h.ui[name];
+    const p = h.ui['panel.scenario'];
+    assert.ok(r && p, `ui["${name}"] / ui["panel.scenario"] not published`);
+    if (r.x < p.x || r.x > p.x + p.w) return;  // not in the panel
+    const above = r.y < p.y + 6, below = r.y + r.h > p.y + p.h - 6;
+    if (!above && !below) return;
+    await page.mouse.move(p.x + p.w / 2, p.y + p.h / 2);
+    await page.mouse.wheel(0, below ? 100 : -100);
+    await page.waitForTimeout(120);
+  }
+  assert.fail(`could not scroll ${name} into view`);
+}
+
+// A real click at the centre of ui[name] (hover first, so ImGui sees the item under the mouse).
+async function click(page, name, { scroll = true } = {}) {
+  if (scroll) await scrollIntoView(page, name);
+  const r = (await hook(page)).ui[name];
+  assert.ok(r, `ui["${name}"] not published`);
+  await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
+  await page.waitForTimeout(80);
+  await page.mouse.down();
+  await page.waitForTimeout(80);
+  await page.mouse.up();
+  await page.waitForTimeout(80);
+}
+
+// A key held long enough for ImGui to see it (1.86 reads key states once per frame; a press and release between
+// two frames would be lost).
+async function press(page, key) {
+  await page.keyboard.down(key);
+  await page.waitForTimeout(100);
+  await page.keyboard.up(key);
+  await page.waitForTimeout(50);
+}
+
+// Types a value into the text field ui[name]: click (which selects all of it), type, Enter.
+async function typeInto(page, name, text) {
+  await click(page, name);
+  await page.waitForTimeout(100);
+  await page.keyboard.type(text, { delay: 30 });
+  await press(page, 'Enter');
 }
 
 // A scenario different from the defaults in every headline number.
 // (scripts/run.sh opens the same one; its screenshot, scenario.png, is the README's.)
 const SCENARIO_B = { model: 'deepseek-v3', hardware: 'h800', parallel: { tp: 1, dp: 32, ep: 32 },
                      workload: { batch: 64 }, runtime: { two_batch_overlap: true } };
+const CHARTS = ['chart.layers', 'chart.memory', 'chart.roofline', 'chart.sweep', 'chart.frontier'];
 
-test('(a) the page loads without console errors, renders, and publishes every column', async () => {
+function assertChartsOnScreen(h, width, height, label) {
+  const rects = [...CHARTS, ...[0, 1, 2, 3, 4, 5].map((i) => `card.${i}`)].map((n) => [n, h.ui[n]]);
+  for (const [n, r] of rects) {
+    assert.ok(r, `${label}: ui["${n}"] not published`);
+    assert.ok(r.x >= 0 && r.y >= 0 && r.x + r.w <= width + 0.5 && r.y + r.h <= height + 0.5, `${label}: ${n} off screen ${JSON.stringify(r)}`);
+    if (n.startsWith('chart.')) assert.ok(r.w >= 250 && r.h >= 180, `${label}: ${n} too small ${JSON.stringify(r)}`);
+  }
+  for (let i = 0; i < rects.length; i++) {
+    for (let j = i + 1; j < rects.length; j++) {
+      const [a, b] = [rects[i][1], rects[j][1]];
+      const overlap = a.x < b.x + b.w - 0.5 && b.x < a.x + a.w - 0.5 && a.y < b.y + b.h - 0.5 && b.y < a.y + a.h - 0.5;
+      assert.ok(!overlap, `${label}: ${rects[i][0]} overlaps ${rects[j][0]}`);
+    }
+  }
+}
+
+test('(a) the page loads without console errors, shows every chart, and follows a resize', async () => {
   const { page, context, problems } = await open(server.url);
-  const h = await hook(page);
+  const h = await settle(page);
   assert.equal(h.results.status, 'ok', JSON.stringify(h.errors));
   for (const c of DESIGN_COLUMNS) assert.ok(c in h.results, `column ${c} missing`);
   assert.equal(h.notice, '');
-  for (const name of ['model', 'hardware', 'parallel.tp', 'parallel.dp', 'parallel.ep', 'workload.batch',
-                      'workload.context_len', 'runtime.a2a_backend', 'runtime.two_batch_overlap']) {
+  assertChartsOnScreen(h, 1280, 800, '1280x800');
+  for (const name of ['model', 'hardware', 'parallel.tp', 'parallel.dp', 'parallel.ep', 'workload.batch']) {
     const r = h.ui[name];
     assert.ok(r && r.w > 0 && r.h > 0 && r.x >= 0 && r.y >= 0 && r.x + r.w <= 1280 && r.y + r.h <= 800,
               `ui.${name} = ${JSON.stringify(r)}`);
   }
-  await page.waitForTimeout(300);
+  assert.ok(h.perf.sweep_points >= 200, JSON.stringify(h.perf));
   await screenshot(page, 'page.png');
+
+  // Usable at 1280x720: every chart still on screen, nothing overlapping.
+  await page.setViewportSize({ width: 1280, height: 720 });
+  const h720 = await nextHook(page, h.seq);
+  assertChartsOnScreen(h720, 1280, 720, '1280x720');
+  await screenshot(page, 'page-1280x720.png');
 
   // The canvas follows the window: a narrower window moves the widgets and republishes their rectangles.
   await page.setViewportSize({ width: 900, height: 640 });
-  const h2 = await nextHook(page, h.seq);
+  const h2 = await nextHook(page, h720.seq);
   const canvas = await page.evaluate(() => [document.getElementById('canvas').width, document.getElementById('canvas').height]);
   assert.deepEqual(canvas, [900, 640]);
   assert.ok(h2.ui['workload.batch'].w < h.ui['workload.batch'].w, 'the slider did not shrink with the window');
-  assert.ok(h2.ui['runtime.a2a_backend'].x + h2.ui['runtime.a2a_backend'].w <= 900);
+  assert.ok(h2.ui['chart.frontier'].x + h2.ui['chart.frontier'].w <= 900);
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -138,17 +255,18 @@ test('(a) the page loads without console errors, renders, and publishes every co
 test('(b) a scenario in the URL, and a later hashchange, change the published numbers', async () => {
   const base = core.evalFlat({});
   const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B));
-  const h = await hook(page);
+  const h = await settle(page);
   assert.deepEqual(h.scenario, core.compact(SCENARIO_B));
   assert.equal(h.results.status, 'ok', JSON.stringify(h.errors));
   assert.notEqual(h.results['decode.tpot_ms'], base['decode.tpot_ms']);
   assert.notEqual(h.results['model.total_params'], base['model.total_params']);
   assertSameAsCli(h, 'scenario from the URL');
+  assertChartsOnScreen(h, 1280, 800, 'scenario');
   await screenshot(page, 'scenario.png');
 
   const other = { model: 'qwen3-235b-a22b', hardware: 'h20', parallel: { tp: 4, dp: 2, ep: 8 } };
   await page.evaluate((f) => { window.location.hash = f; }, core.urlEncode(other));
-  const h2 = await nextHook(page, h.seq);
+  const h2 = await waitHook(page, (m) => window.__moe.scenario.model === m, 'qwen3-235b-a22b');
   assert.deepEqual(h2.scenario, core.compact(other));
   assert.notEqual(h2.results['decode.tpot_ms'], h.results['decode.tpot_ms']);
   assertSameAsCli(h2, 'scenario after hashchange');
@@ -156,9 +274,32 @@ test('(b) a scenario in the URL, and a later hashchange, change the published nu
   await context.close();
 });
 
+test('(c) every preset scenario loaded through its link gives `moe-roofline eval ID` to the last digit', async () => {
+  const ids = core.presets().scenarios;
+  assert.ok(ids.length >= 8, `only ${ids.length} preset scenarios`);
+  const { page, context, problems } = await open(server.url);
+  for (const id of ids) {
+    const u = cli(opt.cli, ['url', id, '--base', server.url]);
+    assert.equal(u.status, 0, u.stderr);
+    await reload(page, u.stdout.trim());
+    const h = await settle(page);
+    assert.equal(h.notice, '', `${id}: ${h.notice}`);
+    const e = cli(opt.cli, ['eval', id, '--format', 'json']);
+    assert.equal(e.status, 0, e.stderr);
+    const expected = flatten(JSON.parse(e.stdout), Object.keys(h.results));
+    assert.deepEqual(h.results, expected, `${id}: page and moe-roofline eval ${id} differ`);
+    assert.equal(h.results.status, 'ok', `${id}: ${h.results.error}`);
+    if (id === 'deepseek-v3-prefill-h800-ep32') await screenshot(page, 'preset-prefill.png');
+    if (id === 'kimi-k2-decode-h200-ep16') await screenshot(page, 'preset-kimi.png');
+  }
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 // Drags the batch slider's grab from its left end to 80% of the frame with real mouse events.
 async function dragBatch(page, dpr) {
-  const h = await hook(page);
+  await scrollIntoView(page, 'workload.batch');
+  const h = await settle(page);
   const r = h.ui['workload.batch'];
   assert.ok(r, 'ui["workload.batch"] is published');
   const y = r.y + r.h / 2;
@@ -176,78 +317,250 @@ async function dragBatch(page, dpr) {
   return { before: h, after: h2 };
 }
 
-test('(c) a real mouse drag on the batch slider changes the numbers and the URL', async () => {
+test('(d) real mouse input on the batch slider, the all-to-all combo and the overlap checkbox', async () => {
   const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B));
-  const { before: h, after: h2 } = await dragBatch(page, 1);
-  const b1 = h.scenario.workload?.batch ?? 64;
-  const b2 = h2.scenario.workload?.batch;
-  assert.ok(b2 > b1 * 4, `batch went from ${b1} to ${b2}`);
-  assert.notEqual(h2.results['decode.tpot_ms'], h.results['decode.tpot_ms']);
-  assert.notEqual(h2.results['decode.tokens_per_s_per_gpu'], h.results['decode.tokens_per_s_per_gpu']);
-  // The URL follows the edit, and reading it back gives the dragged scenario.
-  const hash = await page.evaluate(() => window.location.hash);
-  assert.deepEqual(core.urlDecode(hash).scenario, h2.scenario);
-  assertSameAsCli(h2, 'after the drag');
+  const urlScenario = async () => core.urlDecode(await page.evaluate(() => window.location.hash)).scenario;
+
+  // batch: a drag
+  const { before: h0, after: h1 } = await dragBatch(page, 1);
+  const b1 = h1.scenario.workload?.batch;
+  assert.ok(b1 > 64 * 4, `batch went from 64 to ${b1}`);
+  assertEditAsCli(h0, h1, [`workload.batch=${b1}`], 'batch slider');
+  assertSameAsCli(h1, 'after the drag');
+  assert.deepEqual(await urlScenario(), h1.scenario, 'the URL follows the drag');
   await screenshot(page, 'after-drag.png');
+
+  // all-to-all backend: open the combo, click an entry
+  await click(page, 'runtime.a2a_backend');
+  await waitHook(page, () => 'runtime.a2a_backend=deepep_low_latency' in window.__moe.ui);
+  await click(page, 'runtime.a2a_backend=deepep_low_latency', { scroll: false });
+  const h2 = await waitHook(page, () => window.__moe.scenario.runtime?.a2a_backend === 'deepep_low_latency');
+  assertEditAsCli(h1, h2, ['runtime.a2a_backend=deepep_low_latency'], 'a2a combo');
+  assert.notEqual(h2.results['prefill.step_ms'], h1.results['prefill.step_ms']);
+  assert.deepEqual(await urlScenario(), h2.scenario, 'the URL follows the combo');
+
+  // two-batch overlap: a click on the checkbox turns it off
+  await click(page, 'runtime.two_batch_overlap');
+  const h3 = await waitHook(page, () => window.__moe.scenario.runtime?.two_batch_overlap === undefined);
+  assertEditAsCli(h2, h3, ['runtime.two_batch_overlap=false'], 'overlap checkbox');
+  assert.notEqual(h3.results['decode.step_ms'], h2.results['decode.step_ms']);
+  assert.deepEqual(await urlScenario(), h3.scenario, 'the URL follows the checkbox');
+  assertSameAsCli(h3, 'after three edits');
   assert.deepEqual(problems, []);
   await context.close();
 });
 
-test('(c) HiDPI: at devicePixelRatio 2 the rectangles are CSS pixels and the drag still lands', async () => {
+test('(e) HiDPI: at devicePixelRatio 2 the rectangles are CSS pixels and the drag still lands', async () => {
   const { page, context, problems } = await open(server.url, { dpr: 2, width: 1000, height: 700 });
-  const h = await hook(page);
+  const h = await settle(page);
   assert.equal(h.dpr, 2);
   const canvas = await page.evaluate(() => {
     const c = document.getElementById('canvas');
     return { w: c.width, h: c.height, cssW: c.clientWidth, cssH: c.clientHeight };
   });
   assert.deepEqual(canvas, { w: 2000, h: 1400, cssW: 1000, cssH: 700 });
-  const r = h.ui['workload.batch'];
+  const { before: h1, after: h2 } = await dragBatch(page, 2);  // scrolls the panel with the wheel first
+  const r = h1.ui['workload.batch'];
   assert.ok(r.x + r.w <= 1000 && r.y + r.h <= 700, JSON.stringify(r));
-  const { after: h2 } = await dragBatch(page, 2);
   assert.ok((h2.scenario.workload?.batch ?? 64) > 256, JSON.stringify(h2.scenario));
   await screenshot(page, 'page-hidpi.png');
   assert.deepEqual(problems, []);
   await context.close();
 });
 
-test('(d) the default scenario: the page equals moe-roofline eval to the last digit', async () => {
-  const { page, context } = await open(server.url);
-  assertSameAsCli(await hook(page), 'defaults');
-  await context.close();
-});
-
-test('(e) the one-file page works from file://', async () => {
+test('(f) the one-file page works from file://, and the defaults equal the CLI', async () => {
   const file = path.resolve(opt.site, 'moe-roofline.html');
   const html = fs.readFileSync(file, 'utf8');
   assert.ok(!/src=["'][^"']*\.(js|wasm)["']/.test(html), 'moe-roofline.html refers to another file');
   const { page, context, problems } = await open('file://' + file + '#' + core.urlEncode(SCENARIO_B));
-  const h = await hook(page);
+  const h = await settle(page);
   assert.deepEqual(h.scenario, core.compact(SCENARIO_B));
   assertSameAsCli(h, 'one-file page');
+  assertChartsOnScreen(h, 1280, 800, 'file://');
   await screenshot(page, 'single-file.png');
+  await page.evaluate(() => { window.location.hash = ''; });
+  const h2 = await waitHook(page, () => Object.keys(window.__moe.scenario).length === 0);
+  assertSameAsCli(h2, 'defaults');
   assert.deepEqual(problems, []);
   await context.close();
 });
 
-test('(f) a hostile fragment shows a notice and the defaults, and injects nothing', async () => {
-  const evil = '{"model":"<img src=x onerror=\\"window.__pwned=1\\">","workload":{"batch":"<script>window.__pwned=2</script>"}}';
-  const frags = ['#s=' + Buffer.from(evil).toString('base64url'), '#s=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E',
-                 '#s=' + 'A'.repeat(100000)];
-  for (const frag of frags) {
-    const { page, context, problems } = await open(server.url + frag);
-    const h = await hook(page);
-    assert.ok(h.notice.length > 0, `no notice for ${frag.slice(0, 40)}`);
-    assert.deepEqual(h.scenario, core.compact({}));
-    assert.equal(h.results.status, 'ok');
+test('(g) hostile fragments show a notice and the defaults, inject nothing, log no errors', async () => {
+  const b64 = (s) => Buffer.from(s).toString('base64url');
+  const valid = core.urlEncode(SCENARIO_B).slice(2);
+  let seed = 12345;
+  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const garbage = Array.from({ length: 1 << 20 }, () => String.fromCharCode(33 + Math.floor(rnd() * 94))).join('');
+  const frags = [
+    ['markup', '#s=' + b64('{"model":"<img src=x onerror=\\"window.__pwned=1\\">","workload":{"batch":"<script>window.__pwned=2</script>"}}')],
+    ['markup, not encoded', '#s=' + encodeURIComponent('<img src=x onerror=window.__pwned=3>')],
+    ['1 MB of base64', '#s=' + 'A'.repeat(1 << 20)],
+    ['1 MB of garbage', '#s=' + encodeURIComponent(garbage)],
+    ['truncated (1 char short of a quad)', '#s=' + valid.slice(0, Math.floor(valid.length / 4) * 4 - 3)],
+    ['truncated (half)', '#s=' + valid.slice(0, Math.floor(valid.length / 2))],
+    ['wrong type: batch', '#s=' + b64('{"workload":{"batch":"many"}}')],
+    ['wrong type: fraction', '#s=' + b64('{"parallel":{"tp":1.5}}')],
+    ['wrong type: model', '#s=' + b64('{"model":42}')],
+    ['wrong type: array', '#s=' + b64('[1,2,3]')],
+    ['not UTF-8', '#s=' + Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]).toString('base64url')],
+    ['no scenario', '#x=<script>alert(1)</script>&y=%00'],
+  ];
+  const { page, context, problems } = await open(server.url);
+  for (const [what, frag] of frags) {
+    await reload(page, server.url + frag);
+    const h = await settle(page);
+    assert.ok(h.notice.length > 0, `${what}: no notice`);
+    assert.deepEqual(h.scenario, core.compact({}), `${what}: not the defaults`);
+    assert.equal(h.results.status, 'ok', what);
     const dom = await page.evaluate(() => ({
       pwned: window.__pwned, imgs: document.images.length, scripts: document.scripts.length,
       body: document.body.children.length,
     }));
-    assert.equal(dom.pwned, undefined);
-    assert.equal(dom.imgs, 0);
-    if (frag === frags[0]) await screenshot(page, 'bad-fragment.png');
-    assert.deepEqual(problems, []);
-    await context.close();
+    assert.equal(dom.pwned, undefined, what);
+    assert.equal(dom.imgs, 0, what);
+    if (what === 'markup') await screenshot(page, 'bad-fragment.png');
+    assert.deepEqual(problems, [], what);
   }
+  // A valid scenario with a hostile pinned A and view: the scenario loads, A is refused with a notice.
+  await reload(page, server.url + '#s=' + valid + '&a=' + b64('{"model":"<b>x</b>"}') + '&x=%3Cimg%3E&y=__proto__');
+  const h = await settle(page);
+  assert.deepEqual(h.scenario, core.compact(SCENARIO_B));
+  assert.equal(h.compare, null);
+  assert.ok(h.notice.includes('A'), h.notice);
+  assert.equal(h.view.sweep_axis, 'batch');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('(h) the sweep CSV download is `moe-roofline sweep`\'s text for the same points', async () => {
+  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B));
+  const h = await settle(page);
+  assert.equal(h.view.sweep_axis, 'batch');
+  const [download] = await Promise.all([page.waitForEvent('download'), click(page, 'button.csv', { scroll: false })]);
+  const csv = fs.readFileSync(await download.path(), 'utf8');
+  const lines = csv.trimEnd().split('\n');
+  assert.equal(lines.length - 1, h.sweep.points, 'one row per point');
+  const xs = lines.slice(1).map((l) => l.split(',')[0]);
+  const r = cli(opt.cli, ['sweep', '-', '--axis', `workload.batch=${xs.join(',')}`, '-o', '-', '-q'], h.scenario);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(csv, r.stdout, 'the page\'s CSV differs from moe-roofline sweep');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('(i) compare: pin A, edit B, both evaluated as the CLI says, and the link restores both', async () => {
+  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B));
+  await click(page, 'button.pin', { scroll: false });
+  const h1 = await waitHook(page, () => window.__moe.compare !== null && window.__moe.view.tab === 1);
+  assert.deepEqual(h1.compare.scenario, h1.scenario);
+  await click(page, 'runtime.two_batch_overlap');
+  const h2 = await waitHook(page, () => window.__moe.scenario.runtime?.two_batch_overlap === undefined);
+  assert.deepEqual(h2.compare.scenario, core.compact(SCENARIO_B), 'A stays pinned');
+  assertSameAsCli(h2, 'B');
+  assert.deepEqual(h2.compare.results, flatten(cliEval(opt.cli, h2.compare.scenario), Object.keys(h2.compare.results)), 'A');
+  assert.notEqual(h2.results['decode.step_ms'], h2.compare.results['decode.step_ms']);
+  await screenshot(page, 'compare-table.png');
+  await click(page, 'tab.0', { scroll: false });
+  await waitHook(page, () => window.__moe.view.tab === 0);
+  await screenshot(page, 'compare-charts.png');
+
+  const hash = await page.evaluate(() => window.location.hash);
+  assert.ok(hash.includes('&a='), hash);
+  await reload(page, server.url + hash);
+  const h3 = await settle(page);
+  assert.deepEqual(h3.scenario, h2.scenario);
+  assert.deepEqual(h3.compare, h2.compare);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('(j) a dropped config.json becomes the model, a dropped scenario file loads, a pasted link opens', async () => {
+  const { page, context, problems } = await open(server.url);
+  const drop = (name, text) => page.evaluate(({ name, text }) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], name, { type: 'application/json' }));
+    document.getElementById('canvas').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, { name, text });
+
+  // an HF config (Qwen3-8B's, renamed): the model becomes that config
+  const config = JSON.parse(fs.readFileSync(path.join(repo, 'presets/models/qwen3-8b.json'), 'utf8'));
+  config._name_or_path = 'my-org/my-model';
+  await drop('config.json', JSON.stringify(config));
+  const h1 = await waitHook(page, () => typeof window.__moe.scenario.model === 'object');
+  assert.equal(h1.last_action, 'load:config');
+  assert.equal(h1.scenario.model.hidden_size, config.hidden_size);
+  assert.equal(h1.notice, '');
+  assertSameAsCli(h1, 'dropped config');
+  await screenshot(page, 'dropped-config.png');
+
+  // a scenario file
+  const scen = { model: 'mixtral-8x7b', hardware: 'a100-sxm-80g', parallel: { tp: 2 }, workload: { batch: 32 } };
+  await drop('scenario.json', JSON.stringify(scen));
+  const h2 = await waitHook(page, () => window.__moe.scenario.model === 'mixtral-8x7b');
+  assert.deepEqual(h2.scenario, core.compact(scen));
+  assertSameAsCli(h2, 'dropped scenario');
+
+  // a file that is neither: a notice, nothing changed
+  await drop('notes.json', '{"hello": [1, 2');
+  const h3 = await waitHook(page, () => window.__moe.notice !== '');
+  assert.deepEqual(h3.scenario, h2.scenario);
+
+  // a pasted link while no text field has focus
+  const link = server.url + '#' + core.urlEncode(SCENARIO_B);
+  await page.evaluate((text) => {
+    const dt = new DataTransfer();
+    dt.setData('text/plain', text);
+    window.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt }));
+  }, link);
+  const h4 = await waitHook(page, () => window.__moe.scenario.model === 'deepseek-v3');
+  assert.deepEqual(h4.scenario, core.compact(SCENARIO_B));
+  assert.equal(h4.notice, '');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('(k) a typed GPU spec becomes {"base": id, override} and the numbers follow', async () => {
+  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B));
+  await click(page, 'hardware.specs');
+  await waitHook(page, () => 'hardware.hbm_bandwidth_GBps' in window.__moe.ui);
+  const h0 = await settle(page);
+  await typeInto(page, 'hardware.hbm_bandwidth_GBps', '4000');
+  const h1 = await waitHook(page, () => typeof window.__moe.scenario.hardware === 'object');
+  assert.deepEqual(h1.scenario.hardware, { base: 'h800', hbm_bandwidth_GBps: 4000 });
+  assertSameAsCli(h1, 'edited GPU');
+  assert.notEqual(h1.results['decode.tpot_ms'], h0.results['decode.tpot_ms']);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('(l) an invalid layout shows the core\'s own words; the link keeps the last valid scenario', async () => {
+  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B));
+  const hash0 = await page.evaluate(() => window.location.hash);
+  const h0 = await settle(page);
+  await typeInto(page, 'parallel.ep.value', '48');
+  const h1 = await waitHook(page, () => window.__moe.results.status === 'error');
+  const expected = cliEvalSet(opt.cli, h0.scenario, ['parallel.ep=48']);
+  assert.equal(h1.results.error, expected.error);
+  assert.ok(h1.errors.some((e) => e.startsWith('parallel.ep: 48 does not divide')), JSON.stringify(h1.errors));
+  assert.equal(await page.evaluate(() => window.location.hash), hash0, 'the URL keeps the last valid scenario');
+  await screenshot(page, 'invalid-layout.png');
+  await typeInto(page, 'parallel.ep.value', '16');
+  const h2 = await waitHook(page, () => window.__moe.results.status === 'ok');
+  assert.equal(h2.scenario.parallel.ep, 16);
+  assertSameAsCli(h2, 'valid again');
+  assert.notEqual(await page.evaluate(() => window.location.hash), hash0);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('(m) Copy link puts a link to exactly this page on the clipboard', async () => {
+  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B),
+                                                { permissions: ['clipboard-read', 'clipboard-write'] });
+  await click(page, 'button.copy_link', { scroll: false });
+  await waitHook(page, () => window.__moe.last_action === 'copy_link');
+  const text = await page.evaluate(() => navigator.clipboard.readText());
+  assert.equal(text, await page.evaluate(() => window.location.href));
+  assert.deepEqual(core.urlDecode(text.slice(text.indexOf('#'))).scenario, core.compact(SCENARIO_B));
+  assert.deepEqual(problems, []);
+  await context.close();
 });
