@@ -41,7 +41,11 @@ bool Catalog::add(std::string_view kind, std::string_view id, std::string_view t
         return false;
     }
     json j = json::parse(text.begin(), text.end(), nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
+    if (j.is_discarded()) {
+        errors.push_back({where, "not valid JSON: " + json_error(text)});
+        return false;
+    }
+    if (!j.is_object()) {
         errors.push_back({where, "is not a JSON object"});
         return false;
     }

@@ -337,7 +337,7 @@ ParseResult parse_scenario(std::string_view text, const Catalog& cat) {
     json j = json::parse(text.begin(), text.end(), nullptr, false);
     if (j.is_discarded()) {
         ParseResult r = scenario_from_json(json::object(), cat);
-        r.errors.push_back({"", "not valid JSON"});
+        r.errors.push_back({"", "not valid JSON: " + json_error(text)});
         return r;
     }
     return scenario_from_json(j, cat);

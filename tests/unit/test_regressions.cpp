@@ -186,3 +186,22 @@ TEST_CASE("regression: a preset nested deeper than 64 levels is refused, not cop
     errs.clear();
     CHECK(mine.add("scenarios", "ok", "{\"a\":" + std::string(60, '[') + std::string(60, ']') + "}", errs));
 }
+
+// Issue 8, "every error names the field or file position": text that is not JSON said only "not valid JSON" (the page
+// showed that for a broken link). The position comes from nlohmann's own message, without exceptions (wasm has none).
+TEST_CASE("text that is not JSON: the error gives the line and column") {
+    moe::ParseResult r = moe::parse_scenario("{\n  \"model\": \"deepseek-v3\",\n  \"hardware\": \n}", moe::builtin_catalog());
+    REQUIRE(!r.ok());
+    CHECK(r.errors.back().text().rfind("not valid JSON: line 4, column 1: syntax error", 0) == 0);
+    r = moe::parse_scenario(std::string("{\"a\":\"\xff\x01\"}"), moe::builtin_catalog());  // the last-read text is escaped
+    REQUIRE(!r.ok());
+    check_messages(r.errors);
+    moe::Catalog mine;
+    moe::Issues errs;
+    CHECK(!mine.add("models", "broken", "{\"hidden_size\": 12,", errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].text().rfind("models/broken: not valid JSON: line 1, column 20:", 0) == 0);
+    moe::ParseResult link = moe::decode_fragment("#s=" + moe::base64url_encode("{\"model\":"), moe::builtin_catalog());
+    REQUIRE(link.errors.size() == 2);
+    CHECK(link.errors[1].text().rfind("not valid JSON: line 1, column 10:", 0) == 0);
+}

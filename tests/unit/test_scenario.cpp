@@ -35,7 +35,7 @@ TEST_CASE("errors name the field") {
     CHECK(first_error(R"({"runtime":{"a2a_backend":"carrier-pigeon"}})").rfind("runtime.a2a_backend: must be one of", 0) == 0);
     CHECK(first_error(R"({"model":"qwen3-8b","parallel":{"ep":2,"dp":2}})") == "parallel.ep: the model has no routed experts (use tp/dp)");
     CHECK(first_error(R"({"model":{"num_hidden_layers":2}})").rfind("model.hidden_size: is required", 0) == 0);
-    CHECK(first_error("not json") == "not valid JSON");
+    CHECK(first_error("not json") == "not valid JSON: line 1, column 2: syntax error while parsing value - invalid literal; last read: 'no'");
     CHECK(first_error(std::string(5000, '[')) != "");
 }
 
