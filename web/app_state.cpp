@@ -248,7 +248,11 @@ moe::Phase shown_phase(const AppState& st) {
     const moe::Estimate& e = st.estimate;
     if (st.view.phase == PhaseView::prefill && e.prefill.computed) return moe::Phase::prefill;
     if (st.view.phase == PhaseView::decode && e.decode.computed) return moe::Phase::decode;
-    return e.decode.computed ? moe::Phase::decode : moe::Phase::prefill;
+    if (e.decode.computed) return moe::Phase::decode;
+    if (e.prefill.computed) return moe::Phase::prefill;
+    // nothing computed (an invalid scenario): what the scenario asks for
+    if (st.view.phase == PhaseView::prefill || st.scenario.workload.phase == moe::PhaseSel::prefill) return moe::Phase::prefill;
+    return moe::Phase::decode;
 }
 
 std::string sweep_y_column(const AppState& st) {

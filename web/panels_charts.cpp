@@ -96,11 +96,22 @@ void draw_layer_chart(AppState& st, ImVec2 size) {
         row_exposed[size_t(op.group)] += op.exposed_us;
     }
     for (double v : row_end) xmax = std::max(xmax, v);
+    // Room on the right of the longest bar for its "time (share)" label: the x range is stretched so the label
+    // fits in the plot area whatever the card's width.
+    float label_w = 0, cat_w = 0;
+    for (std::size_t gi = 0; gi < pr.groups.size(); ++gi) {
+        ImFont* sf = theme::fonts().small;
+        const std::string l = fmt::time_us(pr.groups[gi].time_us) + "  (100%)";
+        label_w = std::max(label_w, sf->CalcTextSizeA(sf->FontSize, 1e9f, 0, l.c_str()).x);
+        cat_w = std::max(cat_w, ImGui::CalcTextSize(rows[gi].c_str()).x);
+    }
+    const float plot_w = std::max(theme::px(80), ImGui::GetContentRegionAvail().x - cat_w - theme::px(16));
+    const double stretch = plot_w / std::max(theme::px(40), plot_w - label_w - theme::px(12));
     if (plot::begin_plot("##layers", ImVec2(-1, -1), title)) {
         plot::setup_axis(plot::Axis::x, "time per layer", plot::AxisFlags_ZeroMin, tick_time_us, "\u00b5s");
         plot::setup_axis(plot::Axis::y, nullptr, plot::AxisFlags_Categories);
         plot::setup_categories(rows);
-        plot::setup_axis_limits(plot::Axis::x, 0, xmax * 1.38 + 1e-9);
+        plot::setup_axis_limits(plot::Axis::x, 0, xmax * stretch + 1e-9);
         plot::legend_entry("compute", theme::kCompute);
         plot::legend_entry("memory", theme::kMemory);
         plot::legend_entry("comm", theme::kComm);
@@ -430,6 +441,11 @@ void draw_sweep_chart(AppState& st, ImVec2 size) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("y axis: any output column (the same names as moe-roofline eval)");
     ImGui::PopFont();
 
+    if (!st.estimate.ok) {
+        ImGui::TextDisabled("Nothing to show: the scenario is invalid.");
+        end_card();
+        return;
+    }
     const SweepData& d = st.sweep;
     const int yi = numeric_column_index(ycol);
     const moe::Column* col = yi >= 0 ? numeric_columns()[size_t(yi)] : nullptr;
@@ -478,7 +494,7 @@ void draw_sweep_chart(AppState& st, ImVec2 size) {
     if (ok == 0) {
         const ImVec4 a = plot::plot_area();
         ImGui::GetWindowDrawList()->AddText(ImVec2(a.x + theme::px(10), a.y + theme::px(10)), theme::kTextDim,
-                                            "no valid point on this axis for this scenario");
+                                            "no valid point on this axis");
     }
     end_card();
 }
@@ -493,8 +509,8 @@ void draw_frontier_chart(AppState& st, ImVec2 size) {
     const int ci = numeric_column_index("decode.tokens_per_s_per_user");
     const int cg = numeric_column_index("decode.tokens_per_s_per_gpu");
     const int ct = numeric_column_index("decode.tpot_ms");
-    if (d.size() == 0 || ci < 0 || cg < 0) {
-        empty_chart("Throughput vs interactivity", "No sweep.");
+    if (d.size() == 0 || ci < 0 || cg < 0 || !st.estimate.ok) {
+        empty_chart("Throughput vs interactivity", "Nothing to show: the scenario is invalid.");
         end_card();
         return;
     }

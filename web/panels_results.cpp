@@ -64,6 +64,7 @@ void draw_card(ImDrawList* dl, ImVec2 p, ImVec2 size, const Card& c) {
     dl->AddRectFilled(p, ImVec2(p.x + size.x, p.y + size.y), theme::kPanel, theme::px(6));
     dl->AddRect(p, ImVec2(p.x + size.x, p.y + size.y), theme::kPanelBorder, theme::px(6));
     const float pad = theme::px(10);
+    dl->PushClipRect(ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + size.x - pad * 0.5f, p.y + size.y - 1), true);
     float y = p.y + theme::px(7);
     dl->AddText(f.small, f.small->FontSize, ImVec2(p.x + pad, y), theme::kTextDim, c.caption);
     y += f.small->FontSize + theme::px(3);
@@ -74,6 +75,7 @@ void draw_card(ImDrawList* dl, ImVec2 p, ImVec2 size, const Card& c) {
     y += f.headline->FontSize + theme::px(4);
     const ImVec4 clip(p.x + pad, p.y, p.x + size.x - pad, p.y + size.y);
     dl->AddText(f.small, f.small->FontSize, ImVec2(p.x + pad, y), c.sub_colour, c.sub.c_str(), nullptr, 0, &clip);
+    dl->PopClipRect();
 }
 
 void draw_headline(AppState& st) {
@@ -154,14 +156,21 @@ void draw_headline(AppState& st) {
         prov.value = "\u2014";
     }
 
+    if (!e.ok) {
+        for (Card& c : cards) {
+            c.sub = "invalid scenario";
+            c.sub_colour = theme::kBad;
+        }
+    }
     const float gap = ImGui::GetStyle().ItemSpacing.x;
     const float W = ImGui::GetContentRegionAvail().x;
     const float h = theme::px(80);
-    const float w = (W - gap * 5) / 6;
+    const int per_row = W / theme::px(1) < 820 ? 3 : 6;  // narrow windows: two rows of three
+    const float w = (W - gap * float(per_row - 1)) / float(per_row);
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
     ImDrawList* dl = ImGui::GetWindowDrawList();
     for (int i = 0; i < 6; ++i) {
-        const ImVec2 p(p0.x + float(i) * (w + gap), p0.y);
+        const ImVec2 p(p0.x + float(i % per_row) * (w + gap), p0.y + float(i / per_row) * (h + gap));
         draw_card(dl, p, ImVec2(w, h), cards[size_t(i)]);
         ImGui::SetCursorScreenPos(p);
         ImGui::InvisibleButton(cards[size_t(i)].caption, ImVec2(w, h));
@@ -191,7 +200,7 @@ void draw_headline(AppState& st) {
     }
     // provenance bar inside the last card
     if (pr.computed) {
-        const ImVec2 p(p0.x + 5 * (w + gap) + theme::px(10), p0.y + h - theme::px(9));
+        const ImVec2 p(p0.x + float(5 % per_row) * (w + gap) + theme::px(10), p0.y + float(5 / per_row) * (h + gap) + h - theme::px(9));
         const float bw = w - theme::px(20);
         const double shares[4] = {pr.share_measured, pr.share_interpolated, pr.share_transferred, pr.share_analytical};
         const moe::Source src[4] = {moe::Source::measured, moe::Source::interpolated, moe::Source::transferred, moe::Source::analytical};
@@ -204,7 +213,8 @@ void draw_headline(AppState& st) {
             x += ww;
         }
     }
-    ImGui::SetCursorScreenPos(ImVec2(p0.x, p0.y + h + ImGui::GetStyle().ItemSpacing.y));
+    const float rows_h = per_row == 6 ? h : 2 * h + gap;
+    ImGui::SetCursorScreenPos(ImVec2(p0.x, p0.y + rows_h + ImGui::GetStyle().ItemSpacing.y));
 }
 
 // ---- the compare tab
@@ -348,7 +358,8 @@ void draw_compare_tab(AppState& st) {
     section_title("What differs (A \u2192 B)");
     std::vector<std::pair<std::string, std::string>> diffs;
     std::vector<std::string> avals;
-    const nlohmann::json ja = moe::scenario_to_json(st.a.scenario, true), jb = moe::scenario_to_json(st.scenario, true);
+    // Full scenarios, so a field left at its default shows its value ("true -> false"), not "default".
+    const nlohmann::json ja = moe::scenario_to_json(st.a.scenario, false), jb = moe::scenario_to_json(st.scenario, false);
     diff_json(ja, jb, "", diffs, avals);
     if (diffs.empty()) ImGui::TextDisabled("nothing: B is the same scenario as A");
     for (std::size_t i = 0; i < diffs.size(); ++i) {

@@ -93,7 +93,7 @@ void model_section(AppState& st) {
 
     // paste / drop a config.json
     form_label("");
-    if (ImGui::Button(st.config_box_open ? "Hide config.json box" : "Paste a config.json\u2026")) {
+    if (ImGui::Button(st.config_box_open ? "Hide config.json box" : "Paste config.json\u2026")) {
         st.config_box_open = !st.config_box_open;
         if (st.config_box_open && st.config_text.empty() && s.model_inline.is_object()) st.config_text = s.model_inline.dump(2);
     }
@@ -297,15 +297,17 @@ void parallel_section(AppState& st) {
     ImGui::TextUnformatted(buf);
     ImGui::PopTextWrapPos();
     record_last_item(st, "derived.world");
+    const bool ep_divides = s.parallel.ep > 0 && (s.parallel.tp * s.parallel.dp) % s.parallel.ep == 0;
+    const std::string moe_tp = ep_divides ? std::to_string(s.moe_tp()) : "\u2014";
     if (s.model.is_moe()) {
         const int experts = s.model.num_experts + s.routing.redundant_experts;
         const double per_gpu = s.parallel.ep > 0 ? double(experts) / s.parallel.ep : 0;
         if (s.routing.redundant_experts > 0)
-            std::snprintf(buf, sizeof buf, "%s per GPU (%d + %d redundant over EP %d), expert TP %d", fmt::number(per_gpu).c_str(),
-                          s.model.num_experts, s.routing.redundant_experts, s.parallel.ep, s.moe_tp());
+            std::snprintf(buf, sizeof buf, "%s per GPU (%d + %d redundant over EP %d), expert TP %s", fmt::number(per_gpu).c_str(),
+                          s.model.num_experts, s.routing.redundant_experts, s.parallel.ep, moe_tp.c_str());
         else
-            std::snprintf(buf, sizeof buf, "%s per GPU (%d over EP %d), expert TP %d", fmt::number(per_gpu).c_str(),
-                          s.model.num_experts, s.parallel.ep, s.moe_tp());
+            std::snprintf(buf, sizeof buf, "%s per GPU (%d over EP %d), expert TP %s", fmt::number(per_gpu).c_str(),
+                          s.model.num_experts, s.parallel.ep, moe_tp.c_str());
     } else {
         std::snprintf(buf, sizeof buf, "dense model: no experts (FFN TP %d)", s.parallel.tp);
     }

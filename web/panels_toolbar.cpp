@@ -43,9 +43,11 @@ void draw_toolbar(AppState& st) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("MoE Roofline");
     ImGui::PopFont();
-    ImGui::SameLine();
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextDisabled("time and memory of MoE inference");
+    if (ImGui::GetContentRegionAvail().x > theme::px(1180)) {  // the subtitle only where there is room for it
+        ImGui::SameLine();
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextDisabled("time and memory of MoE inference");
+    }
     ImGui::SameLine(0, theme::px(20));
 
     // example scenarios

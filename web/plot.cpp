@@ -702,7 +702,9 @@ Hover end_plot() {
         const ImVec2 candidates[4] = {ImVec2(p.x + o.x, p.y + o.y - ts.y * 0.5f), ImVec2(p.x - o.x - ts.x, p.y + o.y - ts.y * 0.5f),
                                       ImVec2(p.x + o.x, p.y - o.y - ts.y * 0.5f), ImVec2(p.x - o.x - ts.x, p.y - o.y - ts.y * 0.5f)};
         for (int c = 0; c < (t.avoid ? 4 : 1); ++c) {
-            const ImVec4 r(candidates[c].x, candidates[c].y, candidates[c].x + ts.x, candidates[c].y + ts.y);
+            ImVec2 at = candidates[c];
+            if (!t.avoid) at.x = std::clamp(at.x, amin.x + S(2), std::max(amin.x + S(2), amax.x - ts.x - S(2)));  // kept inside
+            const ImVec4 r(at.x, at.y, at.x + ts.x, at.y + ts.y);
             bool ok = r.x >= amin.x && r.z <= amax.x && r.y >= amin.y && r.w <= amax.y;
             for (const ImVec4& q : placed) ok &= (r.z < q.x || r.x > q.z || r.w < q.y || r.y > q.w);
             if (!ok && t.avoid) continue;

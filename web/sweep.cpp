@@ -97,9 +97,8 @@ SweepSpec default_sweep(SweepAxis axis, const moe::Scenario& s, const moe::Estim
             break;
         }
     }
-    if (axis == SweepAxis::batch) add_value(spec.values, s.workload.batch);
-    if (axis == SweepAxis::context) add_value(spec.values, s.context_len());
-    if (axis == SweepAxis::prefill_tokens) add_value(spec.values, s.workload.prefill_tokens);
+    // The current value is not added to the grid (the chart marks it from the estimate itself), so moving it
+    // (dragging the batch slider) leaves the sweep as it is and it need not be recomputed.
     return spec;
 }
 
