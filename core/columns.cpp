@@ -155,6 +155,7 @@ nlohmann::json estimate_to_json(const Estimate& e) {
                           {"activation_bytes", o.activation_bytes},
                           {"comm_bytes", o.comm_bytes},
                           {"bound", bound_name(o.bound)},
+                          {"compute_dtype", dtype_name(o.compute_dtype)},
                           {"engine", engine_name(o.engine)},
                           {"efficiency", o.efficiency},
                           {"source", source_name(o.source)},

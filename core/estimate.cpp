@@ -48,6 +48,7 @@ struct Ctx {
     double sm_share = 1.0;  // fraction of SMs left to compute while DeepEP normal kernels run
     // families to look tables up in, in order of preference
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
+    bool own_tables = false;  // families[0] is the GPU's own (measured on it)
 };
 
 Dtype stored(const GpuSpec& g, Dtype d) {
@@ -61,11 +62,10 @@ Dtype pick(const DtypeSel& sel, Dtype fallback) { return sel.is_auto ? fallback 
 // Looks a kernel up in the GPU's own tables, then its fallback family, then any family with data.
 template <class F>
 TableHit lookup(const Ctx& c, F&& f) {
-    for (const char* fam : c.families) {
-        if (!fam) break;
-        TableHit h = f(fam);
+    for (int i = 0; i < 4 && c.families[i]; ++i) {
+        TableHit h = f(c.families[i]);
         if (h.found) {
-            if (c.g.tables != fam) h.source = Source::transferred;
+            if (!(i == 0 && c.own_tables)) h.source = Source::transferred;
             return h;
         }
     }
@@ -78,6 +78,7 @@ TableHit lookup(const Ctx& c, F&& f) {
 void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, double eff_compute, double eff_bw) {
     const double peak = c.g.peak_tflops(compute) * 1e12;
     const double bytes = op.weight_bytes + op.activation_bytes;
+    op.compute_dtype = c.g.compute_dtype(compute);
     const double t_c = op.flops / peak, t_m = bytes / c.bw;
     op.bound = t_c >= t_m ? Bound::compute : Bound::memory;
     op.engine = op.bound == Bound::compute ? Engine::tensor : Engine::hbm;
@@ -133,6 +134,11 @@ struct LayerOps {
     std::vector<OpRecord> post;  // FFN / experts side (between dispatch and combine)
     double dispatch_us = 0, combine_us = 0, allreduce_us = 0;
     std::vector<OpRecord> comm;  // records of the communication ops
+    LayerOps() {
+        pre.reserve(12);
+        post.reserve(4);
+        comm.reserve(4);
+    }
 };
 
 double sum_us(const std::vector<OpRecord>& v) {
@@ -882,6 +888,7 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
         if (!c.families[nf - 1]) --nf;
     };
     add_family(s.gpu.tables);
+    c.own_tables = nf == 1;
     add_family(s.gpu.tables_fallback);
     add_family("h800");
     add_family("h100");

@@ -29,6 +29,7 @@ struct OpRecord {
     double activation_bytes = 0;  // HBM reads/writes of activations and KV cache
     double comm_bytes = 0;        // bytes sent per GPU
     Engine engine = Engine::tensor;
+    Dtype compute_dtype = Dtype::bf16;  // the format the tensor cores ran in (its roof on a roofline chart)
     Bound bound = Bound::compute;
     double efficiency = 0;        // fraction of the roofline achieved (from tables or the fallback)
     Source source = Source::analytical;

@@ -39,6 +39,9 @@ inline double util_of(const Point& p, double overhead) {
 double lg(double v) { return std::log(std::max(v, 1e-30)); }
 
 constexpr double kMaxShape = 1e9;  // shape columns become int keys
+// A kernel slower than this (16 minutes) is not a measurement; longer ones made utilisations so small that an
+// operator's time (roofline / utilisation) overflowed.
+constexpr double kMaxLatencyUs = 1e9;
 
 // Split a CSV line into trimmed cells (no quoting in our tables).
 std::vector<std::string_view> split(std::string_view line) {
@@ -149,15 +152,30 @@ Tables::Tables() = default;
 Tables::~Tables() {
     for (Table* t : tables_) delete t;
 }
-Tables::Tables(const Tables& o) {
-    for (const Table* t : o.tables_) tables_.push_back(new Table(*t));
+Tables::Tables(const Tables& o) : calibration(o.calibration) {
+    for (const Table* t : o.tables_) add_table(new Table(*t));
 }
 Tables& Tables::operator=(const Tables& o) {
     if (this != &o) {
         Tables copy(o);
         std::swap(tables_, copy.tables_);
+        for (int k = 0; k < 7; ++k)
+            for (int f = 0; f < 3; ++f) std::swap(buckets_[k][f], copy.buckets_[k][f]);
+        calibration = o.calibration;
     }
     return *this;
+}
+
+void Tables::add_table(Table* t) {
+    tables_.push_back(t);
+    for (int f = 0; f < 3; ++f)
+        if (t->family == kFamilies[f].family) buckets_[int(t->kind)][f].push_back(t);
+}
+
+const std::vector<const Tables::Table*>* Tables::bucket(int kind, std::string_view family) const {
+    for (int f = 0; f < 3; ++f)
+        if (family == kFamilies[f].family) return &buckets_[kind][f];
+    return nullptr;
 }
 
 std::size_t Tables::row_count() const {
@@ -331,8 +349,8 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 auto cells = split(lines[i]);
                 double m, k, n, lat;
                 if (!num(cells, "m", i, m) || !num(cells, "k", i, k) || !num(cells, "n", i, n) || !num(cells, "latency_us", i, lat)) continue;
-                if (m < 1 || k < 1 || n < 1 || k > kMaxShape || n > kMaxShape || lat <= 0) {
-                    errors.push_back({where + ":" + std::to_string(i + 1), "sizes must be in [1, 1e9] and latency positive"});
+                if (m < 1 || k < 1 || n < 1 || k > kMaxShape || n > kMaxShape || lat <= 0 || lat > kMaxLatencyUs) {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "sizes must be in [1, 1e9] and latency in (0, 1e9] us"});
                     continue;
                 }
                 auto& s = shapes[{int(k), int(n)}];
@@ -352,7 +370,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             if (shapes.empty()) return no_rows();
             for (auto& [key, s] : shapes) {
                 s->finish();
-                tables_.push_back(s.release());
+                add_table(s.release());
             }
             return true;
         }
@@ -371,8 +389,8 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                     !num(cells, tok, i, tokens) || !num(cells, "up_proj_us", i, up) || !num(cells, "down_proj_us", i, down))
                     continue;
                 if (E < 1 || gpus < 1 || local < 1 || k < 1 || h < 1 || inter < 1 || tokens < 1 || up <= 0 || down <= 0 ||
-                    E > kMaxShape || k > kMaxShape || h > kMaxShape || inter > kMaxShape) {
-                    errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive (shapes at most 1e9)"});
+                    E > kMaxShape || k > kMaxShape || h > kMaxShape || inter > kMaxShape || up > kMaxLatencyUs || down > kMaxLatencyUs) {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive (shapes at most 1e9, latencies 1e9 us)"});
                     continue;
                 }
                 std::vector<int> key = {int(E), int(k), int(h), int(inter)};
@@ -392,7 +410,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             if (shapes.empty()) return no_rows();
             for (auto& [key, s] : shapes) {
                 s->finish();
-                tables_.push_back(s.release());
+                add_table(s.release());
             }
             return true;
         }
@@ -405,8 +423,8 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 auto cells = split(lines[i]);
                 double b, L, lat;
                 if (!num(cells, "batch_size", i, b) || !num(cells, "kv_len", i, L) || !num(cells, "latency_us", i, lat)) continue;
-                if (b < 1 || L < 1 || lat <= 0) {
-                    errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive"});
+                if (b < 1 || L < 1 || lat <= 0 || lat > kMaxLatencyUs) {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive, latency at most 1e9 us"});
                     continue;
                 }
                 const bool fp8 = kvcol >= 0 && size_t(kvcol) < cells.size() && cells[size_t(kvcol)].substr(0, 3) == "fp8";
@@ -425,8 +443,8 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             }
             if (errors.size() != errors_before) return false;
             if (!fp8t && !t->rows) return no_rows();
-            if (fp8t) { fp8t->finish(); tables_.push_back(fp8t.release()); }
-            if (t->rows) { t->finish(); tables_.push_back(t.release()); }
+            if (fp8t) { fp8t->finish(); add_table(fp8t.release()); }
+            if (t->rows) { t->finish(); add_table(t.release()); }
             return true;
         }
         case Kind::mha_prefill:
@@ -436,8 +454,8 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 auto cells = split(lines[i]);
                 double L, lat;
                 if (!num(cells, "seq_len", i, L) || !num(cells, "latency_us", i, lat)) continue;
-                if (L < 1 || lat <= 0) {
-                    errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive"});
+                if (L < 1 || lat <= 0 || lat > kMaxLatencyUs) {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive, latency at most 1e9 us"});
                     continue;
                 }
                 // One causal sequence of length L.
@@ -450,7 +468,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             if (errors.size() != errors_before) return false;
             if (!t->rows) return no_rows();
             t->finish();
-            tables_.push_back(t.release());
+            add_table(t.release());
             return true;
         }
     }
@@ -479,10 +497,13 @@ TableHit Tables::grouped_gemm(std::string_view family, bool masked, int E, int t
     const Table* best = nullptr;
     double best_d = 1e300;
     for (int pass = 0; pass < 2 && !best; ++pass) {  // the other layout's table if this one is missing
-        for (const Table* t : tables_) {
-            if (t->family != family || t->kind != (pass == 0 ? want : (masked ? Kind::grouped_contiguous : Kind::grouped_masked))) continue;
+        const Kind kind = pass == 0 ? want : (masked ? Kind::grouped_contiguous : Kind::grouped_masked);
+        const auto* list = bucket(int(kind), family);
+        if (!list) break;
+        for (const Table* t : *list) {
             double d = shape_distance(t->key, q, 4);
             if (d < best_d) { best_d = d; best = t; }
+            if (d == 0) break;
         }
     }
     TableHit h;
@@ -505,9 +526,11 @@ TableHit Tables::grouped_gemm(std::string_view family, bool masked, int E, int t
 
 namespace {
 template <class Pred>
-const Tables::Table* nearest(const std::vector<Tables::Table*>& tables, Pred pred, const int* q, int n, double& dist) {
+const Tables::Table* nearest(const std::vector<const Tables::Table*>* tables_p, Pred pred, const int* q, int n, double& dist) {
     const Tables::Table* best = nullptr;
     dist = 1e300;
+    if (!tables_p) return nullptr;
+    const auto& tables = *tables_p;
     for (const Tables::Table* t : tables) {  // exact shape first: integer compares only
         if (!pred(t)) continue;
         bool equal = true;
@@ -536,7 +559,7 @@ TableHit hit_from(const Tables::Table* t, double dist, double q1, double q2, dou
 TableHit Tables::gemm(std::string_view family, double m, int k, int n) const {
     const int q[2] = {k, n};
     double best_d;
-    const Table* best = nearest(tables_, [&](const Table* t) { return t->kind == Kind::gemm && t->family == family; }, q, 2, best_d);
+    const Table* best = nearest(bucket(int(Kind::gemm), family), [](const Table*) { return true; }, q, 2, best_d);
     // The GEMM tables time each call from Python: short kernels carry a per-call overhead (calibrated) that a
     // kernel inside a CUDA graph does not pay; the kernel floor is added back by the estimator.
     return hit_from(best, best_d, 1, m, calibration.gemm_table_overhead_us * 1e-6);
@@ -546,29 +569,29 @@ TableHit Tables::mha_decode(std::string_view family, int heads, int kv_heads, in
                             bool fp8_kv) const {
     const int q[3] = {heads, kv_heads, head_dim};
     double d;
-    const Table* t = nearest(tables_, [&](const Table* x) { return x->kind == Kind::mha_decode && x->family == family && x->fp8_kv == fp8_kv; }, q, 3, d);
-    if (!t) t = nearest(tables_, [&](const Table* x) { return x->kind == Kind::mha_decode && x->family == family; }, q, 3, d), d += 1;
+    const Table* t = nearest(bucket(int(Kind::mha_decode), family), [&](const Table* x) { return x->fp8_kv == fp8_kv; }, q, 3, d);
+    if (!t) t = nearest(bucket(int(Kind::mha_decode), family), [](const Table*) { return true; }, q, 3, d), d += 1;
     return hit_from(t, d, batch, kv_len);
 }
 
 TableHit Tables::mha_prefill(std::string_view family, int heads, int kv_heads, int head_dim, double seq_len) const {
     const int q[3] = {heads, kv_heads, head_dim};
     double d;
-    const Table* t = nearest(tables_, [&](const Table* x) { return x->kind == Kind::mha_prefill && x->family == family; }, q, 3, d);
+    const Table* t = nearest(bucket(int(Kind::mha_prefill), family), [](const Table*) { return true; }, q, 3, d);
     return hit_from(t, d, 1, seq_len);
 }
 
 TableHit Tables::mla_decode(std::string_view family, int heads, int kv_lora, int rope, double batch, double kv_len) const {
     const int q[3] = {heads, kv_lora, rope};
     double d;
-    const Table* t = nearest(tables_, [&](const Table* x) { return x->kind == Kind::mla_decode && x->family == family; }, q, 3, d);
+    const Table* t = nearest(bucket(int(Kind::mla_decode), family), [](const Table*) { return true; }, q, 3, d);
     return hit_from(t, d, batch, kv_len);
 }
 
 TableHit Tables::mla_prefill(std::string_view family, int heads, int qk_nope, int rope, double seq_len) const {
     const int q[3] = {heads, qk_nope, rope};
     double d;
-    const Table* t = nearest(tables_, [&](const Table* x) { return x->kind == Kind::mla_prefill && x->family == family; }, q, 3, d);
+    const Table* t = nearest(bucket(int(Kind::mla_prefill), family), [](const Table*) { return true; }, q, 3, d);
     return hit_from(t, d, 1, seq_len);
 }
 

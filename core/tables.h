@@ -58,6 +58,10 @@ public:
 
 private:
     std::vector<Table*> tables_;
+    // tables_ by kind (7) and GPU family (h20, h800, h100): each lookup walks one short list
+    std::vector<const Table*> buckets_[7][3];
+    void add_table(Table* t);
+    const std::vector<const Table*>* bucket(int kind, std::string_view family) const;
 };
 
 // The reference GPU each family's tables were measured on (used to turn latencies into roofline fractions).
