@@ -62,7 +62,7 @@ try {
   const sweeps = [];
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
-  for (const [label, url] of [['default (Qwen3-30B-A3B, H100)', server.url],
+  for (const [label, url] of [["default (Qwen3-30B-A3B, H200)", server.url],
                               ['DeepSeek-V3 on 32 H800, prefill and decode', link('', { model: 'deepseek-v3', hardware: 'h800',
                                  parallel: { dp: 32, ep: 32 }, runtime: { two_batch_overlap: true } })],
                               ['deepseek-v3-decode-h800-ep128', link('deepseek-v3-decode-h800-ep128')],

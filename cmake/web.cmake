@@ -41,7 +41,7 @@ target_link_libraries(moe_page_objs PUBLIC moe_core imgui)
 moe_warnings(moe_page_objs)
 
 set(MOE_PAGE_LINK_OPTIONS
-  -Os -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=web
+  -O2 -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=web
   -sEXPORTED_FUNCTIONS=_main,_malloc,_free,_moe_page_bench_sweep -sMINIFY_HTML=0 -sFILESYSTEM=0
   "--shell-file=${PROJECT_SOURCE_DIR}/web/shell.html")
 
@@ -76,3 +76,6 @@ add_test(NAME browser_e2e
                  --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
                  --out "${CMAKE_BINARY_DIR}/screenshots")
 set_tests_properties(browser_e2e PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+
+# The core's sweeps are the page's hot loop: -O2 (not the build type's -Os) for the core and the page's link.
+target_compile_options(moe_core PRIVATE -O2)

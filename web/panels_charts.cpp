@@ -346,7 +346,9 @@ void draw_roofline_chart(AppState& st, ImVec2 size) {
             plot::plot_text(xmax, r.tflops, buf, theme::kTextDim, ImVec2(-4, -8), false, 1.0f);
         }
         std::snprintf(buf, sizeof buf, "HBM %s TB/s", fmt::number(bw_tb, 3).c_str());
-        plot::plot_text(xmin * 1.15, xmin * 1.15 * bw_tb, buf, theme::kTextDim, ImVec2(2, -12), false);
+        // up the slope, left of the line (the region above a roof holds no operator)
+        const double xr = std::max(xmin * 1.2, peak / bw_tb / 4);
+        plot::plot_text(xr, xr * bw_tb, buf, theme::kTextDim, ImVec2(-6, -8), false, 1.0f);
         plot::legend_entry("compute", theme::kCompute, plot::ItemFlags_None);
         plot::legend_entry("memory", theme::kMemory, plot::ItemFlags_None);
         const int pts = plot::plot_scatter("##ops", xs.data(), ys.data(), static_cast<int>(xs.size()), theme::kCompute, 4,
