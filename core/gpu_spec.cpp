@@ -28,6 +28,21 @@ Dtype GpuSpec::compute_dtype(Dtype d) const {
     }
 }
 
+const std::vector<GpuFieldDesc>& gpu_fields() {
+    static const std::vector<GpuFieldDesc> fields = {
+        {"dense_tflops_bf16", "TFLOPS", 1e-3, 1e6, "Peak dense BF16 tensor throughput (datasheet, without 2:4 sparsity)."},
+        {"dense_tflops_fp8", "TFLOPS", 0, 1e6, "Peak dense FP8 tensor throughput; 0 when the GPU has no FP8 tensor cores (FP8 then runs as BF16)."},
+        {"dense_tflops_fp4", "TFLOPS", 0, 1e6, "Peak dense FP4 tensor throughput; 0 when there are none (FP4 checkpoints are pre-expanded to FP8)."},
+        {"hbm_bandwidth_GBps", "GB/s", 1e-3, 1e7, "HBM bandwidth of one GPU."},
+        {"hbm_capacity_GiB", "GiB", 1e-3, 1e6, "HBM capacity of one GPU (vendors' \"80 GB\" parts are 80 GiB)."},
+        {"nvlink_bandwidth_GBps", "GB/s", 1e-3, 1e7, "NVLink (scale-up) bandwidth per GPU, one direction."},
+        {"rdma_bandwidth_GBps", "GB/s", 1e-3, 1e7, "RDMA NIC bandwidth per GPU, one direction (400 Gb/s = 50 GB/s)."},
+        {"gpus_per_node", "GPUs", 1, 1024, "GPUs in one NVLink domain; traffic beyond it goes over RDMA."},
+        {"sm_count", "SMs", 1, 100000, "Streaming multiprocessors; DeepEP normal-mode kernels take runtime.comm_sms of them."},
+    };
+    return fields;
+}
+
 GpuSpec parse_gpu_spec(const json& j, const std::string& path, Issues& errors) {
     GpuSpec g;
     if (!j.is_object()) {

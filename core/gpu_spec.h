@@ -5,6 +5,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "types.h"
 
@@ -31,6 +32,15 @@ struct GpuSpec {
     // The format the tensor cores actually compute in for weights stored as `d` (Hopper: fp4 -> fp8).
     Dtype compute_dtype(Dtype d) const;
 };
+
+// The numeric GPU fields with unit, range and a one-line help, for the page's "(?)" and `presets fields`.
+struct GpuFieldDesc {
+    const char* key;   // "hbm_bandwidth_GBps"
+    const char* unit;  // "GB/s"
+    double min, max;
+    const char* help;
+};
+const std::vector<GpuFieldDesc>& gpu_fields();
 
 GpuSpec parse_gpu_spec(const nlohmann::json& j, const std::string& path, Issues& errors);
 nlohmann::json gpu_spec_to_json(const GpuSpec& g);
