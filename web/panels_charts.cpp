@@ -9,6 +9,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -61,6 +62,7 @@ void op_tooltip(const moe::OpRecord& op, const moe::PhaseResult& pr, double step
     if (op.weight_bytes + op.activation_bytes > 0)
         ImGui::Text("HBM: %s weights + %s activations / KV", fmt::bytes(op.weight_bytes).c_str(), fmt::bytes(op.activation_bytes).c_str());
     if (op.comm_bytes > 0) ImGui::Text("sent: %s per GPU (%s)", fmt::bytes(op.comm_bytes).c_str(), moe::engine_name(op.engine));
+    if (op.flops > 0) ImGui::Text("computes in %s", moe::dtype_name(op.compute_dtype));
     ImGui::Text("efficiency %.2f of the roofline,", op.efficiency);
     ImGui::SameLine();
     ImGui::TextColored(theme::vec(theme::source_colour(op.source)), "%s", moe::source_name(op.source));
@@ -314,7 +316,21 @@ void draw_roofline_chart(AppState& st, ImVec2 size) {
         op_of_point.push_back(static_cast<int>(i));
     }
     const double bw_tb = g.hbm_bandwidth_GBps / 1000.0;  // TFLOPS per FLOP/byte
-    double peak = std::max({g.dense_tflops_bf16, g.dense_tflops_fp8, g.dense_tflops_fp4});
+    // the compute roof of each format the plotted operators run in (each record says its compute dtype)
+    struct Roof {
+        moe::Dtype dtype;
+        double tflops;
+    };
+    std::vector<Roof> roofs;
+    for (int i : op_of_point) {
+        const moe::Dtype d = e.ops[size_t(i)].compute_dtype;
+        bool seen = false;
+        for (const Roof& r : roofs) seen |= r.dtype == d || r.tflops == g.peak_tflops(d);
+        if (!seen) roofs.push_back({d, g.peak_tflops(d)});
+    }
+    if (roofs.empty()) roofs.push_back({moe::Dtype::bf16, g.dense_tflops_bf16});
+    double peak = 0;
+    for (const Roof& r : roofs) peak = std::max(peak, r.tflops);
     double xmin = 1, xmax = 1000, ymin = 1, ymax = peak * 2.5;
     if (!xs.empty()) {
         xmin = *std::min_element(xs.begin(), xs.end()) / 3;
@@ -333,16 +349,14 @@ void draw_roofline_chart(AppState& st, ImVec2 size) {
         plot::setup_axis_limits(plot::Axis::y, ymin, ymax);
         plot::setup_legend(plot::Legend::inside_se);
         // roofs: bandwidth up to the highest peak, then each dtype's flat compute roof from its ridge point
-        const struct {
-            const char* name;
-            double tflops;
-        } roofs[] = {{"BF16", g.dense_tflops_bf16}, {"FP8", g.dense_tflops_fp8}, {"FP4", g.dense_tflops_fp4}};
         plot::plot_segment(xmin, xmin * bw_tb, peak / bw_tb, peak, theme::kText, 1.6f);
         char buf[80];
-        for (const auto& r : roofs) {
+        for (const Roof& r : roofs) {
             if (r.tflops <= 0) continue;
             plot::plot_segment(r.tflops / bw_tb, r.tflops, xmax, r.tflops, theme::with_alpha(theme::kText, 0.8f), 1.6f);
-            std::snprintf(buf, sizeof buf, "%s %s", r.name, fmt::number(r.tflops, 4).c_str());
+            std::string name = moe::dtype_name(r.dtype);
+            for (char& ch : name) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+            std::snprintf(buf, sizeof buf, "%s %s", name.c_str(), fmt::number(r.tflops, 4).c_str());
             plot::plot_text(xmax, r.tflops, buf, theme::kTextDim, ImVec2(-4, -8), false, 1.0f);
         }
         std::snprintf(buf, sizeof buf, "HBM %s TB/s", fmt::number(bw_tb, 3).c_str());
