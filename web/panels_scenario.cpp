@@ -172,23 +172,25 @@ void model_section(AppState& st) {
 }
 
 // ---- hardware: a preset, and its specs editable as overrides {"base": id, field: value}
+// Labels of the editable GPU specs; their units, ranges and "(?)" text come from moe::gpu_fields().
 struct GpuField {
     const char* key;
     const char* label;
     bool integer;
-    const char* help;
 };
 const GpuField kGpuFields[] = {
-    {"dense_tflops_bf16", "BF16 TFLOPS", false, "Peak dense BF16 tensor throughput (no sparsity), TFLOPS."},
-    {"dense_tflops_fp8", "FP8 TFLOPS", false, "Peak dense FP8 throughput, TFLOPS (0: no FP8 tensor cores; FP8 runs as BF16)."},
-    {"dense_tflops_fp4", "FP4 TFLOPS", false, "Peak dense FP4 throughput, TFLOPS (0: none; FP4 weights are expanded to FP8 on Hopper)."},
-    {"hbm_bandwidth_GBps", "HBM GB/s", false, "HBM bandwidth in GB/s (1 GB = 1e9 bytes)."},
-    {"hbm_capacity_GiB", "HBM GiB", false, "HBM capacity in GiB (vendor \"80 GB\" parts are 80 GiB)."},
-    {"nvlink_bandwidth_GBps", "NVLink GB/s", false, "NVLink bandwidth per GPU, one direction, GB/s."},
-    {"rdma_bandwidth_GBps", "RDMA GB/s", false, "RDMA (InfiniBand / RoCE) NIC bandwidth per GPU, one direction, GB/s."},
-    {"gpus_per_node", "GPUs per node", true, "GPUs in one NVLink domain; traffic beyond it goes over RDMA."},
-    {"sm_count", "SMs", true, "Streaming multiprocessors (DeepEP's communication SMs are taken from these)."},
+    {"dense_tflops_bf16", "BF16 TFLOPS", false}, {"dense_tflops_fp8", "FP8 TFLOPS", false},
+    {"dense_tflops_fp4", "FP4 TFLOPS", false},   {"hbm_bandwidth_GBps", "HBM GB/s", false},
+    {"hbm_capacity_GiB", "HBM GiB", false},      {"nvlink_bandwidth_GBps", "NVLink GB/s", false},
+    {"rdma_bandwidth_GBps", "RDMA GB/s", false}, {"gpus_per_node", "GPUs per node", true},
+    {"sm_count", "SMs", true},
 };
+
+const char* gpu_field_help(const char* key) {
+    for (const moe::GpuFieldDesc& d : moe::gpu_fields())
+        if (std::string(d.key) == key) return d.help;
+    return "";
+}
 
 std::string hardware_base(const moe::Scenario& s) {
     if (s.hardware_inline.is_object()) {
@@ -259,7 +261,7 @@ void hardware_section(AppState& st) {
         const bool commit = ImGui::IsItemDeactivatedAfterEdit();
         record_last_item(st, key);
         ImGui::PopID();
-        help_marker(f.help);
+        help_marker(gpu_field_help(f.key));
         if (!commit) continue;
         char* end = nullptr;
         const std::string text(buf.c_str());
