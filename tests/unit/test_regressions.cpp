@@ -205,3 +205,38 @@ TEST_CASE("text that is not JSON: the error gives the line and column") {
     REQUIRE(link.errors.size() == 2);
     CHECK(link.errors[1].text().rfind("not valid JSON: line 1, column 10:", 0) == 0);
 }
+
+// fuzz_csv (the one-million-run campaign): a GEMM row measured at 1e308 us made the kernel's utilisation ~1e-310, so
+// the operator's time (roofline / utilisation) overflowed to infinity and estimate() failed with "the model produced
+// a non-finite number". Latencies above 1e9 us (over 16 minutes for one kernel) are now an error naming the line.
+//   bench_data/gemm/h800/data.csv
+//   m,k,n,latency_us,mfu
+//   32,7168,1536,1e308
+TEST_CASE("regression: a kernel latency too long to be a measurement is an error naming the line") {
+    const char* const files[][2] = {
+        {"bench_data/gemm/h800/data.csv", "m,k,n,latency_us,mfu\n16,7168,1536,16.4,0.1\n32,7168,1536,1e308,0.1\n"},
+        {"bench_data/grouped_gemm/decode/h800/data.csv",
+         "num_experts,num_gpus,num_local_experts,topk,hidden_size,intermediate_size,batch_size_per_gpu,up_proj_us,down_proj_us\n"
+         "256,1,256,8,7168,2048,32,1297.0,1e300\n"},
+        {"bench_data/mha/decode/h800/16-2-128.csv", "dtype,kv_dtype,batch_size,kv_len,latency_us,mfu\nbf16,bf16,1,1024,2e9,0.0\n"},
+        {"bench_data/mla/prefill/h800/128-128-64.csv", "dtype,seq_len,latency_us,mfu\nbf16,1024,1e200,0.372\n"},
+    };
+    for (const auto& f : files) {
+        moe::Tables t;
+        moe::Issues errs;
+        INFO(f[0]);
+        CHECK(!t.load_csv(f[0], f[1], errs));
+        REQUIRE(errs.size() == 1);
+        CHECK(errs[0].path.rfind(f[0], 0) == 0);
+        CHECK(errs[0].path.size() > std::string(f[0]).size());  // ":<line>"
+        CHECK(t.table_count() == 0);
+    }
+    // The scenario the fuzzer ran, on the one good row: finite.
+    moe::Tables t;
+    t.calibration = moe::builtin_tables().calibration;
+    moe::Issues errs;
+    CHECK(t.load_csv("bench_data/gemm/h800/data.csv", "m,k,n,latency_us,mfu\n16,7168,1536,16.4,0.1\n32,7168,1536,1e9,0.1\n", errs));
+    moe::Estimate e = moe::estimate(moe_test::scenario(R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":32,"ep":32},"workload":{"batch":17}})"), t);
+    CHECK(e.ok);
+    moe_test::check_all_finite(e);
+}
