@@ -13,8 +13,8 @@
 //       batch slider, the all-to-all combo and the two-batch-overlap checkbox changes the results exactly as the
 //       CLI says for the edited scenario, and the URL follows; (e) HiDPI; (f) the one-file page from file://;
 //       (g) hostile fragments show a notice and the defaults; (h) the sweep CSV is `moe-roofline sweep`'s text;
-//       (i) compare A/B, restored from its link; (j) a dropped config.json / scenario file and a pasted link;
-//       (k) a typed hardware spec becomes {"base", override}; (l) an invalid layout shows the core's words and the
+//       (i) compare A/B, restored from its link; (j) a dropped config.json / scenario file, Save / Load JSON and a
+//       pasted link; (k) a typed hardware spec becomes {"base", override}; (l) an invalid layout shows the core's words and the
 //       link keeps the last valid scenario; (m) Copy link.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -474,7 +474,7 @@ test('(i) compare: pin A, edit B, both evaluated as the CLI says, and the link r
   await context.close();
 });
 
-test('(j) a dropped config.json becomes the model, a dropped scenario file loads, a pasted link opens', async () => {
+test('(j) a dropped config.json becomes the model, a dropped scenario file loads, Save / Load JSON, a pasted link opens', async () => {
   const { page, context, problems } = await open(server.url);
   const drop = (name, text) => page.evaluate(({ name, text }) => {
     const dt = new DataTransfer();
@@ -504,6 +504,22 @@ test('(j) a dropped config.json becomes the model, a dropped scenario file loads
   await drop('notes.json', '{"hello": [1, 2');
   const h3 = await waitHook(page, () => window.__moe.notice !== '');
   assert.deepEqual(h3.scenario, h2.scenario);
+
+  // Save JSON downloads the scenario; `moe-roofline eval FILE` gives the page's numbers; Load JSON reads it back
+  const [saved] = await Promise.all([page.waitForEvent('download'), click(page, 'button.save_json', { scroll: false })]);
+  const savedPath = await saved.path();
+  assert.deepEqual(JSON.parse(fs.readFileSync(savedPath, 'utf8')), h3.scenario);
+  const ev = cli(opt.cli, ['eval', savedPath, '--format', 'json']);
+  assert.equal(ev.status, 0, ev.stderr);
+  assert.deepEqual(h3.results, flatten(JSON.parse(ev.stdout), Object.keys(h3.results)), 'saved file and page differ');
+  const other = path.join(opt.out, 'load-test-scenario.json');
+  fs.writeFileSync(other, JSON.stringify({ model: 'gpt-oss-120b', hardware: 'h100-sxm' }));
+  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), click(page, 'button.load_json', { scroll: false })]);
+  await chooser.setFiles(other);
+  const hl = await waitHook(page, () => window.__moe.scenario.model === 'gpt-oss-120b');
+  assert.deepEqual(hl.scenario, core.compact({ model: 'gpt-oss-120b', hardware: 'h100-sxm' }));
+  assert.equal(hl.notice, '');
+  assertSameAsCli(hl, 'loaded file');
 
   // a pasted link while no text field has focus
   const link = server.url + '#' + core.urlEncode(SCENARIO_B);
