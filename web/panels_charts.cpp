@@ -347,7 +347,7 @@ void draw_roofline_chart(AppState& st, ImVec2 size) {
         plot::setup_axis(plot::Axis::y, "achieved", plot::AxisFlags_Log, tick_plain, "TFLOPS");
         plot::setup_axis_limits(plot::Axis::x, xmin, xmax);
         plot::setup_axis_limits(plot::Axis::y, ymin, ymax);
-        plot::setup_legend(plot::Legend::inside_se);
+        plot::setup_legend(plot::Legend::inside_auto);
         // roofs: bandwidth up to the highest peak, then each dtype's flat compute roof from its ridge point
         plot::plot_segment(xmin, xmin * bw_tb, peak / bw_tb, peak, theme::kText, 1.6f);
         char buf[80];
@@ -490,7 +490,7 @@ void draw_sweep_chart(AppState& st, ImVec2 size) {
     if (plot::begin_plot("##sweep", ImVec2(-1, -1))) {
         plot::setup_axis(plot::Axis::x, ax.label, plot::AxisFlags_Log, tick_plain, ax.unit);
         plot::setup_axis(plot::Axis::y, col->name, plot::AxisFlags_ZeroMin, tick_plain, unit.c_str());
-        plot::setup_legend(plot::Legend::inside_ne);
+        plot::setup_legend(plot::Legend::inside_auto);
         if (with_a) plot::plot_line("A", st.a.sweep.x.data(), ya.data(), static_cast<int>(ya.size()), theme::kPinned, 2,
                                     plot::ItemFlags_HoverX | plot::ItemFlags_Dashed, dima.data());
         plot::plot_line(with_a ? "B" : "##current", d.x.data(), ys.data(), static_cast<int>(ys.size()), theme::kAccent, 2.2f,
@@ -548,7 +548,7 @@ void draw_frontier_chart(AppState& st, ImVec2 size) {
     if (plot::begin_plot("##frontier", ImVec2(-1, -1), "Throughput vs interactivity \u00b7 decode")) {
         plot::setup_axis(plot::Axis::x, "per user", plot::AxisFlags_ZeroMin, tick_plain, "tokens/s");
         plot::setup_axis(plot::Axis::y, "per GPU", plot::AxisFlags_ZeroMin, tick_plain, "tokens/s");
-        plot::setup_legend(plot::Legend::inside_ne);
+        plot::setup_legend(plot::Legend::inside_auto);
         if (with_a) plot::plot_line("A", xa.data(), ya.data(), static_cast<int>(xa.size()), theme::kPinned, 2,
                                     plot::ItemFlags_Dashed | plot::ItemFlags_CustomTooltip, dima.data());
         const int line = plot::plot_line(with_a ? "B" : "##batch", x.data(), y.data(), static_cast<int>(x.size()), theme::kAccent, 2.2f,

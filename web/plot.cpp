@@ -123,7 +123,13 @@ void fit_axis(int which) {
             switch (it.kind) {
                 case Kind::line:
                 case Kind::scatter:
-                    for (double v : (which == 0 ? it.xs : it.ys)) extend(lo, hi, any, v, a.log());
+                    // only points that will be drawn (both coordinates finite, positive on a log axis)
+                    for (std::size_t k = 0; k < it.xs.size(); ++k) {
+                        const double x = it.xs[k], y = it.ys[k];
+                        if (!std::isfinite(x) || !std::isfinite(y)) continue;
+                        if ((g.ax[0].log() && x <= 0) || (g.ax[1].log() && y <= 0)) continue;
+                        extend(lo, hi, any, which == 0 ? x : y, a.log());
+                    }
                     break;
                 case Kind::rect:
                 case Kind::segment:
@@ -619,6 +625,13 @@ Hover end_plot() {
                     if ((it.flags & ItemFlags_Dashed) || dim) dashed_line(dl, a, b, c, th, S(5), S(3));
                     else dl->AddLine(a, b, c, th);
                 }
+                if (it.xs.size() <= 40) {  // few points: show where they are
+                    for (std::size_t k = 0; k < it.xs.size(); ++k) {
+                        if (!finite_pt(it.xs[k], it.ys[k])) continue;
+                        const bool dim = !it.dim.empty() && it.dim[k];
+                        dl->AddCircleFilled(to_pixels(it.xs[k], it.ys[k]), S(2.8f), dim ? theme::with_alpha(it.colour, 0.45f) : it.colour);
+                    }
+                }
                 break;
             }
             case Kind::scatter: {
@@ -691,7 +704,7 @@ Hover end_plot() {
         }
     }
 
-    // texts, placed without overlapping each other
+    // texts, placed without overlapping each other (their rectangles also steer the legend away)
     std::vector<ImVec4> placed;
     for (const TextItem& t : g.texts) {
         if (!finite_pt(t.x, t.y)) continue;
@@ -708,7 +721,8 @@ Hover end_plot() {
             bool ok = r.x >= amin.x && r.z <= amax.x && r.y >= amin.y && r.w <= amax.y;
             for (const ImVec4& q : placed) ok &= (r.z < q.x || r.x > q.z || r.w < q.y || r.y > q.w);
             if (!ok && t.avoid) continue;
-            dl->AddText(small, sh, ImVec2(r.x + 1, r.y + 1), theme::with_alpha(theme::kBackground, 0.9f), t.text.c_str());
+            // on a translucent plate, so a label stays readable over points and lines
+            dl->AddRectFilled(ImVec2(r.x - S(2), r.y), ImVec2(r.z + S(2), r.w), theme::with_alpha(theme::kPlotBackground, 0.72f), S(3));
             dl->AddText(small, sh, ImVec2(r.x, r.y), t.colour, t.text.c_str());
             placed.push_back(r);
             break;
@@ -732,8 +746,44 @@ Hover end_plot() {
             for (const LegendItem& e : legend) w = std::max(w, text_size(small, e.label.c_str()).x);
             w += sw + S(4) + S(12);
             const float h = (sh + S(3)) * float(legend.size()) + S(8);
-            const bool east = g.legend == Legend::inside_ne || g.legend == Legend::inside_se;
-            const bool south = g.legend == Legend::inside_se || g.legend == Legend::inside_sw;
+            Legend where = g.legend;
+            if (where == Legend::inside_auto) {
+                // the corner that covers the fewest drawn points (markers count double)
+                const Legend corners[4] = {Legend::inside_ne, Legend::inside_nw, Legend::inside_se, Legend::inside_sw};
+                int best = 1 << 30;
+                for (Legend c : corners) {
+                    const bool e = c == Legend::inside_ne || c == Legend::inside_se;
+                    const bool so = c == Legend::inside_se || c == Legend::inside_sw;
+                    const ImVec2 q(e ? amax.x - w - S(6) : amin.x + S(6), so ? amax.y - h - S(6) : amin.y + S(6));
+                    auto inside = [&](double x, double y) {
+                        if (!finite_pt(x, y)) return false;
+                        const ImVec2 v = to_pixels(x, y);
+                        return v.x >= q.x - S(4) && v.x <= q.x + w + S(4) && v.y >= q.y - S(4) && v.y <= q.y + h + S(4);
+                    };
+                    auto inside_px = [&](ImVec2 v) {
+                        return v.x >= q.x - S(4) && v.x <= q.x + w + S(4) && v.y >= q.y - S(4) && v.y <= q.y + h + S(4);
+                    };
+                    int n = 0;
+                    for (const ImVec4& r : placed)
+                        n += 3 * !(r.z < q.x || r.x > q.x + w || r.w < q.y || r.y > q.y + h);
+                    for (const Item& it : g.items) {
+                        if (it.kind == Kind::segment && finite_pt(it.x0, it.y0) && finite_pt(it.x1, it.y1)) {
+                            const ImVec2 a = to_pixels(it.x0, it.y0), b = to_pixels(it.x1, it.y1);
+                            for (int k = 0; k <= 16; ++k)
+                                n += inside_px(ImVec2(a.x + (b.x - a.x) * float(k) / 16, a.y + (b.y - a.y) * float(k) / 16));
+                        }
+                        if (it.kind == Kind::marker) n += 2 * inside(it.x0, it.y0);
+                        if (it.kind == Kind::line || it.kind == Kind::scatter)
+                            for (std::size_t k = 0; k < it.xs.size(); ++k) n += inside(it.xs[k], it.ys[k]);
+                    }
+                    if (n < best) {
+                        best = n;
+                        where = c;
+                    }
+                }
+            }
+            const bool east = where == Legend::inside_ne || where == Legend::inside_se;
+            const bool south = where == Legend::inside_se || where == Legend::inside_sw;
             const ImVec2 p(east ? amax.x - w - S(6) : amin.x + S(6), south ? amax.y - h - S(6) : amin.y + S(6));
             dl->AddRectFilled(p, ImVec2(p.x + w, p.y + h), theme::with_alpha(theme::kBackground, 0.82f), S(4));
             float y = p.y + S(4);

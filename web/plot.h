@@ -43,7 +43,7 @@ enum ItemFlags : int {
     ItemFlags_Ring = 1 << 7,          // markers: a ring instead of a disc
 };
 
-enum class Legend { title_row, inside_nw, inside_ne, inside_se, inside_sw, none };
+enum class Legend { title_row, inside_nw, inside_ne, inside_se, inside_sw, inside_auto /* the emptiest corner */, none };
 
 using TickFormatter = std::string (*)(double);
 
