@@ -161,6 +161,30 @@ std::string load_user_json(AppState& st, std::string_view text, const std::strin
         st.notice_details.clear();
         return "";
     }
+    // Nesting deeper than the core accepts is refused before parsing: printing or copying such a value recurses once
+    // per level (a pasted config a million levels deep overflowed the stack).
+    {
+        int depth = 0, deepest = 0;
+        bool in_string = false, escaped = false;
+        for (char ch : text) {
+            if (in_string) {
+                if (escaped) escaped = false;
+                else if (ch == '\\') escaped = true;
+                else if (ch == '"') in_string = false;
+            } else if (ch == '"') {
+                in_string = true;
+            } else if (ch == '[' || ch == '{') {
+                deepest = std::max(deepest, ++depth);
+            } else if (ch == ']' || ch == '}') {
+                --depth;
+            }
+        }
+        if (deepest > 64) {
+            st.notice = "The " + origin + " is nested deeper than 64 levels: not a scenario or a config.json.";
+            st.notice_details.clear();
+            return "";
+        }
+    }
     nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
         st.notice = "The " + origin + " is not a JSON object: expected a scenario or an HF config.json.";

@@ -81,3 +81,17 @@ TEST_CASE("an edit marks the scenario and the URL dirty; a refused value changes
     CHECK(other.notice.empty());
     CHECK(moe::scenario_to_json(other.scenario, false) == edited);
 }
+
+// Found by the hardening engineer under ASan: a pasted config nested a million levels deep overflowed the stack when
+// the page printed it back into the config box. It is now refused with a notice before parsing.
+TEST_CASE("a pasted JSON nested deeper than 64 levels is refused with a notice, not a crash") {
+    web::AppState st = make_state();
+    std::string deep = R"({"hidden_size":1,"x":)" + std::string(200000, '[') + std::string(200000, ']') + "}";
+    CHECK(web::load_user_json(st, deep, "pasted text").empty());
+    CHECK(st.notice.find("deeper than 64") != std::string::npos);
+    // a quoted bracket run is not nesting
+    std::string quoted = R"({"workload":{"batch":8},"description":")" + std::string(100, '[') + R"("})";
+    CHECK(st.notice.find("deeper") != std::string::npos);
+    web::load_user_json(st, quoted, "pasted text");
+    CHECK(st.notice.find("deeper") == std::string::npos);
+}
