@@ -2,6 +2,7 @@
 // the sweeps, the test hook.
 #include "app_state.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -33,6 +34,27 @@ std::string fragment_param(std::string_view frag, std::string_view key) {
 }
 
 moe::Scenario defaults(const moe::Catalog& cat) { return moe::decode_fragment("", cat).scenario; }
+
+// Nesting deeper than the core accepts is refused before parsing: printing or copying such a value recurses once
+// per level (a pasted config a million levels deep overflowed the stack).
+bool nested_too_deep(std::string_view text) {
+    int depth = 0, deepest = 0;
+    bool in_string = false, escaped = false;
+    for (char ch : text) {
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (ch == '\\') escaped = true;
+            else if (ch == '"') in_string = false;
+        } else if (ch == '"') {
+            in_string = true;
+        } else if (ch == '[' || ch == '{') {
+            deepest = std::max(deepest, ++depth);
+        } else if (ch == ']' || ch == '}') {
+            --depth;
+        }
+    }
+    return deepest > 64;
+}
 
 bool looks_like_hf_config(const nlohmann::json& j) {
     static const char* const keys[] = {"hidden_size", "num_hidden_layers", "architectures", "model_type", "text_config",
@@ -130,6 +152,10 @@ bool apply_model_config(AppState& st, std::string_view text) {
         st.config_errors.push_back("the file is larger than 4 MB; a config.json is a few kB");
         return false;
     }
+    if (nested_too_deep(text)) {
+        st.config_errors.push_back("nested deeper than 64 levels: not a config.json");
+        return false;
+    }
     nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
         st.config_errors.push_back("not a JSON object: paste the whole config.json");
@@ -161,29 +187,10 @@ std::string load_user_json(AppState& st, std::string_view text, const std::strin
         st.notice_details.clear();
         return "";
     }
-    // Nesting deeper than the core accepts is refused before parsing: printing or copying such a value recurses once
-    // per level (a pasted config a million levels deep overflowed the stack).
-    {
-        int depth = 0, deepest = 0;
-        bool in_string = false, escaped = false;
-        for (char ch : text) {
-            if (in_string) {
-                if (escaped) escaped = false;
-                else if (ch == '\\') escaped = true;
-                else if (ch == '"') in_string = false;
-            } else if (ch == '"') {
-                in_string = true;
-            } else if (ch == '[' || ch == '{') {
-                deepest = std::max(deepest, ++depth);
-            } else if (ch == ']' || ch == '}') {
-                --depth;
-            }
-        }
-        if (deepest > 64) {
-            st.notice = "The " + origin + " is nested deeper than 64 levels: not a scenario or a config.json.";
-            st.notice_details.clear();
-            return "";
-        }
+    if (nested_too_deep(text)) {
+        st.notice = "The " + origin + " is nested deeper than 64 levels: not a scenario or a config.json.";
+        st.notice_details.clear();
+        return "";
     }
     nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
