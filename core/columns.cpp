@@ -112,6 +112,19 @@ std::string format_value(const Column& c, const Estimate& e) {
     return "";
 }
 
+void append_csv_cell(std::string& out, std::string_view text) {
+    if (text.find_first_of(",\"\r\n") == std::string_view::npos) {
+        out += text;
+        return;
+    }
+    out += '"';
+    for (char c : text) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    out += '"';
+}
+
 nlohmann::json column_json(const Column& c, const Estimate& e) {
     switch (c.type) {
         case ColumnType::text: return c.text(e);

@@ -29,6 +29,8 @@ const Column* find_column(std::string_view name);
 // Shortest text that parses back to the same double ("%.17g" fallback); NaN/inf never occur but print as null.
 std::string format_number(double v);
 std::string format_value(const Column& c, const Estimate& e);   // CSV cell
+// Appends `text` as one CSV cell, quoted (RFC 4180) when it holds a comma, quote or line break.
+void append_csv_cell(std::string& out, std::string_view text);
 nlohmann::json column_json(const Column& c, const Estimate& e);  // JSON value
 // {"prefill": {...}, "decode": {...}, "memory": {...}, "model": {...}, "status":..., "error":...,
 //  "layers": [...], "errors": [...], "warnings": [...]}

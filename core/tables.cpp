@@ -232,6 +232,13 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
         errors.push_back({where, "unknown GPU family '" + t->family + "' (known: h20, h800, h100)"});
         return false;
     }
+    // Tables split by shape (one per key) are finished and registered in key order.
+    auto add_shapes = [this](auto& shapes) {
+        for (auto& entry : shapes) {
+            entry.second->finish();
+            add_table(entry.second.release());
+        }
+    };
     std::string file = parts.back();
     if (file.size() < 5 || file.substr(file.size() - 4) != ".csv") {
         errors.push_back({where, "not a .csv file"});
@@ -368,10 +375,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             }
             if (errors.size() != errors_before) return false;
             if (shapes.empty()) return no_rows();
-            for (auto& [key, s] : shapes) {
-                s->finish();
-                add_table(s.release());
-            }
+            add_shapes(shapes);
             return true;
         }
         case Kind::grouped_masked:
@@ -408,10 +412,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             }
             if (errors.size() != errors_before) return false;
             if (shapes.empty()) return no_rows();
-            for (auto& [key, s] : shapes) {
-                s->finish();
-                add_table(s.release());
-            }
+            add_shapes(shapes);
             return true;
         }
         case Kind::mha_decode:

@@ -36,22 +36,9 @@ struct Axis {
     std::size_t size() const { return cells.size(); }
 };
 
-void append_csv_cell(std::string& out, std::string_view text) {
-    if (text.find_first_of(",\"\r\n") == std::string_view::npos) {
-        out += text;
-        return;
-    }
-    out += '"';
-    for (char c : text) {
-        if (c == '"') out += '"';
-        out += c;
-    }
-    out += '"';
-}
-
 std::string csv_cell(std::string_view text) {
     std::string out;
-    append_csv_cell(out, text);
+    moe::append_csv_cell(out, text);
     return out;
 }
 
@@ -187,7 +174,7 @@ public:
         for (const Axis& a : axes) {
             if (!first) buf += ',';
             first = false;
-            append_csv_cell(buf, a.path);
+            moe::append_csv_cell(buf, a.path);
         }
         for (const moe::Column* c : columns_) {
             if (!first) buf += ',';
@@ -211,7 +198,7 @@ public:
             if (!first) buf += ',';
             first = false;
             if (c->type == moe::ColumnType::text) {
-                append_csv_cell(buf, c->text(e));
+                moe::append_csv_cell(buf, c->text(e));
             } else if (numbers) {
                 // moe::format_value's text, without its std::string and snprintf (tests/cli/values_test.cpp)
                 const double v = c->number(e);

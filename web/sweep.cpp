@@ -180,20 +180,6 @@ void run_sweep(const moe::Scenario& base, const SweepSpec& spec, const moe::Tabl
     out.compute_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-namespace {
-void append_cell(std::string& out, const std::string& text) {
-    if (text.find_first_of(",\"\r\n") == std::string::npos) {
-        out += text;
-        return;
-    }
-    out += '"';
-    for (char c : text) {
-        if (c == '"') out += '"';
-        out += c;
-    }
-    out += '"';
-}
-}  // namespace
 
 std::string sweep_csv(const moe::Scenario& base, const SweepSpec& spec, const moe::Tables& tables) {
     std::string out;
@@ -219,7 +205,7 @@ std::string sweep_csv(const moe::Scenario& base, const SweepSpec& spec, const mo
         }
         for (const moe::Column& c : moe::output_columns()) {
             out += ',';
-            if (c.type == moe::ColumnType::text) append_cell(out, c.text(e));
+            if (c.type == moe::ColumnType::text) moe::append_csv_cell(out, c.text(e));
             else if (set) out += moe::format_value(c, e);
         }
         out += '\n';
