@@ -83,7 +83,15 @@ void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, dou
     op.bound = t_c >= t_m ? Bound::compute : Bound::memory;
     op.engine = op.bound == Bound::compute ? Engine::tensor : Engine::hbm;
     double t;
-    if (hit.found && hit.util > 0) {
+    if (hit.found && hit.util > 0 && hit.compute_only) {
+        const double tc = t_c / hit.util, tm = t_m / c.cal.hbm_bw_eff;
+        t = std::max(tc, tm);
+        op.bound = tc >= tm ? Bound::compute : Bound::memory;
+        op.engine = op.bound == Bound::compute ? Engine::tensor : Engine::hbm;
+        op.efficiency = tc >= tm ? hit.util : c.cal.hbm_bw_eff;
+        op.source = hit.source;
+        op.table = hit.table;
+    } else if (hit.found && hit.util > 0) {
         t = std::max(t_c, t_m) / hit.util;
         op.efficiency = hit.util;
         op.source = hit.source;
@@ -197,7 +205,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, int window, LayerOps& L) 
             kernels::Cost a = kernels::mla_prefill(T, attended, Hr, qk, m.v_head_dim);
             OpRecord core = make_op("attn.core", ph, a.flops, 0, a.bytes);
             TableHit hit = lookup(c, [&](const char* f) {
-                return c.t.mla_prefill(f, int(Hr), m.qk_nope_head_dim, m.qk_rope_head_dim, window > 0 ? std::min(ps.ctx, double(window)) : ps.ctx);
+                return c.t.mla_prefill(f, int(Hr), m.qk_nope_head_dim, m.qk_rope_head_dim, ps.ctx, ps.batch, window, c.g.sm_count);
             });
             time_op(c, core, Dtype::bf16, hit, c.cal.attn_prefill_compute_eff, c.cal.hbm_bw_eff);
             L.pre.push_back(core);
@@ -224,7 +232,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, int window, LayerOps& L) 
         kernels::Cost a = kernels::mha_prefill(T, attended, Hr, Hkv, d, kvb);
         OpRecord core = make_op("attn.core", ph, a.flops, 0, a.bytes);
         TableHit hit = lookup(c, [&](const char* f) {
-            return c.t.mha_prefill(f, int(Hr), int(Hkv), int(d), window > 0 ? std::min(ps.ctx, double(window)) : ps.ctx);
+            return c.t.mha_prefill(f, int(Hr), int(Hkv), int(d), ps.ctx, ps.batch, window, c.g.sm_count);
         });
         time_op(c, core, Dtype::bf16, hit, c.cal.attn_prefill_compute_eff, c.cal.hbm_bw_eff);
         L.pre.push_back(core);

@@ -77,4 +77,41 @@ inline double causal_attended(double p, double w) {
     return w - w * w / (2.0 * p);
 }
 
+// FlashAttention's causal forward as tiles (FA2/FA3 schedule): each CTA owns a kTile-row query block of one head of
+// one sequence and walks the kTile-wide KV blocks it attends to (the diagonal block half masked). Each CTA also pays
+// a fixed cost of `fixed_iters` KV-block iterations (load Q, write O, pipeline fill and drain). CTAs spread over `sms`
+// SMs; the kernel lasts at least its longest CTA. Returns the useful share of the SM time spent: 1 for long prompts,
+// far less for short ones (the diagonal and the fixed cost dominate) and for few heads x sequences (idle SMs).
+// `window` > 0 limits every query to the last `window` keys (sliding-window layers).
+inline double flash_tile_efficiency(double seqs, double heads, double s, double window, double fixed_iters, double sms) {
+    constexpr double kTile = 128;
+    if (seqs <= 0 || heads <= 0 || s <= 0 || sms <= 0) return 1.0;
+    const double nq = std::ceil(s / kTile);
+    double visits, longest;  // KV blocks visited by the query blocks of one head of one sequence; by the last one
+    if (window > 0 && window < s) {
+        const double nw = std::ceil(window / kTile) + 1;  // a window straddles one more block
+        visits = nq <= nw ? nq * (nq + 1) / 2 : nw * (nw + 1) / 2 + (nq - nw) * nw;
+        longest = std::min(nq, nw);
+    } else {
+        visits = nq * (nq + 1) / 2;
+        longest = nq;
+    }
+    const double slots = seqs * heads * (nq * fixed_iters + visits);           // block-iterations of SM time
+    const double span = std::max(slots / sms, longest + fixed_iters);          // per SM, in the same units
+    const double useful = seqs * heads * s * causal_attended(s, window) / (kTile * kTile);
+    return std::clamp(useful / (span * sms), 1e-6, 1.0);
+}
+
+// Head-dim effect on an attention kernel's efficiency: per attention score the tensor cores do 4*d FLOPs while the
+// softmax costs a fixed `softmax_exp` exponentials' worth of special-function time not hidden under the matmuls
+// (FA3: H100 has 989 TFLOPS of matmul but 3.9 TFLOPS of exp). Moving a table measured at head dim d_table to a
+// smaller d scales its efficiency by (1 + r(d_table)) / (1 + r(d)), r(d) = softmax_exp * (mma / sfu) / (4 d).
+// Larger head dims are not credited with a gain: their kernels use smaller KV tiles (register pressure), which no
+// public table quantifies.
+inline double head_dim_factor(double d, double d_table, double mma_tflops, double sfu_tflops, double softmax_exp) {
+    if (d <= 0 || d_table <= 0 || d >= d_table || sfu_tflops <= 0 || softmax_exp <= 0) return 1.0;
+    const double ratio = softmax_exp * mma_tflops / sfu_tflops / 4.0;
+    return (1.0 + ratio / d_table) / (1.0 + ratio / d);
+}
+
 }  // namespace moe::kernels

@@ -16,11 +16,13 @@ namespace moe {
 namespace {
 
 // Reference peaks of the GPUs the tables were measured on: vendor datasheets, dense (no sparsity).
-// H20: 148 TFLOPS bf16 / 296 fp8, 4.0 TB/s. H800 and H100 SXM: 989.5 / 1979, 3.35 TB/s.
+// H20: 148 TFLOPS bf16 / 296 fp8, 4.0 TB/s, 78 SMs. H800 and H100 SXM: 989.5 / 1979, 3.35 TB/s, 132 SMs.
+// Special functions: 3.9 TFLOPS on H100 SXM5 (FlashAttention-3 paper, Shah et al. 2024, section 3: 16 exp per SM per
+// clock); the H800 is the same die; the H20, with the same SM at 78 SMs, 3.9 x 78 / 132.
 const FamilyRef kFamilies[] = {
-    {"h20", 148.0, 296.0, 4000.0},
-    {"h800", 989.5, 1979.0, 3350.0},
-    {"h100", 989.5, 1979.0, 3350.0},
+    {"h20", 148.0, 296.0, 4000.0, 78, 2.3},
+    {"h800", 989.5, 1979.0, 3350.0, 132, 3.9},
+    {"h100", 989.5, 1979.0, 3350.0, 132, 3.9},
 };
 
 enum class Kind { gemm, grouped_masked, grouped_contiguous, mha_decode, mha_prefill, mla_decode, mla_prefill };
@@ -463,8 +465,9 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 kernels::Cost c = t->kind == Kind::mha_prefill
                                       ? kernels::mha_prefill(L, L / 2.0, t->key[0], t->key[1], t->key[2], 2.0)
                                       : kernels::mla_prefill(L, L / 2.0, t->key[0], t->key[1] + t->key[2], t->key[1]);
-                const double roof = std::max(c.flops / (ref->tflops_bf16 * 1e12), c.bytes / (ref->hbm_GBps * 1e9));
-                t->add(1, L, std::min(1.0, roof / (lat * 1e-6)));
+                // FlashAttention streams Q, K, V under its matmuls: the point's efficiency is a compute efficiency
+                const double roof = c.flops / (ref->tflops_bf16 * 1e12);
+                t->add(1, L, std::min(1.0, roof / (lat * 1e-6)), roof, lat * 1e-6);
             }
             if (errors.size() != errors_before) return false;
             if (!t->rows) return no_rows();
@@ -575,11 +578,63 @@ TableHit Tables::mha_decode(std::string_view family, int heads, int kv_heads, in
     return hit_from(t, d, batch, kv_len);
 }
 
-TableHit Tables::mha_prefill(std::string_view family, int heads, int kv_heads, int head_dim, double seq_len) const {
+namespace {
+// Prefill attention through FlashAttention's tile schedule (see tables.h). Each point of a one-sequence table is
+// latency = overhead + roof / (rate x tile_eff(1 sequence, table heads, L)): the overhead (the benchmark's per-call
+// cost, which a kernel inside a forward pass does not pay; the estimator adds the kernel floor back) is the
+// intercept of a weighted least-squares line through the table's points, kept within [0, half the shortest
+// latency]; rate is then each point's efficiency per useful tile.
+TableHit prefill_hit(const Tables::Table* t, double dist, double seq_len, double seqs, double window, int heads, int sms,
+                     const Calibration& cal, double hd_factor) {
+    TableHit h;
+    if (!t || t->lines.empty() || t->lines[0].empty()) return h;
+    const std::vector<Point>& pts = t->lines[0];
+    const FamilyRef* ref = family_ref(t->family);
+    const double ref_sms = ref ? ref->sm_count : 132;
+    const double k = cal.attn_tile_fixed_iters;
+    auto own_eff = [&](double L) { return kernels::flash_tile_efficiency(1, t->key[0], L, 0, k, ref_sms); };
+    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, shortest = 1e300;
+    for (const Point& p : pts) {
+        const double x = p.roof / own_eff(p.x), y = p.lat, w = 1.0 / (y * y);
+        sw += w; sx += w * x; sy += w * y; sxx += w * x * x; sxy += w * x * y;
+        shortest = std::min(shortest, y);
+    }
+    const double den = sw * sxx - sx * sx;
+    double ovh = pts.size() >= 2 && den > 0 ? (sy - (sw * sxy - sx * sy) / den * sx) / sw : 0;
+    ovh = std::clamp(ovh, 0.0, 0.5 * shortest);
+    auto rate = [&](const Point& p) { return std::min(1.0, p.roof / std::max(p.lat - ovh, p.roof) / own_eff(p.x)); };
+    double r;
+    bool exact = false;
+    auto same = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); };
+    if (seq_len <= pts.front().x) { exact = same(seq_len, pts.front().x); r = rate(pts.front()); }
+    else if (seq_len >= pts.back().x) { exact = same(seq_len, pts.back().x); r = rate(pts.back()); }
+    else {
+        auto hi = std::lower_bound(pts.begin(), pts.end(), seq_len, [](const Point& p, double v) { return p.x < v; });
+        auto lo = hi - 1;
+        exact = same(hi->x, seq_len);
+        const double f = (lg(seq_len) - lg(lo->x)) / (lg(hi->x) - lg(lo->x));
+        r = rate(*lo) + f * (rate(*hi) - rate(*lo));
+    }
+    const double eff = kernels::flash_tile_efficiency(seqs, heads, seq_len, window, k, sms > 0 ? sms : ref_sms);
+    h.found = true;
+    h.util = std::clamp(r * eff * hd_factor, 1e-9, 1.0);
+    h.compute_only = true;
+    h.source = dist > 0 ? Source::transferred : exact && seqs == 1 && window <= 0 ? Source::measured : Source::interpolated;
+    h.table = t->path.c_str();
+    return h;
+}
+}  // namespace
+
+TableHit Tables::mha_prefill(std::string_view family, int heads, int kv_heads, int head_dim, double seq_len, double seqs,
+                             double window, int sms) const {
     const int q[3] = {heads, kv_heads, head_dim};
     double d;
     const Table* t = nearest(bucket(int(Kind::mha_prefill), family), [](const Table*) { return true; }, q, 3, d);
-    return hit_from(t, d, 1, seq_len);
+    const FamilyRef* ref = family_ref(family);
+    const double hd = t && ref ? kernels::head_dim_factor(head_dim, t->key[2], ref->tflops_bf16, ref->sfu_tflops,
+                                                          calibration.attn_softmax_exposed)
+                               : 1.0;
+    return prefill_hit(t, d, seq_len, seqs, window, heads, sms, calibration, hd);
 }
 
 TableHit Tables::mla_decode(std::string_view family, int heads, int kv_lora, int rope, double batch, double kv_len) const {
@@ -589,11 +644,12 @@ TableHit Tables::mla_decode(std::string_view family, int heads, int kv_lora, int
     return hit_from(t, d, batch, kv_len);
 }
 
-TableHit Tables::mla_prefill(std::string_view family, int heads, int qk_nope, int rope, double seq_len) const {
+TableHit Tables::mla_prefill(std::string_view family, int heads, int qk_nope, int rope, double seq_len, double seqs,
+                             double window, int sms) const {
     const int q[3] = {heads, qk_nope, rope};
     double d;
     const Table* t = nearest(bucket(int(Kind::mla_prefill), family), [](const Table*) { return true; }, q, 3, d);
-    return hit_from(t, d, 1, seq_len);
+    return prefill_hit(t, d, seq_len, seqs, window, heads, sms, calibration, 1.0);
 }
 
 #define MOE_CAL_FIELDS(X)                                                                                     \
@@ -601,7 +657,7 @@ TableHit Tables::mla_prefill(std::string_view family, int heads, int qk_nope, in
     X(kernel_floor_us) X(misc_passes) X(nvlink_ll_eff) X(rdma_ll_eff) X(ll_latency_us) X(nvlink_normal_eff)      \
     X(rdma_normal_eff) X(normal_latency_us) X(allreduce_eff) X(allreduce_latency_us) X(allgather_eff)            \
     X(prefill_overhead_ms) X(decode_overhead_ms) X(reserve_GB) X(cublas_workspace_MB) X(nccl_buffer_MB)          \
-    X(grouped_load_factor) X(gemm_table_overhead_us)
+    X(grouped_load_factor) X(gemm_table_overhead_us) X(attn_tile_fixed_iters) X(attn_softmax_exposed)
 
 bool parse_calibration(const nlohmann::json& j, Calibration& c, Issues& errors) {
     if (!j.is_object()) {

@@ -23,6 +23,9 @@ struct TableHit {
     double util = 0;                     // achieved / roofline, in (0, 1]
     Source source = Source::analytical;  // measured (a grid point), interpolated, or transferred (another shape)
     const char* table = "";              // the file it came from
+    // util is the kernel's compute efficiency only (prefill attention, whose loads overlap its matmuls): the
+    // estimator takes max(compute / util, bytes / (bandwidth x hbm_bw_eff)) instead of roofline / util.
+    bool compute_only = false;
 };
 
 class Tables {
@@ -43,9 +46,16 @@ public:
     // Attention cores, by heads per GPU.
     TableHit mha_decode(std::string_view family, int heads, int kv_heads, int head_dim, double batch, double kv_len,
                         bool fp8_kv) const;
-    TableHit mha_prefill(std::string_view family, int heads, int kv_heads, int head_dim, double seq_len) const;
+    // Prefill attention: the tables time one causal sequence; a chunk of `seqs` prompts of `seq_len` tokens (window
+    // 0 = full) on a GPU of `sms` SMs (0: the table's own) is costed with FlashAttention's tile schedule
+    // (kernels::flash_tile_efficiency): the table's per-call timing overhead (fitted per table) and its own tile
+    // efficiency are taken off each point, what remains is the kernel's rate per useful tile, interpolated in log
+    // seq_len and put back under the target's tiles. On the table's own shape and one sequence this is the table.
+    TableHit mha_prefill(std::string_view family, int heads, int kv_heads, int head_dim, double seq_len, double seqs = 1,
+                         double window = 0, int sms = 0) const;
     TableHit mla_decode(std::string_view family, int heads, int kv_lora, int rope, double batch, double kv_len) const;
-    TableHit mla_prefill(std::string_view family, int heads, int qk_nope, int rope, double seq_len) const;
+    TableHit mla_prefill(std::string_view family, int heads, int qk_nope, int rope, double seq_len, double seqs = 1,
+                         double window = 0, int sms = 0) const;
 
     // Calibration constants (presets/calibration.json for the built-in tables).
     Calibration calibration;
@@ -68,6 +78,8 @@ private:
 struct FamilyRef {
     const char* family;
     double tflops_bf16, tflops_fp8, hbm_GBps;
+    int sm_count;
+    double sfu_tflops;  // special-function (exp) throughput, for the attention head-dim transfer
 };
 const FamilyRef* family_ref(std::string_view family);
 

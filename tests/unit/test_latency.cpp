@@ -333,3 +333,33 @@ TEST_CASE("sliding-window layers read at most the window in decode") {
     REQUIRE(full);
     CHECK(win->activation_bytes * 100 < full->activation_bytes);  // 128 vs 32768 keys
 }
+
+TEST_CASE("prefill attention: FlashAttention's tile schedule") {
+    using moe::kernels::flash_tile_efficiency;
+    // 32 prompts of 512 tokens, 16 heads, fixed cost 1.9 block-iterations per CTA, 132 SMs: per head and prompt 4
+    // query blocks visit 1+2+3+4 = 10 KV blocks plus 4 x 1.9 fixed, for 512^2/2 / 128^2 = 8 useful tiles; 512 x 17.6
+    // iterations over 132 SMs outlast the longest CTA (4 + 1.9).
+    CHECK(flash_tile_efficiency(32, 16, 512, 0, 1.9, 132) == doctest::Approx(8.0 / 17.6));
+    // one long prompt: the diagonal and the fixed cost vanish
+    CHECK(flash_tile_efficiency(1, 32, 16384, 0, 1.9, 132) > 0.95);
+    // one short prompt with few heads leaves SMs idle: the longest CTA sets the time
+    CHECK(flash_tile_efficiency(1, 4, 1024, 0, 1.9, 132) < 0.1);
+    // a window caps the blocks a query block visits
+    CHECK(flash_tile_efficiency(1, 32, 32768, 4096, 1.9, 132) > 0.9);
+
+    // The chart of FlashAttention-3 (flash-attention README, assets/flash3_fp16_fwd.png; values read from its bar
+    // labels, UNVERIFIED): causal, head dim 128, 16K tokens per batch: 292 TFLOPS at seqlen 512, 616 at 16K. The
+    // tables' level differs from the chart's (docs/validation.md), the ratio is the tile schedule's.
+    auto tflops = [](int prompt) {
+        moe::Estimate e = run(std::string(R"({"model":{"model_type":"llama","hidden_size":2048,"num_hidden_layers":1,)") +
+                              R"("num_attention_heads":16,"num_key_value_heads":16,"head_dim":128,"intermediate_size":8192,)" +
+                              R"("vocab_size":32000,"torch_dtype":"float16"},"hardware":"h100-sxm","workload":{"phase":"prefill","prefill_tokens":16384,)" +
+                              R"("prompt_len":)" + std::to_string(prompt) + "}}");
+        const moe::OpRecord* op = find_op(e, "attn.core", Phase::prefill, "dense");
+        REQUIRE(op);
+        CHECK(op->source == moe::Source::transferred);  // 16 heads: the nearest H100 table has 32
+        return op->flops / (op->time_us * 1e-6) / 1e12;
+    };
+    const double ratio = tflops(512) / tflops(16384);
+    CHECK(rel_err(ratio, 292.0 / 616.0) < 0.15);
+}

@@ -19,7 +19,7 @@
 namespace val {
 
 // Where a case's constants may be fitted (fit.cpp). `none`: the case checks the model but fits nothing.
-enum class FitGroup { none, fallback_gemm, fallback_grouped, fallback_attn, comm_ll, comm_normal, gemm_tables, e2e };
+enum class FitGroup { none, fallback_gemm, fallback_grouped, fallback_attn, comm_ll, comm_normal, gemm_tables, attn_tables, e2e };
 const char* fit_group_name(FitGroup g);
 
 struct Case {
