@@ -114,4 +114,30 @@ inline double head_dim_factor(double d, double d_table, double mma_tflops, doubl
     return (1.0 + ratio / d_table) / (1.0 + ratio / d);
 }
 
+// A dense GEMM as DeepGEMM tiles it (BLOCK_M 64 when m <= 64 else 128; BLOCK_N in 16..128, step 8, chosen for the
+// fewest waves over the SMs, then the fullest last wave; BLOCK_K 128). Each output tile walks ceil(k/128)
+// k-iterations plus a fixed cost of `fixed_iters` iterations (TMA pipeline fill and drain, scale loads, the BF16
+// output epilogue). Compute-bound, the kernel also loses its last partial wave; memory-bound, only the fill
+// fraction matters (few CTAs are still streaming by the last wave). Returns the useful share: used to move a
+// measured shape's efficiency to a shape the tables lack (K = 512 has 4 k-iterations per tile, K = 1536 twelve).
+inline double gemm_tile_efficiency(double m, double n, double k, double fixed_iters, double sms, bool compute_bound) {
+    if (m <= 0 || n <= 0 || k <= 0 || sms <= 0) return 1.0;
+    const double kit = std::ceil(k / 128.0);
+    if (!compute_bound) return kit / (kit + fixed_iters);
+    const double bm = m <= 64 ? 64 : 128;
+    double best_waves = 0, best_last = 0, best_bn = 128;
+    for (int bn = 16; bn <= 128; bn += 8) {
+        const double tiles = std::ceil(m / bm) * std::ceil(n / bn);
+        const double waves = std::ceil(tiles / sms);
+        const double last = tiles - (waves - 1) * sms;
+        if (best_waves == 0 || waves < best_waves || (waves == best_waves && last > best_last)) {
+            best_waves = waves;
+            best_last = last;
+            best_bn = bn;
+        }
+    }
+    const double useful = m * n * k / (bm * best_bn * 128.0);  // tile-iterations of useful work
+    return std::clamp(useful / (sms * best_waves * (kit + fixed_iters)), 1e-6, 1.0);
+}
+
 }  // namespace moe::kernels

@@ -163,6 +163,7 @@ Tables& Tables::operator=(const Tables& o) {
         std::swap(tables_, copy.tables_);
         for (int k = 0; k < 7; ++k)
             for (int f = 0; f < 3; ++f) std::swap(buckets_[k][f], copy.buckets_[k][f]);
+        for (int f = 0; f < 3; ++f) std::swap(stream_util_[f], copy.stream_util_[f]);
         calibration = o.calibration;
     }
     return *this;
@@ -170,8 +171,13 @@ Tables& Tables::operator=(const Tables& o) {
 
 void Tables::add_table(Table* t) {
     tables_.push_back(t);
-    for (int f = 0; f < 3; ++f)
-        if (t->family == kFamilies[f].family) buckets_[int(t->kind)][f].push_back(t);
+    for (int f = 0; f < 3; ++f) {
+        if (t->family != kFamilies[f].family) continue;
+        buckets_[int(t->kind)][f].push_back(t);
+        if (t->kind == Kind::mha_decode)
+            for (const auto& line : t->lines)
+                for (const Point& p : line) stream_util_[f] = std::max(stream_util_[f], p.u);
+    }
 }
 
 const std::vector<const Tables::Table*>* Tables::bucket(int kind, std::string_view family) const {
@@ -566,7 +572,20 @@ TableHit Tables::gemm(std::string_view family, double m, int k, int n) const {
     const Table* best = nearest(bucket(int(Kind::gemm), family), [](const Table*) { return true; }, q, 2, best_d);
     // The GEMM tables time each call from Python: short kernels carry a per-call overhead (calibrated) that a
     // kernel inside a CUDA graph does not pay; the kernel floor is added back by the estimator.
-    return hit_from(best, best_d, 1, m, calibration.gemm_table_overhead_us * 1e-6);
+    TableHit h = hit_from(best, best_d, 1, m, calibration.gemm_table_overhead_us * 1e-6);
+    const FamilyRef* ref = best ? family_ref(best->family) : nullptr;
+    if (!h.found || best_d == 0 || !ref) return h;
+    // Another shape: move the measured efficiency through DeepGEMM's tiling (kernels::gemm_tile_efficiency), the
+    // target's tiles against the measured shape's at the same m, on the side of the roofline the target sits on
+    // (the table GPU's).
+    const double in_b = best->key[2] > 0 ? best->key[2] : 1;
+    const kernels::Cost c = kernels::gemm(m, k, n, in_b, in_b);
+    const bool compute = c.flops / ((in_b == 1 ? ref->tflops_fp8 : ref->tflops_bf16) * 1e12) >= c.bytes / (ref->hbm_GBps * 1e9);
+    const double f = calibration.gemm_tile_fixed_iters;
+    const double ratio = kernels::gemm_tile_efficiency(m, n, k, f, ref->sm_count, compute) /
+                         kernels::gemm_tile_efficiency(m, best->key[1], best->key[0], f, ref->sm_count, compute);
+    h.util = std::clamp(h.util * ratio, 1e-9, 1.0);
+    return h;
 }
 
 TableHit Tables::mha_decode(std::string_view family, int heads, int kv_heads, int head_dim, double batch, double kv_len,
@@ -641,7 +660,29 @@ TableHit Tables::mla_decode(std::string_view family, int heads, int kv_lora, int
     const int q[3] = {heads, kv_lora, rope};
     double d;
     const Table* t = nearest(bucket(int(Kind::mla_decode), family), [](const Table*) { return true; }, q, 3, d);
-    return hit_from(t, d, batch, kv_len);
+    TableHit h = hit_from(t, d, batch, kv_len);
+    const FamilyRef* ref = t ? family_ref(t->family) : nullptr;
+    if (!h.found || d == 0 || !ref) return h;
+    // Another head count. The MLA tables (FlashInfer, 128 heads) sit just under the ridge at every point (compute
+    // time 0.82 of memory time with a BF16 cache), so one roofline fraction cannot say which side limits the kernel.
+    // Split it: the memory side streams at the best fraction this GPU's decode-attention tables reach (FlashInfer
+    // MHA decode, memory-bound everywhere: 0.96 of HBM on H800); whatever time that leaves unexplained is the
+    // compute side's. Few heads (16 per GPU under TP8) then run memory-bound at the streaming rate, where moving
+    // the near-ridge fraction through the roofline read FlashMLA's 3000 GB/s as 2200.
+    double um = 0;
+    for (int f = 0; f < 3; ++f)
+        if (t->family == kFamilies[f].family) um = stream_util_[f];
+    if (um <= 0) return h;
+    const double kvb = t->fp8_kv ? 1.0 : 2.0;
+    const kernels::Cost ct = kernels::mla_decode(batch, kv_len, t->key[0], t->key[1], t->key[2], kvb);
+    const kernels::Cost cq = kernels::mla_decode(batch, kv_len, heads, kv_lora, rope, kvb);
+    const double P = ref->tflops_bf16 * 1e12, B = ref->hbm_GBps * 1e9;
+    const double t_point = std::max(ct.flops / P, ct.bytes / B) / h.util;
+    if (ct.bytes / B / um >= t_point) return h;  // the memory side explains the point: keep the roofline transfer
+    const double uc = ct.flops / P / t_point;    // the compute efficiency the point implies
+    const double tq = std::max(cq.flops / P / uc, cq.bytes / B / um);
+    h.util = std::clamp(std::max(cq.flops / P, cq.bytes / B) / tq, 1e-9, 1.0);
+    return h;
 }
 
 TableHit Tables::mla_prefill(std::string_view family, int heads, int qk_nope, int rope, double seq_len, double seqs,
@@ -657,7 +698,7 @@ TableHit Tables::mla_prefill(std::string_view family, int heads, int qk_nope, in
     X(kernel_floor_us) X(misc_passes) X(nvlink_ll_eff) X(rdma_ll_eff) X(ll_latency_us) X(nvlink_normal_eff)      \
     X(rdma_normal_eff) X(normal_latency_us) X(allreduce_eff) X(allreduce_latency_us) X(allgather_eff)            \
     X(prefill_overhead_ms) X(decode_overhead_ms) X(reserve_GB) X(cublas_workspace_MB) X(nccl_buffer_MB)          \
-    X(grouped_load_factor) X(gemm_table_overhead_us) X(attn_tile_fixed_iters) X(attn_softmax_exposed)
+    X(grouped_load_factor) X(gemm_table_overhead_us) X(attn_tile_fixed_iters) X(attn_softmax_exposed) X(gemm_tile_fixed_iters)
 
 bool parse_calibration(const nlohmann::json& j, Calibration& c, Issues& errors) {
     if (!j.is_object()) {

@@ -70,6 +70,9 @@ private:
     std::vector<Table*> tables_;
     // tables_ by kind (7) and GPU family (h20, h800, h100): each lookup walks one short list
     std::vector<const Table*> buckets_[7][3];
+    // per family: the best HBM streaming fraction its decode-attention (MHA) tables reach, all of whose points are
+    // memory-bound; used to split an MLA decode point into its compute and memory sides
+    double stream_util_[3] = {0, 0, 0};
     void add_table(Table* t);
     const std::vector<const Table*>* bucket(int kind, std::string_view family) const;
 };

@@ -50,8 +50,11 @@ std::vector<GroupDef> group_defs() {
           {"rdma_normal_eff", &C::rdma_normal_eff, 0.3, 1.0, "a fraction of the link"}},
          "DeepEP normal-kernel bottleneck bandwidth rows, EP8 intranode and EP16/32/64 internode (8, V1 final)"},
         {FitGroup::gemm_tables, true, false,
-         {{"gemm_table_overhead_us", &C::gemm_table_overhead_us, 0.0, 12.0, "below the shortest table latency, ~13 us"}},
-         "DeepGEMM dense FP8 GEMM rows at M=64/128 (12) against the bench_data/gemm/h800 table latencies of the same shapes"},
+         {{"gemm_table_overhead_us", &C::gemm_table_overhead_us, 0.0, 12.0, "below the shortest table latency, ~13 us"},
+          {"gemm_tile_fixed_iters", &C::gemm_tile_fixed_iters, 0.0, 6.0, "a tile's fixed cost, at most a few k-iterations"}},
+         "DeepGEMM dense FP8 GEMM rows (18: M=64/128/4096) against the bench_data/gemm/h800 tables: the per-call overhead "
+         "in the table latencies (identified by the small-M shapes) and the per-tile fixed cost that moves a measured "
+         "shape to an unmeasured one (identified by N=2112 and N=32768/K=512)"},
         {FitGroup::attn_tables, true, true,
          {{"attn_tile_fixed_iters", &C::attn_tile_fixed_iters, 0.0, 6.0, "a CTA's fixed cost, at most a few KV-block iterations"},
           {"attn_softmax_exposed", &C::attn_softmax_exposed, 0.0, 4.0, "exp plus a few FP32 ops per score, in exp units"}},
