@@ -1,0 +1,42 @@
+// Tile and roofline-side models that move a measured kernel to a shape the tables lack: DeepGEMM's tiling for dense
+// GEMMs and the compute/HBM split of an MLA decode table point.
+#include "test_helpers.h"
+#include "core/kernels.h"
+
+using moe::Phase;
+using moe_test::find_op;
+using moe_test::run;
+
+TEST_CASE("DeepGEMM tiling: k-iterations per tile and the last wave") {
+    using moe::kernels::gemm_tile_efficiency;
+    // memory-bound: only the pipeline fill counts; K=512 is 4 k-iterations of 128, so 4 / (4 + 1.9)
+    CHECK(gemm_tile_efficiency(4096, 32768, 512, 1.9, 132, false) == doctest::Approx(4.0 / 5.9));
+    // compute-bound, M=4096 N=7168 K=7168: BLOCK_M 128 gives 32 row blocks; BLOCK_N 112 gives 64 column blocks,
+    // 2048 tiles = 15.5 waves -> 16; BLOCK_N 120 -> 60 x 32 = 1920 tiles = 14.5 -> 15 waves; 128 -> 56 x 32 = 1792 =
+    // 13.6 -> 14 waves (last wave 76 of 132). Useful tile-iterations 4096*7168*7168/(128*128*128) = 100352 against
+    // 132 SMs x 14 waves x (56 + 1.9) iterations.
+    CHECK(gemm_tile_efficiency(4096, 7168, 7168, 1.9, 132, true) == doctest::Approx(100352.0 / (132 * 14 * 57.9)));
+    // more k-iterations per tile amortise the fixed cost
+    CHECK(gemm_tile_efficiency(64, 7168, 16384, 1.9, 132, false) > gemm_tile_efficiency(64, 7168, 2048, 1.9, 132, false));
+}
+
+TEST_CASE("MLA decode on another head count: the compute and HBM sides of the table point") {
+    // The H800 MLA decode table is 128 heads: at 128 heads per GPU (tp 1) the table is read as measured; at 16 heads
+    // per GPU (tp 8) the kernel streams the latent cache at the best fraction the H800 decode-attention tables reach
+    // (0.96 of 3350 GB/s), which FlashMLA's README puts at 'up to 3000 GB/s' (FlashMLA README @9241ae3e).
+    auto core = [](int tp) {
+        moe::Estimate e = run(R"({"model":"deepseek-v3","hardware":"h800","parallel":{"tp":)" + std::to_string(tp) +
+                              R"(,"dp":)" + std::to_string(8 / tp) + R"(,"ep":8},"workload":{"phase":"decode","batch":128,"context_len":8192},)"
+                              R"("runtime":{"a2a_backend":"deepep_low_latency"}})");
+        const moe::OpRecord* op = find_op(e, "attn.core", Phase::decode, "");
+        REQUIRE(op);
+        return *op;
+    };
+    const moe::OpRecord full = core(1), sharded = core(8);
+    CHECK(full.source == moe::Source::measured);  // batch 128, KV 8192 is a grid point
+    CHECK(sharded.source == moe::Source::transferred);
+    CHECK(sharded.bound == moe::Bound::memory);
+    const double GBps = sharded.activation_bytes / (sharded.time_us * 1e-6) / 1e9;
+    CHECK(GBps > 2700);
+    CHECK(GBps < 3350);
+}
