@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace moe::kernels {
 
@@ -51,6 +52,157 @@ inline Cost grouped_experts(double pairs, double active_local, double hidden, do
     const double weights = active_local * 3.0 * hidden * inter * weight_bytes_per_param;
     const double acts = pairs * (hidden * act_bytes + 2.0 * inter * 2.0 + inter * act_bytes + hidden * 2.0);
     return {flops, weights + acts};
+}
+
+// DeepGEMM's masked grouped GEMM is one persistent kernel over every (group, m-block, n-block) tile. A group with m
+// rows has ceil(m / BM) m-blocks, and the kernel runs ceil(tiles / SMs) waves. The block sizes are chosen once, for
+// the caller's *expected* m per group. This follows the README-era heuristic (DeepGEMM jit_kernels/gemm.py,
+// get_best_configs): BM = 64 if m <= 64 else 128, and BN from 16..128 in steps of 8. The pick is the fewest waves,
+// then the fullest last wave, then the smaller BN.
+struct MaskedTiles {
+    double bm = 128, bn = 128;
+};
+// Waves of `m_blocks` m-blocks (summed over the groups) times ceil(n / bn) n-blocks on `sms` SMs.
+inline double masked_waves(double m_blocks, double n, double bn, double sms) {
+    if (!(m_blocks > 0) || !(n > 0) || !(bn > 0) || !(sms > 0)) return 0;
+    return std::ceil(m_blocks * std::ceil(n / bn) / sms);
+}
+inline MaskedTiles deepgemm_masked_tiles(double m, double n, double groups, double sms) {
+    MaskedTiles best;
+    best.bm = m <= 64 ? 64 : 128;
+    const double mb = std::ceil(std::max(m, 0.0) / best.bm) * std::max(groups, 0.0);
+    double best_w = -1, best_last = 0;
+    for (int bn = 16; bn <= 128; bn += 8) {
+        const double tiles = mb * std::ceil(std::max(n, 0.0) / bn);
+        const double w = sms > 0 ? std::ceil(tiles / sms) : 0;
+        double last = sms > 0 ? std::fmod(tiles, sms) : 0;
+        if (last == 0) last = sms;  // a full last wave
+        if (best_w < 0 || w < best_w || (w == best_w && last > best_last)) {
+            best_w = w;
+            best_last = last;
+            best.bn = bn;
+        }
+    }
+    return best;
+}
+// Uniform load: every one of `groups` groups holds m rows (DeepGEMM README's runs; a balanced serving step).
+inline double masked_waves_uniform(double m, double n, double groups, const MaskedTiles& t, double sms) {
+    return masked_waves(std::ceil(std::max(m, 0.0) / t.bm) * std::max(groups, 0.0), n, t.bn, sms);
+}
+
+// Expected waves when group g holds m_g = int(e * U(0.7, 1.3)) rows, as InferSim's masked benchmark draws them
+// (alibaba/InferSim kernel_benchmark/deepgemm_grouped_gemm_masked.py, generate_m_grouped_masked: masked_m[j] =
+// int(expected_m_per_group * random.uniform(0.7, 1.3)); it times one such draw). The result is exact and uses no
+// random numbers. A group's block count ceil(m_g / BM) takes only a few values, so a dynamic program over the groups
+// gives the distribution of the total m-blocks. If lo <= hi, the draw is conditioned on its total rows sum(m_g)
+// lying in [lo, hi] (the benchmark's reported TFLOPS give that total). The program then also tracks the row sum. It
+// uses prefix sums, because a group's rows are uniform over a range, apart from the two end values. The function
+// returns -1 when the window has (almost) no probability, or when the conditioned program would take more than
+// `budget` cell updates or hold over 1e6 cells. The caller then falls back to the unconditional expectation
+// (lo > hi). If even that cheaper program is too big, the function returns the waves of the expected block count.
+inline double masked_waves_expected(double e, double groups, double n, const MaskedTiles& t, double sms, double lo = 1,
+                                    double hi = 0, double budget = 2e5) {
+    e = std::floor(e);
+    groups = std::floor(groups);
+    const double nb = t.bn > 0 ? std::ceil(n / t.bn) : 0;
+    if (!(e >= 1) || !(groups >= 1) || !(nb >= 1) || !(sms >= 1) || !(t.bm >= 1) || e > 1e7 || groups > 1e7) return 0;
+    const long bm = long(t.bm);
+    const double a = 0.7 * e, b = 1.3 * e, w = b - a;
+    const long mlo = long(std::floor(a)), mhi = std::max(mlo, long(std::ceil(b)) - 1);
+    const long km = mhi - mlo + 1;
+    auto p_of = [&](long j) { return std::max(0.0, (std::min(double(j + 1), b) - std::max(double(j), a)) / w); };
+    auto cls = [&](long j) { return (j + bm - 1) / bm; };  // m-blocks of a group with j rows (0 rows: none)
+    const long cmin = cls(mlo), cmax = cls(mhi), nc = cmax - cmin + 1;
+    const long L = long(groups);
+    auto waves = [&](double blocks) { return std::ceil(blocks * nb / sms); };
+
+    const bool conditioned = lo <= hi;
+    if (conditioned) {
+        const double slo = std::max(std::ceil(lo - 1e-9), double(L * mlo));
+        const double shi = std::min(std::floor(hi + 1e-9), double(L * mhi));
+        if (slo > shi) return -1;
+        const double S = double(L) * double(km - 1) + 1, Bd = double(L) * double(nc - 1) + 1;
+        if (double(L) * S * Bd * double(nc + 2) > budget || S * Bd > 1e6) return -1;  // time, memory (8 MB a table)
+        const size_t ns = size_t(S), nbk = size_t(Bd);
+        const double base = 1.0 / w;  // probability of an interior row count
+        // f[s * nbk + bb]: probability that the groups so far hold s + g*mlo rows and bb + g*cmin m-blocks.
+        std::vector<double> f(ns * nbk, 0.0), g(ns * nbk, 0.0), pre(ns + 1, 0.0);
+        f[0] = 1.0;
+        size_t used = 1;  // row offsets reachable so far
+        for (long grp = 0; grp < L; ++grp) {
+            std::fill(g.begin(), g.end(), 0.0);
+            const size_t next_used = used + size_t(km - 1);
+            for (size_t bb = 0; bb < nbk; ++bb) {
+                pre[0] = 0;
+                double any = 0;
+                for (size_t s = 0; s < used; ++s) {
+                    pre[s + 1] = pre[s] + f[s * nbk + bb];
+                    any += f[s * nbk + bb];
+                }
+                if (any <= 0) continue;
+                for (long c = cmin; c <= cmax; ++c) {
+                    const long jl = std::max(mlo, c == 0 ? 0L : (c - 1) * bm + 1), jh = std::min(mhi, c * bm);
+                    if (jl > jh) continue;
+                    const long ol = jl - mlo, oh = jh - mlo;
+                    const size_t to = bb + size_t(c - cmin);
+                    if (to >= nbk) continue;
+                    for (size_t s2 = size_t(ol); s2 < next_used && s2 < ns; ++s2) {
+                        // sum of f[x] for x in [s2 - oh, s2 - ol], clipped to [0, used)
+                        const long xl = std::max(0L, long(s2) - oh), xh = std::min(long(used) - 1, long(s2) - ol);
+                        if (xl > xh) continue;
+                        g[s2 * nbk + to] += base * (pre[size_t(xh + 1)] - pre[size_t(xl)]);
+                    }
+                }
+                // the two end row counts carry only part of an integer step of U
+                const long ends[2] = {mlo, mhi};
+                for (int q = 0; q < (mlo == mhi ? 1 : 2); ++q) {
+                    const long j = ends[q];
+                    const double d = p_of(j) - base;
+                    const size_t off = size_t(j - mlo), to = bb + size_t(cls(j) - cmin);
+                    if (d == 0 || to >= nbk) continue;
+                    for (size_t s = 0; s < used && s + off < ns; ++s) g[(s + off) * nbk + to] += d * f[s * nbk + bb];
+                }
+            }
+            f.swap(g);
+            used = std::min(ns, next_used);
+        }
+        double num = 0, den = 0;
+        const size_t s0 = size_t(slo - double(L * mlo)), s1 = size_t(shi - double(L * mlo));
+        for (size_t s = s0; s <= s1 && s < ns; ++s)
+            for (size_t bb = 0; bb < nbk; ++bb) {
+                const double p = std::max(0.0, f[s * nbk + bb]);
+                num += p * waves(double(bb) + double(L * cmin));
+                den += p;
+            }
+        if (!(den > 1e-9)) return -1;
+        return num / den;
+    }
+
+    // Unconditional: the total m-blocks alone.
+    std::vector<double> q(size_t(nc), 0.0);
+    double mean = 0;
+    for (long j = mlo; j <= mhi; ++j) {
+        q[size_t(cls(j) - cmin)] += p_of(j);
+        mean += p_of(j) * double(cls(j));
+    }
+    const double Bd = double(L) * double(nc - 1) + 1;
+    if (double(L) * Bd * double(nc) > budget) return waves(mean * double(L));
+    std::vector<double> f(size_t(Bd), 0.0), g(size_t(Bd), 0.0);
+    f[0] = 1.0;
+    for (long grp = 0; grp < L; ++grp) {
+        std::fill(g.begin(), g.end(), 0.0);
+        const size_t reach = size_t(grp) * size_t(nc - 1) + 1;
+        for (size_t bb = 0; bb < reach; ++bb)
+            if (f[bb] > 0)
+                for (size_t c = 0; c < size_t(nc); ++c) g[bb + c] += f[bb] * q[c];
+        f.swap(g);
+    }
+    double num = 0, den = 0;
+    for (size_t bb = 0; bb < f.size(); ++bb) {
+        num += f[bb] * waves(double(bb) + double(L * cmin));
+        den += f[bb];
+    }
+    return den > 0 ? num / den : waves(mean * double(L));
 }
 
 // Decode attention over a KV cache: batch b, kv length L, heads h, kv heads hk, head dim d.

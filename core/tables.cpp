@@ -198,6 +198,43 @@ bool Tables::has_family(std::string_view family) const {
     return false;
 }
 
+// InferSim's masked grouped-GEMM tables time one random draw of rows per group: m_g = int(expected_m * U(0.7, 1.3))
+// (alibaba/InferSim kernel_benchmark/deepgemm_grouped_gemm_masked.py, generate_m_grouped_masked). A group above
+// expected_m can add an m-block, and with it a whole wave over the SMs. DeepGEMM's README and a balanced serving step
+// run every group at expected_m. This converts one projection's time (n x k FP8 weights per group) to that uniform
+// load:
+//   t_uniform = max(t * W_uniform / W_table, min(t, weight bytes / (0.9 * HBM)))
+// W_table is the expected number of waves of the draw. When the row's mfu cell allows it, the draw is conditioned on
+// its total rows; InferSim writes mfu = 2 * valid_m * n * k / t / gpu_tflops with valid_m = sum m_g, so valid_m comes
+// back to within the cell's rounding. If the cell is missing or implausible, the unconditional expectation is used.
+// The floor keeps memory-bound rows at their weight-streaming time (0.9 of peak HBM, about the best a streaming
+// kernel reaches). Real routing imbalance is not in the table after this; routing.imbalance models it.
+static double masked_uniform_us(double t_us, double expected_m, double groups, double n, double k,
+                                std::string_view mfu_cell, const FamilyRef& ref) {
+    const double sms = ref.sm_count;
+    const kernels::MaskedTiles tiles = kernels::deepgemm_masked_tiles(expected_m, n, groups, sms);
+    const double w_uni = kernels::masked_waves_uniform(expected_m, n, groups, tiles, sms);
+    double w_tab = -1, mfu = 0;
+    if (to_double(mfu_cell, mfu) && mfu > 0 && mfu <= 1) {
+        // half a unit of the cell's last decimal, plus a little for the rounding of the time
+        double half = 5e-7 * mfu;
+        const auto dot = mfu_cell.find('.');
+        if (dot != std::string_view::npos && mfu_cell.find_first_of("eE") == std::string_view::npos) {
+            int decimals = 0;
+            for (size_t i = dot + 1; i < mfu_cell.size() && mfu_cell[i] >= '0' && mfu_cell[i] <= '9'; ++i) ++decimals;
+            half = 0.5 * std::pow(10.0, -std::min(decimals, 15));
+        }
+        const double rows_per_mfu = ref.tflops_fp8 * 1e12 * t_us * 1e-6 / (2.0 * n * k);
+        const double lo = (mfu - half) * rows_per_mfu * (1 - 1e-5), hi = (mfu + half) * rows_per_mfu * (1 + 1e-5);
+        w_tab = kernels::masked_waves_expected(expected_m, groups, n, tiles, sms, lo, hi);
+    }
+    if (!(w_tab > 0)) w_tab = kernels::masked_waves_expected(expected_m, groups, n, tiles, sms);
+    if (!(w_tab > 0) || !(w_uni > 0)) return t_us;
+    const double floor_us = groups * n * k / (0.9 * ref.hbm_GBps * 1e9) * 1e6;
+    const double out = std::max(t_us * w_uni / w_tab, std::min(t_us, floor_us));
+    return std::isfinite(out) && out > 0 ? out : t_us;
+}
+
 bool Tables::load_csv(std::string_view path, std::string_view text, Issues& errors) {
     if (!detail::valid_utf8(path)) {  // the path names every hit's table in the estimate's JSON
         errors.push_back({detail::shown_text(std::string(path), 256), "file name is not valid UTF-8"});
@@ -410,6 +447,18 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 if (!s) {
                     s = std::make_unique<Table>(*t);
                     for (int j = 0; j < 4; ++j) s->key[j] = key[size_t(j)];
+                }
+                if (t->kind == Kind::grouped_masked) {
+                    // Uniform load per group (masked_uniform_us). The expected m is InferSim's
+                    // round(bs * topk / groups), from its tokens_per_expert column when the file has one.
+                    auto cell = [&](const char* name) {
+                        const int c = col(name);
+                        return c >= 0 && size_t(c) < cells.size() ? cells[size_t(c)] : std::string_view();
+                    };
+                    double em = 0;
+                    if (!to_double(cell("tokens_per_expert"), em) || em < 1) em = std::nearbyint(tokens * k / local);
+                    up = masked_uniform_us(up, em, local, 2.0 * inter, h, cell("up_mfu"), *ref);
+                    down = masked_uniform_us(down, em, local, h, inter, cell("down_mfu"), *ref);
                 }
                 // The benchmark routes tokens*gpus tokens at random: only experts that receive one are read.
                 const double pairs = tokens * k;  // token-expert pairs on one GPU (balanced)

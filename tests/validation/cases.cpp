@@ -107,10 +107,19 @@ double p_miss(int n, int m, int k) {
 }
 
 // What the model lacks for some cases (Case::model_gap), named so the lead can act on each.
-const char* const kGapMaskedImbalance =
-    "InferSim's masked grouped-GEMM table times a random routing padded to the busiest local expert; DeepGEMM's README "
-    "runs every group full (uniform). The table thus embeds a routing imbalance the model also exposes separately "
-    "(routing.imbalance)";
+// The masked grouped-GEMM table is converted to uniform load when loaded (tables.cpp, masked_uniform_us). What keeps
+// the 2 x 512 case outside its tolerance:
+const char* const kMissMaskedSplit =
+    "InferSim's masked table times one random split, int(expected_m * U(0.7, 1.3)) rows per group. The loader "
+    "converts it to uniform load using the expected wave count over the splits that match the row's recorded total. "
+    "Up projection: 983 rows over 2 groups, 2.64 expected waves against 2 uniform. If the timed draw had a group "
+    "above 512 rows (3 waves, p = 0.64), the case would be 884 TFLOPS (-11%). Down projection: 727 TFLOPS after the "
+    "conversion against the README's 916. The table's down rows already run 12% below the README at 1 x 1024, where "
+    "no wave changes. InferSim times the later m_grouped_fp8_gemm_nt_masked 1D2D kernel; the README times the "
+    "February 2025 kernel";
+const char* const kGapMaskedSplit =
+    "per-group row counts of the masked table's timed draw: only their total is recorded, so the uniform-load "
+    "conversion uses an expected wave count. Also missing: a masked grouped-GEMM table of the README's DeepGEMM build";
 const char* const kGapFlashInfer =
     "MLA decode tables are FlashInfer's MLA kernel, whose compute side peaks at 563 TFLOPS on H800 (0.57 of peak); "
     "FlashMLA, which SGLang uses for DeepSeek on Hopper, reaches 660 when compute-bound. A FlashMLA table would close "
@@ -396,7 +405,12 @@ std::vector<Case> build_cases() {
             c.unit = "TFLOPS";
             c.tolerance = 0.15;
             c.fit = FitGroup::fallback_grouped;
-            if (g.masked && g.groups > 1) c.model_gap = kGapMaskedImbalance;
+            // Masked rows are converted to uniform load when loaded. 1 x 1024 and 4 x 256 then land within 3%; 2 x 512
+            // stays outside its tolerance.
+            if (g.masked && g.groups == 2) {
+                c.miss_note = kMissMaskedSplit;
+                c.model_gap = kGapMaskedSplit;
+            }
             c.scenario = scenario(j);
             c.extract = op_tflops("moe.routed_experts");
             out.push_back(std::move(c));
@@ -601,6 +615,12 @@ std::vector<Case> build_cases() {
                               "once per node it needs: DeepSeek-V3's node-limited routing (4 of 8 groups, 2 groups per node "
                               "at EP32) reaches 3.1 of 4 nodes, where InferSim charges every token-expert pair (top-8) over "
                               "RDMA; our exposed communication per layer is therefore smaller and our throughput higher.";
+            else if (f == "edge_dsv3_decode_h800_ep128_notbo.txt")
+                c.miss_note = "Without two-batch overlap the routed experts are exposed. InferSim costs them from its masked "
+                              "grouped-GEMM table as timed: one random draw of int(expected_m x U(0.7, 1.3)) rows per group; "
+                              "at EP128, batch 64, the up projection's 584 rows over 2 groups fill 5 m-blocks of 128 and run "
+                              "2 waves where uniform load needs 4 blocks and 1. We convert the table to uniform load (up "
+                              "50.6 -> 25.3 us per MoE layer), so our throughput is higher.";
             else if (f == "qwen3_30b_a3b_decode_h20_ep4.txt")
                 c.miss_note = "Per layer we cost DeepEP low-latency dispatch + combine (2 x 39 us with the fitted latency) "
                               "where InferSim charges a 4 us all-reduce, and our batch-100 grouped GEMM is interpolated "
