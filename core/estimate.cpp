@@ -190,7 +190,8 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, int window, LayerOps& L) 
             kernels::Cost a = kernels::mla_decode(ps.batch, ctx, Hr, m.kv_lora_rank, m.qk_rope_head_dim, kvb);
             OpRecord core = make_op("attn.core", ph, a.flops * q_per_seq, 0, a.bytes);
             TableHit hit = lookup(c, [&](const char* f) {
-                return c.t.mla_decode(f, int(Hr * q_per_seq + 0.5), m.kv_lora_rank, m.qk_rope_head_dim, ps.batch, ctx);
+                return c.t.mla_decode(f, int(Hr * q_per_seq + 0.5), m.kv_lora_rank, m.qk_rope_head_dim, ps.batch, ctx,
+                                      c.kv == Dtype::fp8);
             });
             time_op(c, core, Dtype::bf16, hit, c.cal.attn_prefill_compute_eff, c.cal.attn_decode_bw_eff);
             L.pre.push_back(core);

@@ -118,8 +118,8 @@ inline double masked_waves_expected(double e, double groups, double n, const Mas
 
     const bool conditioned = lo <= hi;
     if (conditioned) {
-        const double slo = std::max(std::ceil(lo - 1e-9), double(L * mlo));
-        const double shi = std::min(std::floor(hi + 1e-9), double(L * mhi));
+        const double slo = std::max(std::ceil(lo - 1e-9), double(L) * double(mlo));
+        const double shi = std::min(std::floor(hi + 1e-9), double(L) * double(mhi));
         if (slo > shi) return -1;
         const double S = double(L) * double(km - 1) + 1, Bd = double(L) * double(nc - 1) + 1;
         if (double(L) * S * Bd * double(nc + 2) > budget || S * Bd > 1e6) return -1;  // time, memory (8 MB a table)
@@ -167,11 +167,11 @@ inline double masked_waves_expected(double e, double groups, double n, const Mas
             used = std::min(ns, next_used);
         }
         double num = 0, den = 0;
-        const size_t s0 = size_t(slo - double(L * mlo)), s1 = size_t(shi - double(L * mlo));
+        const size_t s0 = size_t(slo - double(L) * double(mlo)), s1 = size_t(shi - double(L) * double(mlo));
         for (size_t s = s0; s <= s1 && s < ns; ++s)
             for (size_t bb = 0; bb < nbk; ++bb) {
                 const double p = std::max(0.0, f[s * nbk + bb]);
-                num += p * waves(double(bb) + double(L * cmin));
+                num += p * waves(double(bb) + double(L) * double(cmin));
                 den += p;
             }
         if (!(den > 1e-9)) return -1;
@@ -199,7 +199,7 @@ inline double masked_waves_expected(double e, double groups, double n, const Mas
     }
     double num = 0, den = 0;
     for (size_t bb = 0; bb < f.size(); ++bb) {
-        num += f[bb] * waves(double(bb) + double(L * cmin));
+        num += f[bb] * waves(double(bb) + double(L) * double(cmin));
         den += f[bb];
     }
     return den > 0 ? num / den : waves(mean * double(L));
@@ -241,7 +241,7 @@ inline double flash_tile_efficiency(double seqs, double heads, double s, double 
     const double nq = std::ceil(s / kTile);
     double visits, longest;  // KV blocks visited by the query blocks of one head of one sequence; by the last one
     if (window > 0 && window < s) {
-        const double nw = std::ceil(window / kTile) + 1;  // a window straddles one more block
+        const double nw = 1 + std::ceil(std::max(window - 1, 0.0) / kTile);  // own block + those the window reaches
         visits = nq <= nw ? nq * (nq + 1) / 2 : nw * (nw + 1) / 2 + (nq - nw) * nw;
         longest = std::min(nq, nw);
     } else {

@@ -448,6 +448,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                     s = std::make_unique<Table>(*t);
                     for (int j = 0; j < 4; ++j) s->key[j] = key[size_t(j)];
                 }
+                double em = 0;  // expected rows per group (masked rows)
                 if (t->kind == Kind::grouped_masked) {
                     // Uniform load per group (masked_uniform_us). The expected m is InferSim's
                     // round(bs * topk / groups), from its tokens_per_expert column when the file has one.
@@ -455,14 +456,17 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                         const int c = col(name);
                         return c >= 0 && size_t(c) < cells.size() ? cells[size_t(c)] : std::string_view();
                     };
-                    double em = 0;
                     if (!to_double(cell("tokens_per_expert"), em) || em < 1) em = std::nearbyint(tokens * k / local);
                     up = masked_uniform_us(up, em, local, 2.0 * inter, h, cell("up_mfu"), *ref);
                     down = masked_uniform_us(down, em, local, h, inter, cell("down_mfu"), *ref);
                 }
-                // The benchmark routes tokens*gpus tokens at random: only experts that receive one are read.
+                // Experts whose weights the timed kernel read. Masked rows, converted to uniform load, hold expected_m
+                // >= 1 rows in every group: all local experts. Contiguous rows route tokens*gpus tokens at random:
+                // only the experts that receive one.
                 const double pairs = tokens * k;  // token-expert pairs on one GPU (balanced)
-                const double active = kernels::expected_active_experts(local, k * local / E, tokens * gpus);
+                const double active = t->kind == Kind::grouped_masked && em >= 1
+                                          ? local
+                                          : kernels::expected_active_experts(local, k * local / E, tokens * gpus);
                 kernels::Cost c = kernels::grouped_experts(pairs, std::max(1.0, active), h, inter, 1.0, 1.0);
                 const double roof = std::max(c.flops / (ref->tflops_fp8 * 1e12), c.bytes / (ref->hbm_GBps * 1e9));
                 s->add(gpus, tokens, std::min(1.0, roof / ((up + down) * 1e-6)));
@@ -687,7 +691,8 @@ TableHit prefill_hit(const Tables::Table* t, double dist, double seq_len, double
     h.found = true;
     h.util = std::clamp(r * eff * hd_factor, 1e-9, 1.0);
     h.compute_only = true;
-    h.source = dist > 0 ? Source::transferred : exact && seqs == 1 && window <= 0 ? Source::measured : Source::interpolated;
+    const bool own_tiles = seqs == 1 && (window <= 0 || window >= seq_len) && (sms <= 0 || sms == int(ref_sms));
+    h.source = dist > 0 ? Source::transferred : exact && own_tiles ? Source::measured : Source::interpolated;
     h.table = t->path.c_str();
     return h;
 }
@@ -705,10 +710,12 @@ TableHit Tables::mha_prefill(std::string_view family, int heads, int kv_heads, i
     return prefill_hit(t, d, seq_len, seqs, window, heads, sms, calibration, hd);
 }
 
-TableHit Tables::mla_decode(std::string_view family, int heads, int kv_lora, int rope, double batch, double kv_len) const {
+TableHit Tables::mla_decode(std::string_view family, int heads, int kv_lora, int rope, double batch, double kv_len,
+                            bool fp8_kv) const {
     const int q[3] = {heads, kv_lora, rope};
     double d;
-    const Table* t = nearest(bucket(int(Kind::mla_decode), family), [](const Table*) { return true; }, q, 3, d);
+    const Table* t = nearest(bucket(int(Kind::mla_decode), family), [&](const Table* x) { return x->fp8_kv == fp8_kv; }, q, 3, d);
+    if (!t) t = nearest(bucket(int(Kind::mla_decode), family), [](const Table*) { return true; }, q, 3, d), d += 1;
     TableHit h = hit_from(t, d, batch, kv_len);
     const FamilyRef* ref = t ? family_ref(t->family) : nullptr;
     if (!h.found || d == 0 || !ref) return h;
@@ -722,9 +729,8 @@ TableHit Tables::mla_decode(std::string_view family, int heads, int kv_lora, int
     for (int f = 0; f < 3; ++f)
         if (t->family == kFamilies[f].family) um = stream_util_[f];
     if (um <= 0) return h;
-    const double kvb = t->fp8_kv ? 1.0 : 2.0;
-    const kernels::Cost ct = kernels::mla_decode(batch, kv_len, t->key[0], t->key[1], t->key[2], kvb);
-    const kernels::Cost cq = kernels::mla_decode(batch, kv_len, heads, kv_lora, rope, kvb);
+    const kernels::Cost ct = kernels::mla_decode(batch, kv_len, t->key[0], t->key[1], t->key[2], t->fp8_kv ? 1.0 : 2.0);
+    const kernels::Cost cq = kernels::mla_decode(batch, kv_len, heads, kv_lora, rope, fp8_kv ? 1.0 : 2.0);
     const double P = ref->tflops_bf16 * 1e12, B = ref->hbm_GBps * 1e9;
     const double t_point = std::max(ct.flops / P, ct.bytes / B) / h.util;
     if (ct.bytes / B / um >= t_point) return h;  // the memory side explains the point: keep the roofline transfer

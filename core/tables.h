@@ -50,10 +50,13 @@ public:
     // 0 = full) on a GPU of `sms` SMs (0: the table's own) is costed with FlashAttention's tile schedule
     // (kernels::flash_tile_efficiency): the table's per-call timing overhead (fitted per table) and its own tile
     // efficiency are taken off each point, what remains is the kernel's rate per useful tile, interpolated in log
-    // seq_len and put back under the target's tiles. On the table's own shape and one sequence this is the table.
+    // seq_len and put back under the target's tiles. On the table's own shape, one sequence and the table GPU's SM
+    // count this is the table's latency less its per-call overhead.
     TableHit mha_prefill(std::string_view family, int heads, int kv_heads, int head_dim, double seq_len, double seqs = 1,
                          double window = 0, int sms = 0) const;
-    TableHit mla_decode(std::string_view family, int heads, int kv_lora, int rope, double batch, double kv_len) const;
+    // Another head count splits the table point into its compute and HBM sides; `fp8_kv`: the query's cache is FP8.
+    TableHit mla_decode(std::string_view family, int heads, int kv_lora, int rope, double batch, double kv_len,
+                        bool fp8_kv = false) const;
     TableHit mla_prefill(std::string_view family, int heads, int qk_nope, int rope, double seq_len, double seqs = 1,
                          double window = 0, int sms = 0) const;
 
@@ -70,8 +73,8 @@ private:
     std::vector<Table*> tables_;
     // tables_ by kind (7) and GPU family (h20, h800, h100): each lookup walks one short list
     std::vector<const Table*> buckets_[7][3];
-    // per family: the best HBM streaming fraction its decode-attention (MHA) tables reach, all of whose points are
-    // memory-bound; used to split an MLA decode point into its compute and memory sides
+    // per family: the best HBM streaming fraction its decode-attention (MHA) tables reach (the best points are the
+    // memory-bound ones); used to split an MLA decode point into its compute and memory sides
     double stream_util_[3] = {0, 0, 0};
     void add_table(Table* t);
     const std::vector<const Table*>* bucket(int kind, std::string_view family) const;
