@@ -178,12 +178,16 @@ inline double masked_waves_expected(double e, double groups, double n, const Mas
         return num / den;
     }
 
-    // Unconditional: the total m-blocks alone.
+    // Unconditional: the total m-blocks alone. A block class c holds the row counts [(c-1)*BM + 1, c*BM]; the
+    // probabilities of consecutive row counts add up to the overlap of their unit intervals with [a, b).
     std::vector<double> q(size_t(nc), 0.0);
     double mean = 0;
-    for (long j = mlo; j <= mhi; ++j) {
-        q[size_t(cls(j) - cmin)] += p_of(j);
-        mean += p_of(j) * double(cls(j));
+    for (long c = cmin; c <= cmax; ++c) {
+        const long jl = std::max(mlo, c == 0 ? 0L : (c - 1) * bm + 1), jh = std::min(mhi, c * bm);
+        if (jl > jh) continue;
+        const double p = std::max(0.0, std::min(double(jh + 1), b) - std::max(double(jl), a)) / w;
+        q[size_t(c - cmin)] = p;
+        mean += p * double(c);
     }
     const double Bd = double(L) * double(nc - 1) + 1;
     if (double(L) * Bd * double(nc) > budget) return waves(mean * double(L));
