@@ -81,19 +81,17 @@ void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, dou
     op.compute_dtype = c.g.compute_dtype(compute);
     const double t_c = op.flops / peak, t_m = bytes / c.bw;
     op.bound = t_c >= t_m ? Bound::compute : Bound::memory;
-    op.engine = op.bound == Bound::compute ? Engine::tensor : Engine::hbm;
     double t;
-    if (hit.found && hit.util > 0 && hit.compute_only) {
-        const double tc = t_c / hit.util, tm = t_m / c.cal.hbm_bw_eff;
-        t = std::max(tc, tm);
-        op.bound = tc >= tm ? Bound::compute : Bound::memory;
-        op.engine = op.bound == Bound::compute ? Engine::tensor : Engine::hbm;
-        op.efficiency = tc >= tm ? hit.util : c.cal.hbm_bw_eff;
-        op.source = hit.source;
-        op.table = hit.table;
-    } else if (hit.found && hit.util > 0) {
-        t = std::max(t_c, t_m) / hit.util;
-        op.efficiency = hit.util;
+    if (hit.found && hit.util > 0) {
+        if (hit.compute_only) {  // the kernel's loads overlap its matmuls: memory at the streaming efficiency
+            const double tc = t_c / hit.util, tm = t_m / c.cal.hbm_bw_eff;
+            t = std::max(tc, tm);
+            op.bound = tc >= tm ? Bound::compute : Bound::memory;
+            op.efficiency = tc >= tm ? hit.util : c.cal.hbm_bw_eff;
+        } else {
+            t = std::max(t_c, t_m) / hit.util;
+            op.efficiency = hit.util;
+        }
         op.source = hit.source;
         op.table = hit.table;
     } else {
@@ -101,6 +99,7 @@ void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, dou
         op.efficiency = op.bound == Bound::compute ? eff_compute : eff_bw;
         op.source = Source::analytical;
     }
+    op.engine = op.bound == Bound::compute ? Engine::tensor : Engine::hbm;
     op.time_us = std::max(t * 1e6, c.cal.kernel_floor_us);
 }
 

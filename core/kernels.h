@@ -54,12 +54,12 @@ inline Cost grouped_experts(double pairs, double active_local, double hidden, do
     return {flops, weights + acts};
 }
 
-// DeepGEMM's masked grouped GEMM is one persistent kernel over every (group, m-block, n-block) tile. A group with m
-// rows has ceil(m / BM) m-blocks, and the kernel runs ceil(tiles / SMs) waves. The block sizes are chosen once, for
-// the caller's *expected* m per group. This follows the README-era heuristic (DeepGEMM jit_kernels/gemm.py,
+// DeepGEMM (dense: one group; masked grouped: one persistent kernel over every group) runs every (group, m-block,
+// n-block) tile. A group with m rows has ceil(m / BM) m-blocks, and the kernel runs ceil(tiles / SMs) waves. The
+// block sizes are chosen once, for the caller's *expected* m per group. This follows the README-era heuristic (DeepGEMM jit_kernels/gemm.py,
 // get_best_configs): BM = 64 if m <= 64 else 128, and BN from 16..128 in steps of 8. The pick is the fewest waves,
 // then the fullest last wave, then the smaller BN.
-struct MaskedTiles {
+struct DeepGemmTiles {
     double bm = 128, bn = 128;
 };
 // Waves of `m_blocks` m-blocks (summed over the groups) times ceil(n / bn) n-blocks on `sms` SMs.
@@ -67,8 +67,8 @@ inline double masked_waves(double m_blocks, double n, double bn, double sms) {
     if (!(m_blocks > 0) || !(n > 0) || !(bn > 0) || !(sms > 0)) return 0;
     return std::ceil(m_blocks * std::ceil(n / bn) / sms);
 }
-inline MaskedTiles deepgemm_masked_tiles(double m, double n, double groups, double sms) {
-    MaskedTiles best;
+inline DeepGemmTiles deepgemm_tiles(double m, double n, double groups, double sms) {
+    DeepGemmTiles best;
     best.bm = m <= 64 ? 64 : 128;
     const double mb = std::ceil(std::max(m, 0.0) / best.bm) * std::max(groups, 0.0);
     double best_w = -1, best_last = 0;
@@ -85,8 +85,9 @@ inline MaskedTiles deepgemm_masked_tiles(double m, double n, double groups, doub
     }
     return best;
 }
-// Uniform load: every one of `groups` groups holds m rows (DeepGEMM README's runs; a balanced serving step).
-inline double masked_waves_uniform(double m, double n, double groups, const MaskedTiles& t, double sms) {
+// Waves when every one of `groups` groups holds m rows (a dense GEMM; DeepGEMM README's masked runs; a balanced
+// serving step).
+inline double deepgemm_waves(double m, double n, double groups, const DeepGemmTiles& t, double sms) {
     return masked_waves(std::ceil(std::max(m, 0.0) / t.bm) * std::max(groups, 0.0), n, t.bn, sms);
 }
 
@@ -100,7 +101,7 @@ inline double masked_waves_uniform(double m, double n, double groups, const Mask
 // returns -1 when the window has (almost) no probability, or when the conditioned program would take more than
 // `budget` cell updates or hold over 1e6 cells. The caller then falls back to the unconditional expectation
 // (lo > hi). If even that cheaper program is too big, the function returns the waves of the expected block count.
-inline double masked_waves_expected(double e, double groups, double n, const MaskedTiles& t, double sms, double lo = 1,
+inline double masked_waves_expected(double e, double groups, double n, const DeepGemmTiles& t, double sms, double lo = 1,
                                     double hi = 0, double budget = 2e5) {
     e = std::floor(e);
     groups = std::floor(groups);
@@ -270,8 +271,7 @@ inline double head_dim_factor(double d, double d_table, double mma_tflops, doubl
     return (1.0 + ratio / d_table) / (1.0 + ratio / d);
 }
 
-// A dense GEMM as DeepGEMM tiles it (BLOCK_M 64 when m <= 64 else 128; BLOCK_N in 16..128, step 8, chosen for the
-// fewest waves over the SMs, then the fullest last wave; BLOCK_K 128). Each output tile walks ceil(k/128)
+// A dense GEMM as DeepGEMM tiles it (deepgemm_tiles; BLOCK_K 128). Each output tile walks ceil(k/128)
 // k-iterations plus a fixed cost of `fixed_iters` iterations (TMA pipeline fill and drain, scale loads, the BF16
 // output epilogue). Compute-bound, the kernel also loses its last partial wave; memory-bound, only the fill
 // fraction matters (few CTAs are still streaming by the last wave). Returns the useful share: used to move a
@@ -280,20 +280,9 @@ inline double gemm_tile_efficiency(double m, double n, double k, double fixed_it
     if (m <= 0 || n <= 0 || k <= 0 || sms <= 0) return 1.0;
     const double kit = std::ceil(k / 128.0);
     if (!compute_bound) return kit / (kit + fixed_iters);
-    const double bm = m <= 64 ? 64 : 128;
-    double best_waves = 0, best_last = 0, best_bn = 128;
-    for (int bn = 16; bn <= 128; bn += 8) {
-        const double tiles = std::ceil(m / bm) * std::ceil(n / bn);
-        const double waves = std::ceil(tiles / sms);
-        const double last = tiles - (waves - 1) * sms;
-        if (best_waves == 0 || waves < best_waves || (waves == best_waves && last > best_last)) {
-            best_waves = waves;
-            best_last = last;
-            best_bn = bn;
-        }
-    }
-    const double useful = m * n * k / (bm * best_bn * 128.0);  // tile-iterations of useful work
-    return std::clamp(useful / (sms * best_waves * (kit + fixed_iters)), 1e-6, 1.0);
+    const DeepGemmTiles t = deepgemm_tiles(m, n, 1, sms);
+    const double useful = m * n * k / (t.bm * t.bn * 128.0);  // tile-iterations of useful work
+    return std::clamp(useful / (sms * deepgemm_waves(m, n, 1, t, sms) * (kit + fixed_iters)), 1e-6, 1.0);
 }
 
 }  // namespace moe::kernels

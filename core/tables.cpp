@@ -70,20 +70,33 @@ bool to_double(std::string_view s, double& out) {
     return end == buf + s.size() && std::isfinite(out);
 }
 
-// Interpolate u over sorted points in log x. exact = q sits on a grid point.
-double interp1(const std::vector<Point>& pts, double q, bool& exact, double ovh = 0) {
+// Interpolate value(point) over sorted points in log x, clamped at the ends. exact = q sits on a grid point.
+template <class Value>
+double interp_by(const std::vector<Point>& pts, double q, bool& exact, Value value) {
     exact = false;
     if (pts.empty()) return 0;
     auto same = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); };
-    if (q <= pts.front().x) { exact = same(q, pts.front().x); return util_of(pts.front(), ovh); }
-    if (q >= pts.back().x) { exact = same(q, pts.back().x); return util_of(pts.back(), ovh); }
+    if (q <= pts.front().x) { exact = same(q, pts.front().x); return value(pts.front()); }
+    if (q >= pts.back().x) { exact = same(q, pts.back().x); return value(pts.back()); }
     auto hi = std::lower_bound(pts.begin(), pts.end(), q, [](const Point& p, double v) { return p.x < v; });
-    if (same(hi->x, q)) { exact = true; return util_of(*hi, ovh); }
+    if (same(hi->x, q)) { exact = true; return value(*hi); }
     auto lo = hi - 1;
-    if (same(lo->x, q)) { exact = true; return util_of(*lo, ovh); }
+    if (same(lo->x, q)) { exact = true; return value(*lo); }
     const double t = (lg(q) - lg(lo->x)) / (lg(hi->x) - lg(lo->x));
-    const double ul = util_of(*lo, ovh), uh = util_of(*hi, ovh);
+    const double ul = value(*lo), uh = value(*hi);
     return ul + t * (uh - ul);
+}
+
+// Interpolate u (with `ovh` seconds of per-call overhead taken off each point's latency).
+double interp1(const std::vector<Point>& pts, double q, bool& exact, double ovh = 0) {
+    return interp_by(pts, q, exact, [ovh](const Point& p) { return util_of(p, ovh); });
+}
+
+// Index of a GPU family in kFamilies (and in Tables' per-family arrays), or -1.
+int family_index(std::string_view family) {
+    for (int f = 0; f < 3; ++f)
+        if (family == kFamilies[f].family) return f;
+    return -1;
 }
 
 }  // namespace
@@ -171,19 +184,17 @@ Tables& Tables::operator=(const Tables& o) {
 
 void Tables::add_table(Table* t) {
     tables_.push_back(t);
-    for (int f = 0; f < 3; ++f) {
-        if (t->family != kFamilies[f].family) continue;
-        buckets_[int(t->kind)][f].push_back(t);
-        if (t->kind == Kind::mha_decode)
-            for (const auto& line : t->lines)
-                for (const Point& p : line) stream_util_[f] = std::max(stream_util_[f], p.u);
-    }
+    const int f = family_index(t->family);
+    if (f < 0) return;
+    buckets_[int(t->kind)][f].push_back(t);
+    if (t->kind == Kind::mha_decode)
+        for (const auto& line : t->lines)
+            for (const Point& p : line) stream_util_[f] = std::max(stream_util_[f], p.u);
 }
 
 const std::vector<const Tables::Table*>* Tables::bucket(int kind, std::string_view family) const {
-    for (int f = 0; f < 3; ++f)
-        if (family == kFamilies[f].family) return &buckets_[kind][f];
-    return nullptr;
+    const int f = family_index(family);
+    return f < 0 ? nullptr : &buckets_[kind][f];
 }
 
 std::size_t Tables::row_count() const {
@@ -212,8 +223,8 @@ bool Tables::has_family(std::string_view family) const {
 static double masked_uniform_us(double t_us, double expected_m, double groups, double n, double k,
                                 std::string_view mfu_cell, const FamilyRef& ref) {
     const double sms = ref.sm_count;
-    const kernels::MaskedTiles tiles = kernels::deepgemm_masked_tiles(expected_m, n, groups, sms);
-    const double w_uni = kernels::masked_waves_uniform(expected_m, n, groups, tiles, sms);
+    const kernels::DeepGemmTiles tiles = kernels::deepgemm_tiles(expected_m, n, groups, sms);
+    const double w_uni = kernels::deepgemm_waves(expected_m, n, groups, tiles, sms);
     double w_tab = -1, mfu = 0;
     if (to_double(mfu_cell, mfu) && mfu > 0 && mfu <= 1) {
         // half a unit of the cell's last decimal, plus a little for the rounding of the time
@@ -607,6 +618,13 @@ const Tables::Table* nearest(const std::vector<const Tables::Table*>* tables_p, 
     }
     return best;
 }
+// A decode-attention table (3-int key) with the query's KV-cache dtype, else the nearest of any dtype, one step
+// further away (so never `measured`).
+const Tables::Table* nearest_kv(const std::vector<const Tables::Table*>* tables, bool fp8_kv, const int* q, double& dist) {
+    const Tables::Table* t = nearest(tables, [&](const Tables::Table* x) { return x->fp8_kv == fp8_kv; }, q, 3, dist);
+    if (!t) t = nearest(tables, [](const Tables::Table*) { return true; }, q, 3, dist), dist += 1;
+    return t;
+}
 TableHit hit_from(const Tables::Table* t, double dist, double q1, double q2, double ovh = 0) {
     TableHit h;
     if (!t) return h;
@@ -645,8 +663,7 @@ TableHit Tables::mha_decode(std::string_view family, int heads, int kv_heads, in
                             bool fp8_kv) const {
     const int q[3] = {heads, kv_heads, head_dim};
     double d;
-    const Table* t = nearest(bucket(int(Kind::mha_decode), family), [&](const Table* x) { return x->fp8_kv == fp8_kv; }, q, 3, d);
-    if (!t) t = nearest(bucket(int(Kind::mha_decode), family), [](const Table*) { return true; }, q, 3, d), d += 1;
+    const Table* t = nearest_kv(bucket(int(Kind::mha_decode), family), fp8_kv, q, d);
     return hit_from(t, d, batch, kv_len);
 }
 
@@ -675,18 +692,8 @@ TableHit prefill_hit(const Tables::Table* t, double dist, double seq_len, double
     double ovh = pts.size() >= 2 && den > 0 ? (sy - (sw * sxy - sx * sy) / den * sx) / sw : 0;
     ovh = std::clamp(ovh, 0.0, 0.5 * shortest);
     auto rate = [&](const Point& p) { return std::min(1.0, p.roof / std::max(p.lat - ovh, p.roof) / own_eff(p.x)); };
-    double r;
-    bool exact = false;
-    auto same = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); };
-    if (seq_len <= pts.front().x) { exact = same(seq_len, pts.front().x); r = rate(pts.front()); }
-    else if (seq_len >= pts.back().x) { exact = same(seq_len, pts.back().x); r = rate(pts.back()); }
-    else {
-        auto hi = std::lower_bound(pts.begin(), pts.end(), seq_len, [](const Point& p, double v) { return p.x < v; });
-        auto lo = hi - 1;
-        exact = same(hi->x, seq_len);
-        const double f = (lg(seq_len) - lg(lo->x)) / (lg(hi->x) - lg(lo->x));
-        r = rate(*lo) + f * (rate(*hi) - rate(*lo));
-    }
+    bool exact;
+    const double r = interp_by(pts, seq_len, exact, rate);
     const double eff = kernels::flash_tile_efficiency(seqs, heads, seq_len, window, k, sms > 0 ? sms : ref_sms);
     h.found = true;
     h.util = std::clamp(r * eff * hd_factor, 1e-9, 1.0);
@@ -714,8 +721,7 @@ TableHit Tables::mla_decode(std::string_view family, int heads, int kv_lora, int
                             bool fp8_kv) const {
     const int q[3] = {heads, kv_lora, rope};
     double d;
-    const Table* t = nearest(bucket(int(Kind::mla_decode), family), [&](const Table* x) { return x->fp8_kv == fp8_kv; }, q, 3, d);
-    if (!t) t = nearest(bucket(int(Kind::mla_decode), family), [](const Table*) { return true; }, q, 3, d), d += 1;
+    const Table* t = nearest_kv(bucket(int(Kind::mla_decode), family), fp8_kv, q, d);
     TableHit h = hit_from(t, d, batch, kv_len);
     const FamilyRef* ref = t ? family_ref(t->family) : nullptr;
     if (!h.found || d == 0 || !ref) return h;
@@ -725,9 +731,7 @@ TableHit Tables::mla_decode(std::string_view family, int heads, int kv_lora, int
     // MHA decode, memory-bound everywhere: 0.96 of HBM on H800); whatever time that leaves unexplained is the
     // compute side's. Few heads (16 per GPU under TP8) then run memory-bound at the streaming rate, where moving
     // the near-ridge fraction through the roofline read FlashMLA's 3000 GB/s as 2200.
-    double um = 0;
-    for (int f = 0; f < 3; ++f)
-        if (t->family == kFamilies[f].family) um = stream_util_[f];
+    const double um = stream_util_[family_index(t->family)];  // ref != nullptr: a known family
     if (um <= 0) return h;
     const kernels::Cost ct = kernels::mla_decode(batch, kv_len, t->key[0], t->key[1], t->key[2], t->fp8_kv ? 1.0 : 2.0);
     const kernels::Cost cq = kernels::mla_decode(batch, kv_len, heads, kv_lora, rope, fp8_kv ? 1.0 : 2.0);

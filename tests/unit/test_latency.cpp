@@ -369,10 +369,10 @@ TEST_CASE("masked grouped GEMM: waves of InferSim's random per-group rows agains
     // 2 groups, expected m = 512, N = 4096 (DeepSeek-V3 up projection), 132 SMs. m > 64 gives BM = 128. Each group has
     // 4 m-blocks, 8 in all. BN = 128 is the only BN with 2 waves: 8 x 32 = 256 tiles <= 264, while BN = 120 gives
     // 8 x 35 = 280. So uniform load runs 2 waves.
-    const MaskedTiles t = deepgemm_masked_tiles(512, 4096, 2, 132);
+    const DeepGemmTiles t = deepgemm_tiles(512, 4096, 2, 132);
     CHECK(t.bm == 128);
     CHECK(t.bn == 128);
-    CHECK(masked_waves_uniform(512, 4096, 2, t, 132) == 2);
+    CHECK(deepgemm_waves(512, 4096, 2, t, 132) == 2);
     // InferSim draws m_g = int(512 * U(0.7, 1.3)), uniform over [358.4, 665.6) (width 307.2). The block counts are
     // 3 (358..384, weight 26.6), 4 (385..512, 128), 5 (513..640, 128) and 6 (641..665, 24.6). Total blocks B give
     // ceil(32 B / 132) waves: 2 for B <= 8, 3 above. P(B <= 8) comes from the pairs (3,3), (3,4), (4,3), (3,5), (5,3)
@@ -386,12 +386,12 @@ TEST_CASE("masked grouped GEMM: waves of InferSim's random per-group rows agains
     // A total of 1100 rows needs at least 9 m-blocks however it is split: always 3 waves.
     CHECK(masked_waves_expected(512, 2, 4096, t, 132, 1099.6, 1100.4) == doctest::Approx(3.0));
     // One group is exact: 934 rows take 8 blocks (2 waves), 1030 take 9 (3 waves).
-    const MaskedTiles t1 = deepgemm_masked_tiles(1024, 4096, 1, 132);
+    const DeepGemmTiles t1 = deepgemm_tiles(1024, 4096, 1, 132);
     CHECK(masked_waves_expected(1024, 1, 4096, t1, 132, 933.6, 934.4) == doctest::Approx(2.0));
     CHECK(masked_waves_expected(1024, 1, 4096, t1, 132, 1029.6, 1030.4) == doctest::Approx(3.0));
     // A total outside what the draw can produce returns -1: the caller then uses the unconditional expectation.
     CHECK(masked_waves_expected(512, 2, 4096, t, 132, 2000, 2001) == -1);
     // Degenerate input gives 0 and no NaN.
     CHECK(masked_waves_expected(0, 2, 4096, t, 132) == 0);
-    CHECK(masked_waves_uniform(0, 4096, 2, t, 132) == 0);
+    CHECK(deepgemm_waves(0, 4096, 2, t, 132) == 0);
 }
