@@ -1,0 +1,110 @@
+// comm.cpp — communication: TP all-reduce, all-gather / reduce-scatter, DeepEP normal and low-latency, pplx (DESIGN §5).
+// Part of the step model; core/estimate_detail.h lists the files and what each computes.
+#include "estimate_detail.h"
+
+namespace moe::detail {
+
+OpRecord comm_op(const char* name, Phase ph, double bytes, Engine eng, double us) {
+    OpRecord op = make_op(name, ph, 0, 0, 0);
+    op.comm_bytes = bytes;
+    op.engine = eng;
+    op.bound = Bound::comm;
+    op.time_us = us;
+    op.efficiency = 1;
+    op.source = Source::analytical;
+    return op;
+}
+
+// Ring all-reduce of T x h bf16 over n GPUs (2(n-1)/n of the data crosses each GPU's link).
+OpRecord allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n) {
+    const double bytes = 2.0 * (n - 1) / n * T * c.m.hidden * 2.0;
+    const bool inter_node = n > c.gpn;
+    const double link = (inter_node ? c.g.rdma_bandwidth_GBps : c.g.nvlink_bandwidth_GBps) * 1e9 * c.cal.allreduce_eff;
+    const double us = bytes / link * 1e6 + c.cal.allreduce_latency_us * std::log2(double(n));
+    OpRecord op = comm_op(name, ph, bytes, inter_node ? Engine::rdma : Engine::nvlink, us);
+    op.efficiency = c.cal.allreduce_eff;
+    return op;
+}
+
+// Dispatch (tokens to experts) and combine (outputs back) for one MoE layer, T tokens per attention rank.
+void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L) {
+    const ModelSpec& m = c.m;
+    const double h = m.hidden;
+    const double k = m.top_k;
+    const double db = dtype_bytes(c.disp) + (c.disp == Dtype::fp8 ? 4.0 / 128.0 : 0.0);  // fp8 with 1x128 scales
+    const double cb = dtype_bytes(c.comb);
+    const double nvl = c.g.nvlink_bandwidth_GBps * 1e9, rdma = c.g.rdma_bandwidth_GBps * 1e9;
+    const int group = c.tp * c.dp;  // GPUs whose tokens meet in the MoE
+    switch (be) {
+        case A2ABackend::none:
+        case A2ABackend::auto_:
+            if (group > 1) {  // experts tensor-parallel over the attention TP group: all-reduce after the MoE
+                OpRecord ar = allreduce_op(c, "comm.moe_allreduce", ph, T, c.tp);
+                L.allreduce_us += ar.time_us;
+                L.comm.push_back(ar);
+            }
+            return;
+        case A2ABackend::allgather: {
+            // all-gather every rank's tokens before the MoE, reduce-scatter the outputs after
+            const double tok = T / c.tp;  // tokens each GPU contributes
+            const bool inter_node = group > c.gpn;
+            const double link = (inter_node ? rdma : nvl) * c.cal.allgather_eff;
+            const double ag = tok * (group - 1) * h * db, rs = tok * (group - 1) * h * cb;
+            const Engine eng = inter_node ? Engine::rdma : Engine::nvlink;
+            L.dispatch_us = ag / link * 1e6 + c.cal.allreduce_latency_us * std::log2(double(group));
+            L.combine_us = rs / link * 1e6 + c.cal.allreduce_latency_us * std::log2(double(group));
+            L.comm.push_back(comm_op("comm.allgather", ph, ag, eng, L.dispatch_us));
+            L.comm.push_back(comm_op("comm.reduce_scatter", ph, rs, eng, L.combine_us));
+            return;
+        }
+        case A2ABackend::deepep_low_latency:
+        case A2ABackend::pplx: {
+            // Every token-expert pair is its own message (no deduplication); destinations are uniform over the EP
+            // ranks, gpn/ep of them inside the NVLink domain (DeepEP >= 2025-06 forwards those over NVLink).
+            const double tok = T / c.tp;
+            const double f_local = std::min(1.0, double(c.gpn) / c.ep);
+            auto t_of = [&](double bytes) {
+                const double t_nvl = bytes * f_local / (nvl * c.cal.nvlink_ll_eff);
+                const double t_rdma = bytes * (1.0 - f_local) / (rdma * c.cal.rdma_ll_eff);
+                return std::max(t_nvl, t_rdma) * 1e6 + c.cal.ll_latency_us;
+            };
+            const double bd = tok * k * h * db, bc = tok * k * h * cb;
+            const Engine eng = f_local < 1.0 ? Engine::rdma : Engine::nvlink;
+            L.dispatch_us = t_of(bd);
+            L.combine_us = t_of(bc);
+            L.comm.push_back(comm_op("comm.dispatch", ph, bd, eng, L.dispatch_us));
+            L.comm.push_back(comm_op("comm.combine", ph, bc, eng, L.combine_us));
+            return;
+        }
+        case A2ABackend::deepep_normal: {
+            // A token crosses RDMA once per remote node it needs; inside each node NVLink delivers it to every GPU
+            // that holds one of its experts (forwarded copies included); combine reduces inside the node before
+            // sending back (seed 004, DeepEP normal kernels). Node-limited routing (n_group/topk_group) caps the
+            // nodes a token reaches.
+            const double tok = T / c.tp;
+            const double nodes = std::ceil(double(c.ep) / c.gpn);
+            const double distinct_nodes = kernels::distinct_units(nodes, m.n_group, m.topk_group, k);
+            const double remote_nodes = distinct_nodes * (nodes - 1.0) / nodes;
+            const double distinct_gpus = kernels::distinct_units(c.ep, m.n_group, m.topk_group, k);
+            const double p_self = distinct_gpus / c.ep;
+            const double nvl_copies = std::max(0.0, distinct_gpus - p_self);
+            auto t_of = [&](double bytes_per_copy) {
+                const double r = tok * remote_nodes * bytes_per_copy;
+                const double n = tok * nvl_copies * bytes_per_copy;
+                const double t_r = r / (rdma * c.cal.rdma_normal_eff), t_n = n / (nvl * c.cal.nvlink_normal_eff);
+                struct R { double us, bytes; Engine eng; };
+                // the record carries the bytes and engine of the bottleneck link
+                return t_r >= t_n ? R{t_r * 1e6 + c.cal.normal_latency_us, r, Engine::rdma}
+                                  : R{t_n * 1e6 + c.cal.normal_latency_us, n, Engine::nvlink};
+            };
+            const auto d = t_of(h * db), cmb = t_of(h * cb);
+            L.dispatch_us = d.us;
+            L.combine_us = cmb.us;
+            L.comm.push_back(comm_op("comm.dispatch", ph, d.bytes, d.eng, d.us));
+            L.comm.push_back(comm_op("comm.combine", ph, cmb.bytes, cmb.eng, cmb.us));
+            return;
+        }
+    }
+}
+
+}  // namespace moe::detail

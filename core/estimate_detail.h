@@ -1,0 +1,115 @@
+// estimate_detail.h — the step model's internals, shared by the files that build it (not a public API).
+//
+// The model (DESIGN §5) is split by what it computes, one file each:
+//   op_time.cpp        the one function that turns an operator record into time (roofline / tables / fallback)
+//   ops_attention.cpp  attention projections and the attention core of one layer
+//   ops_ffn.cpp        dense FFN, shared experts, router and routed experts of one layer
+//   comm.cpp           TP all-reduce, all-gather, DeepEP normal / low-latency, pplx
+//   step.cpp           one layer under the overlap policy, and one forward step (prefill chunk or decode step)
+//   memory.cpp         memory per GPU and the largest batch / context that fit
+//   estimate.cpp       estimate(): resolves the scenario into a Ctx and runs the above
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "estimate.h"
+#include "kernels.h"
+
+namespace moe::detail {
+
+inline double bytes_with_scales(Dtype d) { return dtype_bytes(d) + dtype_scale_bytes_per_elem(d); }
+
+struct Ctx {
+    const Scenario& s;
+    const Tables& t;
+    const Calibration& cal;
+    const ModelSpec& m;
+    const GpuSpec& g;
+    Estimate& e;
+    // storage formats (after the GPU's capability matrix: FP4 on Hopper is pre-expanded to FP8)
+    Dtype w_attn, w_exp, w_shared, w_embed, kv, disp, comb;
+    double bw;          // bytes/s
+    int tp, dp, ep, pp, moe_tp, gpn;
+    double sm_share = 1.0;  // fraction of SMs left to compute while DeepEP normal kernels run
+    // families to look tables up in, in order of preference
+    const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
+    bool own_tables = false;  // families[0] is the GPU's own (measured on it)
+};
+
+inline Dtype stored(const GpuSpec& g, Dtype d) {
+    // Seed 002 §6: Hopper (no FP4 MMA) serves FP4 checkpoints pre-expanded to FP8: memory doubles.
+    if ((d == Dtype::mxfp4 || d == Dtype::nvfp4) && g.dense_tflops_fp4 <= 0) return Dtype::fp8;
+    return d;
+}
+
+inline Dtype pick(const DtypeSel& sel, Dtype fallback) { return sel.is_auto ? fallback : sel.value; }
+
+// Looks a kernel up in the GPU's own tables, then its fallback family, then any family with data.
+template <class F>
+TableHit lookup(const Ctx& c, F&& f) {
+    for (int i = 0; i < 4 && c.families[i]; ++i) {
+        TableHit h = f(c.families[i]);
+        if (h.found) {
+            if (!(i == 0 && c.own_tables)) h.source = Source::transferred;
+            return h;
+        }
+    }
+    return {};
+}
+
+struct LayerOps {
+    std::vector<OpRecord> pre;   // attention side: runs on the attention rank (before dispatch)
+    std::vector<OpRecord> post;  // FFN / experts side (between dispatch and combine)
+    double dispatch_us = 0, combine_us = 0, allreduce_us = 0;
+    std::vector<OpRecord> comm;  // records of the communication ops
+    LayerOps() {
+        pre.reserve(12);
+        post.reserve(4);
+        comm.reserve(4);
+    }
+};
+
+inline double sum_us(const std::vector<OpRecord>& v) {
+    double s = 0;
+    for (const OpRecord& o : v) s += o.time_us;
+    return s;
+}
+
+struct PhaseShape {
+    Phase phase;
+    double T;         // tokens in this forward on the attention rank
+    double batch;     // sequences (decode) / prompts in the chunk (prefill)
+    double ctx;       // decode: KV length; prefill: prompt length
+};
+
+struct LayerTime {
+    double exposed_us = 0;   // per layer, after overlap
+    double compute_us = 0;   // per layer, both micro-batches
+    double comm_us = 0;
+    std::vector<OpRecord> ops;  // per-layer records (both micro-batches folded: times x micro-batches)
+};
+
+// op_time.cpp
+void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, double eff_compute, double eff_bw);
+OpRecord make_op(const char* name, Phase ph, double flops, double wbytes, double abytes);
+OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w);
+OpRecord memory_op(const Ctx& c, const char* name, Phase ph, double bytes);
+// ops_attention.cpp
+void attention_ops(const Ctx& c, const PhaseShape& ps, int window, LayerOps& L);
+// ops_ffn.cpp
+void dense_ffn_ops(const Ctx& c, Phase ph, double T, double inter, const char* up_name, const char* down_name,
+                   Dtype w, std::vector<OpRecord>& out);
+void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L);
+// comm.cpp
+OpRecord comm_op(const char* name, Phase ph, double bytes, Engine eng, double us);
+OpRecord allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n);
+void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L);
+// step.cpp
+LayerOps build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked);
+LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, bool tbo);
+void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, PhaseResult& out);
+// memory.cpp
+void memory(const Ctx& c, Estimate& e);
+
+}  // namespace moe::detail

@@ -1,0 +1,187 @@
+// memory.cpp — memory per GPU (weights by part, KV cache, activations, workspace, communication buffers, reserve) and the largest batch / context that fit (seed 002).
+// Part of the step model; core/estimate_detail.h lists the files and what each computes.
+#include "estimate_detail.h"
+
+namespace moe::detail {
+
+struct MemoryModel {
+    double fixed = 0;          // weights, reserve, workspace floors, fixed comm buffers
+    double per_seq = 0;        // bytes per decode sequence (KV at the context + per-sequence activations/buffers)
+    double prefill_peak = 0;   // activation + workspace peak of the largest prefill chunk (independent of batch)
+    double per_seq_decode_act = 0;  // decode activation bytes per sequence (competes with prefill_peak)
+};
+
+void memory(const Ctx& c, Estimate& e) {
+    const ModelSpec& m = c.m;
+    const Scenario& s = c.s;
+    MemoryResult& r = e.memory;
+    const double layers_share = 1.0 / c.pp;  // balanced stages
+    const double h = m.hidden;
+    // --- weights by part ---
+    const double attn_sharded = [&] {
+        if (m.attn == AttnKind::mla) {
+            const double qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
+            const double repl = m.q_lora_rank > 0 ? h * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim)
+                                                  : h * (m.kv_lora_rank + m.qk_rope_head_dim);
+            const double shard = (m.q_lora_rank > 0 ? double(m.q_lora_rank) : h) * m.num_heads * qk +
+                                 double(m.kv_lora_rank) * m.num_heads * (m.qk_nope_head_dim + m.v_head_dim) +
+                                 double(m.num_heads) * m.v_head_dim * h;
+            return repl + shard / c.tp;
+        }
+        const double kv_rank = std::max(1.0, double(m.num_kv_heads) / c.tp);
+        return h * (double(m.num_heads) / c.tp) * m.head_dim * 2.0 + 2.0 * h * kv_rank * m.head_dim;
+    }();
+    const double n_layers = m.num_layers * layers_share;
+    const double n_moe = m.n_moe_layers * layers_share, n_dense = m.n_dense_layers * layers_share;
+    r.weights_attention_bytes = n_layers * attn_sharded * bytes_with_scales(c.w_attn);
+    const double local_experts = m.is_moe() ? double(m.num_experts + s.routing.redundant_experts) / c.ep : 0.0;
+    r.weights_experts_bytes = n_moe * local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp);
+    r.weights_shared_bytes = n_moe * m.shared_params() / c.tp * bytes_with_scales(c.w_shared);
+    r.weights_dense_ffn_bytes = n_dense * m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared);
+    const double embed = double(m.vocab) * h / c.tp * bytes_with_scales(c.w_embed);
+    // With pp > 1 the first stage holds the embedding and the last the LM head; report the heavier stage.
+    r.weights_embedding_bytes = c.pp > 1 ? embed : embed * (m.tie_embeddings ? 1.0 : 2.0);
+    r.weights_other_bytes = n_moe * m.router_params() * 4.0 + n_layers * 2.0 * h * 4.0 + h * 4.0;  // router & norms fp32
+    if (s.runtime.mtp_draft_tokens > 0 && m.mtp_layers > 0) {
+        const double mtp_layer = attn_sharded * bytes_with_scales(c.w_attn) +
+                                 (m.is_moe() ? local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp) +
+                                                   m.shared_params() / c.tp * bytes_with_scales(c.w_shared)
+                                             : m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared)) +
+                                 2.0 * h * h * bytes_with_scales(c.w_attn);  // eh_proj
+        r.weights_mtp_bytes = m.mtp_layers * mtp_layer;
+    }
+    r.weights_bytes = r.weights_attention_bytes + r.weights_experts_bytes + r.weights_shared_bytes +
+                      r.weights_dense_ffn_bytes + r.weights_embedding_bytes + r.weights_other_bytes + r.weights_mtp_bytes;
+
+    // --- KV cache ---
+    const double kv_heads_gpu = std::max(1.0, double(m.num_kv_heads) / c.tp);
+    const double kvb = dtype_bytes(c.kv);
+    const double block = s.runtime.kv_block_tokens;
+    auto kv_request = [&](double ctx) {
+        const double rounded = std::ceil(ctx / block) * block;
+        return m.kv_bytes_per_request(rounded, kv_heads_gpu, kvb, layers_share);
+    };
+    r.kv_bytes_per_token = m.compressed_kv() ? kv_request(1e6) / 1e6
+                                             : m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share);
+    const double ctx = s.context_len();
+    const int n_draft = s.runtime.mtp_draft_tokens;
+    const double per_seq_kv = kv_request(ctx + n_draft);
+
+    // --- activations (seed 002 §4) ---
+    const double Hr = double(m.num_heads) / c.tp;
+    const double qdim = m.attn == AttnKind::mla ? double(m.qk_nope_head_dim + m.qk_rope_head_dim) : double(m.head_dim);
+    const double n_mb = s.runtime.two_batch_overlap ? 2.0 : 1.0;
+    const bool prefill = s.workload.phase != PhaseSel::decode;
+    const bool decode = s.workload.phase != PhaseSel::prefill;
+    const double C = prefill ? s.workload.prefill_tokens / n_mb : 0.0;  // two micro-batches halve the live chunk
+    const double ffn_dense = m.n_dense_layers > 0 ? 2.0 * m.intermediate / c.tp : 0.0;
+    const double moe_pairs_per_token = m.is_moe() ? double(c.dp) * m.top_k / c.ep * s.routing.imbalance : 0.0;
+    const double moe_inter = m.is_moe() ? 2.0 * m.moe_intermediate / c.moe_tp * moe_pairs_per_token + 2.0 * m.shared_intermediate / c.tp : 0.0;
+    const double ffn_per_token = std::max(ffn_dense, moe_inter) * 4.0;  // gate+up in fp32 (seed 002 §4)
+    const double seq_per_chunk = std::max(1.0, C / std::max(1, s.workload.prompt_len));
+    // residual stream: bf16 hidden + residual, or hc_mult fp32 streams with hyper-connections (seed 002 §4)
+    const double residual = m.hc_mult > 1 ? h * m.hc_mult * 4.0 : h * 2.0 * 2.0;
+    r.activation_prefill_bytes = C * (residual + Hr * qdim * 2.0 * 3.0 + ffn_per_token) +
+                                 seq_per_chunk * double(m.vocab) / c.tp * 4.0;
+    const double dec_tok = 1.0 + n_draft;
+    const double act_per_seq = dec_tok * (residual + std::max(Hr * qdim * 2.0, h * 4.0 + ffn_per_token / 2.0)) +
+                               n_draft * 2.0 * h * 2.0;  // MTP: embedding + hidden concatenated (seed 002 §7)
+    // fp32 logits of every verified position, plus the draft heads' logits kept until verification (seed 002 §7)
+    const double logits_per_seq = (dec_tok + n_draft) * double(m.vocab) / c.tp * 4.0;
+    r.logits_bytes = (decode ? s.workload.batch * logits_per_seq : 0.0);
+
+    // --- workspace ---
+    const double local_for_ws = std::max(1.0, local_experts);
+    const double gg_ws_per_token = m.is_moe() ? moe_pairs_per_token * c.cal.grouped_load_factor * m.moe_intermediate / c.moe_tp * 4.0 : 0.0;
+    (void)local_for_ws;
+    const double attn_ws_per_seq = Hr * (m.attn == AttnKind::mla ? m.kv_lora_rank : m.head_dim) * 4.0 * 16.0;  // split-KV partials
+    const double ws_fixed = c.cal.cublas_workspace_MB * 1e6;
+    const double ws_prefill = C * gg_ws_per_token;
+    const double ws_per_seq = dec_tok * gg_ws_per_token + attn_ws_per_seq;
+
+    // --- communication buffers (seed 002 §5) ---
+    double comm_fixed = 0, comm_per_seq = 0;
+    if (c.tp > 1 || c.dp > 1) comm_fixed += c.cal.nccl_buffer_MB * 1e6;
+    const A2ABackend bp = e.prefill_backend, bd = e.decode_backend;
+    const double db = dtype_bytes(c.disp) + (c.disp == Dtype::fp8 ? 4.0 / 128 : 0), cb = dtype_bytes(c.comb);
+    if (m.is_moe() && (bp == A2ABackend::deepep_normal || bd == A2ABackend::deepep_normal)) {
+        const double chunk = std::max<double>(s.workload.prefill_tokens / n_mb, s.workload.batch);
+        comm_fixed += chunk * m.top_k * std::min(1.0, double(c.gpn) / c.ep + 1.0 / c.ep) * h * (db + cb) * 2.0;  // double-buffered
+    }
+    if (m.is_moe() && (bd == A2ABackend::deepep_low_latency || bd == A2ABackend::pplx)) {
+        // receive buffers [local experts][ranks x max tokens per rank][hidden], dispatch + combine, double-buffered
+        comm_per_seq += dec_tok * local_experts * h * (db + cb) * 2.0;
+    }
+
+    // --- totals as F + per_seq * B + max(prefill peak, decode per-seq * B) ---
+    const double reserve = (s.runtime.reserve_GB >= 0 ? s.runtime.reserve_GB : c.cal.reserve_GB) * 1e9;
+    const double fixed = r.weights_bytes + reserve + ws_fixed + comm_fixed;
+    const double per_seq_peak = decode ? act_per_seq + logits_per_seq + ws_per_seq : 0.0;
+    const double prefill_peak = r.activation_prefill_bytes + ws_prefill;
+    // prefill-only: the KV of the chunk's prompts is held too
+    const double prefill_kv = prefill && !decode ? seq_per_chunk * kv_request(s.workload.prompt_len) : 0.0;
+
+    const double B = decode ? s.workload.batch : 0.0;
+    r.kv_cache_bytes = decode ? B * per_seq_kv : prefill_kv;
+    r.activation_decode_bytes = B * (act_per_seq + logits_per_seq);
+    const bool prefill_dominates = prefill_peak >= B * per_seq_peak;
+    r.activation_bytes = prefill_dominates ? r.activation_prefill_bytes : r.activation_decode_bytes;
+    r.workspace_bytes = ws_fixed + (prefill_dominates ? ws_prefill : B * ws_per_seq);
+    r.comm_buffer_bytes = comm_fixed + B * comm_per_seq;
+    r.reserved_bytes = reserve;
+    r.total_bytes = r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.workspace_bytes + r.comm_buffer_bytes + r.reserved_bytes;
+    r.capacity_bytes = c.g.hbm_capacity_GiB * 1073741824.0;
+    r.usable_bytes = r.capacity_bytes * s.runtime.mem_fraction;
+    r.fits = r.total_bytes <= r.usable_bytes;
+    r.shortfall_bytes = r.fits ? 0.0 : r.total_bytes - r.usable_bytes;
+
+    // --- largest batch at this context: F + a*B + max(P, q*B) <= U, solved exactly ---
+    const double U = r.usable_bytes - fixed - prefill_kv;
+    const double a = per_seq_kv + comm_per_seq, q = act_per_seq + logits_per_seq + ws_per_seq, P = prefill ? prefill_peak : 0.0;
+    double best = 0;
+    if (U > P && a > 0) {
+        double b1 = (U - P) / a;                // while the prefill peak dominates
+        if (q * b1 > P) b1 = U / (a + q);       // decode activations dominate
+        best = std::floor(std::max(0.0, b1));
+    }
+    r.max_batch = std::min(best, 1e9);
+    // --- largest context at this batch: the KV budget per sequence, inverted by bisection (KV is monotone) ---
+    if (decode && B > 0) {
+        const double budget = (r.usable_bytes - (r.total_bytes - r.kv_cache_bytes)) / B;
+        if (budget <= kv_request(1.0)) {
+            r.max_context = 0;
+        } else if (!m.compressed_kv() && m.n_window_layers == 0) {
+            // linear in the context: invert directly, then round down to whole blocks
+            const double rate = m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share);
+            r.max_context = std::min(1e9, std::floor(budget / rate / block) * block);
+        } else {
+            double lo = 1, hi = 1;
+            while (hi < 1e9 && kv_request(hi) <= budget) hi *= 2;
+            if (hi >= 1e9) {
+                r.max_context = 1e9;  // windowed/compressed caches may never fill
+            } else {
+                for (int i = 0; i < 48 && hi - lo > 1; ++i) {
+                    const double mid = std::floor((lo + hi) / 2);
+                    (kv_request(mid) <= budget ? lo : hi) = mid;
+                }
+                r.max_context = std::floor(lo / block) * block;
+            }
+        }
+    }
+    for (double* v : {&r.weights_bytes, &r.kv_cache_bytes, &r.activation_bytes, &r.workspace_bytes, &r.comm_buffer_bytes,
+                      &r.reserved_bytes, &r.weights_attention_bytes, &r.weights_experts_bytes, &r.weights_shared_bytes,
+                      &r.weights_dense_ffn_bytes, &r.weights_embedding_bytes, &r.weights_other_bytes, &r.weights_mtp_bytes,
+                      &r.activation_prefill_bytes, &r.activation_decode_bytes, &r.logits_bytes})
+        *v = std::ceil(*v);  // whole bytes
+    r.total_bytes = r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.workspace_bytes + r.comm_buffer_bytes + r.reserved_bytes;
+    r.capacity_bytes = std::floor(r.capacity_bytes);
+    r.usable_bytes = std::floor(r.usable_bytes);
+    r.fits = r.total_bytes <= r.usable_bytes;
+    r.shortfall_bytes = r.fits ? 0.0 : r.total_bytes - r.usable_bytes;
+    const double world = double(c.tp) * c.dp * c.pp;
+    r.cluster_weights_bytes = r.weights_bytes * world;
+    r.cluster_kv_cache_bytes = r.kv_cache_bytes * world;
+    r.cluster_max_batch = r.max_batch * c.dp;
+}
+
+}  // namespace moe::detail

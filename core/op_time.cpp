@@ -1,0 +1,67 @@
+// op_time.cpp — the one function that turns an operator record into time: a roofline over the measured tables or the analytical fallback, and the record builders for GEMMs and memory passes.
+// Part of the step model; core/estimate_detail.h lists the files and what each computes.
+#include "estimate_detail.h"
+
+namespace moe::detail {
+
+// The one function that turns a record into time: a roofline max(flops/peak, bytes/bw), divided by the efficiency
+// measured for this kernel (same GPU: reproduces the measurement; another GPU: rescaled through the roofline), or
+// the analytical fallback's efficiencies when no table covers it.
+void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, double eff_compute, double eff_bw) {
+    const double peak = c.g.peak_tflops(compute) * 1e12;
+    const double bytes = op.weight_bytes + op.activation_bytes;
+    op.compute_dtype = c.g.compute_dtype(compute);
+    const double t_c = op.flops / peak, t_m = bytes / c.bw;
+    op.bound = t_c >= t_m ? Bound::compute : Bound::memory;
+    double t;
+    if (hit.found && hit.util > 0) {
+        if (hit.compute_only) {  // the kernel's loads overlap its matmuls: memory at the streaming efficiency
+            const double tc = t_c / hit.util, tm = t_m / c.cal.hbm_bw_eff;
+            t = std::max(tc, tm);
+            op.bound = tc >= tm ? Bound::compute : Bound::memory;
+            op.efficiency = tc >= tm ? hit.util : c.cal.hbm_bw_eff;
+        } else {
+            t = std::max(t_c, t_m) / hit.util;
+            op.efficiency = hit.util;
+        }
+        op.source = hit.source;
+        op.table = hit.table;
+    } else {
+        t = std::max(t_c / eff_compute, t_m / eff_bw);
+        op.efficiency = op.bound == Bound::compute ? eff_compute : eff_bw;
+        op.source = Source::analytical;
+    }
+    op.engine = op.bound == Bound::compute ? Engine::tensor : Engine::hbm;
+    op.time_us = std::max(t * 1e6, c.cal.kernel_floor_us);
+}
+
+OpRecord make_op(const char* name, Phase ph, double flops, double wbytes, double abytes) {
+    OpRecord op;
+    op.name = name;
+    op.phase = ph;
+    op.flops = flops;
+    op.weight_bytes = wbytes;
+    op.activation_bytes = abytes;
+    return op;
+}
+
+// A dense GEMM (M x K) x (K x N) with weights in `w`.
+OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w) {
+    const Dtype comp = c.g.compute_dtype(w);
+    const double act_b = comp == Dtype::fp8 ? 1.0 : 2.0;
+    kernels::Cost k = kernels::gemm(M, K, N, act_b, bytes_with_scales(w));
+    OpRecord op = make_op(name, ph, k.flops, K * N * bytes_with_scales(w), k.bytes - K * N * bytes_with_scales(w));
+    // The tables key shapes by int; wider GEMMs (only absurd configs reach 2^31) look up the widest measured shapes.
+    const int k_key = int(std::min(K, 1e9)), n_key = int(std::min(N, 1e9));
+    TableHit hit = lookup(c, [&](const char* f) { return c.t.gemm(f, M, k_key, n_key); });
+    time_op(c, op, comp, hit, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
+    return op;
+}
+
+OpRecord memory_op(const Ctx& c, const char* name, Phase ph, double bytes) {
+    OpRecord op = make_op(name, ph, 0, 0, bytes);
+    time_op(c, op, Dtype::bf16, TableHit{}, 1.0, c.cal.hbm_bw_eff);
+    return op;
+}
+
+}  // namespace moe::detail

@@ -1,0 +1,239 @@
+// step.cpp — overlap policies, one layer under them, and one forward step (prefill chunk or decode step).
+// Part of the step model; core/estimate_detail.h lists the files and what each computes.
+#include "estimate_detail.h"
+
+namespace moe::detail {
+
+}  // namespace moe::detail
+
+namespace moe {
+
+// Seed 000 §5.3, two micro-batches: dispatch of the first is exposed, each later stage is the slower of compute and
+// communication, the last combine is exposed.
+double two_batch_overlap_seed(double mb_compute, double mb_dispatch, double mb_combine) {
+    return mb_dispatch + std::max(mb_compute, mb_dispatch) + std::max(mb_compute, mb_combine) + mb_combine;
+}
+
+// Decode two-batch overlap (SGLang TBO): four slots per layer, each micro-batch's communication hidden under the
+// other's compute stage: [B.attn | A.dispatch] [A.experts | B.dispatch] [B.experts | A.combine] [A.attn' | B.combine].
+double two_batch_overlap_slots(double c_pre, double c_post, double dispatch, double combine) {
+    return std::max(c_pre, dispatch) + std::max(c_post, dispatch) + std::max(c_post, combine) + std::max(c_pre, combine);
+}
+
+}  // namespace moe
+
+namespace moe::detail {
+
+LayerOps build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked) {
+    LayerOps L;
+    attention_ops(c, ps, ld.window, L);
+    L.pre.push_back(memory_op(c, "layer.misc", ps.phase, c.cal.misc_passes * ps.T * c.m.hidden * 2.0));
+    if (c.tp > 1) {
+        OpRecord ar = allreduce_op(c, "comm.attn_allreduce", ps.phase, ps.T, c.tp);
+        L.allreduce_us += ar.time_us;
+        L.comm.push_back(ar);
+    }
+    if (ld.moe) {
+        expert_ops(c, ps.phase, ps.T, masked, L);
+        if (c.m.shared_intermediate > 0)
+            dense_ffn_ops(c, ps.phase, ps.T, c.m.shared_intermediate, "moe.shared_up", "moe.shared_down", c.w_shared, L.pre);
+        ep_comm(c, ps.phase, be, ps.T, L);
+    } else {
+        dense_ffn_ops(c, ps.phase, ps.T, c.m.intermediate, "ffn.gate_up_proj", "ffn.down_proj", c.w_shared, L.post);
+        if (c.tp > 1) {
+            OpRecord ar = allreduce_op(c, "comm.ffn_allreduce", ps.phase, ps.T, c.tp);
+            L.allreduce_us += ar.time_us;
+            L.comm.push_back(ar);
+        }
+    }
+    return L;
+}
+
+LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, bool tbo) {
+    LayerTime out;
+    const int n_mb = tbo ? 2 : 1;
+    PhaseShape mb = ps;
+    mb.T = ps.T / n_mb;
+    mb.batch = ps.batch / n_mb;
+    LayerOps L = build_layer(c, mb, ld, be, masked);
+    double c_pre = sum_us(L.pre), c_post = sum_us(L.post);
+    const bool has_ep_comm = L.dispatch_us > 0 || L.combine_us > 0;
+    double slow = 1.0;
+    if (tbo && has_ep_comm) {
+        // DeepEP normal kernels occupy comm_sms SMs while they overlap compute; low-latency ones use none.
+        if (be == A2ABackend::deepep_normal) slow = 1.0 / c.sm_share;
+        c_pre *= slow;
+        c_post *= slow;
+        if (ps.phase == Phase::prefill)
+            out.exposed_us = two_batch_overlap_seed(c_pre + c_post, L.dispatch_us, L.combine_us);
+        else
+            out.exposed_us = two_batch_overlap_slots(c_pre, c_post, L.dispatch_us, L.combine_us);
+        out.exposed_us += n_mb * L.allreduce_us;
+    } else {
+        out.exposed_us = n_mb * (c_pre + c_post + L.dispatch_us + L.combine_us + L.allreduce_us);
+    }
+    out.compute_us = n_mb * (c_pre + c_post);
+    out.comm_us = n_mb * (L.dispatch_us + L.combine_us + L.allreduce_us);
+    // Records: per-layer totals over the micro-batches; exposed share of comm spread over the comm records.
+    const double hidden_comm = std::max(0.0, out.compute_us + out.comm_us - out.exposed_us);
+    const double comm_total = out.comm_us;
+    for (auto* v : {&L.pre, &L.post}) {
+        for (OpRecord& o : *v) {
+            o.time_us *= n_mb * slow;
+            o.flops *= n_mb;
+            o.activation_bytes *= n_mb;
+            o.weight_bytes *= n_mb;
+            o.exposed_us = o.time_us;
+            out.ops.push_back(o);
+        }
+    }
+    for (OpRecord& o : L.comm) {
+        o.time_us *= n_mb;
+        o.comm_bytes *= n_mb;
+        o.exposed_us = comm_total > 0 ? o.time_us * std::max(0.0, 1.0 - hidden_comm / comm_total) : 0;
+        out.ops.push_back(o);
+    }
+    return out;
+}
+
+void add_share(PhaseResult& p, const OpRecord& o, double weight) {
+    switch (o.source) {
+        case Source::measured: p.share_measured += weight; break;
+        case Source::interpolated: p.share_interpolated += weight; break;
+        case Source::transferred: p.share_transferred += weight; break;
+        case Source::analytical: p.share_analytical += weight; break;
+    }
+}
+
+void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, PhaseResult& out) {
+    const Scenario& s = c.s;
+    const ModelSpec& m = c.m;
+    out.computed = true;
+    const bool masked = s.runtime.expert_layout == ExpertLayout::masked ||
+                        (s.runtime.expert_layout == ExpertLayout::auto_ &&
+                         (be == A2ABackend::deepep_low_latency || be == A2ABackend::pplx));
+    const bool tbo = s.runtime.two_batch_overlap && ps.T >= 2;
+    // Distinct layer kinds (MoE or dense, window) with their counts.
+    struct Group { LayerDesc d; int count; };
+    std::vector<Group> groups;
+    for (const LayerDesc& l : m.layers) {
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.d.moe == l.moe && g.d.window == l.window; });
+        if (it == groups.end()) groups.push_back({l, 1});
+        else it->count++;
+    }
+    double total_us = 0, compute_us = 0, comm_us = 0, exposed_comm_us = 0;
+    std::vector<std::pair<OpRecord, double>> weighted;  // op, weight (us per step)
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+        const Group& g = groups[gi];
+        LayerTime lt = layer_time(c, ps, g.d, be, masked, tbo);
+        LayerGroup lg;
+        lg.label = std::string(g.d.moe ? "MoE layers" : "dense layers") + (g.d.window > 0 ? " (window " + std::to_string(g.d.window) + ")" : "");
+        lg.count = g.count;
+        lg.time_us = lt.exposed_us;
+        const int gidx = int(out.groups.size());
+        out.groups.push_back(lg);
+        total_us += g.count * lt.exposed_us;
+        compute_us += g.count * lt.compute_us;
+        comm_us += g.count * lt.comm_us;
+        exposed_comm_us += g.count * std::max(0.0, lt.exposed_us - lt.compute_us);
+        for (OpRecord& o : lt.ops) {
+            o.group = gidx;
+            o.count = g.count;
+            e.ops.push_back(o);
+        }
+    }
+    // Embedding lookup and LM head (decode: every token; prefill: the last token of each prompt).
+    const double head_rows = ps.phase == Phase::decode ? ps.T : std::max(1.0, ps.T / std::max(1, s.workload.prompt_len));
+    LayerGroup head;
+    head.label = "embedding + LM head";
+    head.count = 1;
+    {
+        OpRecord emb = memory_op(c, "embed.lookup", ps.phase, ps.T * m.hidden * 2.0 * 2.0);
+        OpRecord lm = gemm_op(c, "lm_head", ps.phase, head_rows, m.hidden, double(m.vocab) / c.tp, c.w_embed);
+        const int gidx = int(out.groups.size());
+        for (OpRecord* o : {&emb, &lm}) {
+            o->group = gidx;
+            o->count = 1;
+            o->exposed_us = o->time_us;
+            head.time_us += o->time_us;
+            e.ops.push_back(*o);
+        }
+        out.groups.push_back(head);
+        total_us += head.time_us;
+        compute_us += head.time_us;
+    }
+    // MTP drafts (decode): each draft token runs the MTP module (one decoder layer + eh_proj) and the LM head on the batch.
+    if (ps.phase == Phase::decode && s.runtime.mtp_draft_tokens > 0) {
+        PhaseShape d = ps;
+        d.T = ps.batch;
+        LayerDesc ld;
+        ld.moe = m.is_moe();
+        LayerTime lt = layer_time(c, d, ld, be, masked, false);
+        OpRecord eh = gemm_op(c, "mtp.eh_proj", ps.phase, d.T, 2.0 * m.hidden, m.hidden, c.w_attn);
+        OpRecord lm = gemm_op(c, "mtp.lm_head", ps.phase, d.T, m.hidden, double(m.vocab) / c.tp, c.w_embed);
+        const double per_draft = lt.exposed_us + eh.time_us + lm.time_us;
+        LayerGroup g;
+        g.label = "MTP draft";
+        g.count = s.runtime.mtp_draft_tokens;
+        g.time_us = per_draft;
+        const int gidx = int(out.groups.size());
+        out.groups.push_back(g);
+        for (OpRecord& o : lt.ops) { o.group = gidx; o.count = g.count; o.name = o.name; e.ops.push_back(o); }
+        for (OpRecord* o : {&eh, &lm}) { o->group = gidx; o->count = g.count; o->exposed_us = o->time_us; e.ops.push_back(*o); }
+        total_us += g.count * per_draft;
+        compute_us += g.count * (lt.compute_us + eh.time_us + lm.time_us);
+        comm_us += g.count * lt.comm_us;
+    }
+    // Pipeline stages: a forward crosses every stage; p2p activation sends between stages.
+    if (c.pp > 1) {
+        const double bytes = ps.T * m.hidden * 2.0;
+        const double link = (c.tp * c.dp * c.pp > c.gpn ? c.g.rdma_bandwidth_GBps : c.g.nvlink_bandwidth_GBps) * 1e9;
+        const double p2p_us = (c.pp - 1) * (bytes / link * 1e6 + c.cal.allreduce_latency_us);
+        OpRecord p2p = comm_op("comm.pp_send", ps.phase, bytes * (c.pp - 1), Engine::nvlink, p2p_us);
+        p2p.group = int(out.groups.size()) - 1;
+        p2p.count = 1;
+        p2p.exposed_us = p2p_us;
+        e.ops.push_back(p2p);
+        total_us += p2p_us;
+        comm_us += p2p_us;
+        exposed_comm_us += p2p_us;
+    }
+    const double overhead_ms = ps.phase == Phase::prefill
+                                   ? (s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : c.cal.prefill_overhead_ms)
+                                   : (s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : c.cal.decode_overhead_ms);
+    out.overhead_ms = overhead_ms;
+    out.step_ms = total_us / 1000.0 + overhead_ms;
+    out.compute_ms = compute_us / 1000.0;
+    out.comm_ms = comm_us / 1000.0;
+    out.exposed_comm_ms = exposed_comm_us / 1000.0;
+    // provenance shares over compute-op time
+    double denom = 0;
+    for (const OpRecord& o : e.ops)
+        if (o.phase == ps.phase && o.bound != Bound::comm) denom += o.time_us * o.count;
+    if (denom > 0)
+        for (const OpRecord& o : e.ops)
+            if (o.phase == ps.phase && o.bound != Bound::comm) add_share(out, o, o.time_us * o.count / denom);
+    const double world_tp = c.tp;
+    if (ps.phase == Phase::prefill) {
+        const double stage_ms = out.step_ms / c.pp;
+        const double chunks = std::ceil(double(s.workload.prompt_len) / s.workload.prefill_tokens);
+        out.tokens_per_step = ps.T;
+        out.pp_bubble_ms = (c.pp - 1) * stage_ms;
+        out.ttft_ms = chunks * (c.pp > 1 ? stage_ms : out.step_ms) + out.pp_bubble_ms;
+        out.tokens_per_s_per_gpu = ps.T / (out.step_ms / 1000.0) / world_tp;
+        out.tokens_per_s_cluster = out.tokens_per_s_per_gpu * c.tp * c.dp * c.pp;
+    } else {
+        double accept = 1.0, a = 1.0;
+        for (int j = 0; j < s.runtime.mtp_draft_tokens; ++j) {
+            a *= s.runtime.mtp_acceptance_rate;
+            accept += a;
+        }
+        out.tokens_per_step = ps.batch * accept;
+        out.tpot_ms = out.step_ms / accept;
+        out.tokens_per_s_per_user = 1000.0 / out.tpot_ms;
+        out.tokens_per_s_per_gpu = ps.batch * accept / (out.step_ms / 1000.0) / world_tp;
+        out.tokens_per_s_cluster = out.tokens_per_s_per_gpu * c.tp * c.dp * c.pp;
+    }
+}
+
+}  // namespace moe::detail
