@@ -12,6 +12,7 @@ constexpr double kNA = std::numeric_limits<double>::quiet_NaN();  // "not comput
 
 #define P(phase, field) [](const Estimate& e) { return e.phase.computed ? double(e.phase.field) : kNA; }
 #define M(field) [](const Estimate& e) { return e.ok ? double(e.memory.field) : kNA; }
+#define S(field) [](const Estimate& e) { return e.ok && e.serving.computed ? double(e.serving.field) : kNA; }
 
 std::string status_text(const Estimate& e) { return e.ok ? "ok" : "error"; }
 std::string error_text(const Estimate& e) {
@@ -68,6 +69,23 @@ const std::vector<Column> kColumns = {
     {"memory.cluster_weights_bytes", "bytes", ColumnType::number, M(cluster_weights_bytes), nullptr, "Weights summed over all GPUs (replicas included)."},
     {"memory.cluster_kv_cache_bytes", "bytes", ColumnType::number, M(cluster_kv_cache_bytes), nullptr, "KV cache summed over all GPUs."},
     {"memory.cluster_max_batch", "sequences", ColumnType::number, M(cluster_max_batch), nullptr, "Largest batch over all attention-DP ranks."},
+    {"serving.ttft_ms", "ms", ColumnType::number, S(ttft_ms), nullptr, "Mean time to first token under load: the engine's request overhead, the request's own prefill, waiting for prefill capacity or a free slot, and the first wave's share."},
+    {"serving.tpot_ms", "ms", ColumnType::number, S(tpot_ms), nullptr, "Mean time per output token under load: the decode step with the engine's overhead, plus the other requests' prefill work interleaved with decoding."},
+    {"serving.e2e_latency_ms", "ms", ColumnType::number, S(e2e_latency_ms), nullptr, "Mean request latency: TTFT + (osl - 1) x TPOT."},
+    {"serving.output_tokens_per_s_per_gpu", "tokens/s", ColumnType::number, S(output_tokens_per_s_per_gpu), nullptr, "Output tokens per second of the whole deployment over its GPUs."},
+    {"serving.tokens_per_s_per_user", "tokens/s", ColumnType::number, S(tokens_per_s_per_user), nullptr, "Output tokens per second seen by one user (1000 / TPOT)."},
+    {"serving.requests_per_s", "requests/s", ColumnType::number, S(requests_per_s), nullptr, "Completed requests per second of the deployment."},
+    {"serving.gpus", "GPUs", ColumnType::number, S(gpus), nullptr, "GPUs of the deployment (aggregated: one replica; disaggregated: both pools)."},
+    {"serving.fits", "", ColumnType::boolean, [](const Estimate& e) { return e.ok && e.serving.computed ? (e.serving.fits ? 1.0 : 0.0) : kNA; }, nullptr, "Whether at least one request's KV cache fits next to the weights (beyond the memory's batch, requests wait for a slot)."},
+    {"serving.ttft_prefill_ms", "ms", ColumnType::number, S(ttft_prefill_ms), nullptr, "Part of TTFT: the request's own prefill (steady state)."},
+    {"serving.ttft_queue_ms", "ms", ColumnType::number, S(ttft_queue_ms), nullptr, "Part of TTFT: waiting for prefill capacity or a free slot."},
+    {"serving.ttft_first_wave_ms", "ms", ColumnType::number, S(ttft_first_wave_ms), nullptr, "Part of TTFT: the first requests of the run waiting behind each other, averaged over all requests."},
+    {"serving.ttft_overhead_ms", "ms", ColumnType::number, S(ttft_overhead_ms), nullptr, "Part of TTFT: the engine's per-request overhead (HTTP, tokenisation, admission)."},
+    {"serving.kv_transfer_ms", "ms", ColumnType::number, S(kv_transfer_ms), nullptr, "Part of TTFT (disaggregated): moving one request's KV cache from a prefill to a decode worker."},
+    {"serving.tpot_decode_ms", "ms", ColumnType::number, S(tpot_decode_ms), nullptr, "Part of TPOT: the decode step with the engine's per-step overhead."},
+    {"serving.tpot_prefill_ms", "ms", ColumnType::number, S(tpot_prefill_ms), nullptr, "Part of TPOT: other requests' prefill work per output token."},
+    {"serving.running_batch", "requests", ColumnType::number, S(running_batch), nullptr, "Requests decoding per attention-DP rank (the memory model or the prefill pool may hold it below the concurrency)."},
+    {"serving.prefill_utilisation", "", ColumnType::number, S(prefill_utilisation), nullptr, "Share of the time (aggregated) or of the prefill pool (disaggregated) spent on prefill."},
     {"model.total_params", "params", ColumnType::number, [](const Estimate& e) { return e.total_params; }, nullptr, "Parameters of the model (embeddings included, MTP excluded)."},
     {"model.active_params", "params", ColumnType::number, [](const Estimate& e) { return e.active_params; }, nullptr, "Parameters used per token (embedding included: DeepSeek/Qwen/Mistral convention)."},
     {"status", "", ColumnType::text, nullptr, status_text, "ok, or error when the scenario is invalid."},
@@ -75,6 +93,7 @@ const std::vector<Column> kColumns = {
 };
 #undef P
 #undef M
+#undef S
 }  // namespace
 
 const std::vector<Column>& output_columns() { return kColumns; }

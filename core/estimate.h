@@ -80,12 +80,33 @@ struct MemoryResult {
     double cluster_weights_bytes = 0, cluster_kv_cache_bytes = 0, cluster_max_batch = 0;
 };
 
+// DESIGN §8.2: the serving layer's results (core/serving.h computes them; computed = false when serving is off).
+struct ServingResult {
+    bool computed = false;
+    double ttft_ms = 0, tpot_ms = 0, e2e_latency_ms = 0;
+    double output_tokens_per_s_per_gpu = 0, tokens_per_s_per_user = 0, requests_per_s = 0;
+    double gpus = 0;
+    bool fits = false;
+    // the parts, for display and tests
+    double ttft_prefill_ms = 0;     // the request's own prefill (steady state)
+    double ttft_queue_ms = 0;       // waiting for prefill capacity (steady state) and for a free slot
+    double ttft_first_wave_ms = 0;  // the first requests' wait behind each other, averaged over the run
+    double ttft_overhead_ms = 0;    // the engine's per-request overhead
+    double kv_transfer_ms = 0;      // disaggregated
+    double tpot_decode_ms = 0;      // the decode step itself
+    double tpot_prefill_ms = 0;     // prefill work interleaved with decoding, per output token
+    double running_batch = 0;       // requests decoding per DP rank
+    double prefill_utilisation = 0; // share of time (or of the prefill pool) spent on prefill
+    const char* bound = "";         // "decode", "prefill", "memory"
+};
+
 struct Estimate {
     bool ok = false;
     Issues errors;
     std::vector<std::string> warnings;
     PhaseResult prefill, decode;
     MemoryResult memory;
+    ServingResult serving;
     double total_params = 0, active_params = 0;
     std::vector<OpRecord> ops;
     // resolved choices, for display

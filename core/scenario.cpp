@@ -14,6 +14,8 @@ namespace {
 const char* const kPhaseChoices[] = {"both", "prefill", "decode", nullptr};
 const char* const kBackendChoices[] = {"auto", "none", "allgather", "deepep_normal", "deepep_low_latency", "pplx", nullptr};
 const char* const kLayoutChoices[] = {"auto", "contiguous", "masked", nullptr};
+const char* const kEngineChoices[] = {"sglang", "vllm", "trtllm", "ideal", nullptr};
+const char* const kServingModeChoices[] = {"off", "aggregated", "disaggregated", nullptr};
 
 // One field: its public description and where it lives in a Scenario.
 struct FieldImpl {
@@ -59,8 +61,26 @@ const std::vector<FieldImpl>& field_impls() {
         {{"runtime.mem_fraction", FieldType::number, "", 0.05, 1, nullptr, "Share of HBM the engine may use (SGLang mem_fraction_static, vLLM gpu_memory_utilization)."}, MOE_PTR(runtime.mem_fraction)},
         {{"runtime.reserve_GB", FieldType::number, "GB", -1, 1e4, nullptr, "Memory held by the CUDA context, graphs and allocator; -1: calibrated default."}, MOE_PTR(runtime.reserve_GB)},
         {{"runtime.kv_block_tokens", FieldType::integer, "tokens", 1, 4096, nullptr, "Paged-KV block size; each request's KV is rounded up to whole blocks."}, MOE_PTR(runtime.kv_block_tokens)},
+        {{"runtime.engine", FieldType::choice, "", 0, 0, kEngineChoices, "Serving engine whose system constants apply (per-step overheads, scheduling, memory fraction, KV block): sglang, vllm, trtllm, or ideal (none)."}, MOE_PTR(runtime.engine)},
         {{"routing.imbalance", FieldType::number, "", 1, 64, nullptr, "Tokens reaching the busiest EP rank over the mean (1 = perfectly balanced)."}, MOE_PTR(routing.imbalance)},
         {{"routing.redundant_experts", FieldType::integer, "experts", 0, 65536, nullptr, "Extra copies of hot experts placed across EP ranks (EPLB)."}, MOE_PTR(routing.redundant_experts)},
+        {{"serving.mode", FieldType::choice, "", 0, 0, kServingModeChoices, "off (step-level only), aggregated (one replica, continuous batching with chunked prefill) or disaggregated (prefill and decode pools)."}, MOE_PTR(serving.mode)},
+        {{"serving.isl", FieldType::integer, "tokens", 1, kBig, nullptr, "Input tokens per request."}, MOE_PTR(serving.isl)},
+        {{"serving.osl", FieldType::integer, "tokens", 1, kBig, nullptr, "Output tokens per request."}, MOE_PTR(serving.osl)},
+        {{"serving.concurrency", FieldType::integer, "requests", 1, 1e7, nullptr, "Aggregated: requests in flight per replica (closed-loop clients, spread over its DP ranks)."}, MOE_PTR(serving.concurrency)},
+        {{"serving.requests_per_client", FieldType::integer, "requests", 1, 1e6, nullptr, "Requests each client sends in the benchmark; the first ones arrive together and wait for prefill (10 = a run of 10 x concurrency prompts)."}, MOE_PTR(serving.requests_per_client)},
+        {{"serving.prefill.parallel.tp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Disaggregated: attention TP of one prefill worker."}, MOE_PTR(serving.prefill.parallel.tp)},
+        {{"serving.prefill.parallel.dp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Disaggregated: attention DP of one prefill worker."}, MOE_PTR(serving.prefill.parallel.dp)},
+        {{"serving.prefill.parallel.ep", FieldType::integer, "GPUs", 1, 65536, nullptr, "Disaggregated: expert parallelism of one prefill worker."}, MOE_PTR(serving.prefill.parallel.ep)},
+        {{"serving.prefill.parallel.pp", FieldType::integer, "stages", 1, 4096, nullptr, "Disaggregated: pipeline stages of one prefill worker."}, MOE_PTR(serving.prefill.parallel.pp)},
+        {{"serving.prefill.workers", FieldType::integer, "workers", 1, 65536, nullptr, "Disaggregated: number of prefill workers."}, MOE_PTR(serving.prefill.workers)},
+        {{"serving.prefill.batch", FieldType::integer, "prompts", 1, 1e6, nullptr, "Disaggregated: prompts per prefill forward per DP rank."}, MOE_PTR(serving.prefill.batch)},
+        {{"serving.decode.parallel.tp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Disaggregated: attention TP of one decode worker."}, MOE_PTR(serving.decode.parallel.tp)},
+        {{"serving.decode.parallel.dp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Disaggregated: attention DP of one decode worker."}, MOE_PTR(serving.decode.parallel.dp)},
+        {{"serving.decode.parallel.ep", FieldType::integer, "GPUs", 1, 65536, nullptr, "Disaggregated: expert parallelism of one decode worker."}, MOE_PTR(serving.decode.parallel.ep)},
+        {{"serving.decode.parallel.pp", FieldType::integer, "stages", 1, 4096, nullptr, "Disaggregated: pipeline stages of one decode worker."}, MOE_PTR(serving.decode.parallel.pp)},
+        {{"serving.decode.workers", FieldType::integer, "workers", 1, 65536, nullptr, "Disaggregated: number of decode workers."}, MOE_PTR(serving.decode.workers)},
+        {{"serving.decode.batch", FieldType::integer, "requests", 1, 1e6, nullptr, "Disaggregated: requests in flight per decode DP rank (concurrency = workers x dp x batch)."}, MOE_PTR(serving.decode.batch)},
     };
     return fields;
 }
@@ -226,6 +246,28 @@ json value_of(const Scenario& s, const FieldImpl& f) {
     return nullptr;
 }
 
+// True when some field's path starts with `prefix` + "." (a group such as "serving.prefill").
+bool is_group(const std::string& prefix) {
+    for (const FieldImpl& f : field_impls())
+        if (std::strncmp(f.desc.path, prefix.c_str(), prefix.size()) == 0 && f.desc.path[prefix.size()] == '.') return true;
+    return false;
+}
+
+// Sets every field of one area object, following nested groups ("serving": {"decode": {"parallel": {"ep": 8}}}).
+void set_area(Scenario& s, const std::string& prefix, const json& obj, const Catalog& cat, Issues& errors) {
+    for (auto f = obj.begin(); f != obj.end(); ++f) {
+        const std::string path = prefix + "." + f.key();
+        if (const FieldImpl* impl = find_impl(path)) {
+            set_value(s, *impl, f.value(), cat, errors);
+        } else if (is_group(path)) {
+            if (!f.value().is_object()) errors.push_back({shown_text(path), "must be an object"});
+            else set_area(s, path, f.value(), cat, errors);
+        } else {
+            errors.push_back({shown_text(path), "unknown key"});
+        }
+    }
+}
+
 constexpr std::size_t kMaxScenarioBytes = 4u << 20;
 constexpr int kMaxDepth = 64;
 
@@ -296,7 +338,7 @@ ParseResult scenario_from_json(const json& j, const Catalog& cat) {
         r.errors.push_back({"", "nested deeper than 64 levels"});
         return r;
     }
-    static const char* const areas[] = {"parallel", "workload", "precision", "runtime", "routing"};
+    static const char* const areas[] = {"parallel", "workload", "precision", "runtime", "routing", "serving"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string& key = it.key();
         if (key == "model" || key == "hardware") {
@@ -314,15 +356,7 @@ ParseResult scenario_from_json(const json& j, const Catalog& cat) {
             r.errors.push_back({key, "must be an object"});
             continue;
         }
-        for (auto f = it.value().begin(); f != it.value().end(); ++f) {
-            const std::string path = key + "." + f.key();
-            const FieldImpl* impl = find_impl(path);
-            if (!impl) {
-                r.errors.push_back({shown_text(path), "unknown key"});
-                continue;
-            }
-            set_value(s, *impl, f.value(), cat, r.errors);
-        }
+        set_area(s, key, it.value(), cat, r.errors);
     }
     if (r.errors.empty()) r.errors = validate_scenario(s);
     return r;
@@ -352,18 +386,54 @@ json scenario_to_json(const Scenario& s, bool compact) {
             json dv = value_of(defaults, f);
             if (v == dv) continue;
         }
-        std::string path = f.desc.path;
-        auto dot = path.find('.');
-        if (dot == std::string::npos) out[path] = v;
-        else out[path.substr(0, dot)][path.substr(dot + 1)] = v;
+        // nested by every dot: "serving.decode.parallel.ep" -> {"serving": {"decode": {"parallel": {"ep": ..}}}}
+        std::string_view path = f.desc.path;
+        json* node = &out;
+        for (auto dot = path.find('.'); dot != std::string_view::npos; dot = path.find('.')) {
+            node = &(*node)[std::string(path.substr(0, dot))];
+            path.remove_prefix(dot + 1);
+        }
+        (*node)[std::string(path)] = v;
     }
     return out;
 }
 
+namespace {
+// The layout checks of one parallel configuration; `prefix` names it in messages ("parallel",
+// "serving.decode.parallel").
+void validate_layout(const Scenario& s, const ParallelConfig& p, const std::string& prefix, Issues& e) {
+    const ModelSpec& m = s.model;
+    const std::string tp = prefix + ".tp", ep = prefix + ".ep";
+    const long long world = 1LL * p.tp * p.dp * p.pp;
+    if (world > 65536) e.push_back({prefix, "tp*dp*pp = " + std::to_string(world) + " GPUs exceeds 65536"});
+    if (m.num_heads % p.tp != 0)
+        e.push_back({tp, std::to_string(p.tp) + " does not divide " + std::to_string(m.num_heads) + " attention heads"});
+    else if (m.attn != AttnKind::mla && m.num_kv_heads % p.tp != 0 && p.tp % m.num_kv_heads != 0)
+        e.push_back({tp, std::to_string(p.tp) + " neither divides nor is a multiple of " +
+                             std::to_string(m.num_kv_heads) + " KV heads"});
+    const long long attn_gpus = 1LL * p.tp * p.dp;
+    if (attn_gpus % p.ep != 0)
+        e.push_back({ep, std::to_string(p.ep) + " does not divide tp*dp = " + std::to_string(attn_gpus)});
+    if (!m.is_moe()) {
+        if (p.ep > 1) e.push_back({ep, "the model has no routed experts (use tp/dp)"});
+    } else {
+        const int slots = m.num_experts + s.routing.redundant_experts;
+        if (slots % p.ep != 0)
+            e.push_back({ep, std::to_string(p.ep) + " does not divide " + std::to_string(m.num_experts) +
+                                 " routed experts + " + std::to_string(s.routing.redundant_experts) + " redundant"});
+        const int moe_tp = int(attn_gpus / std::max(1, p.ep));
+        if (attn_gpus % p.ep == 0 && m.moe_intermediate % moe_tp != 0)
+            e.push_back({ep, "leaves experts tensor-parallel over " + std::to_string(moe_tp) +
+                                 " GPUs, which does not divide moe_intermediate_size " + std::to_string(m.moe_intermediate)});
+    }
+    if (p.pp > m.num_layers)
+        e.push_back({prefix + ".pp", std::to_string(p.pp) + " stages exceed " + std::to_string(m.num_layers) + " layers"});
+}
+}  // namespace
+
 Issues validate_scenario(const Scenario& s) {
     Issues e;
     const ModelSpec& m = s.model;
-    const ParallelConfig& p = s.parallel;
     if (m.num_layers <= 0 || m.hidden <= 0) {
         e.push_back({"model", "has no layers"});
         return e;
@@ -372,31 +442,18 @@ Issues validate_scenario(const Scenario& s) {
         e.push_back({"hardware", "has no compute or memory bandwidth"});
         return e;
     }
-    const long long world = 1LL * p.tp * p.dp * p.pp;
-    if (world > 65536) e.push_back({"parallel", "tp*dp*pp = " + std::to_string(world) + " GPUs exceeds 65536"});
-    if (m.num_heads % p.tp != 0)
-        e.push_back({"parallel.tp", std::to_string(p.tp) + " does not divide " + std::to_string(m.num_heads) + " attention heads"});
-    else if (m.attn != AttnKind::mla && m.num_kv_heads % p.tp != 0 && p.tp % m.num_kv_heads != 0)
-        e.push_back({"parallel.tp", std::to_string(p.tp) + " neither divides nor is a multiple of " +
-                                        std::to_string(m.num_kv_heads) + " KV heads"});
-    const long long attn_gpus = 1LL * p.tp * p.dp;
-    if (attn_gpus % p.ep != 0)
-        e.push_back({"parallel.ep", std::to_string(p.ep) + " does not divide tp*dp = " + std::to_string(attn_gpus)});
-    if (!m.is_moe()) {
-        if (p.ep > 1) e.push_back({"parallel.ep", "the model has no routed experts (use tp/dp)"});
-        if (s.routing.redundant_experts > 0) e.push_back({"routing.redundant_experts", "the model has no routed experts"});
-    } else {
-        const int slots = m.num_experts + s.routing.redundant_experts;
-        if (slots % p.ep != 0)
-            e.push_back({"parallel.ep", std::to_string(p.ep) + " does not divide " + std::to_string(m.num_experts) +
-                                            " routed experts + " + std::to_string(s.routing.redundant_experts) + " redundant"});
-        const int moe_tp = int(attn_gpus / std::max(1, p.ep));
-        if (attn_gpus % p.ep == 0 && m.moe_intermediate % moe_tp != 0)
-            e.push_back({"parallel.ep", "leaves experts tensor-parallel over " + std::to_string(moe_tp) +
-                                            " GPUs, which does not divide moe_intermediate_size " + std::to_string(m.moe_intermediate)});
+    validate_layout(s, s.parallel, "parallel", e);
+    if (!m.is_moe() && s.routing.redundant_experts > 0)
+        e.push_back({"routing.redundant_experts", "the model has no routed experts"});
+    if (s.serving.mode == ServingMode::disaggregated) {
+        validate_layout(s, s.serving.prefill.parallel, "serving.prefill.parallel", e);
+        validate_layout(s, s.serving.decode.parallel, "serving.decode.parallel", e);
+        const double gpus = double(s.serving.prefill.workers) * s.serving.prefill.parallel.tp * s.serving.prefill.parallel.dp *
+                                s.serving.prefill.parallel.pp +
+                            double(s.serving.decode.workers) * s.serving.decode.parallel.tp * s.serving.decode.parallel.dp *
+                                s.serving.decode.parallel.pp;
+        if (gpus > 1e6) e.push_back({"serving", "the two pools need " + fmt_num(gpus) + " GPUs, more than 1,000,000"});
     }
-    if (p.pp > m.num_layers)
-        e.push_back({"parallel.pp", std::to_string(p.pp) + " stages exceed " + std::to_string(m.num_layers) + " layers"});
     auto kv_ok = [](const DtypeSel& d) { return d.is_auto || d.value == Dtype::bf16 || d.value == Dtype::fp16 || d.value == Dtype::fp8; };
     if (!kv_ok(s.precision.kv_cache))
         e.push_back({"precision.kv_cache", std::string(dtype_name(s.precision.kv_cache.value)) + " is not a KV-cache format (bf16, fp16, fp8)"});
@@ -414,5 +471,7 @@ Issues validate_scenario(const Scenario& s) {
 
 const char* a2a_backend_name(A2ABackend b) { return kBackendChoices[int(b)]; }
 const char* phase_sel_name(PhaseSel p) { return kPhaseChoices[int(p)]; }
+const char* engine_kind_name(EngineKind k) { return kEngineChoices[int(k)]; }
+const char* serving_mode_name(ServingMode m) { return kServingModeChoices[int(m)]; }
 
 }  // namespace moe

@@ -24,6 +24,11 @@ namespace moe {
 enum class A2ABackend : std::uint8_t { auto_, none, allgather, deepep_normal, deepep_low_latency, pplx };
 enum class ExpertLayout : std::uint8_t { auto_, contiguous, masked };
 enum class PhaseSel : std::uint8_t { both, prefill, decode };
+// The serving engine whose system constants apply (core/engine.h): per-step overheads, scheduling, memory fraction.
+enum class EngineKind : std::uint8_t { sglang, vllm, trtllm, ideal };
+// DESIGN §8: off = step-level only; aggregated = one replica serving closed-loop clients with continuous batching;
+// disaggregated = separate prefill and decode pools.
+enum class ServingMode : std::uint8_t { off, aggregated, disaggregated };
 
 // A dtype the user may leave to the model ("auto").
 struct DtypeSel {
@@ -67,6 +72,25 @@ struct RuntimeConfig {
     double mem_fraction = 0.9;         // engine's static memory fraction of HBM (SGLang mem_fraction_static)
     double reserve_GB = -1;            // CUDA context, graphs, allocator slack; <0: calibrated default
     int kv_block_tokens = 16;          // paged-KV block size (rounding of each request's KV)
+    EngineKind engine = EngineKind::sglang;  // system constants of the serving engine (core/engine.h)
+};
+
+// One pool of a disaggregated deployment: each worker's layout, how many workers, requests per attention-DP rank.
+struct PoolConfig {
+    ParallelConfig parallel;
+    int workers = 1;
+    int batch = 1;          // prefill: prompts per forward per DP rank; decode: requests in flight per DP rank
+};
+
+// DESIGN §8.1: the serving workload over the step model.
+struct ServingConfig {
+    ServingMode mode = ServingMode::off;
+    int isl = 1024;                 // input tokens per request
+    int osl = 1024;                 // output tokens per request
+    int concurrency = 64;           // aggregated: requests in flight per replica (all its DP ranks)
+    int requests_per_client = 10;   // benchmark length: each client sends this many requests (the first together)
+    PoolConfig prefill{{1, 1, 1, 1, 0}, 1, 1};
+    PoolConfig decode{{1, 1, 1, 1, 0}, 1, 64};
 };
 
 struct RoutingConfig {
@@ -86,6 +110,7 @@ struct Scenario {
     PrecisionConfig precision;
     RuntimeConfig runtime;
     RoutingConfig routing;
+    ServingConfig serving;
 
     int world() const { return parallel.tp * parallel.dp * parallel.pp; }
     int moe_tp() const { return parallel.ep > 0 ? parallel.tp * parallel.dp / parallel.ep : 1; }
@@ -136,5 +161,7 @@ Issues validate_scenario(const Scenario& s);
 
 const char* a2a_backend_name(A2ABackend b);
 const char* phase_sel_name(PhaseSel p);
+const char* engine_kind_name(EngineKind k);
+const char* serving_mode_name(ServingMode m);
 
 }  // namespace moe

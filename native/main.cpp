@@ -23,6 +23,7 @@
 #include "output.h"
 #include "report.h"
 #include "sweep.h"
+#include "core/serving.h"
 
 namespace {
 
@@ -123,7 +124,7 @@ int run_eval(const moe::Catalog& catalog, const std::string& arg, const std::vec
     moe::ParseResult r = moe::scenario_from_json(load_with_sets(arg, sets, catalog).json, catalog);
     moe::Estimate e;
     if (r.ok()) {
-        e = moe::estimate(r.scenario, moe::builtin_tables());  // validates, and reports errors in e.errors
+        e = moe::evaluate(r.scenario, moe::builtin_tables());  // validates, and reports errors in e.errors
     } else {
         e.ok = false;
         e.errors = std::move(r.errors);

@@ -15,6 +15,7 @@
 #include "core/tables.h"
 #include "output.h"
 #include "values.h"
+#include "core/serving.h"
 
 namespace cli {
 
@@ -268,7 +269,7 @@ int run_sweep(const ScenarioSource& base_src, const moe::Catalog& catalog, const
                 if (!err.empty()) issues.push_back({"", err});
             if (issues.empty()) {
                 // estimate() validates the point first; an invalid one comes back with ok = false and its errors.
-                writer.row(axes, index, moe::estimate(s, tables));
+                writer.row(axes, index, moe::evaluate(s, tables));
             } else {
                 failed.errors = issues;
                 writer.row(axes, index, failed, /*numbers=*/false);

@@ -326,12 +326,12 @@ void recompute(AppState& st) {
     const double t0 = now_ms();
     if (st.dirty) {
         const double t = now_ms();
-        st.estimate = moe::estimate(st.scenario, *st.tables);
+        st.estimate = moe::evaluate(st.scenario, *st.tables);
         st.perf.estimate_ms = now_ms() - t;
         ++st.recompute_count;
     }
     const bool a_changed = st.a_dirty;
-    if (st.a.active && st.a_dirty) st.a.estimate = moe::estimate(st.a.scenario, *st.tables);
+    if (st.a.active && st.a_dirty) st.a.estimate = moe::evaluate(st.a.scenario, *st.tables);
 
     SweepSpec spec = default_sweep(chart_sweep_axis(st), st.scenario, st.estimate, kSweepPoints);
     const std::string key = sweep_key(st.scenario, spec);

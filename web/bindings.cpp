@@ -46,7 +46,7 @@ EMSCRIPTEN_KEEPALIVE const char* moe_eval(const char* scenario_json) {
     moe::ParseResult r;
     std::string err;
     if (!parse(scenario_json, r, err)) return out(err);
-    return out(dump(moe::estimate_to_json(moe::estimate(r.scenario, moe::builtin_tables()))));
+    return out(dump(moe::estimate_to_json(moe::evaluate(r.scenario, moe::builtin_tables()))));
 }
 
 // Scenario JSON -> {"prefill.step_ms": ..., ...}: the page's window.__moe.results.
@@ -54,7 +54,7 @@ EMSCRIPTEN_KEEPALIVE const char* moe_eval_flat(const char* scenario_json) {
     moe::ParseResult r;
     std::string err;
     if (!parse(scenario_json, r, err)) return out(err);
-    return out(dump(moe::estimate_to_flat_json(moe::estimate(r.scenario, moe::builtin_tables()))));
+    return out(dump(moe::estimate_to_flat_json(moe::evaluate(r.scenario, moe::builtin_tables()))));
 }
 
 // URL fragment ("#s=...", "s=..." or "") -> {"ok": bool, "errors": [...], "scenario": compact JSON}.

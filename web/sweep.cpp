@@ -1,5 +1,6 @@
 // sweep.cpp — sweeps for the charts and the CSV download (see sweep.h).
 #include "sweep.h"
+#include "core/serving.h"
 
 #include <algorithm>
 #include <chrono>
@@ -171,7 +172,7 @@ void run_sweep(const moe::Scenario& base, const SweepSpec& spec, const moe::Tabl
         issues.clear();
         if (spec.axis == SweepAxis::ep) s = start;  // dp and ep both move
         if (!sweep_point(s, start, spec, i, issues)) continue;
-        const moe::Estimate e = moe::estimate(s, tables);
+        const moe::Estimate e = moe::evaluate(s, tables);
         if (!e.ok) continue;
         out.ok[i] = 1;
         for (std::size_t c = 0; c < cols.size(); ++c) out.values[c * n + i] = cols[c]->number(e);
@@ -199,7 +200,7 @@ std::string sweep_csv(const moe::Scenario& base, const SweepSpec& spec, const mo
         if (spec.axis == SweepAxis::ep) out += "," + std::to_string(s.parallel.dp);
         moe::Estimate e;
         if (set) {
-            e = moe::estimate(s, tables);
+            e = moe::evaluate(s, tables);
         } else {
             e.errors = issues;
         }

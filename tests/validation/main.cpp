@@ -6,6 +6,7 @@
 //   moe-validate --check-csv tests/validation/public_measurements.csv --check-runs tests/validation/infersim_runs
 //   moe-validate --check-fit                          the shipped calibration is what the fit produces
 //   moe-validate --calibration FILE                   evaluate with another calibration.json (before rebuilding)
+//   moe-validate --serving [...]                     the serving set (tests/validation/serving.h)
 //   moe-validate --strict                             model-gap cases out of tolerance fail too
 //
 // Exit status: 0 all good, 1 a check failed (each named on stderr), 2 bad usage or unreadable input.
@@ -27,6 +28,7 @@
 #include "cases.h"
 #include "fit.h"
 #include "report.h"
+#include "serving.h"
 
 namespace val {
 
@@ -381,6 +383,8 @@ std::vector<std::string> check_runs(const std::string& dir, const std::vector<Ca
 
 int main(int argc, char** argv) {
     using namespace val;
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--serving") == 0) return serving_main(argc, argv);
     std::string write_path, readme_path, calib_in, calib_out, csv_path, runs_dir;
     bool do_fit = false, do_check_fit = false, strict = false;
     for (int i = 1; i < argc; ++i) {

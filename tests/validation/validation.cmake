@@ -19,7 +19,9 @@ add_executable(moe-validate
   "${CMAKE_CURRENT_LIST_DIR}/main.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/cases.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/fit.cpp"
-  "${CMAKE_CURRENT_LIST_DIR}/report.cpp")
+  "${CMAKE_CURRENT_LIST_DIR}/report.cpp"
+  "${CMAKE_CURRENT_LIST_DIR}/serving.cpp")
+target_compile_definitions(moe-validate PRIVATE MOE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 target_link_libraries(moe-validate PRIVATE moe_core)
 target_include_directories(moe-validate PRIVATE "${CMAKE_CURRENT_LIST_DIR}")
 set_target_properties(moe-validate PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}")

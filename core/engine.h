@@ -1,0 +1,52 @@
+// engine.h — what a serving engine adds to the kernels: the system constants of SGLang, vLLM, TensorRT-LLM and an
+// ideal engine (DESIGN §8.1). The step model (estimate()) prices kernels; the serving layer (serving.h) adds these.
+//
+//   const moe::EngineConstants& k = moe::builtin_engines().get(moe::EngineKind::vllm);
+//   k.decode_step_overhead_ms, k.mixed_batches ...
+//
+// The fitted values live in presets/engines.json, each with the fit that produced it (moe-validate --fit-serving,
+// on ../shared/reference/serving_public.csv with each model family left out in turn); the defaults below are the
+// starting points of that fit and the values of the `ideal` engine's structure.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "scenario.h"
+#include "types.h"
+
+namespace moe {
+
+struct EngineConstants {
+    // Host and runtime time the kernels do not show.
+    double request_overhead_ms = 0;       // per request, added to TTFT: HTTP, tokenisation, admission, first detokenise
+    double decode_step_overhead_ms = 0;   // per decode step under CUDA graphs: scheduling, sampling, launch gaps
+    double prefill_step_overhead_ms = 0;  // per forward that carries prefill tokens (eager launches, metadata)
+    // Kernel-level factors relative to the measured tables (engine kernels differ from the microbenchmarks').
+    double decode_kernel_scale = 1.0;     // decode step kernel time x this
+    double prefill_kernel_scale = 1.0;    // prefill kernel time x this
+    // Scheduling.
+    bool mixed_batches = true;            // prefill chunks ride along with the decode batch (vLLM, TRT-LLM); false:
+                                          // separate prefill forwards that pause decoding (SGLang's default)
+    // Memory.
+    double mem_fraction = 0.9;            // default static memory fraction
+    int kv_block_tokens = 16;             // paged-KV block (SGLang 1, vLLM 16, TRT-LLM 32)
+    // Disaggregated KV transfer (NIXL / Mooncake / UCX over RDMA).
+    double kv_transfer_eff = 0.8;         // fraction of the link bandwidth the transfer reaches
+    double kv_transfer_latency_ms = 1.0;  // per request: handshake and completion notification
+};
+
+struct EngineSet {
+    EngineConstants engines[4];  // indexed by EngineKind
+    const EngineConstants& get(EngineKind k) const { return engines[int(k)]; }
+    EngineConstants& get(EngineKind k) { return engines[int(k)]; }
+};
+
+// The starting constants (no file): documented engine defaults, zero overheads.
+EngineSet default_engines();
+// {"sglang": {"decode_step_overhead_ms": {"value": 0.4, "source": "..."}, ...}, ...}; unknown keys are errors.
+bool parse_engines(const nlohmann::json& j, EngineSet& out, Issues& errors);
+nlohmann::json engines_to_json(const EngineSet& set);
+// presets/engines.json as compiled in (defaults if the file is absent).
+const EngineSet& builtin_engines();
+
+}  // namespace moe

@@ -1,0 +1,350 @@
+// serving.cpp — the serving layer (DESIGN §8; formulas derived in docs/model.md, "Serving").
+//
+// [SECTION] step evaluations: the few estimate() calls a deployment needs
+// [SECTION] aggregated: closed-loop clients on one replica, continuous batching with chunked prefill
+// [SECTION] disaggregated: prefill and decode pools, KV transfer, the slower pool sets the pace
+// [SECTION] evaluate(): estimate() plus serving
+#include "serving.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace moe {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] step evaluations
+// ---------------------------------------------------------------------------------------------------------------
+
+// Time of the attention cores of one phase in a step (ms): the part that does not grow with the token count alone.
+double attention_ms(const Estimate& e, Phase ph) {
+    double us = 0;
+    for (const OpRecord& o : e.ops)
+        if (o.phase == ph && std::string_view(o.name) == "attn.core") us += o.time_us * o.count;
+    return us / 1000.0;
+}
+
+// The scenario the serving layer hands to estimate(): kernel time only (engine overheads are added by the
+// serving model), the workload of the serving fields.
+Scenario step_scenario(const Scenario& s, const ParallelConfig& p) {
+    Scenario x = s;
+    x.parallel = p;
+    x.serving.mode = ServingMode::off;
+    x.runtime.prefill_overhead_ms = 0;
+    x.runtime.decode_overhead_ms = 0;
+    x.workload.prompt_len = s.serving.isl;
+    x.workload.output_len = s.serving.osl;
+    x.workload.context_len = std::max(1, s.serving.isl + s.serving.osl / 2);
+    return x;
+}
+
+int gpus_of(const ParallelConfig& p) { return p.tp * p.dp * p.pp; }
+
+bool take(const Estimate& e, ServingSteps& st, const char* what) {
+    if (e.ok) return true;
+    for (const Issue& i : e.errors) st.errors.push_back({i.path, std::string(what) + ": " + i.message});
+    return false;
+}
+
+}  // namespace
+
+ServingSteps serving_steps(const Scenario& s, const Tables& t) {
+    ServingSteps st;
+    const ServingConfig& sv = s.serving;
+    const double isl = sv.isl;
+    if (sv.mode == ServingMode::aggregated) {
+        const ParallelConfig& p = s.parallel;
+        st.dp = p.dp;
+        st.gpus = gpus_of(p);
+        st.batch = double(sv.concurrency) / p.dp;
+        const int b = std::max(1, int(std::lround(st.batch)));
+        const double C = s.workload.prefill_tokens;
+        st.chunk_tokens = C;
+        const bool mixed = builtin_engines().get(s.runtime.engine).mixed_batches;
+        // Step 1: the running batch's decode step and a full forward of prefill tokens, with the memory model.
+        Scenario x = step_scenario(s, p);
+        x.workload.phase = PhaseSel::both;
+        x.workload.batch = b;
+        // mixed: the budget left after the decode tokens (vLLM and TRT-LLM schedule decode first)
+        st.mixed_tokens = std::max(256.0, C - b);
+        st.prefill_tokens = C;
+        x.workload.prefill_tokens = int(mixed ? st.mixed_tokens + b : C);
+        const Estimate a = estimate(x, t);
+        if (!take(a, st, "serving step")) return st;
+        st.decode_ms = a.decode.step_ms;
+        st.max_batch = a.memory.max_batch;
+        st.weights_fit = a.memory.max_batch >= 1 || a.memory.fits;
+        // Step 2: mixed: the decode batch's tokens as a prefill-shaped forward (the non-attention baseline the
+        // chunk adds to); separate: one request's prompt alone (its first chunk).
+        Scenario y = x;
+        y.workload.phase = PhaseSel::prefill;
+        y.workload.prefill_tokens = mixed ? b : int(std::min(isl, C));
+        const Estimate e2 = estimate(y, t);
+        if (!take(e2, st, "serving step")) return st;
+        const double chunks = std::ceil(isl / (mixed ? st.mixed_tokens : C));
+        if (mixed) {
+            const double P = st.mixed_tokens, T = P + b;
+            const double attn_T = attention_ms(a, Phase::prefill);
+            const double non_attn_T = a.prefill.step_ms - attn_T;
+            const double non_attn_b = e2.prefill.step_ms - attention_ms(e2, Phase::prefill);
+            st.mixed_extra_ms = std::max(0.0, non_attn_T - non_attn_b) + attn_T * P / T;
+            // one request's prompt rides on `chunks` steps; the added work is linear in its tokens
+            st.mixed_single_extra_ms = st.mixed_extra_ms * isl / P;
+            st.prefill_ms = a.prefill.step_ms;
+        } else {
+            st.prefill_ms = a.prefill.step_ms;
+            st.prefill_single_ms = e2.prefill.step_ms * chunks;
+        }
+        // Step 3: decode at batch 1 (how the step shrinks when fewer requests are decoding).
+        Scenario z = x;
+        z.workload.phase = PhaseSel::decode;
+        z.workload.batch = 1;
+        const Estimate e3 = estimate(z, t);
+        if (!take(e3, st, "serving step")) return st;
+        st.decode1_ms = e3.decode.step_ms;
+        st.ok = true;
+        return st;
+    }
+    if (sv.mode == ServingMode::disaggregated) {
+        const PoolConfig& pp = sv.prefill;
+        const PoolConfig& dp = sv.decode;
+        st.prefill_dp = pp.parallel.dp;
+        st.dp = dp.parallel.dp;
+        st.prefill_gpus_per_worker = gpus_of(pp.parallel);
+        st.decode_gpus_per_worker = gpus_of(dp.parallel);
+        st.gpus = pp.workers * st.prefill_gpus_per_worker + dp.workers * st.decode_gpus_per_worker;
+        st.batch = dp.batch;
+        // Prefill worker: one forward of `batch` prompts per DP rank.
+        Scenario x = step_scenario(s, pp.parallel);
+        x.workload.phase = PhaseSel::prefill;
+        const double tokens = std::min(1e7, double(pp.batch) * isl);
+        x.workload.prefill_tokens = int(tokens);
+        x.workload.batch = 1;
+        const Estimate a = estimate(x, t);
+        if (!take(a, st, "serving.prefill")) return st;
+        // a prompt longer than the forward's budget runs in several chunks
+        st.prefill_tokens = tokens;
+        st.prefill_ms = a.prefill.step_ms * std::max(1.0, std::ceil(double(pp.batch) * isl / tokens));
+        st.chunk_tokens = tokens;
+        if (!a.memory.fits) st.warnings.push_back("serving.prefill: a prefill worker does not fit its forward in memory");
+        // Decode worker.
+        Scenario y = step_scenario(s, dp.parallel);
+        y.workload.phase = PhaseSel::decode;
+        y.workload.batch = dp.batch;
+        const Estimate d = estimate(y, t);
+        if (!take(d, st, "serving.decode")) return st;
+        st.decode_ms = d.decode.step_ms;
+        st.max_batch = d.memory.max_batch;
+        st.weights_fit = d.memory.max_batch >= 1 || d.memory.fits;
+        Scenario y1 = y;
+        y1.workload.batch = 1;
+        const Estimate d1 = estimate(y1, t);
+        if (!take(d1, st, "serving.decode")) return st;
+        st.decode1_ms = d1.decode.step_ms;
+        // KV of one request, whole model (every TP shard), in the cache's format.
+        const ModelSpec& m = s.model;
+        st.kv_bytes_per_request = m.kv_bytes_per_request(isl, m.num_kv_heads, dtype_bytes(d.kv_dtype), 1.0);
+        // Each GPU of the smaller worker moves its share in parallel; inside one NVLink domain over NVLink.
+        const int gpn = s.parallel.gpus_per_node > 0 ? s.parallel.gpus_per_node : s.gpu.gpus_per_node;
+        const int lanes = std::min(st.prefill_gpus_per_worker, st.decode_gpus_per_worker);
+        const bool same_domain = st.prefill_gpus_per_worker + st.decode_gpus_per_worker <= gpn;
+        st.kv_link_GBps = lanes * (same_domain ? s.gpu.nvlink_bandwidth_GBps : s.gpu.rdma_bandwidth_GBps);
+        st.ok = true;
+        return st;
+    }
+    st.errors.push_back({"serving.mode", "is off: nothing to serve"});
+    return st;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] aggregated
+// ---------------------------------------------------------------------------------------------------------------
+
+// Decode step at a running batch b between 1 and the full batch (linear in b between the two evaluated points:
+// the weight read is shared, the per-sequence work grows with b).
+double decode_at(const ServingSteps& st, double b) {
+    if (st.batch <= 1) return st.decode_ms;
+    const double f = std::clamp((b - 1.0) / (st.batch - 1.0), 0.0, 1.0);
+    return st.decode1_ms + f * (st.decode_ms - st.decode1_ms);
+}
+
+ServingResult aggregated(const Scenario& s, const ServingSteps& st, const EngineConstants& k) {
+    ServingResult r;
+    r.computed = true;
+    const double isl = s.serving.isl, osl = s.serving.osl;
+    const double od = s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : k.decode_step_overhead_ms;
+    const double op = s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : k.prefill_step_overhead_ms;
+    const double n_dec = std::max(0.0, osl - 1.0);   // decode steps per request after the first token
+    const double wave_share = 1.0 / std::max(1, s.serving.requests_per_client);
+    // Memory caps the running batch; the rest wait for a slot.
+    const double B = st.batch;
+    const double Br = std::max(1.0, std::min(B, std::floor(st.max_batch)));
+    r.fits = st.weights_fit && st.max_batch >= 1;
+    r.running_batch = Br;
+    const double Sd = decode_at(st, Br) * k.decode_kernel_scale + od;  // a decode step with its overhead
+    double ttft_own, ttft_queue = 0, wave, T_cycle, tpot_pf;
+    if (k.mixed_batches) {
+        // Each prompt rides on ceil(isl / P) steps; a step carrying a full chunk costs Sd + X.
+        const double P = st.mixed_tokens;
+        const double X = st.mixed_extra_ms * k.prefill_kernel_scale + op;           // full chunk of P tokens
+        const double chunks = std::ceil(isl / P);
+        const double x1 = st.mixed_single_extra_ms * k.prefill_kernel_scale + chunks * op;  // one prompt, all its chunks
+        ttft_own = chunks * Sd + x1 + 0.5 * Sd;  // the step in flight when it arrives, then its own chunks
+        // Steps per cycle: every request needs its prompt's chunks and n_dec decode steps; the others' prompts land
+        // on its decode steps. Saturated when the others' prompts need more steps than it decodes.
+        const double other_chunks = (Br - 1.0) * isl / P;
+        if (other_chunks <= n_dec) {
+            tpot_pf = n_dec > 0 ? (Br - 1.0) * x1 / n_dec : 0.0;
+            T_cycle = ttft_own + n_dec * (Sd + tpot_pf);
+        } else {
+            // prefill-bound: every step carries a full chunk; requests wait for prefill capacity
+            const double step = Sd + X;
+            tpot_pf = X;
+            T_cycle = Br * isl / P * step;
+            ttft_queue = std::max(0.0, T_cycle - n_dec * step - ttft_own);
+        }
+        // First wave: all clients arrive together and are prefilled in full chunks, request j after j*isl/P steps.
+        wave = ((Br + 1.0) / 2.0 * isl / P + 0.5) * (Sd + X);
+    } else {
+        // Separate prefill forwards pause decoding (SGLang): a prompt costs its own forward(s).
+        const double Sp1 = st.prefill_single_ms * k.prefill_kernel_scale + std::ceil(isl / st.chunk_tokens) * op;
+        const double Sp = st.prefill_ms * k.prefill_kernel_scale + op;    // a full forward of chunk_tokens
+        ttft_own = Sp1 + 0.5 * Sd;
+        const double other = (Br - 1.0) * Sp1;                             // the others' prompts, one by one
+        if (other <= n_dec * Sd) {
+            tpot_pf = n_dec > 0 ? other / n_dec : 0.0;
+            T_cycle = ttft_own + n_dec * (Sd + tpot_pf);
+        } else {
+            // prefill-bound: prompts batch into full forwards; decoding gets what is left
+            const double pf_time = Br * isl / st.chunk_tokens * Sp;
+            T_cycle = pf_time + n_dec * Sd;
+            tpot_pf = n_dec > 0 ? (Br - 1.0) / Br * pf_time / n_dec : 0.0;
+            ttft_queue = std::max(0.0, T_cycle - n_dec * (Sd + tpot_pf) - ttft_own);
+        }
+        wave = ((Br + 1.0) / 2.0 * isl / st.chunk_tokens + 0.5) * Sp;
+    }
+    // Requests beyond the running batch wait for a slot: B/Br - 1 cycles.
+    const double slot_wait = B > Br ? (B / Br - 1.0) * T_cycle : 0.0;
+    r.ttft_overhead_ms = k.request_overhead_ms;
+    r.ttft_prefill_ms = ttft_own;
+    r.ttft_queue_ms = ttft_queue + slot_wait;
+    r.ttft_first_wave_ms = wave_share * std::max(0.0, wave - ttft_own);
+    r.ttft_ms = r.ttft_overhead_ms + r.ttft_prefill_ms + r.ttft_queue_ms + r.ttft_first_wave_ms;
+    r.tpot_decode_ms = Sd;
+    r.tpot_prefill_ms = tpot_pf;
+    r.tpot_ms = n_dec > 0 ? Sd + tpot_pf : 0.0;
+    r.e2e_latency_ms = r.ttft_ms + n_dec * r.tpot_ms;
+    const double cycle = T_cycle + slot_wait + k.request_overhead_ms;
+    r.requests_per_s = cycle > 0 ? B * st.dp / (cycle / 1000.0) : 0.0;
+    r.gpus = st.gpus;
+    r.output_tokens_per_s_per_gpu = r.requests_per_s * osl / st.gpus;
+    r.tokens_per_s_per_user = r.tpot_ms > 0 ? 1000.0 / r.tpot_ms : 0.0;
+    r.prefill_utilisation = cycle > 0 ? std::min(1.0, (Br * (ttft_own - 0.5 * Sd)) / cycle) : 0.0;
+    r.bound = B > Br ? "memory" : (ttft_queue > 0 ? "prefill" : "decode");
+    return r;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] disaggregated
+// ---------------------------------------------------------------------------------------------------------------
+
+ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const EngineConstants& k) {
+    ServingResult r;
+    r.computed = true;
+    const ServingConfig& sv = s.serving;
+    const double osl = sv.osl;
+    const double od = s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : k.decode_step_overhead_ms;
+    const double op = s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : k.prefill_step_overhead_ms;
+    const double n_dec = std::max(0.0, osl - 1.0);
+    const double wave_share = 1.0 / std::max(1, sv.requests_per_client);
+    // Prefill pool: requests per ms.
+    const double Sp = st.prefill_ms * k.prefill_kernel_scale + op;
+    const double per_forward = double(sv.prefill.batch) * st.prefill_dp;
+    const double rate_p = sv.prefill.workers * per_forward / Sp;
+    // KV transfer of one request.
+    r.kv_transfer_ms = st.kv_link_GBps > 0
+                           ? st.kv_bytes_per_request / (st.kv_link_GBps * 1e9 * k.kv_transfer_eff) * 1000.0 + k.kv_transfer_latency_ms
+                           : 0.0;
+    // Decode pool: N closed-loop clients, the memory model caps each rank's running batch.
+    const double ranks = double(sv.decode.workers) * st.dp;
+    const double N = ranks * sv.decode.batch;
+    const double cap = std::max(1.0, std::floor(st.max_batch));
+    r.fits = st.weights_fit && st.max_batch >= 1;
+    double b = std::min<double>(sv.decode.batch, cap);
+    const double ttft_base = k.request_overhead_ms + Sp + r.kv_transfer_ms;
+    // Fixed point: the decode batch that the prefill pool can feed. Decode-bound when the prefill pool keeps up.
+    double tpot = decode_at(st, b) * k.decode_kernel_scale + od;
+    double lambda = 0;  // requests per ms
+    for (int it = 0; it < 30; ++it) {
+        tpot = decode_at(st, b) * k.decode_kernel_scale + od;
+        const double rate_d = n_dec > 0 ? ranks * b / (n_dec * tpot) : rate_p;
+        lambda = std::min(rate_p, rate_d);
+        // Little's law over the whole loop: N = lambda * (ttft + n_dec * tpot)
+        const double b_new = std::min(b, n_dec > 0 ? lambda * n_dec * tpot / ranks : b);
+        if (std::fabs(b_new - b) < 1e-6 * b) break;
+        b = std::max(1.0, 0.5 * (b + b_new));
+    }
+    r.running_batch = b;
+    const double rho = std::min(0.999, lambda / rate_p);
+    r.prefill_utilisation = rho;
+    // Waiting for the prefill pool: what the closed loop leaves beyond one prefill (the clients not decoding),
+    // at least the forward in flight when utilised.
+    const double cycle = lambda > 0 ? N / lambda : 0.0;
+    const double wait = std::max(0.5 * rho * Sp, cycle - n_dec * tpot - ttft_base);
+    r.ttft_overhead_ms = k.request_overhead_ms;
+    r.ttft_prefill_ms = Sp;
+    r.ttft_queue_ms = wait;
+    // First wave: N prompts at once through the prefill pool.
+    const double wave = N / rate_p / 2.0;
+    r.ttft_first_wave_ms = wave_share * std::max(0.0, wave - wait);
+    r.ttft_ms = ttft_base + wait + r.ttft_first_wave_ms;
+    r.tpot_decode_ms = tpot;
+    r.tpot_ms = n_dec > 0 ? tpot : 0.0;
+    r.e2e_latency_ms = r.ttft_ms + n_dec * r.tpot_ms;
+    r.requests_per_s = lambda * 1000.0;
+    r.gpus = st.gpus;
+    r.output_tokens_per_s_per_gpu = r.requests_per_s * osl / st.gpus;
+    r.tokens_per_s_per_user = r.tpot_ms > 0 ? 1000.0 / r.tpot_ms : 0.0;
+    r.bound = sv.decode.batch > cap ? "memory" : (lambda < rate_p * 0.999 ? "decode" : "prefill");
+    return r;
+}
+
+}  // namespace
+
+ServingResult serving_model(const Scenario& s, const ServingSteps& st, const EngineConstants& k) {
+    if (!st.ok) return {};
+    return s.serving.mode == ServingMode::disaggregated ? disaggregated(s, st, k) : aggregated(s, st, k);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] evaluate()
+// ---------------------------------------------------------------------------------------------------------------
+
+Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines) {
+    Estimate e = estimate(s, t);
+    if (!e.ok || s.serving.mode == ServingMode::off) return e;
+    ServingSteps st = serving_steps(s, t);
+    if (!st.ok) {
+        e.ok = false;
+        e.errors.insert(e.errors.end(), st.errors.begin(), st.errors.end());
+        return e;
+    }
+    e.warnings.insert(e.warnings.end(), st.warnings.begin(), st.warnings.end());
+    e.serving = serving_model(s, st, engines.get(s.runtime.engine));
+    const ServingResult& r = e.serving;
+    for (double v : {r.ttft_ms, r.tpot_ms, r.e2e_latency_ms, r.output_tokens_per_s_per_gpu, r.tokens_per_s_per_user, r.requests_per_s})
+        if (!std::isfinite(v)) {
+            e.ok = false;
+            e.errors.push_back({"serving", "the serving model produced a non-finite number for this input (please report it)"});
+            return e;
+        }
+    if (!r.fits) e.warnings.push_back("serving: the deployment does not fit one request's KV cache next to the weights");
+    return e;
+}
+
+Estimate evaluate(const Scenario& s, const Tables& t) { return evaluate(s, t, builtin_engines()); }
+
+}  // namespace moe

@@ -1,0 +1,51 @@
+// serving.h — the serving layer (DESIGN §8): TTFT, TPOT and tokens/s of a deployment under load, on top of the step
+// model. It calls estimate() for the steps it needs and never the reverse.
+//
+//   moe::Estimate e = moe::evaluate(scenario, moe::builtin_tables());   // estimate() + serving when mode != off
+//   e.serving.ttft_ms, e.serving.tpot_ms, e.serving.output_tokens_per_s_per_gpu
+//
+// Two layers, so that a fit can change the engine constants without re-running the kernels:
+//   serving_steps()  the step-model evaluations one deployment needs (kernel time only, no engine overhead)
+//   serving_model()  closed-loop clients, continuous batching / disaggregated pools, with one engine's constants
+// docs/model.md ("Serving") derives every formula.
+#pragma once
+#include "engine.h"
+#include "estimate.h"
+
+namespace moe {
+
+// Kernel times of one deployment's steps (ms, per attention-DP rank, engine overheads excluded).
+struct ServingSteps {
+    bool ok = false;
+    Issues errors;
+    std::vector<std::string> warnings;
+    // aggregated (or one pool): the running batch and its steps
+    double batch = 0;               // requests per attention-DP rank (concurrency / dp, or the decode pool's batch)
+    double max_batch = 0;           // largest batch that fits at the average context (memory model)
+    bool weights_fit = false;       // the weights and fixed buffers fit at all
+    double chunk_tokens = 0;        // token budget of a forward
+    double decode_ms = 0;           // decode step at `batch` (at the average context isl + osl/2)
+    double decode1_ms = 0;          // decode step at batch 1 (the slope of a smaller running batch)
+    double mixed_extra_ms = 0;      // mixed engines: what a full prefill chunk adds to a decode step
+    double mixed_tokens = 0;        // prefill tokens in that chunk (budget minus the decode tokens)
+    double prefill_ms = 0;          // separate engines: one prefill forward of `prefill_tokens`
+    double prefill_tokens = 0;
+    double prefill_single_ms = 0;   // one request's prompt alone (ceil(isl / chunk) forwards, summed)
+    double mixed_single_extra_ms = 0;  // mixed: what one request's prompt adds to the decode steps it rides on
+    // disaggregated
+    double kv_bytes_per_request = 0;
+    double kv_link_GBps = 0;        // aggregate bandwidth between a prefill and a decode worker
+    int dp = 1, gpus = 1;           // attention-DP ranks per replica / worker, GPUs of the deployment
+    int prefill_dp = 1, prefill_gpus_per_worker = 1, decode_gpus_per_worker = 1;
+};
+
+
+ServingSteps serving_steps(const Scenario& s, const Tables& t);
+ServingResult serving_model(const Scenario& s, const ServingSteps& st, const EngineConstants& k);
+
+// estimate() of the scenario, plus e.serving when serving.mode is not off (errors of the serving layer come back
+// in e.errors like any other).
+Estimate evaluate(const Scenario& s, const Tables& t);
+Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines);
+
+}  // namespace moe

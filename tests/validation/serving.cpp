@@ -1,0 +1,536 @@
+// serving.cpp — the serving set (see serving.h for the commands).
+//
+// [SECTION] rows: the CSV, and each row as a scenario (DESIGN §8.3)
+// [SECTION] the fit: engine constants per engine, on all rows or with one model family left out
+// [SECTION] summaries and the report
+// [SECTION] serving_main
+#include "serving.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/moe.h"
+
+namespace val {
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] rows
+// ---------------------------------------------------------------------------------------------------------------
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+    std::vector<std::string> out;
+    std::string cur;
+    bool q = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (q) {
+            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') { cur += '"'; ++i; }
+            else if (c == '"') q = false;
+            else cur += c;
+        } else if (c == '"') q = true;
+        else if (c == ',') { out.push_back(cur); cur.clear(); }
+        else if (c != '\r') cur += c;
+    }
+    out.push_back(cur);
+    return out;
+}
+
+struct ModelMap {
+    const char* hf_name;   // model_path in the CSV
+    const char* preset;    // our preset id
+    const char* family;    // left out together in the fit
+};
+// Models of the file and our presets (configs: ../shared/anchors/aic/model_configs, presets/models/README.md).
+const ModelMap kModels[] = {
+    {"MiniMaxAI/MiniMax-M2.5", "minimax-m2.5", "MiniMax-M2.5"},
+    {"openai/gpt-oss-120b", "gpt-oss-120b", "gpt-oss"},
+    {"meta-llama/Llama-3.1-70B", "llama-3.1-70b", "Llama-3.1"},
+    {"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b", "Llama-3.1"},
+    {"nvidia/Llama-3.1-8B-Instruct-FP8", "llama-3.1-8b", "Llama-3.1"},
+    {"Qwen/Qwen3-32B", "qwen3-32b", "Qwen3-32B"},
+    {"nvidia/Qwen3-32B-NVFP4", "qwen3-32b", "Qwen3-32B"},
+    {"Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b", "Qwen3.5"},
+    {"zhipuai/GLM-5", "glm-5", "GLM-5"},
+};
+// DESIGN §8.3: systems to hardware ids.
+const std::pair<const char*, const char*> kSystems[] = {
+    {"h100_sxm", "h100-sxm"}, {"h200_sxm", "h200"}, {"b200_sxm", "b200"},
+    {"b300_sxm", "b300"},     {"gb200", "gb200"},   {"gb300", "gb300"},
+};
+
+struct Row {
+    std::string id, model, family, system, backend, mode;
+    int isl = 0, osl = 0;
+    double ttft = 0, tpot = 0;   // measured
+    std::string skip;            // why the row cannot be evaluated ("" = it can)
+    moe::Scenario scenario;
+    moe::ServingSteps steps;
+    double pred_ttft = NAN, pred_tpot = NAN;  // with the constants under test
+};
+
+int to_int(const std::string& s, int dflt) {
+    if (s.empty()) return dflt;
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    return end && *end == 0 && std::isfinite(v) ? int(v) : dflt;
+}
+
+// A quant mode of the CSV as our dtype ("" = the checkpoint's own).
+bool quant_dtype(const std::string& q, std::string& out) {
+    if (q.empty()) { out = "auto"; return true; }
+    if (q == "fp8" || q == "fp8_block") { out = "fp8"; return true; }
+    if (q == "nvfp4") { out = "nvfp4"; return true; }
+    if (q == "bf16" || q == "float16") { out = "bf16"; return true; }
+    return false;
+}
+
+std::vector<Row> load_rows(const std::string& path, const moe::Catalog& cat, const moe::Tables& tables, std::string& err) {
+    std::ifstream f(path);
+    if (!f) {
+        err = "cannot read " + path;
+        return {};
+    }
+    std::string line;
+    std::getline(f, line);
+    const std::vector<std::string> header = split_csv_line(line);
+    std::map<std::string, size_t> col;
+    for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+    for (const char* need : {"id", "backend", "model_path", "system", "mode", "isl", "osl", "gemm_quant_mode", "moe_quant_mode",
+                             "batch_size", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size",
+                             "silicon_ttft_ms", "silicon_tpot_ms"})
+        if (!col.count(need)) {
+            err = path + ": no column " + need;
+            return {};
+        }
+    std::vector<Row> rows;
+    while (std::getline(f, line)) {
+        if (line.empty()) continue;
+        const std::vector<std::string> v = split_csv_line(line);
+        auto get = [&](const char* c) -> std::string { size_t i = col[c]; return i < v.size() ? v[i] : ""; };
+        Row r;
+        r.id = get("id");
+        r.model = get("model_path");
+        r.system = get("system");
+        r.backend = get("backend");
+        r.mode = get("mode");
+        r.isl = to_int(get("isl"), 0);
+        r.osl = to_int(get("osl"), 0);
+        r.ttft = std::strtod(get("silicon_ttft_ms").c_str(), nullptr);
+        r.tpot = std::strtod(get("silicon_tpot_ms").c_str(), nullptr);
+        const ModelMap* mm = nullptr;
+        for (const ModelMap& m : kModels)
+            if (r.model == m.hf_name) mm = &m;
+        r.family = mm ? mm->family : r.model;
+        const char* hw = nullptr;
+        for (const auto& s : kSystems)
+            if (r.system == s.first) hw = s.second;
+        std::string wq, eq;
+        if (!mm) r.skip = "no preset for model " + r.model;
+        else if (!hw) r.skip = "no mapping for system " + r.system;
+        else if (!cat.model(mm->preset)) r.skip = "no preset " + std::string(mm->preset);
+        else if (!cat.gpu(hw)) r.skip = "no hardware preset " + std::string(hw);
+        else if (!quant_dtype(get("gemm_quant_mode"), wq) || !quant_dtype(get("moe_quant_mode"), eq))
+            r.skip = "unknown quant mode " + get("gemm_quant_mode") + "/" + get("moe_quant_mode");
+        else if (!(r.ttft > 0) || !(r.tpot > 0) || r.isl <= 0 || r.osl <= 0)
+            r.skip = "no measured TTFT/TPOT";
+        if (r.skip.empty()) {
+            nlohmann::json j = {{"model", mm->preset}, {"hardware", hw}};
+            j["runtime"]["engine"] = r.backend;
+            j["precision"]["weights"] = wq;
+            if (eq != "auto") j["precision"]["experts"] = eq;
+            j["serving"]["isl"] = r.isl;
+            j["serving"]["osl"] = r.osl;
+            auto layout = [&](const std::string& p, nlohmann::json& out) {
+                const int tp = to_int(get((p + "tp_size").c_str()), 1), dp = std::max(1, to_int(get((p + "attention_dp_size").c_str()), 1));
+                const int ep = std::max(1, to_int(get((p + "moe_ep_size").c_str()), 1)), pp = std::max(1, to_int(get((p + "pp_size").c_str()), 1));
+                out = {{"tp", tp}, {"dp", dp}, {"ep", ep}, {"pp", pp}};
+                return dp;
+            };
+            if (r.mode == "agg") {
+                j["serving"]["mode"] = "aggregated";
+                const int dp = layout("", j["parallel"]);
+                j["serving"]["concurrency"] = std::max(1, to_int(get("batch_size"), 1)) * dp;
+            } else {
+                j["serving"]["mode"] = "disaggregated";
+                for (const char* pool : {"prefill", "decode"}) {
+                    const std::string p = std::string(pool) + "_";
+                    layout(p, j["serving"][pool]["parallel"]);
+                    j["serving"][pool]["workers"] = std::max(1, to_int(get((p + "num_workers").c_str()), 1));
+                    j["serving"][pool]["batch"] = std::max(1, to_int(get((p + "batch_size").c_str()), 1));
+                }
+                j["parallel"] = j["serving"]["decode"]["parallel"];
+            }
+            moe::ParseResult pr = moe::scenario_from_json(j, cat);
+            if (!pr.ok()) r.skip = "invalid scenario: " + pr.errors.front().text();
+            else {
+                r.scenario = pr.scenario;
+                r.steps = moe::serving_steps(r.scenario, tables);
+                if (!r.steps.ok) r.skip = "step model: " + (r.steps.errors.empty() ? std::string("failed") : r.steps.errors.front().text());
+            }
+        }
+        rows.push_back(std::move(r));
+    }
+    return rows;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] the fit
+// ---------------------------------------------------------------------------------------------------------------
+
+struct Param {
+    const char* name;
+    double moe::EngineConstants::*field;
+    double lo, hi, step;
+};
+const Param kParams[] = {
+    {"request_overhead_ms", &moe::EngineConstants::request_overhead_ms, 0, 400, 20},
+    {"decode_step_overhead_ms", &moe::EngineConstants::decode_step_overhead_ms, 0, 20, 1},
+    {"prefill_step_overhead_ms", &moe::EngineConstants::prefill_step_overhead_ms, 0, 100, 5},
+    {"decode_kernel_scale", &moe::EngineConstants::decode_kernel_scale, 0.5, 3, 0.1},
+    {"prefill_kernel_scale", &moe::EngineConstants::prefill_kernel_scale, 0.5, 3, 0.1},
+};
+
+void predict(Row& r, const moe::EngineConstants& k) {
+    const moe::ServingResult s = moe::serving_model(r.scenario, r.steps, k);
+    r.pred_ttft = s.ttft_ms;
+    r.pred_tpot = s.tpot_ms;
+}
+
+// Mean absolute log error of TTFT and TPOT over the rows (robust: one wild row moves it little).
+double loss(std::vector<Row*>& rows, const moe::EngineConstants& k) {
+    double sum = 0;
+    for (Row* r : rows) {
+        predict(*r, k);
+        const double a = std::log(std::max(1e-3, r->pred_ttft) / r->ttft), b = std::log(std::max(1e-3, r->pred_tpot) / r->tpot);
+        sum += std::fabs(a) + std::fabs(b);
+    }
+    return rows.empty() ? 0 : sum / rows.size();
+}
+
+// Pattern search over the bounded constants, deterministic: each round tries +/- step on every constant, keeps
+// what lowers the loss, halves the steps when nothing does.
+moe::EngineConstants fit_engine(std::vector<Row*>& rows, moe::EngineConstants k) {
+    if (rows.empty()) return k;
+    double steps[5];
+    for (int i = 0; i < 5; ++i) steps[i] = kParams[i].step;
+    double best = loss(rows, k);
+    for (int round = 0; round < 200; ++round) {
+        bool moved = false;
+        for (int i = 0; i < 5; ++i) {
+            const Param& p = kParams[i];
+            for (double dir : {1.0, -1.0}) {
+                moe::EngineConstants t = k;
+                t.*p.field = std::clamp(k.*p.field + dir * steps[i], p.lo, p.hi);
+                if (t.*p.field == k.*p.field) continue;
+                const double l = loss(rows, t);
+                if (l < best - 1e-12) {
+                    best = l;
+                    k = t;
+                    moved = true;
+                    break;
+                }
+            }
+        }
+        if (!moved) {
+            bool any = false;
+            for (int i = 0; i < 5; ++i) {
+                steps[i] *= 0.5;
+                any = any || steps[i] > kParams[i].step / 64;
+            }
+            if (!any) break;
+        }
+    }
+    return k;
+}
+
+const char* const kEngines[] = {"sglang", "vllm", "trtllm"};
+
+moe::EngineSet fit_all(std::vector<Row>& rows, const std::string& leave_out_family) {
+    moe::EngineSet set = moe::default_engines();
+    for (int e = 0; e < 3; ++e) {
+        std::vector<Row*> sel;
+        for (Row& r : rows)
+            if (r.skip.empty() && r.backend == kEngines[e] && r.family != leave_out_family) sel.push_back(&r);
+        set.engines[e] = fit_engine(sel, set.engines[e]);
+    }
+    return set;
+}
+
+moe::EngineConstants& engine_of(moe::EngineSet& set, const std::string& backend) {
+    for (int e = 0; e < 3; ++e)
+        if (backend == kEngines[e]) return set.engines[e];
+    return set.engines[3];
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] summaries and the report
+// ---------------------------------------------------------------------------------------------------------------
+
+double median_of(std::vector<double> v) {
+    if (v.empty()) return NAN;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Stats {
+    int rows = 0;
+    double ttft_median = NAN, ttft_worst = NAN, tpot_median = NAN, tpot_worst = NAN;
+};
+
+Stats stats_of(const std::vector<const Row*>& rs) {
+    Stats s;
+    std::vector<double> a, b;
+    for (const Row* r : rs) {
+        if (!r->skip.empty()) continue;
+        a.push_back(std::fabs(r->pred_ttft / r->ttft - 1));
+        b.push_back(std::fabs(r->pred_tpot / r->tpot - 1));
+    }
+    s.rows = int(a.size());
+    if (s.rows) {
+        s.ttft_median = median_of(a);
+        s.tpot_median = median_of(b);
+        s.ttft_worst = *std::max_element(a.begin(), a.end());
+        s.tpot_worst = *std::max_element(b.begin(), b.end());
+    }
+    return s;
+}
+
+std::string pct(double v) {
+    char b[32];
+    if (!std::isfinite(v)) return "n/a";
+    std::snprintf(b, sizeof b, "%.1f%%", 100 * v);
+    return b;
+}
+
+// The table: one line per (engine, GPU, mode), then each family, then everything.
+std::string table_markdown(const std::vector<Row>& rows, bool by_family) {
+    std::map<std::string, std::vector<const Row*>> groups;
+    std::vector<const Row*> all;
+    for (const Row& r : rows) {
+        if (!r.skip.empty()) continue;
+        const std::string key = by_family ? r.family : r.backend + " | " + r.system + " | " + r.mode;
+        groups[key].push_back(&r);
+        all.push_back(&r);
+    }
+    std::string s = by_family ? "| model family (left out of the fit) | rows | TTFT median | TTFT worst | TPOT median | TPOT worst |\n|---|---:|---:|---:|---:|---:|\n"
+                              : "| engine | GPU | mode | rows | TTFT median | TTFT worst | TPOT median | TPOT worst |\n|---|---|---|---:|---:|---:|---:|---:|\n";
+    char b[512];
+    for (const auto& [key, rs] : groups) {
+        const Stats st = stats_of(rs);
+        std::snprintf(b, sizeof b, "| %s | %d | %s | %s | %s | %s |\n", key.c_str(), st.rows, pct(st.ttft_median).c_str(),
+                      pct(st.ttft_worst).c_str(), pct(st.tpot_median).c_str(), pct(st.tpot_worst).c_str());
+        s += b;
+    }
+    const Stats st = stats_of(all);
+    std::snprintf(b, sizeof b, by_family ? "| **all** | %d | %s | %s | %s | %s |\n" : "| **all** | | | %d | %s | %s | %s | %s |\n",
+                  st.rows, pct(st.ttft_median).c_str(), pct(st.ttft_worst).c_str(), pct(st.tpot_median).c_str(),
+                  pct(st.tpot_worst).c_str());
+    s += b;
+    return s;
+}
+
+std::string num(double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.4g", v);
+    return b;
+}
+
+nlohmann::json engines_file(const moe::EngineSet& set, const Stats& all_fit, const Stats& lofo) {
+    nlohmann::json j = nlohmann::json::object();
+    j["_comment"] = "Serving engines' system constants (core/engine.h). The fitted ones come from moe-validate --serving "
+                    "--fit-serving on tests/validation/serving_public.csv (AIConfigurator silicon sample, Apache-2.0): "
+                    "per engine, the constants that minimise the mean |log error| of TTFT and TPOT over that engine's rows. "
+                    "Fit on all rows: median |error| TTFT " + pct(all_fit.ttft_median) + ", TPOT " + pct(all_fit.tpot_median) +
+                    "; each model family left out in turn: TTFT " + pct(lofo.ttft_median) + ", TPOT " + pct(lofo.tpot_median) +
+                    " (docs/validation.md, Serving).";
+    for (int e = 0; e < 4; ++e) {
+        const moe::EngineConstants& k = set.engines[e];
+        const char* name = e < 3 ? kEngines[e] : "ideal";
+        nlohmann::json& o = j[name];
+        for (const Param& p : kParams) {
+            if (e == 3) o[p.name] = k.*p.field;
+            else o[p.name] = {{"value", std::stod(num(k.*p.field))}, {"source", "fitted (moe-validate --serving --fit-serving)"}};
+        }
+        o["mixed_batches"] = k.mixed_batches;
+        o["mem_fraction"] = k.mem_fraction;
+        o["kv_block_tokens"] = k.kv_block_tokens;
+        o["kv_transfer_eff"] = k.kv_transfer_eff;
+        o["kv_transfer_latency_ms"] = k.kv_transfer_latency_ms;
+    }
+    return j;
+}
+
+bool replace_between(std::string& doc, const std::string& begin, const std::string& end, const std::string& body) {
+    const size_t a = doc.find(begin), b = doc.find(end);
+    if (a == std::string::npos || b == std::string::npos || b < a) {
+        doc += "\n" + begin + "\n" + body + end + "\n";
+        return false;
+    }
+    doc = doc.substr(0, a + begin.size()) + "\n" + body + doc.substr(b);
+    return true;
+}
+
+bool write_marked(const std::string& path, const std::string& tag, const std::string& body) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    if (in) ss << in.rdbuf();
+    std::string doc = ss.str();
+    replace_between(doc, "<!-- " + tag + ":begin -->", "<!-- " + tag + ":end -->", body);
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream out(tmp);
+        if (!out) return false;
+        out << doc;
+        if (!out) return false;
+    }
+    return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] serving_main
+// ---------------------------------------------------------------------------------------------------------------
+
+int serving_main(int argc, char** argv) {
+    std::string csv = MOE_SOURCE_DIR "/tests/validation/serving_public.csv";
+    std::string write_doc, write_readme, write_engines;
+    bool do_fit = false, check_fit = false, verbose = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&](std::string& dst) {
+            if (i + 1 >= argc) { std::fprintf(stderr, "moe-validate: %s needs a value\n", a.c_str()); std::exit(2); }
+            dst = argv[++i];
+        };
+        if (a == "--serving") continue;
+        else if (a == "--csv") next(csv);
+        else if (a == "--write") next(write_doc);
+        else if (a == "--readme") next(write_readme);
+        else if (a == "--write-engines") next(write_engines);
+        else if (a == "--fit-serving") do_fit = true;
+        else if (a == "--check-fit") check_fit = true;
+        else if (a == "--rows") verbose = true;
+        else {
+            std::fprintf(stderr, "moe-validate: unknown option %s for --serving\n", a.c_str());
+            return 2;
+        }
+    }
+    const moe::Tables& tables = moe::builtin_tables();
+    std::string err;
+    std::vector<Row> rows = load_rows(csv, moe::builtin_catalog(), tables, err);
+    if (!err.empty()) {
+        std::fprintf(stderr, "moe-validate: %s\n", err.c_str());
+        return 2;
+    }
+    int evaluable = 0;
+    std::map<std::string, int> skipped;
+    for (const Row& r : rows) {
+        if (r.skip.empty()) ++evaluable;
+        else skipped[r.skip]++;
+    }
+    // Constants: shipped, or refitted on all rows.
+    moe::EngineSet shipped = moe::builtin_engines();
+    moe::EngineSet fitted = do_fit || check_fit ? fit_all(rows, "") : shipped;
+    // Leave one family out: each family predicted with constants fitted on the others.
+    std::vector<std::string> families;
+    for (const Row& r : rows)
+        if (r.skip.empty() && std::find(families.begin(), families.end(), r.family) == families.end()) families.push_back(r.family);
+    std::vector<Row> lofo = rows;
+    for (const std::string& fam : families) {
+        moe::EngineSet set = fit_all(lofo, fam);
+        for (Row& r : lofo)
+            if (r.skip.empty() && r.family == fam) predict(r, engine_of(set, r.backend));
+    }
+    std::vector<const Row*> all_lofo, all_fit;
+    for (Row& r : rows)
+        if (r.skip.empty()) {
+            predict(r, engine_of(fitted, r.backend));
+            all_fit.push_back(&r);
+        }
+    for (const Row& r : lofo)
+        if (r.skip.empty()) all_lofo.push_back(&r);
+    const Stats sf = stats_of(all_fit), sl = stats_of(all_lofo);
+    if (verbose)
+        for (const Row& r : lofo)
+            std::printf("%s,%s,%s,%s,%s,%d,%d,%.4g,%.4g,%.4g,%.4g,%s\n", r.id.c_str(), r.family.c_str(), r.backend.c_str(),
+                        r.system.c_str(), r.mode.c_str(), r.isl, r.osl, r.ttft, r.pred_ttft, r.tpot, r.pred_tpot, r.skip.c_str());
+    std::printf("serving set: %zu rows, %d evaluated (%.1f%%)\n", rows.size(), evaluable, 100.0 * evaluable / std::max<size_t>(1, rows.size()));
+    for (const auto& [why, n] : skipped) std::printf("  not evaluated: %d rows: %s\n", n, why.c_str());
+    std::printf("\nleave-one-family-out (each family predicted by constants fitted without it):\n%s\nby family:\n%s",
+                table_markdown(lofo, false).c_str(), table_markdown(lofo, true).c_str());
+    std::printf("\nfit on all rows (%s constants): median |error| TTFT %s, TPOT %s\n", do_fit || check_fit ? "refitted" : "shipped",
+                pct(sf.ttft_median).c_str(), pct(sf.tpot_median).c_str());
+    for (int e = 0; e < 3; ++e) {
+        std::printf("  %-7s", kEngines[e]);
+        for (const Param& p : kParams) std::printf(" %s=%s", p.name, num(fitted.engines[e].*p.field).c_str());
+        std::printf("\n");
+    }
+    int status = 0;
+    const double share = double(evaluable) / std::max<size_t>(1, rows.size());
+    if (share < 0.9) {
+        std::fprintf(stderr, "serving set: only %.1f%% of rows evaluate (< 90%%)\n", 100 * share);
+        status = 1;
+    }
+    if (!(sl.ttft_median <= 0.15) || !(sl.tpot_median <= 0.15)) {
+        std::fprintf(stderr, "serving set: leave-one-family-out median |error| TTFT %s, TPOT %s (bar: <= 15%% each)\n",
+                     pct(sl.ttft_median).c_str(), pct(sl.tpot_median).c_str());
+        status = 1;
+    }
+    if (check_fit) {
+        for (int e = 0; e < 3; ++e)
+            for (const Param& p : kParams) {
+                const double a = shipped.engines[e].*p.field, b = std::stod(num(fitted.engines[e].*p.field));
+                if (std::fabs(a - b) > 1e-9 * std::max(1.0, std::fabs(b))) {
+                    std::fprintf(stderr, "engines.%s.%s: shipped %s but the fit gives %s (run moe-validate --serving --fit-serving "
+                                         "--write-engines presets/engines.json and rebuild)\n", kEngines[e], p.name, num(a).c_str(), num(b).c_str());
+                    status = 1;
+                }
+            }
+    }
+    if (!write_engines.empty()) {
+        std::ofstream out(write_engines + ".tmp");
+        out << engines_file(fitted, sf, sl).dump(2) << "\n";
+        out.close();
+        if (!out || std::rename((write_engines + ".tmp").c_str(), write_engines.c_str()) != 0) {
+            std::fprintf(stderr, "moe-validate: cannot write %s\n", write_engines.c_str());
+            return 2;
+        }
+    }
+    char head[1024];
+    std::snprintf(head, sizeof head,
+                  "Serving set (issue 12): %zu measured serving runs (tests/validation/serving_public.csv: AIConfigurator's "
+                  "silicon sample, TTFT and TPOT of SGLang, vLLM and TensorRT-LLM), %d evaluated (%.1f%%). Each model "
+                  "family is predicted by engine constants fitted without it (leave one family out): median |error| "
+                  "**TTFT %s, TPOT %s** (bar: 15%% each). Regenerate with `moe-validate --serving --write "
+                  "docs/validation.md --readme README.md`.\n\n",
+                  rows.size(), evaluable, 100.0 * evaluable / std::max<size_t>(1, rows.size()), pct(sl.ttft_median).c_str(),
+                  pct(sl.tpot_median).c_str());
+    if (!write_readme.empty() && !write_marked(write_readme, "serving-validation", std::string(head) + table_markdown(lofo, false))) {
+        std::fprintf(stderr, "moe-validate: cannot write %s\n", write_readme.c_str());
+        return 2;
+    }
+    if (!write_doc.empty()) {
+        std::string body = std::string("## Serving: TTFT and TPOT against measured serving runs\n\n") + head +
+                           "### By engine, GPU and mode (leave one family out)\n\n" + table_markdown(lofo, false) +
+                           "\n### By model family (each left out of the fit that predicts it)\n\n" + table_markdown(lofo, true) +
+                           "\n### Rows not evaluated\n\n";
+        for (const auto& [why, n] : skipped) body += "- " + std::to_string(n) + " rows: " + why + "\n";
+        if (skipped.empty()) body += "None.\n";
+        if (!write_marked(write_doc, "serving-validation", body)) {
+            std::fprintf(stderr, "moe-validate: cannot write %s\n", write_doc.c_str());
+            return 2;
+        }
+    }
+    return status;
+}
+
+}  // namespace val
