@@ -10,9 +10,9 @@ namespace moe {
 
 // Every numeric constant, with its allowed range (a fit or a hand edit outside it is an error, not a silent clamp).
 #define MOE_ENGINE_NUMBERS(X)                                                                                     \
-    X(request_overhead_ms, 0, 1e4) X(decode_step_overhead_ms, 0, 1e3) X(prefill_step_overhead_ms, 0, 1e4)          \
+    X(request_overhead_ms, 0, 1e4) X(request_overhead_per_ktoken_ms, 0, 1e4) X(decode_step_overhead_ms, 0, 1e3) X(prefill_step_overhead_ms, 0, 1e4)          \
     X(decode_kernel_scale, 0.1, 10) X(prefill_kernel_scale, 0.1, 10) X(mem_fraction, 0.05, 1)                       \
-    X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 1e4)
+    X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 1e4) X(wave_persistence, 0, 1) X(slot_wait_share, 0, 2)
 #define MOE_ENGINE_INTS(X) X(kv_block_tokens, 1, 4096)
 
 EngineSet default_engines() {
@@ -23,6 +23,7 @@ EngineSet default_engines() {
     sg.mixed_batches = false;
     sg.kv_block_tokens = 1;
     sg.mem_fraction = 0.88;
+    sg.wave_persistence = 1.0;  // prefill-first scheduling re-aligns each round (docs/model.md, "Serving")
     // vLLM V1: chunked prefill always on, prefill chunks share a step with the decode batch under a token budget
     // (max_num_batched_tokens); 16-token KV blocks; gpu_memory_utilization 0.9.
     EngineConstants& vl = s.get(EngineKind::vllm);

@@ -19,12 +19,17 @@ namespace moe {
 struct EngineConstants {
     // Host and runtime time the kernels do not show.
     double request_overhead_ms = 0;       // per request, added to TTFT: HTTP, tokenisation, admission, first detokenise
+    double request_overhead_per_ktoken_ms = 0;  // per 1000 prompt tokens, added to TTFT: tokenisation, input copy
     double decode_step_overhead_ms = 0;   // per decode step under CUDA graphs: scheduling, sampling, launch gaps
     double prefill_step_overhead_ms = 0;  // per forward that carries prefill tokens (eager launches, metadata)
     // Kernel-level factors relative to the measured tables (engine kernels differ from the microbenchmarks').
     double decode_kernel_scale = 1.0;     // decode step kernel time x this
     double prefill_kernel_scale = 1.0;    // prefill kernel time x this
     // Scheduling.
+    double slot_wait_share = 0;           // a new request's wait for a free slot, as a share of the interval between
+                                          // completions (the slot of the request it replaces is freed one iteration late)
+    double wave_persistence = 0;          // share of a benchmark's rounds after the first in which the clients'
+                                          // requests stay aligned (arrive together, wait for each other's prompts)
     bool mixed_batches = true;            // prefill chunks ride along with the decode batch (vLLM, TRT-LLM); false:
                                           // separate prefill forwards that pause decoding (SGLang's default)
     // Memory.

@@ -171,6 +171,24 @@ double decode_at(const ServingSteps& st, double b) {
     return st.decode1_ms + f * (st.decode_ms - st.decode1_ms);
 }
 
+// Mean over the requests j = 1..B of ceil(j * a): the forwards (or chunks) until request j's prompt is through,
+// when B prompts of a forwards' worth each arrive together.
+double mean_ceil_steps(double B, double a) {
+    if (B <= 4096) {
+        const int n = std::max(1, int(std::lround(B)));
+        double sum = 0;
+        for (int j = 1; j <= n; ++j) sum += std::ceil(j * a - 1e-9);
+        return sum / n;
+    }
+    return a * (B + 1.0) / 2.0 + 0.5;
+}
+
+// Aggregated serving of B requests per DP rank (docs/model.md, "Serving"). Two regimes bound what a benchmark sees:
+//  - synchronised rounds: the clients' requests arrive together (the first round always; later rounds too when the
+//    engine re-aligns them, as prefill-first scheduling does), wait for each other's prompts, then decode together;
+//  - steady state: requests arrive spread out, each prompt is prefilled on arrival and its work lands on the
+//    others' decode steps.
+// The run's mean weighs the first by q = (1 + (k - 1) * wave_persistence) / k, k requests per client.
 ServingResult aggregated(const Scenario& s, const ServingSteps& st, const EngineConstants& k) {
     ServingResult r;
     r.computed = true;
@@ -178,72 +196,87 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     const double od = s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : k.decode_step_overhead_ms;
     const double op = s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : k.prefill_step_overhead_ms;
     const double n_dec = std::max(0.0, osl - 1.0);   // decode steps per request after the first token
-    const double wave_share = 1.0 / std::max(1, s.serving.requests_per_client);
+    const double kq = std::max(1, s.serving.requests_per_client);
+    const double q = (1.0 + (kq - 1.0) * k.wave_persistence) / kq;
     // Memory caps the running batch; the rest wait for a slot.
     const double B = st.batch;
     const double Br = std::max(1.0, std::min(B, std::floor(st.max_batch)));
     r.fits = st.weights_fit && st.max_batch >= 1;
     r.running_batch = Br;
-    const double Sd = decode_at(st, Br) * k.decode_kernel_scale + od;  // a decode step with its overhead
-    double ttft_own, ttft_queue = 0, wave, T_cycle, tpot_pf;
+    const double Sd = decode_at(st, Br) * k.decode_kernel_scale + od;         // a decode step with its overhead
+    const double Sd_half = decode_at(st, 0.5 * (Br + 1)) * k.decode_kernel_scale + od;
+    double sync_ttft, sync_tpot_pf, steady_ttft, steady_queue = 0, steady_tpot_pf;
     if (k.mixed_batches) {
-        // Each prompt rides on ceil(isl / P) steps; a step carrying a full chunk costs Sd + X.
         const double P = st.mixed_tokens;
-        const double X = st.mixed_extra_ms * k.prefill_kernel_scale + op;           // full chunk of P tokens
+        const double X = st.mixed_extra_ms * k.prefill_kernel_scale + op;     // a step's extra for a full chunk
         const double chunks = std::ceil(isl / P);
-        const double x1 = st.mixed_single_extra_ms * k.prefill_kernel_scale + chunks * op;  // one prompt, all its chunks
-        ttft_own = chunks * Sd + x1 + 0.5 * Sd;  // the step in flight when it arrives, then its own chunks
-        // Steps per cycle: every request needs its prompt's chunks and n_dec decode steps; the others' prompts land
-        // on its decode steps. Saturated when the others' prompts need more steps than it decodes.
-        const double other_chunks = (Br - 1.0) * isl / P;
+        const double x1 = st.mixed_single_extra_ms * k.prefill_kernel_scale + chunks * op;  // one prompt's extra
+        // synchronised: all prompts through full chunks; request j's first token after ceil(j * isl / P) steps
+        const double a = isl / P;
+        const double f_mean = mean_ceil_steps(Br, a), n_f = std::ceil(Br * a - 1e-9);
+        sync_ttft = f_mean * (Sd_half + X);
+        // after its first token, a request decodes on the remaining mixed steps, then on pure decode steps
+        sync_tpot_pf = n_dec > 0 ? std::min(n_f - f_mean, n_dec) * X / n_dec : 0.0;
+        // steady state
+        steady_ttft = chunks * Sd + x1 + 0.5 * Sd;
+        const double other_chunks = (Br - 1.0) * a;
         if (other_chunks <= n_dec) {
-            tpot_pf = n_dec > 0 ? (Br - 1.0) * x1 / n_dec : 0.0;
-            T_cycle = ttft_own + n_dec * (Sd + tpot_pf);
-        } else {
-            // prefill-bound: every step carries a full chunk; requests wait for prefill capacity
-            const double step = Sd + X;
-            tpot_pf = X;
-            T_cycle = Br * isl / P * step;
-            ttft_queue = std::max(0.0, T_cycle - n_dec * step - ttft_own);
+            steady_tpot_pf = n_dec > 0 ? (Br - 1.0) * x1 / n_dec : 0.0;
+        } else {  // prefill-bound: every step carries a full chunk, prompts queue
+            steady_tpot_pf = X;
+            steady_queue = std::max(0.0, Br * a * (Sd + X) - n_dec * (Sd + X) - steady_ttft);
         }
-        // First wave: all clients arrive together and are prefilled in full chunks, request j after j*isl/P steps.
-        wave = ((Br + 1.0) / 2.0 * isl / P + 0.5) * (Sd + X);
     } else {
-        // Separate prefill forwards pause decoding (SGLang): a prompt costs its own forward(s).
-        const double Sp1 = st.prefill_single_ms * k.prefill_kernel_scale + std::ceil(isl / st.chunk_tokens) * op;
-        const double Sp = st.prefill_ms * k.prefill_kernel_scale + op;    // a full forward of chunk_tokens
-        ttft_own = Sp1 + 0.5 * Sd;
-        const double other = (Br - 1.0) * Sp1;                             // the others' prompts, one by one
+        // Separate prefill forwards of up to chunk_tokens that pause decoding (SGLang).
+        const double C = st.chunk_tokens;
+        const double Sp1 = st.prefill_single_ms * k.prefill_kernel_scale + std::ceil(isl / C) * op;  // one prompt
+        const double SpC = st.prefill_ms * k.prefill_kernel_scale + op;                              // a full forward
+        // forward of T tokens between one prompt and a full chunk: linear in the tokens
+        auto forward = [&](double T) {
+            const double t1 = std::min(isl, C);
+            if (T <= t1 || C <= t1) return Sp1 / std::ceil(isl / C) * std::max(1.0, T / t1);
+            return Sp1 / std::ceil(isl / C) + (T - t1) / (C - t1) * (SpC - Sp1 / std::ceil(isl / C));
+        };
+        const double total = Br * isl;                       // prompt tokens of a round
+        const double W = total <= C ? forward(total) : total / C * SpC;
+        const double a = isl / C;
+        sync_ttft = total <= C ? W : mean_ceil_steps(Br, a) * SpC;
+        // decoding starts when every prompt of the round is through (prefill first)
+        sync_tpot_pf = n_dec > 0 ? std::max(0.0, W - sync_ttft) / n_dec : 0.0;
+        steady_ttft = Sp1 + 0.5 * Sd;
+        const double other = (Br - 1.0) * Sp1;
         if (other <= n_dec * Sd) {
-            tpot_pf = n_dec > 0 ? other / n_dec : 0.0;
-            T_cycle = ttft_own + n_dec * (Sd + tpot_pf);
-        } else {
-            // prefill-bound: prompts batch into full forwards; decoding gets what is left
-            const double pf_time = Br * isl / st.chunk_tokens * Sp;
-            T_cycle = pf_time + n_dec * Sd;
-            tpot_pf = n_dec > 0 ? (Br - 1.0) / Br * pf_time / n_dec : 0.0;
-            ttft_queue = std::max(0.0, T_cycle - n_dec * (Sd + tpot_pf) - ttft_own);
+            steady_tpot_pf = n_dec > 0 ? other / n_dec : 0.0;
+        } else {  // prefill-bound: prompts batch into full forwards, decoding gets what is left
+            steady_tpot_pf = n_dec > 0 ? (Br - 1.0) / Br * W / n_dec : 0.0;
+            steady_queue = std::max(0.0, W - steady_ttft);
         }
-        wave = ((Br + 1.0) / 2.0 * isl / st.chunk_tokens + 0.5) * Sp;
     }
-    // Requests beyond the running batch wait for a slot: B/Br - 1 cycles.
-    const double slot_wait = B > Br ? (B / Br - 1.0) * T_cycle : 0.0;
-    r.ttft_overhead_ms = k.request_overhead_ms;
-    r.ttft_prefill_ms = ttft_own;
-    r.ttft_queue_ms = ttft_queue + slot_wait;
-    r.ttft_first_wave_ms = wave_share * std::max(0.0, wave - ttft_own);
-    r.ttft_ms = r.ttft_overhead_ms + r.ttft_prefill_ms + r.ttft_queue_ms + r.ttft_first_wave_ms;
+    const double ttft_sync_part = q * sync_ttft, ttft_steady_part = (1 - q) * (steady_ttft + steady_queue);
+    const double tpot_pf = q * sync_tpot_pf + (1 - q) * steady_tpot_pf;
     r.tpot_decode_ms = Sd;
     r.tpot_prefill_ms = tpot_pf;
     r.tpot_ms = n_dec > 0 ? Sd + tpot_pf : 0.0;
+    const double ttft_kernels = ttft_sync_part + ttft_steady_part;
+    // Requests beyond the running batch wait for a slot: B/Br - 1 request lifetimes.
+    const double req_ovh = k.request_overhead_ms + k.request_overhead_per_ktoken_ms * isl / 1000.0;
+    const double life = req_ovh + ttft_kernels + n_dec * r.tpot_ms;
+    // A new request also waits for a slot that is released at the end of an iteration, after its client has sent
+    // the next one: a share of the interval between completions (life / Br), an engine constant.
+    const double slot_wait = (B > Br ? (B / Br - 1.0) * life : 0.0) + k.slot_wait_share * life / Br;
+    r.ttft_overhead_ms = req_ovh;
+    r.ttft_prefill_ms = steady_ttft;
+    r.ttft_queue_ms = (1 - q) * steady_queue + slot_wait;
+    r.ttft_first_wave_ms = std::max(0.0, ttft_kernels - (1 - q) * steady_queue - steady_ttft);
+    r.ttft_ms = req_ovh + ttft_kernels + slot_wait;
     r.e2e_latency_ms = r.ttft_ms + n_dec * r.tpot_ms;
-    const double cycle = T_cycle + slot_wait + k.request_overhead_ms;
-    r.requests_per_s = cycle > 0 ? B * st.dp / (cycle / 1000.0) : 0.0;
+    // Closed loop (Little's law): B clients per rank, each one request per e2e latency.
+    r.requests_per_s = r.e2e_latency_ms > 0 ? B * st.dp / (r.e2e_latency_ms / 1000.0) : 0.0;
     r.gpus = st.gpus;
     r.output_tokens_per_s_per_gpu = r.requests_per_s * osl / st.gpus;
     r.tokens_per_s_per_user = r.tpot_ms > 0 ? 1000.0 / r.tpot_ms : 0.0;
-    r.prefill_utilisation = cycle > 0 ? std::min(1.0, (Br * (ttft_own - 0.5 * Sd)) / cycle) : 0.0;
-    r.bound = B > Br ? "memory" : (ttft_queue > 0 ? "prefill" : "decode");
+    r.prefill_utilisation = r.e2e_latency_ms > 0 ? std::min(1.0, (ttft_kernels + n_dec * tpot_pf) / r.e2e_latency_ms) : 0.0;
+    r.bound = B > Br ? "memory" : (steady_queue > 0 ? "prefill" : "decode");
     return r;
 }
 
@@ -274,7 +307,8 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     const double cap = std::max(1.0, std::floor(st.max_batch));
     r.fits = st.weights_fit && st.max_batch >= 1;
     double b = std::min<double>(sv.decode.batch, cap);
-    const double ttft_base = k.request_overhead_ms + Sp + r.kv_transfer_ms;
+    const double req_ovh = k.request_overhead_ms + k.request_overhead_per_ktoken_ms * sv.isl / 1000.0;
+    const double ttft_base = req_ovh + Sp + r.kv_transfer_ms;
     // Fixed point: the decode batch that the prefill pool can feed. Decode-bound when the prefill pool keeps up.
     double tpot = decode_at(st, b) * k.decode_kernel_scale + od;
     double lambda = 0;  // requests per ms
@@ -294,7 +328,7 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     // at least the forward in flight when utilised.
     const double cycle = lambda > 0 ? N / lambda : 0.0;
     const double wait = std::max(0.5 * rho * Sp, cycle - n_dec * tpot - ttft_base);
-    r.ttft_overhead_ms = k.request_overhead_ms;
+    r.ttft_overhead_ms = req_ovh;
     r.ttft_prefill_ms = Sp;
     r.ttft_queue_ms = wait;
     // First wave: N prompts at once through the prefill pool.

@@ -146,6 +146,9 @@ std::vector<Row> load_rows(const std::string& path, const moe::Catalog& cat, con
             j["runtime"]["engine"] = r.backend;
             j["precision"]["weights"] = wq;
             if (eq != "auto") j["precision"]["experts"] = eq;
+            // TensorRT-LLM serves FP8 and NVFP4 checkpoints (NVIDIA ModelOpt) with an FP8 KV cache
+            // (kv_cache_quant_algo FP8 in their hf_quant_config.json); the other engines default to the model dtype.
+            if (r.backend == "trtllm" && (wq == "fp8" || wq == "nvfp4")) j["precision"]["kv_cache"] = "fp8";
             j["serving"]["isl"] = r.isl;
             j["serving"]["osl"] = r.osl;
             auto layout = [&](const std::string& p, nlohmann::json& out) {
@@ -192,11 +195,15 @@ struct Param {
 };
 const Param kParams[] = {
     {"request_overhead_ms", &moe::EngineConstants::request_overhead_ms, 0, 400, 20},
+    {"request_overhead_per_ktoken_ms", &moe::EngineConstants::request_overhead_per_ktoken_ms, 0, 100, 5},
     {"decode_step_overhead_ms", &moe::EngineConstants::decode_step_overhead_ms, 0, 20, 1},
     {"prefill_step_overhead_ms", &moe::EngineConstants::prefill_step_overhead_ms, 0, 100, 5},
     {"decode_kernel_scale", &moe::EngineConstants::decode_kernel_scale, 0.5, 3, 0.1},
     {"prefill_kernel_scale", &moe::EngineConstants::prefill_kernel_scale, 0.5, 3, 0.1},
+    {"wave_persistence", &moe::EngineConstants::wave_persistence, 0, 1, 0.1},
+    {"slot_wait_share", &moe::EngineConstants::slot_wait_share, 0, 2, 0.1},
 };
+constexpr int kNParams = int(sizeof(kParams) / sizeof(kParams[0]));
 
 void predict(Row& r, const moe::EngineConstants& k) {
     const moe::ServingResult s = moe::serving_model(r.scenario, r.steps, k);
@@ -204,13 +211,15 @@ void predict(Row& r, const moe::EngineConstants& k) {
     r.pred_tpot = s.tpot_ms;
 }
 
-// Mean absolute log error of TTFT and TPOT over the rows (robust: one wild row moves it little).
+// Mean absolute log error of TTFT and TPOT over the rows, each capped (robust: wild rows move it little).
+constexpr double kLossCap = 0.4;
 double loss(std::vector<Row*>& rows, const moe::EngineConstants& k) {
     double sum = 0;
     for (Row* r : rows) {
         predict(*r, k);
         const double a = std::log(std::max(1e-3, r->pred_ttft) / r->ttft), b = std::log(std::max(1e-3, r->pred_tpot) / r->tpot);
-        sum += std::fabs(a) + std::fabs(b);
+        // capped: a row off by more than 50% (a run the model does not describe) pulls no harder than that
+        sum += std::min(std::fabs(a), kLossCap) + std::min(std::fabs(b), kLossCap);
     }
     return rows.empty() ? 0 : sum / rows.size();
 }
@@ -219,12 +228,12 @@ double loss(std::vector<Row*>& rows, const moe::EngineConstants& k) {
 // what lowers the loss, halves the steps when nothing does.
 moe::EngineConstants fit_engine(std::vector<Row*>& rows, moe::EngineConstants k) {
     if (rows.empty()) return k;
-    double steps[5];
-    for (int i = 0; i < 5; ++i) steps[i] = kParams[i].step;
+    double steps[kNParams];
+    for (int i = 0; i < kNParams; ++i) steps[i] = kParams[i].step;
     double best = loss(rows, k);
     for (int round = 0; round < 200; ++round) {
         bool moved = false;
-        for (int i = 0; i < 5; ++i) {
+        for (int i = 0; i < kNParams; ++i) {
             const Param& p = kParams[i];
             for (double dir : {1.0, -1.0}) {
                 moe::EngineConstants t = k;
@@ -241,7 +250,7 @@ moe::EngineConstants fit_engine(std::vector<Row*>& rows, moe::EngineConstants k)
         }
         if (!moved) {
             bool any = false;
-            for (int i = 0; i < 5; ++i) {
+            for (int i = 0; i < kNParams; ++i) {
                 steps[i] *= 0.5;
                 any = any || steps[i] > kParams[i].step / 64;
             }
