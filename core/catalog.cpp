@@ -12,14 +12,18 @@ namespace {
 constexpr std::size_t kMaxPresetBytes = 4u << 20;
 
 std::string describe_model(const ModelSpec& m) {
-    char buf[200];
+    char buf[240];
+    // "GQA" or, with Gated DeltaNet layers, "GQA x 12 + Gated DeltaNet x 36"
+    std::string mixers = attn_kind_name(m.attn);
+    if (m.n_linear_layers > 0)
+        mixers += " x " + std::to_string(m.num_layers - m.n_linear_layers) + " + Gated DeltaNet x " + std::to_string(m.n_linear_layers);
     if (m.is_moe())
         std::snprintf(buf, sizeof buf, "%.1fB params (%.1fB active), %d layers, %s, %d experts top-%d%s", m.total_params / 1e9,
-                      m.active_params / 1e9, m.num_layers, attn_kind_name(m.attn), m.num_experts, m.top_k,
+                      m.active_params / 1e9, m.num_layers, mixers.c_str(), m.num_experts, m.top_k,
                       m.shared_intermediate > 0 ? " + shared" : "");
     else
         std::snprintf(buf, sizeof buf, "%.1fB params, %d layers, %s, dense", m.total_params / 1e9, m.num_layers,
-                      attn_kind_name(m.attn));
+                      mixers.c_str());
     return buf;
 }
 std::string describe_gpu(const GpuSpec& g) {

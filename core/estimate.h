@@ -70,6 +70,9 @@ struct MemoryResult {
     bool fits = false;
     double shortfall_bytes = 0;       // how much is missing when it does not fit
     double kv_bytes_per_token = 0;    // per GPU, all layers
+    // Of kv_cache_bytes: the fixed recurrent state of the Gated DeltaNet layers (per request, whatever the context)
+    double linear_state_bytes = 0;
+    double linear_state_bytes_per_request = 0;
     double max_batch = 0;             // largest decode batch per attention-DP rank that fits at the context
     double max_context = 0;           // largest context that fits at the scenario's batch
     // weights by part

@@ -2,7 +2,7 @@
 //
 // The model (DESIGN §5) is split by what it computes, one file each:
 //   op_time.cpp        the one function that turns an operator record into time (roofline / tables / fallback)
-//   ops_attention.cpp  attention projections and the attention core of one layer
+//   ops_attention.cpp  attention projections and the attention core of one layer; Gated DeltaNet layers
 //   ops_ffn.cpp        dense FFN, shared experts, router and routed experts of one layer
 //   comm.cpp           TP all-reduce, all-gather, DeepEP normal / low-latency, pplx
 //   step.cpp           one layer under the overlap policy, and one forward step (prefill chunk or decode step)
@@ -97,6 +97,7 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
 OpRecord memory_op(const Ctx& c, const char* name, Phase ph, double bytes);
 // ops_attention.cpp
 void attention_ops(const Ctx& c, const PhaseShape& ps, int window, LayerOps& L);
+void linear_attention_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L);  // a Gated DeltaNet layer
 // ops_ffn.cpp
 void dense_ffn_ops(const Ctx& c, Phase ph, double T, double inter, const char* up_name, const char* down_name,
                    Dtype w, std::vector<OpRecord>& out);

@@ -28,12 +28,23 @@ void memory(const Ctx& c, Estimate& e) {
                                  double(m.num_heads) * m.v_head_dim * h;
             return repl + shard / c.tp;
         }
+        if (m.o_lora_rank > 0) {
+            // DeepSeek-V4 (seed 002 §2): wq_a and the shared KV head replicated, wq_b / wo_a / wo_b head-sharded
+            const double repl = h * m.q_lora_rank + h * m.head_dim;
+            const double shard = double(m.q_lora_rank) * m.num_heads * m.head_dim +
+                                 double(m.num_heads) * m.head_dim * m.o_lora_rank + double(m.o_groups) * m.o_lora_rank * h;
+            return repl + shard / c.tp;
+        }
         const double kv_rank = std::max(1.0, double(m.num_kv_heads) / c.tp);
-        return h * (double(m.num_heads) / c.tp) * m.head_dim * 2.0 + 2.0 * h * kv_rank * m.head_dim;
+        const double q_and_o = m.attn_output_gate ? 3.0 : 2.0;  // the output gate doubles q_proj
+        return h * (double(m.num_heads) / c.tp) * m.head_dim * q_and_o + 2.0 * h * kv_rank * m.head_dim;
     }();
+    // Gated DeltaNet layers: every projection, the conv and the per-head parameters are split by heads over TP.
+    const double linear_sharded = m.has_linear_attention() ? m.linear_attn_params() / c.tp : 0.0;
     const double n_layers = m.num_layers * layers_share;
     const double n_moe = m.n_moe_layers * layers_share, n_dense = m.n_dense_layers * layers_share;
-    r.weights_attention_bytes = n_layers * attn_sharded * bytes_with_scales(c.w_attn);
+    const double n_linear = m.n_linear_layers * layers_share;
+    r.weights_attention_bytes = ((n_layers - n_linear) * attn_sharded + n_linear * linear_sharded) * bytes_with_scales(c.w_attn);
     const double local_experts = m.is_moe() ? double(m.num_experts + s.routing.redundant_experts) / c.ep : 0.0;
     r.weights_experts_bytes = n_moe * local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp);
     r.weights_shared_bytes = n_moe * m.shared_params() / c.tp * bytes_with_scales(c.w_shared);
@@ -57,9 +68,11 @@ void memory(const Ctx& c, Estimate& e) {
     const double kv_heads_gpu = std::max(1.0, double(m.num_kv_heads) / c.tp);
     const double kvb = dtype_bytes(c.kv);
     const double block = s.runtime.kv_block_tokens;
+    // A request also holds the Gated DeltaNet layers' recurrent state, whatever its length (0 for other models).
+    const double state_per_request = m.linear_state_bytes_per_request(c.tp, layers_share);
     auto kv_request = [&](double ctx) {
         const double rounded = std::ceil(ctx / block) * block;
-        return m.kv_bytes_per_request(rounded, kv_heads_gpu, kvb, layers_share);
+        return m.kv_bytes_per_request(rounded, kv_heads_gpu, kvb, layers_share) + state_per_request;
     };
     r.kv_bytes_per_token = m.compressed_kv() ? kv_request(1e6) / 1e6
                                              : m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share);
@@ -123,6 +136,8 @@ void memory(const Ctx& c, Estimate& e) {
 
     const double B = decode ? s.workload.batch : 0.0;
     r.kv_cache_bytes = decode ? B * per_seq_kv : prefill_kv;
+    r.linear_state_bytes_per_request = state_per_request;
+    r.linear_state_bytes = (decode ? B : seq_per_chunk * (prefill ? 1.0 : 0.0)) * state_per_request;
     r.activation_decode_bytes = B * (act_per_seq + logits_per_seq);
     const bool prefill_dominates = prefill_peak >= B * per_seq_peak;
     r.activation_bytes = prefill_dominates ? r.activation_prefill_bytes : r.activation_decode_bytes;
@@ -153,7 +168,7 @@ void memory(const Ctx& c, Estimate& e) {
         } else if (!m.compressed_kv() && m.n_window_layers == 0) {
             // linear in the context: invert directly, then round down to whole blocks
             const double rate = m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share);
-            r.max_context = std::min(1e9, std::floor(budget / rate / block) * block);
+            r.max_context = std::min(1e9, std::floor((budget - state_per_request) / rate / block) * block);
         } else {
             double lo = 1, hi = 1;
             while (hi < 1e9 && kv_request(hi) <= budget) hi *= 2;
@@ -171,7 +186,8 @@ void memory(const Ctx& c, Estimate& e) {
     for (double* v : {&r.weights_bytes, &r.kv_cache_bytes, &r.activation_bytes, &r.workspace_bytes, &r.comm_buffer_bytes,
                       &r.reserved_bytes, &r.weights_attention_bytes, &r.weights_experts_bytes, &r.weights_shared_bytes,
                       &r.weights_dense_ffn_bytes, &r.weights_embedding_bytes, &r.weights_other_bytes, &r.weights_mtp_bytes,
-                      &r.activation_prefill_bytes, &r.activation_decode_bytes, &r.logits_bytes})
+                      &r.activation_prefill_bytes, &r.activation_decode_bytes, &r.logits_bytes, &r.linear_state_bytes,
+                      &r.linear_state_bytes_per_request})
         *v = std::ceil(*v);  // whole bytes
     r.total_bytes = r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.workspace_bytes + r.comm_buffer_bytes + r.reserved_bytes;
     r.capacity_bytes = std::floor(r.capacity_bytes);

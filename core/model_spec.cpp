@@ -17,6 +17,14 @@ const char* attn_kind_name(AttnKind k) {
     return "?";
 }
 
+const char* mixer_name(Mixer k) {
+    switch (k) {
+        case Mixer::attention: return "attention";
+        case Mixer::gated_deltanet: return "Gated DeltaNet";
+    }
+    return "?";
+}
+
 double ModelSpec::kv_elems_per_token_layer() const {
     if (attn == AttnKind::mla) return double(kv_lora_rank + qk_rope_head_dim);
     return 2.0 * num_kv_heads * head_dim;
@@ -42,23 +50,54 @@ double ModelSpec::kv_bytes_per_request(double seq, double kv_heads_gpu, double k
     }
     const double per_token_layer = attn == AttnKind::mla ? double(kv_lora_rank + qk_rope_head_dim) * kv_bytes
                                                          : 2.0 * kv_heads_gpu * head_dim * kv_bytes;
-    total = double(num_layers - n_window_layers) * seq;
+    total = double(num_layers - n_window_layers - n_linear_layers) * seq;  // Gated DeltaNet layers keep no KV
     for (const auto& [window, count] : window_groups) total += count * std::min(seq, double(window));
     return total * per_token_layer * share;
 }
 
+double ModelSpec::linear_state_bytes_per_request(int tp, double share) const {
+    if (n_linear_layers == 0) return 0.0;
+    const double per_gpu = std::max(1, tp);
+    const double v_heads = std::max(1.0, lin_num_v_heads / per_gpu), k_heads = std::max(1.0, lin_num_k_heads / per_gpu);
+    const double recurrent = v_heads * lin_k_head_dim * lin_v_head_dim * dtype_bytes(lin_state_dtype);
+    const double conv_channels = 2.0 * k_heads * lin_k_head_dim + v_heads * lin_v_head_dim;
+    const double conv = std::max(0, lin_conv_kernel - 1) * conv_channels * dtype_bytes(dtype);
+    return n_linear_layers * (recurrent + conv) * share;
+}
+
+double ModelSpec::linear_attn_params() const {
+    const double h = hidden, Hv = lin_num_v_heads;
+    const double in_proj = h * (2.0 * lin_key_dim() + 2.0 * lin_value_dim()) + h * 2.0 * Hv;  // q,k,v,z and b,a
+    const double conv = lin_conv_dim() * lin_conv_kernel;                                       // depthwise, no bias
+    const double per_head = 2.0 * Hv + lin_v_head_dim;  // A_log and dt_bias per v head, the gated norm's weight
+    return in_proj + conv + per_head + lin_value_dim() * h;  // + out_proj
+}
+
 double ModelSpec::attn_params() const {
     const double h = hidden, H = num_heads;
+    // DSA lightning indexer on every layer (DeepSeek-V3.2, GLM-5): wq_b from the q latent, wk and its LayerNorm,
+    // and the per-head weights projection. DeepSeek-V4 keeps its indexer on the CSA layers only (in the totals).
+    double indexer = 0;
+    if (index_n_heads > 0 && !compressed_kv() && q_lora_rank > 0)
+        indexer = double(q_lora_rank) * index_n_heads * index_head_dim + h * index_head_dim + 2.0 * index_head_dim +
+                  h * index_n_heads;
+    if (o_lora_rank > 0) {
+        // DeepSeek-V4: wq_a + q norm + wq_b, one shared KV head (wkv + norm), per-head attention sinks, and the
+        // output in o_groups groups: wo_a maps each group's heads to o_lora_rank, wo_b all groups to hidden.
+        const double d = head_dim;
+        const double q = q_lora_rank > 0 ? h * q_lora_rank + q_lora_rank + double(q_lora_rank) * H * d : h * H * d;
+        return q + h * d + d + H + H * d * o_lora_rank + double(o_groups) * o_lora_rank * h;
+    }
     if (attn == AttnKind::mla) {
         const double qk = qk_nope_head_dim + qk_rope_head_dim;
         double q = q_lora_rank > 0 ? h * q_lora_rank + double(q_lora_rank) * H * qk + q_lora_rank : h * H * qk;
         double kv_a = h * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank;
         double kv_b = double(kv_lora_rank) * H * (qk_nope_head_dim + v_head_dim);
         double o = H * v_head_dim * h;
-        return q + kv_a + kv_b + o;
+        return q + kv_a + kv_b + o + indexer;
     }
     const double d = head_dim, Hkv = num_kv_heads;
-    double p = h * H * d + 2.0 * h * Hkv * d + H * d * h;
+    double p = h * H * d * (attn_output_gate ? 2.0 : 1.0) + 2.0 * h * Hkv * d + H * d * h;
     if (qkv_bias) p += H * d + 2.0 * Hkv * d;
     return p;
 }
@@ -160,7 +199,10 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     m.tie_embeddings = read_bool(c, "tie_word_embeddings", read_bool(root, "tie_word_embeddings", false));
     m.qkv_bias = read_bool(c, "attention_bias", false) || read_bool(c, "qkv_bias", false) ||
                  m.model_type.rfind("qwen2", 0) == 0;
-    m.mtp_layers = read_int(c, "num_nextn_predict_layers", path, errors, 0, false, 0, 16);
+    const char* mtp_key = has(c, "mtp_num_hidden_layers") ? "mtp_num_hidden_layers"                       // Qwen3.5
+                          : has(c, "num_mtp_modules") && read_bool(c, "use_mtp", false) ? "num_mtp_modules"  // MiniMax-M2
+                                                                                       : "num_nextn_predict_layers";
+    m.mtp_layers = read_int(c, mtp_key, path, errors, 0, false, 0, 16);
     m.hc_mult = read_int(c, "hc_mult", path, errors, 1, false, 1, 64);
     if (m.num_heads > 0 && m.num_kv_heads > m.num_heads)
         errors.push_back({path + ".num_key_value_heads", "exceeds num_attention_heads"});
@@ -184,6 +226,18 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
         if (m.head_dim <= 0 && errors.size() == errors_before)
             errors.push_back({path + ".head_dim", "cannot be derived: hidden_size smaller than num_attention_heads"});
     }
+    // DeepSeek-V4's grouped low-rank output and q latent; the DSA indexer (V3.2, GLM-5, V4).
+    m.o_lora_rank = read_int(c, "o_lora_rank", path, errors, 0, false, 0, kMaxDim);
+    if (m.o_lora_rank > 0) {
+        m.q_lora_rank = read_int(c, "q_lora_rank", path, errors, 0, false, 0, kMaxDim);
+        m.o_groups = read_int(c, "o_groups", path, errors, 1, false, 1, 65536);
+        if (m.num_heads % m.o_groups != 0)
+            errors.push_back({path + ".o_groups", std::to_string(m.o_groups) + " does not divide " +
+                                                      std::to_string(m.num_heads) + " attention heads"});
+    }
+    m.index_n_heads = read_int(c, "index_n_heads", path, errors, 0, false, 0, 65536);
+    if (m.index_n_heads > 0) m.index_head_dim = read_int(c, "index_head_dim", path, errors, 128, false, 1, 65536);
+    m.attn_output_gate = read_bool(c, "attn_output_gate", m.model_type.rfind("qwen3_next", 0) == 0);
     // The widest attention projection (heads x head width) is a GEMM dimension the estimator keeps in an int.
     const double attn_width = double(m.num_heads) * (m.attn == AttnKind::mla ? std::max(m.head_dim, m.qk_nope_head_dim + m.v_head_dim)
                                                                              : m.head_dim);
@@ -263,15 +317,47 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     int window = 0;
     if (has(c, "sliding_window")) window = read_int(c, "sliding_window", path, errors, 0, false, 0, 1 << 30);
     auto types = c.find("layer_types");
-    if (types != c.end() && types->is_array() && window > 0) {
-        if (types->size() != size_t(m.num_layers)) {
-            errors.push_back({path + ".layer_types", "has " + std::to_string(types->size()) + " entries for " +
-                                                          std::to_string(m.num_layers) + " layers"});
-        } else {
-            for (size_t i = 0; i < types->size(); ++i)
-                if ((*types)[i].is_string() && (*types)[i].get<std::string>() == "sliding_attention")
-                    m.layers[i].window = window;
-        }
+    auto layer_type_is = [&](size_t i, const char* kind) {
+        return (*types)[i].is_string() && (*types)[i].get<std::string>() == kind;
+    };
+    // Gated DeltaNet layers: layer_types "linear_attention" (Qwen3.5), else every layer but each
+    // full_attention_interval-th (Qwen3-Next: layer i is full attention when (i + 1) % interval == 0).
+    bool any_linear = false;
+    if (types != c.end() && types->is_array())
+        for (size_t i = 0; i < types->size(); ++i) any_linear = any_linear || layer_type_is(i, "linear_attention");
+    const bool gdn_family = m.model_type.rfind("qwen3_next", 0) == 0 || m.model_type.rfind("qwen3_5", 0) == 0 ||
+                            has(c, "linear_num_value_heads");
+    const bool interval_linear = !any_linear && gdn_family && has(c, "full_attention_interval");
+    if ((types != c.end() && types->is_array() && (window > 0 || any_linear)) &&
+        types->size() != size_t(m.num_layers)) {
+        errors.push_back({path + ".layer_types", "has " + std::to_string(types->size()) + " entries for " +
+                                                      std::to_string(m.num_layers) + " layers"});
+        any_linear = false;
+    }
+    if (any_linear || interval_linear) {
+        const int interval = interval_linear ? read_int(c, "full_attention_interval", path, errors, 4, false, 1, m.num_layers) : 0;
+        for (int i = 0; i < m.num_layers; ++i)
+            if (interval_linear ? (i + 1) % interval != 0 : layer_type_is(size_t(i), "linear_attention"))
+                m.layers[size_t(i)].mixer = Mixer::gated_deltanet;
+        // Hugging Face's defaults (Qwen3NextConfig) where a key is absent.
+        m.lin_num_k_heads = read_int(c, "linear_num_key_heads", path, errors, 16, false, 1, 65536);
+        m.lin_num_v_heads = read_int(c, "linear_num_value_heads", path, errors, 32, false, 1, 65536);
+        m.lin_k_head_dim = read_int(c, "linear_key_head_dim", path, errors, 128, false, 1, 65536);
+        m.lin_v_head_dim = read_int(c, "linear_value_head_dim", path, errors, 128, false, 1, 65536);
+        m.lin_conv_kernel = read_int(c, "linear_conv_kernel_dim", path, errors, 4, false, 1, 1024);
+        if (m.lin_num_v_heads % m.lin_num_k_heads != 0)
+            errors.push_back({path + ".linear_num_value_heads", std::to_string(m.lin_num_v_heads) + " is not a multiple of " +
+                                                                     std::to_string(m.lin_num_k_heads) + " linear_num_key_heads"});
+        const std::string state = read_str(c, "mamba_ssm_dtype", "float32");
+        if (!parse_dtype(state, m.lin_state_dtype) || (m.lin_state_dtype != Dtype::fp32 && m.lin_state_dtype != Dtype::bf16 &&
+                                                       m.lin_state_dtype != Dtype::fp16))
+            errors.push_back({path + ".mamba_ssm_dtype", "must be float32, bfloat16 or float16, not '" + shown_text(state) + "'"});
+    }
+    if (types != c.end() && types->is_array() && window > 0 && types->size() == size_t(m.num_layers)) {
+        for (size_t i = 0; i < types->size(); ++i)
+            if (layer_type_is(i, "sliding_attention")) m.layers[i].window = window;
+    } else if (types != c.end() && types->is_array() && window > 0) {
+        // size mismatch reported above
     } else if (window > 0 && has(c, "use_sliding_window")) {
         if (read_bool(c, "use_sliding_window", false)) {
             int max_window_layers = read_int(c, "max_window_layers", path, errors, m.num_layers, false, 0, 1 << 20);
@@ -303,10 +389,23 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
 
     // quantization_config sits beside text_config in multimodal checkpoints (Llama 4).
     read_quantization(has(c, "quantization_config") ? c : root, m, has(c, "quantization_config") ? path : path_in, errors);
+    // DeepSeek-V4 names its routed experts' format beside quantization_config ("expert_dtype": "fp4": FP4 e2m1
+    // with a UE8M0 scale per 32, i.e. MXFP4).
+    if (m.is_moe() && has(c, "expert_dtype")) {
+        const std::string e = read_str(c, "expert_dtype");
+        Dtype d{};
+        if (e == "fp4") m.expert_dtype = Dtype::mxfp4;
+        else if (parse_dtype(e, d)) m.expert_dtype = d;
+        else errors.push_back({path + ".expert_dtype", "unknown format '" + shown_text(e) + "'"});
+    }
     if (!m.is_moe()) m.expert_dtype = m.weight_dtype;
+
+    for (LayerDesc& l : m.layers)
+        if (l.mixer == Mixer::gated_deltanet) l.window = 0;  // a recurrent state has no window
 
     for (const LayerDesc& l : m.layers) {
         (l.moe ? m.n_moe_layers : m.n_dense_layers) += 1;
+        if (l.mixer == Mixer::gated_deltanet) m.n_linear_layers += 1;
         if (l.window > 0) {
             m.n_window_layers += 1;
             auto it = std::find_if(m.window_groups.begin(), m.window_groups.end(), [&](const auto& g) { return g.first == l.window; });
@@ -321,12 +420,34 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     const double head = m.tie_embeddings ? 0.0 : embed;
     const double norms = 2.0 * h;
     const double attn = m.attn_params();
+    const double lin_attn = m.n_linear_layers > 0 ? m.linear_attn_params() : 0.0;
     const double dense_layer = attn + m.dense_ffn_params() + norms;
     const double moe_layer_total = attn + m.num_experts * m.expert_params() + m.shared_params() + m.router_params() + norms;
     const double moe_layer_active = attn + m.top_k * m.expert_params() + m.shared_params() + m.router_params() + norms;
-    m.total_params = embed + head + h + m.n_dense_layers * dense_layer + m.n_moe_layers * moe_layer_total;
+    // Hyper-connections (DeepSeek-V4, seed 002 §2): before the attention and the FFN, a map from hc_mult*h to
+    // (2 + hc_mult) * hc_mult mixing weights.
+    const double hc = m.hc_mult > 1 ? 2.0 * (2.0 + m.hc_mult) * m.hc_mult * (double(m.hc_mult) * h) : 0.0;
+    // DeepSeek-V4 compressed layers: a KV compressor (wkv and wgate to coff * head_dim, coff = 2 where the windows
+    // overlap at ratio 4, a positional bias per slot, a norm); CSA layers (ratio 4) add the indexer (wq_b from the q
+    // latent, the weights projection, and a compressor of its own at index_head_dim).
+    auto compressor = [&](int ratio, double dim) {
+        const double coff = ratio == 4 ? 2.0 : 1.0;
+        return 2.0 * h * coff * dim + ratio * coff * dim + dim;
+    };
+    double compress_extra = 0;
+    for (int r : m.compress_ratios) {
+        if (r <= 0) continue;
+        compress_extra += compressor(r, m.head_dim);
+        if (r == 4 && m.index_n_heads > 0)
+            compress_extra += double(m.q_lora_rank) * m.index_n_heads * m.index_head_dim + h * m.index_n_heads +
+                              compressor(r, m.index_head_dim);
+    }
+    // A Gated DeltaNet layer swaps its attention parameters for the linear-attention ones.
+    const double mixer_swap = m.n_linear_layers * (lin_attn - attn);
+    const double extra = mixer_swap + m.num_layers * hc + compress_extra;
+    m.total_params = embed + head + h + m.n_dense_layers * dense_layer + m.n_moe_layers * moe_layer_total + extra;
     m.active_params = embed + (m.tie_embeddings ? 0.0 : head) + h + m.n_dense_layers * dense_layer +
-                      m.n_moe_layers * moe_layer_active;
+                      m.n_moe_layers * moe_layer_active + extra;
     m.active_compute_params = m.tie_embeddings ? m.active_params : m.active_params - embed;
     // An MTP module: one extra decoder layer (MoE when the model is) plus the eh_proj (2h x h) and two norms.
     const double mtp_layer = (m.is_moe() ? moe_layer_total : dense_layer) + 2.0 * h * h + 2.0 * h;

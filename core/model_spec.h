@@ -8,7 +8,12 @@
 // moe_intermediate_size; n_shared_experts / num_shared_experts / shared_expert_intermediate_size;
 // first_k_dense_replace, moe_layer_freq, decoder_sparse_step, mlp_only_layers, interleave_moe_layer_step;
 // MLA (q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim); head_dim; sliding_window with
-// layer_types / use_sliding_window / max_window_layers; tie_word_embeddings; quantization_config; text_config nesting.
+// layer_types / use_sliding_window / max_window_layers; tie_word_embeddings; quantization_config; text_config nesting;
+// Gated DeltaNet linear attention (Qwen3-Next, Qwen3.5: layer_types "linear_attention" or full_attention_interval,
+// linear_num_key_heads / linear_num_value_heads / linear_key_head_dim / linear_value_head_dim / linear_conv_kernel_dim,
+// mamba_ssm_dtype) and the output gate of their full-attention layers (attn_output_gate); the DSA indexer
+// (index_n_heads, index_head_dim: DeepSeek-V3.2, GLM-5, DeepSeek-V4); DeepSeek-V4's grouped low-rank output
+// (o_lora_rank, o_groups), hyper-connections (hc_mult) and FP4 experts (expert_dtype).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -21,9 +26,15 @@ namespace moe {
 enum class AttnKind : std::uint8_t { mha, gqa, mla };
 const char* attn_kind_name(AttnKind k);
 
+// What mixes tokens in a layer: softmax attention (MHA / GQA / MLA, maybe windowed) or Gated DeltaNet linear
+// attention (a fixed-size recurrent state per request instead of a KV cache).
+enum class Mixer : std::uint8_t { attention, gated_deltanet };
+const char* mixer_name(Mixer k);
+
 struct LayerDesc {
     bool moe = false;   // routed-expert FFN (else dense FFN)
     int window = 0;     // sliding-window / chunked attention length in tokens; 0 = full attention
+    Mixer mixer = Mixer::attention;
 };
 
 struct ModelSpec {
@@ -61,6 +72,21 @@ struct ModelSpec {
     std::vector<int> compress_ratios;
     int compress_window = 0;
     int index_head_dim = 0;
+    // DSA lightning indexer (DeepSeek-V3.2, GLM-5; DeepSeek-V4 on its CSA layers): heads x head dim scoring keys.
+    int index_n_heads = 0;
+    // DeepSeek-V4 attention: one shared KV head of head_dim, q through q_lora_rank, output through o_groups
+    // grouped low-rank projections of o_lora_rank each (0 = a plain o_proj).
+    int o_lora_rank = 0;
+    int o_groups = 0;
+    bool attn_output_gate = false;  // q_proj also yields a sigmoid gate per head and dim (Qwen3-Next, Qwen3.5)
+    // Gated DeltaNet (layers with LayerDesc::mixer == gated_deltanet): q/k heads, v heads, their dims, the short
+    // causal convolution's kernel, and the recurrent state's storage format (config mamba_ssm_dtype, else fp32).
+    int lin_num_k_heads = 0;
+    int lin_num_v_heads = 0;
+    int lin_k_head_dim = 0;
+    int lin_v_head_dim = 0;
+    int lin_conv_kernel = 0;
+    Dtype lin_state_dtype = Dtype::fp32;
     // Checkpoint formats
     Dtype dtype = Dtype::bf16;          // torch_dtype (non-quantised parts)
     Dtype weight_dtype = Dtype::bf16;   // quantised linear layers (quantization_config), else dtype
@@ -69,6 +95,7 @@ struct ModelSpec {
     int n_moe_layers = 0;
     int n_dense_layers = 0;
     int n_window_layers = 0;
+    int n_linear_layers = 0;    // Gated DeltaNet layers (no KV cache)
     std::vector<std::pair<int, int>> window_groups;  // (window, layers) of the sliding-window layers
     double total_params = 0;    // incl. embeddings (and LM head when untied), excl. MTP modules
     double active_params = 0;   // per token: attention + top_k routed + shared + dense + embed + head
@@ -77,14 +104,24 @@ struct ModelSpec {
 
     bool is_moe() const { return num_experts > 0; }
     bool compressed_kv() const { return !compress_ratios.empty(); }
+    bool has_linear_attention() const { return n_linear_layers > 0; }
     // KV-cache bytes of one request with `seq` tokens on `layers_share` of the layers (1 = all), kv heads per GPU
     // `kv_heads_gpu` (MHA/GQA), entries of `kv_bytes`. Sliding windows and compressed layers included; the
     // indexer of CSA layers is stored in FP4 (seed 002 §3).
+    // Only softmax-attention layers keep a KV cache; Gated DeltaNet layers keep linear_state_bytes_per_request.
     double kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes, double layers_share) const;
+    // The fixed recurrent state of one request on one GPU over `layers_share` of the layers: per Gated DeltaNet
+    // layer, the delta-rule state (v heads x k dim x v dim in lin_state_dtype) and the causal-conv state
+    // ((conv_kernel - 1) x conv channels in the model's dtype), heads split over `tp` (replicated past their count).
+    double linear_state_bytes_per_request(int tp, double layers_share) const;
     // KV elements per token per layer (all heads, before TP sharding): MLA = kv_lora_rank + rope; else 2·Hkv·d.
     double kv_elems_per_token_layer() const;
     // Parameter counts of one layer's parts (unsharded).
-    double attn_params() const;
+    double attn_params() const;          // a softmax-attention layer (with the DSA indexer, V4 compressor)
+    double linear_attn_params() const;   // a Gated DeltaNet layer
+    double lin_key_dim() const { return double(lin_num_k_heads) * lin_k_head_dim; }
+    double lin_value_dim() const { return double(lin_num_v_heads) * lin_v_head_dim; }
+    double lin_conv_dim() const { return 2.0 * lin_key_dim() + lin_value_dim(); }  // q, k and v are convolved
     double expert_params() const { return 3.0 * hidden * moe_intermediate; }
     double shared_params() const { return 3.0 * hidden * shared_intermediate; }
     double dense_ffn_params() const { return 3.0 * hidden * intermediate; }

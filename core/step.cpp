@@ -26,7 +26,8 @@ namespace moe::detail {
 
 LayerOps build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked) {
     LayerOps L;
-    attention_ops(c, ps, ld.window, L);
+    if (ld.mixer == Mixer::gated_deltanet) linear_attention_ops(c, ps, L);
+    else attention_ops(c, ps, ld.window, L);
     L.pre.push_back(memory_op(c, "layer.misc", ps.phase, c.cal.misc_passes * ps.T * c.m.hidden * 2.0));
     if (c.tp > 1) {
         OpRecord ar = allreduce_op(c, "comm.attn_allreduce", ps.phase, ps.T, c.tp);
@@ -113,11 +114,13 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
                         (s.runtime.expert_layout == ExpertLayout::auto_ &&
                          (be == A2ABackend::deepep_low_latency || be == A2ABackend::pplx));
     const bool tbo = s.runtime.two_batch_overlap && ps.T >= 2;
-    // Distinct layer kinds (MoE or dense, window) with their counts.
+    // Distinct layer kinds (MoE or dense, window, mixer) with their counts.
     struct Group { LayerDesc d; int count; };
     std::vector<Group> groups;
     for (const LayerDesc& l : m.layers) {
-        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.d.moe == l.moe && g.d.window == l.window; });
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
+            return g.d.moe == l.moe && g.d.window == l.window && g.d.mixer == l.mixer;
+        });
         if (it == groups.end()) groups.push_back({l, 1});
         else it->count++;
     }
@@ -127,7 +130,8 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         const Group& g = groups[gi];
         LayerTime lt = layer_time(c, ps, g.d, be, masked, tbo);
         LayerGroup lg;
-        lg.label = std::string(g.d.moe ? "MoE layers" : "dense layers") + (g.d.window > 0 ? " (window " + std::to_string(g.d.window) + ")" : "");
+        lg.label = std::string(g.d.moe ? "MoE layers" : "dense layers") + (g.d.window > 0 ? " (window " + std::to_string(g.d.window) + ")" : "") +
+                   (g.d.mixer == Mixer::gated_deltanet ? " (Gated DeltaNet)" : "");
         lg.count = g.count;
         lg.time_us = lt.exposed_us;
         const int gidx = int(out.groups.size());

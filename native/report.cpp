@@ -193,7 +193,10 @@ void memory(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
                (m.weights_mtp_bytes > 0 ? ", MTP " + gb(m.weights_mtp_bytes) : std::string())});
     t.add({"KV cache", gb(m.kv_cache_bytes),
            "at batch " + std::to_string(s.workload.batch) + " x context " + std::to_string(s.context_len()) + ", " +
-               sig3(m.kv_bytes_per_token / 1e3) + " KB per token"});
+               sig3(m.kv_bytes_per_token / 1e3) + " KB per token" +
+               (m.linear_state_bytes_per_request > 0
+                    ? " + " + sig3(m.linear_state_bytes_per_request / 1e6) + " MB linear-attention state per request"
+                    : std::string())});
     t.add({"activations", gb(m.activation_bytes),
            "prefill peak " + gb(m.activation_prefill_bytes) + ", decode " + gb(m.activation_decode_bytes) +
                ", logits " + gb(m.logits_bytes)});
