@@ -4,7 +4,8 @@
 Reads  ../shared/anchors/aic/perf/<system>/<backend>-<version>/<family>/<table>.csv.gz
        (NVIDIA AIConfigurator, ai-dynamo/aiconfigurator @ 095f58a51c4ca8e61b66ec108d86f223f8d559ce, Apache-2.0;
        units and column meanings in ../shared/anchors/aic/SOURCE.md)
-Writes bench_data/comm/<gpu family>/collectives.csv and bench_data/gemm/<gpu family>/sglang_cuda_graph.csv.
+Writes bench_data/comm/<gpu family>/collectives.csv, bench_data/gemm/<gpu family>/sglang_cuda_graph.csv and
+       bench_data/mha/{decode,prefill}/<gpu family>/<heads>-<kv heads>-<head dim>.csv (h200, b200).
 
     python3 scripts/distill_aic.py [--aic DIR] [--out DIR]      # from the repository root; re-runs are byte-identical
 
@@ -15,8 +16,12 @@ Python standard library only (csv, gzip). What is kept, and why (bench_data/READ
     buffer (for all_gather the gathered output, for reduce_scatter the full input), latency from ms to us. An
     isolated spike (a point more than 2x both its neighbours in the same series) is dropped as a glitch.
   * gemm: SGLang 0.5.14's bf16 (torch linear = cuBLAS) and fp8_block (DeepGEMM gemm_nt_f8f8bf16) GEMMs on a
-    subsampled grid: M (tokens) at powers of two 16 .. 16384, K and N in {512, 1024, 2048, 4096, 7168, 16384},
-    N also 65536 (LM heads). AIC times GEMMs inside CUDA graphs with several weight copies (HBM-resident weights).
+    subsampled grid: M (tokens) 16 .. 16384 at powers of two but 8192, K and N in {512, 1024, 2048, 4096, 7168,
+    16384}, N also 65536 (LM heads). AIC times GEMMs inside CUDA graphs with several weight copies (HBM weights).
+  * mha (h200, b200; h100 keeps BLIS's tables): SGLang 0.5.14's default attention backend (fa3 on H200, trtllm_mha on
+    B200), full attention (window 0), 8 per-GPU head shapes. Decode: bf16 and fp8 KV cache, batch in {1, 4, 16, 64,
+    256, 1024} x KV length (isl + step) in {1024, 4096, 16384, 65536}, where measured. Prefill: one sequence
+    (batch 1, no cached prefix), bf16 attention and KV, seq_len 512 .. 16384 at powers of two.
 """
 import argparse
 import csv
@@ -39,9 +44,17 @@ NCCL_OPS = ("all_reduce", "all_gather", "reduce_scatter")
 
 GEMM_SOURCE = "sglang-0.5.14/gemm/gemm_perf.csv.gz"
 GEMM_KERNELS = {("sglang_torch_linear", "bfloat16"): "bf16", ("sglang_deepgemm_gemm_nt_f8f8bf16", "fp8_block"): "fp8"}
-GEMM_M = [2 ** i for i in range(4, 15)]  # 16 .. 16384
+GEMM_M = [2 ** i for i in range(4, 15) if i != 13]  # 16 .. 16384 but 8192
 GEMM_K = [512, 1024, 2048, 4096, 7168, 16384]
 GEMM_N = [512, 1024, 2048, 4096, 7168, 16384, 65536]
+
+
+ATTN_SOURCES = {"h200_sxm": "fa3", "b200_sxm": "trtllm_mha"}  # SGLang 0.5.14's default backend on the GPU
+ATTN_SHAPES = [(8, 1, 128), (16, 2, 128), (32, 4, 128), (64, 8, 128), (32, 8, 128), (32, 32, 128), (8, 1, 64), (64, 8, 64)]
+ATTN_BATCH = [1, 4, 16, 64, 256, 1024]
+ATTN_KV = [1024, 4096, 16384, 65536]
+ATTN_SEQ = [512, 1024, 2048, 4096, 8192, 16384]
+KV_NAMES = {"bfloat16": "bf16", "fp8": "fp8"}
 
 
 def rows(path):
@@ -117,6 +130,39 @@ def gemm(sysdir):
     return [(dt, m, k, n, fmt_us(got[(dt, k, n, m)])) for (dt, k, n, m) in sorted(got)]
 
 
+def attention(sysdir, kernel):
+    """{(h, kv, d): [(kv_dtype, batch, kv_len, us)]}, {(h, kv, d): [(seq_len, us)]}"""
+    shapes = set(ATTN_SHAPES)
+    dec, pre = {}, {}
+    for r in rows(os.path.join(sysdir, "sglang-0.5.14/attention/generation_attention_perf.csv.gz")):
+        shape = (int(r["num_heads"]), int(r["num_key_value_heads"]), int(r["head_dim"]))
+        if r["kernel_source"] != kernel or r["window_size"] != "0" or shape not in shapes or r["kv_cache_dtype"] not in KV_NAMES:
+            continue
+        b, L = int(r["batch_size"]), int(r["isl"]) + int(r["step"])
+        if b in ATTN_BATCH and L in ATTN_KV:
+            key = (KV_NAMES[r["kv_cache_dtype"]], b, L)
+            d = dec.setdefault(shape, {})
+            if key in d:
+                sys.exit(f"{sysdir}: repeated decode attention key {shape} {key}")
+            d[key] = fmt_us(r["latency"])
+    for r in rows(os.path.join(sysdir, "sglang-0.5.14/attention/context_attention_perf.csv.gz")):
+        shape = (int(r["num_heads"]), int(r["num_key_value_heads"]), int(r["head_dim"]))
+        if (r["kernel_source"] != kernel or r["window_size"] != "0" or shape not in shapes or r["batch_size"] != "1"
+                or r["step"] != "0" or r["attn_dtype"] != "bfloat16" or r["kv_cache_dtype"] != "bfloat16"):
+            continue
+        L = int(r["isl"])
+        if L in ATTN_SEQ:
+            p = pre.setdefault(shape, {})
+            if L in p:
+                sys.exit(f"{sysdir}: repeated prefill attention key {shape} {L}")
+            p[L] = fmt_us(r["latency"])
+    for shape in ATTN_SHAPES:
+        if len(pre.get(shape, {})) != len(ATTN_SEQ) or len(dec.get(shape, {})) < 16:
+            sys.exit(f"{sysdir}: attention shape {shape} lacks rows")
+    return ({s: [(*k, v) for k, v in sorted(d.items())] for s, d in dec.items()},
+            {s: sorted(p.items()) for s, p in pre.items()})
+
+
 def write_csv(path, header, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", newline="") as f:
@@ -143,6 +189,14 @@ def main():
             g = gemm(sysdir)
             total += write_csv(os.path.join(a.out, "gemm", family, "sglang_cuda_graph.csv"),
                                ["dtype", "m", "k", "n", "latency_us"], g)
+        if system in ATTN_SOURCES:
+            dec, pre = attention(sysdir, ATTN_SOURCES[system])
+            for (h, kv, d) in ATTN_SHAPES:
+                name = f"{h}-{kv}-{d}.csv"
+                total += write_csv(os.path.join(a.out, "mha", "decode", family, name),
+                                   ["kv_dtype", "batch_size", "kv_len", "latency_us"], dec[(h, kv, d)])
+                total += write_csv(os.path.join(a.out, "mha", "prefill", family, name), ["seq_len", "latency_us"],
+                                   pre[(h, kv, d)])
     for line in log:
         print(line)
     print(f"wrote {total} bytes")

@@ -110,6 +110,25 @@ TEST_CASE("AIC GEMM tables: B200 and H200 read their own measurements back") {
     }
 }
 
+TEST_CASE("AIC attention tables: H200 and B200 decode and prefill attention are their own") {
+    const moe::Tables& t = moe::builtin_tables();
+    // h200_sxm/sglang-0.5.14/attention/generation_attention_perf.csv.gz line 16014: fa3, batch 64, isl 1, 8 heads,
+    // 1 KV head, head dim 128, bf16 KV, step 16383 (KV length 16384), 0.13237600326538085 ms
+    moe::TableHit d = t.mha_decode("h200", 8, 1, 128, 64, 16384, false);
+    REQUIRE(d.found);
+    CHECK(d.source == Source::measured);
+    CHECK(std::string(d.table) == "bench_data/mha/decode/h200/8-1-128.csv");
+    const moe::kernels::Cost c = moe::kernels::mha_decode(64, 16384, 8, 1, 128, 2.0);
+    const double roof = std::max(c.flops / 989.5e12, c.bytes / 4800e9);
+    CHECK(roof / d.util * 1e6 == doctest::Approx(132.4).epsilon(1e-3));
+    // Prefill on B200 comes from B200's own (trtllm_mha) table, not H100's FA3 through the roofline.
+    moe::Estimate e = run(R"({"model":"llama-3.1-70b","hardware":"b200","parallel":{"tp":8},"workload":{"phase":"prefill","prefill_tokens":8192,"prompt_len":8192}})");
+    const moe::OpRecord* core = op_named(e, "attn.core", Phase::prefill);
+    REQUIRE(core);
+    CHECK(std::string(core->table) == "bench_data/mha/prefill/b200/8-1-128.csv");
+    CHECK(core->source == Source::measured);
+}
+
 TEST_CASE("TP all-reduce of a decode step on 8 H100s costs what the AIC table says, not the ring formula") {
     // Llama-3.1-70B (hidden 8192), TP8, decode batch 1: each all-reduce reduces 1 x 8192 bf16 = 16 KB.
     // Table: h100_sxm/sglang-0.5.14/comm/custom_allreduce_perf.csv.gz line 106, 3.748 us (SGLang custom all-reduce in a
