@@ -15,14 +15,52 @@ OpRecord comm_op(const char* name, Phase ph, double bytes, Engine eng, double us
     return op;
 }
 
-// Ring all-reduce of T x h bf16 over n GPUs (2(n-1)/n of the data crosses each GPU's link).
+namespace {
+
+// A collective from the measured tables (bench_data/comm/<family>/collectives.csv), tried in the order of `impls`.
+// The tables describe the interconnect as much as the GPU, so only the GPU's own family's are used, and only inside
+// one NVLink domain (n <= gpus_per_node): a GPU that borrows another family's kernel tables keeps the formulas. A
+// preset edited to another NVLink bandwidth than the table GPU's looks the table up at bytes x (table link / this
+// link): the bandwidth-bound part scales, the small-message latency stays (source `transferred`).
+CommHit table_collective(const Ctx& c, const char* op, std::initializer_list<const char*> impls, int n, double bytes) {
+    CommHit h;
+    if (!c.own_tables || !c.families[0] || n < 2 || n > c.gpn || !(c.g.nvlink_bandwidth_GBps > 0)) return h;
+    const FamilyRef* ref = family_ref(c.families[0]);
+    if (!ref) return h;
+    const double scale = ref->nvlink_GBps / c.g.nvlink_bandwidth_GBps;
+    for (const char* impl : impls) {
+        h = c.t.collective(c.families[0], op, impl, n, bytes * scale);
+        if (h.found) break;
+    }
+    if (h.found && std::fabs(scale - 1.0) > 1e-3) h.source = Source::transferred;
+    return h;
+}
+
+// A record timed by a table hit; efficiency = the record's bytes over the link at the measured time.
+void from_table(OpRecord& op, const CommHit& h, double link_Bps) {
+    op.time_us = h.latency_us;
+    op.source = h.source;
+    op.table = h.table;
+    op.efficiency = std::min(1.0, op.comm_bytes / link_Bps / (h.latency_us * 1e-6));
+}
+
+}  // namespace
+
+// TP all-reduce of T x h bf16 over n GPUs. Measured: the engine's own all-reduce (SGLang's custom all-reduce; inside
+// a CUDA graph for decode, eager for prefill, which SGLang runs outside graphs), NCCL where that series is missing.
+// Fallback (analytical): ring, 2(n-1)/n of the data crosses each GPU's link, plus a latency per log2 n step.
 OpRecord allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n) {
     const double bytes = 2.0 * (n - 1) / n * T * c.m.hidden * 2.0;
     const bool inter_node = n > c.gpn;
-    const double link = (inter_node ? c.g.rdma_bandwidth_GBps : c.g.nvlink_bandwidth_GBps) * 1e9 * c.cal.allreduce_eff;
+    const double link_Bps = (inter_node ? c.g.rdma_bandwidth_GBps : c.g.nvlink_bandwidth_GBps) * 1e9;
+    const double link = link_Bps * c.cal.allreduce_eff;
     const double us = bytes / link * 1e6 + c.cal.allreduce_latency_us * std::log2(double(n));
     OpRecord op = comm_op(name, ph, bytes, inter_node ? Engine::rdma : Engine::nvlink, us);
     op.efficiency = c.cal.allreduce_eff;
+    const double message = T * c.m.hidden * 2.0;  // the buffer being reduced
+    const CommHit h = ph == Phase::prefill ? table_collective(c, "all_reduce", {"sglang_eager", "sglang", "nccl"}, n, message)
+                                           : table_collective(c, "all_reduce", {"sglang", "nccl"}, n, message);
+    if (h.found) from_table(op, h, link_Bps);
     return op;
 }
 
@@ -53,8 +91,16 @@ void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L) {
             const Engine eng = inter_node ? Engine::rdma : Engine::nvlink;
             L.dispatch_us = ag / link * 1e6 + c.cal.allreduce_latency_us * std::log2(double(group));
             L.combine_us = rs / link * 1e6 + c.cal.allreduce_latency_us * std::log2(double(group));
-            L.comm.push_back(comm_op("comm.allgather", ph, ag, eng, L.dispatch_us));
-            L.comm.push_back(comm_op("comm.reduce_scatter", ph, rs, eng, L.combine_us));
+            OpRecord ag_op = comm_op("comm.allgather", ph, ag, eng, L.dispatch_us);
+            OpRecord rs_op = comm_op("comm.reduce_scatter", ph, rs, eng, L.combine_us);
+            // Measured NCCL: the gathered output, and the full input of the reduce-scatter, are group x tok rows.
+            const double link_Bps = inter_node ? rdma : nvl;
+            const CommHit hag = table_collective(c, "all_gather", {"nccl"}, group, tok * group * h * db);
+            const CommHit hrs = table_collective(c, "reduce_scatter", {"nccl"}, group, tok * group * h * cb);
+            if (hag.found) from_table(ag_op, hag, link_Bps), L.dispatch_us = hag.latency_us;
+            if (hrs.found) from_table(rs_op, hrs, link_Bps), L.combine_us = hrs.latency_us;
+            L.comm.push_back(ag_op);
+            L.comm.push_back(rs_op);
             return;
         }
         case A2ABackend::deepep_low_latency:

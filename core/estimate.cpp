@@ -87,9 +87,9 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
         if (f.empty() || nf >= 4) return;
         for (int i = 0; i < nf; ++i)
             if (f == c.families[i]) return;
-        if (!tables.has_family(f)) return;
-        c.families[nf++] = f == "h800" ? "h800" : f == "h100" ? "h100" : f == "h20" ? "h20" : nullptr;
-        if (!c.families[nf - 1]) --nf;
+        const FamilyRef* ref = family_ref(f);  // the stored name outlives the scenario string
+        if (!ref || !tables.has_family(f)) return;
+        c.families[nf++] = ref->family;
     };
     add_family(s.gpu.tables);
     c.own_tables = nf == 1;

@@ -53,7 +53,8 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
     OpRecord op = make_op(name, ph, k.flops, K * N * bytes_with_scales(w), k.bytes - K * N * bytes_with_scales(w));
     // The tables key shapes by int; wider GEMMs (only absurd configs reach 2^31) look up the widest measured shapes.
     const int k_key = int(std::min(K, 1e9)), n_key = int(std::min(N, 1e9));
-    TableHit hit = lookup(c, [&](const char* f) { return c.t.gemm(f, M, k_key, n_key); });
+    const int in_bytes = comp == Dtype::fp8 || is_fp4_like(comp) ? 1 : 2;  // FP4 looks up the FP8 tables
+    TableHit hit = lookup(c, [&](const char* f) { return c.t.gemm(f, M, k_key, n_key, in_bytes); });
     time_op(c, op, comp, hit, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
     return op;
 }

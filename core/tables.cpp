@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "embedded.h"
 #include "kernels.h"
@@ -19,13 +20,22 @@ namespace {
 // H20: 148 TFLOPS bf16 / 296 fp8, 4.0 TB/s, 78 SMs. H800 and H100 SXM: 989.5 / 1979, 3.35 TB/s, 132 SMs.
 // Special functions: 3.9 TFLOPS on H100 SXM5 (FlashAttention-3 paper, Shah et al. 2024, section 3: 16 exp per SM per
 // clock); the H800 is the same die; the H20, with the same SM at 78 SMs, 3.9 x 78 / 132.
+// H200: H100's compute at 4.8 TB/s. B200 (HGX): 2250 / 4500, 8.0 TB/s, 148 SMs; GB200: 2500 / 5000, 8.0 TB/s
+// (AIConfigurator systems/gb200.yaml), SM count taken as B200's; Blackwell special functions taken as Hopper's 16
+// exp per SM per clock at ~1.95 GHz (4.6 TFLOPS; no Blackwell table uses it today). The peaks and bandwidths match
+// presets/hardware so a table reproduces its own measurement on its own GPU.
+// NVLink per GPU, one direction: 450 GB/s (H20, H100, H200), 200 (H800), 900 (B200, GB200).
 const FamilyRef kFamilies[] = {
-    {"h20", 148.0, 296.0, 4000.0, 78, 2.3},
-    {"h800", 989.5, 1979.0, 3350.0, 132, 3.9},
-    {"h100", 989.5, 1979.0, 3350.0, 132, 3.9},
+    {"h20", 148.0, 296.0, 4000.0, 78, 2.3, 450.0},
+    {"h800", 989.5, 1979.0, 3350.0, 132, 3.9, 200.0},
+    {"h100", 989.5, 1979.0, 3350.0, 132, 3.9, 450.0},
+    {"h200", 989.5, 1979.0, 4800.0, 132, 3.9, 450.0},
+    {"b200", 2250.0, 4500.0, 8000.0, 148, 4.6, 900.0},
+    {"gb200", 2500.0, 5000.0, 8000.0, 148, 4.6, 900.0},
 };
+constexpr int kFamilyCount = int(sizeof(kFamilies) / sizeof(kFamilies[0]));
 
-enum class Kind { gemm, grouped_masked, grouped_contiguous, mha_decode, mha_prefill, mla_decode, mla_prefill };
+enum class Kind { gemm, grouped_masked, grouped_contiguous, mha_decode, mha_prefill, mla_decode, mla_prefill, comm };
 
 struct Point {
     double x, u;
@@ -94,7 +104,8 @@ double interp1(const std::vector<Point>& pts, double q, bool& exact, double ovh 
 
 // Index of a GPU family in kFamilies (and in Tables' per-family arrays), or -1.
 int family_index(std::string_view family) {
-    for (int f = 0; f < 3; ++f)
+    static_assert(kFamilyCount <= 8, "Tables::kFamilySlots too small");
+    for (int f = 0; f < kFamilyCount; ++f)
         if (family == kFamilies[f].family) return f;
     return -1;
 }
@@ -107,6 +118,8 @@ struct Tables::Table {
     std::string family;
     int key[4] = {0, 0, 0, 0};
     bool fp8_kv = false;
+    bool graph_timed = false;  // GEMM: timed inside a CUDA graph (no per-call overhead to take off)
+    std::string variant;       // comm: "<op>/<impl>"; x1s = GPU counts, points (bytes, lat = latency in seconds)
     // 2-D grid, possibly sparse: lines[i] holds the points along axis 2 at x1s[i]. 1-D tables have x1s = {1}.
     std::vector<double> x1s;
     std::vector<std::vector<Point>> lines;
@@ -174,9 +187,9 @@ Tables& Tables::operator=(const Tables& o) {
     if (this != &o) {
         Tables copy(o);
         std::swap(tables_, copy.tables_);
-        for (int k = 0; k < 7; ++k)
-            for (int f = 0; f < 3; ++f) std::swap(buckets_[k][f], copy.buckets_[k][f]);
-        for (int f = 0; f < 3; ++f) std::swap(stream_util_[f], copy.stream_util_[f]);
+        for (int k = 0; k < kKinds; ++k)
+            for (int f = 0; f < kFamilySlots; ++f) std::swap(buckets_[k][f], copy.buckets_[k][f]);
+        for (int f = 0; f < kFamilySlots; ++f) std::swap(stream_util_[f], copy.stream_util_[f]);
         calibration = o.calibration;
     }
     return *this;
@@ -269,10 +282,11 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
         return false;
     }
     const std::string& kind_s = parts[0];
-    if (kind_s != "gemm" && kind_s != "grouped_gemm" && kind_s != "mha" && kind_s != "mla") return true;  // unused kinds
+    if (kind_s != "gemm" && kind_s != "grouped_gemm" && kind_s != "mha" && kind_s != "mla" && kind_s != "comm")
+        return true;  // unused kinds
     auto t = std::make_unique<Table>();
     t->path = "bench_data/" + std::string(path.substr(path.find(kind_s)));
-    const bool phased = kind_s != "gemm";
+    const bool phased = kind_s != "gemm" && kind_s != "comm";
     if (phased && parts.size() < 4) {
         errors.push_back({where, "expected bench_data/" + kind_s + "/<phase>/<family>/<file>.csv"});
         return false;
@@ -285,7 +299,9 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
     t->family = parts[phased ? 2 : 1];
     const FamilyRef* ref = family_ref(t->family);
     if (!ref) {
-        errors.push_back({where, "unknown GPU family '" + t->family + "' (known: h20, h800, h100)"});
+        std::string known;
+        for (const FamilyRef& f : kFamilies) known += std::string(known.empty() ? "" : ", ") + f.family;
+        errors.push_back({where, "unknown GPU family '" + t->family + "' (known: " + known + ")"});
         return false;
     }
     // Tables split by shape (one per key) are finished and registered in key order.
@@ -302,6 +318,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
     }
     file.resize(file.size() - 4);
     if (kind_s == "gemm") t->kind = Kind::gemm;
+    else if (kind_s == "comm") t->kind = Kind::comm;
     else if (kind_s == "grouped_gemm") t->kind = phase == "decode" ? Kind::grouped_masked : Kind::grouped_contiguous;
     else if (kind_s == "mha") t->kind = phase == "decode" ? Kind::mha_decode : Kind::mha_prefill;
     else t->kind = phase == "decode" ? Kind::mla_decode : Kind::mla_prefill;
@@ -405,9 +422,12 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
     switch (t->kind) {
         case Kind::gemm: {
             if (!need({"m", "k", "n", "latency_us"})) return false;
-            // One Table per (k, n) shape.
-            std::map<std::pair<int, int>, std::unique_ptr<Table>> shapes;
-            const bool fp8 = t->family != "h100";  // InferSim's DeepGEMM FP8 tables; BLIS's H100 table is BF16
+            // One Table per (k, n, input dtype) shape. Files without a dtype column: InferSim's DeepGEMM FP8 tables,
+            // BLIS's H100 table is BF16. Files named *cuda_graph*.csv were timed inside CUDA graphs (AIConfigurator).
+            std::map<std::tuple<int, int, int>, std::unique_ptr<Table>> shapes;
+            const int dtcol = col("dtype");
+            const bool fp8_default = t->family != "h100";
+            t->graph_timed = file.find("cuda_graph") != std::string::npos;
             for (size_t i = first; i < lines.size(); ++i) {
                 auto cells = split(lines[i]);
                 double m, k, n, lat;
@@ -416,7 +436,16 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                     errors.push_back({where + ":" + std::to_string(i + 1), "sizes must be in [1, 1e9] and latency in (0, 1e9] us"});
                     continue;
                 }
-                auto& s = shapes[{int(k), int(n)}];
+                bool fp8 = fp8_default;
+                if (dtcol >= 0) {
+                    const std::string_view d = size_t(dtcol) < cells.size() ? cells[size_t(dtcol)] : std::string_view();
+                    if (d != "bf16" && d != "fp8") {
+                        errors.push_back({where + ":" + std::to_string(i + 1), "column 'dtype' must be bf16 or fp8"});
+                        continue;
+                    }
+                    fp8 = d == "fp8";
+                }
+                auto& s = shapes[{int(k), int(n), fp8 ? 1 : 2}];
                 if (!s) {
                     s = std::make_unique<Table>(*t);
                     s->key[0] = int(k);
@@ -432,6 +461,42 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             if (errors.size() != errors_before) return false;
             if (shapes.empty()) return no_rows();
             add_shapes(shapes);
+            return true;
+        }
+        case Kind::comm: {
+            // One Table per (op, impl): lines by GPU count, points (message bytes, latency).
+            if (!need({"op", "impl", "num_gpus", "message_bytes", "latency_us"})) return false;
+            std::map<std::string, std::unique_ptr<Table>> series;
+            const int opc = col("op"), implc = col("impl");
+            for (size_t i = first; i < lines.size(); ++i) {
+                auto cells = split(lines[i]);
+                double gpus, bytes, lat;
+                if (!num(cells, "num_gpus", i, gpus) || !num(cells, "message_bytes", i, bytes) || !num(cells, "latency_us", i, lat)) continue;
+                const std::string_view op = size_t(opc) < cells.size() ? cells[size_t(opc)] : std::string_view();
+                const std::string_view impl = size_t(implc) < cells.size() ? cells[size_t(implc)] : std::string_view();
+                if (op != "all_reduce" && op != "all_gather" && op != "reduce_scatter") {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "column 'op' must be all_reduce, all_gather or reduce_scatter"});
+                    continue;
+                }
+                if (impl.empty() || impl.size() > 32 || !detail::valid_utf8(impl)) {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "column 'impl' must name the implementation (1-32 characters)"});
+                    continue;
+                }
+                if (gpus < 2 || gpus > 1e6 || gpus != std::floor(gpus) || bytes < 1 || bytes > 1e15 || lat <= 0 || lat > kMaxLatencyUs) {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "num_gpus must be an integer >= 2, message_bytes in [1, 1e15], latency in (0, 1e9] us"});
+                    continue;
+                }
+                auto& s = series[std::string(op) + "/" + std::string(impl)];
+                if (!s) {
+                    s = std::make_unique<Table>(*t);
+                    s->variant = std::string(op) + "/" + std::string(impl);
+                    s->path += "#" + s->variant;  // the table an op names: file and series
+                }
+                s->add(gpus, bytes, 1.0, 0, lat * 1e-6);
+            }
+            if (errors.size() != errors_before) return false;
+            if (series.empty()) return no_rows();
+            add_shapes(series);
             return true;
         }
         case Kind::grouped_masked:
@@ -637,13 +702,19 @@ TableHit hit_from(const Tables::Table* t, double dist, double q1, double q2, dou
 }
 }  // namespace
 
-TableHit Tables::gemm(std::string_view family, double m, int k, int n) const {
+TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_bytes) const {
     const int q[2] = {k, n};
     double best_d;
-    const Table* best = nearest(bucket(int(Kind::gemm), family), [](const Table*) { return true; }, q, 2, best_d);
-    // The GEMM tables time each call from Python: short kernels carry a per-call overhead (calibrated) that a
-    // kernel inside a CUDA graph does not pay; the kernel floor is added back by the estimator.
-    TableHit h = hit_from(best, best_d, 1, m, calibration.gemm_table_overhead_us * 1e-6);
+    const auto* list = bucket(int(Kind::gemm), family);
+    bool dtype_known = false;  // the family has tables of the query's input width: only those compete
+    if (list && in_bytes > 0)
+        for (const Table* t : *list) dtype_known = dtype_known || t->key[2] == in_bytes;
+    const Table* best = nearest(list, [&](const Table* t) { return !dtype_known || t->key[2] == in_bytes; }, q, 2, best_d);
+    // InferSim's and BLIS's GEMM tables time each call from Python: short kernels carry a per-call overhead
+    // (calibrated) that a kernel inside a CUDA graph does not pay; the kernel floor is added back by the estimator.
+    // AIConfigurator's tables were timed inside CUDA graphs already.
+    const double ovh = best && !best->graph_timed ? calibration.gemm_table_overhead_us * 1e-6 : 0.0;
+    TableHit h = hit_from(best, best_d, 1, m, ovh);
     const FamilyRef* ref = best ? family_ref(best->family) : nullptr;
     if (!h.found || best_d == 0 || !ref) return h;
     // Another shape: move the measured efficiency through DeepGEMM's tiling (kernels::gemm_tile_efficiency), the
@@ -656,6 +727,49 @@ TableHit Tables::gemm(std::string_view family, double m, int k, int n) const {
     const double ratio = kernels::gemm_tile_efficiency(m, n, k, f, ref->sm_count, compute) /
                          kernels::gemm_tile_efficiency(m, best->key[1], best->key[0], f, ref->sm_count, compute);
     h.util = std::clamp(h.util * ratio, 1e-9, 1.0);
+    return h;
+}
+
+CommHit Tables::collective(std::string_view family, std::string_view op, std::string_view impl, int gpus,
+                           double bytes) const {
+    CommHit h;
+    const auto* list = bucket(int(Kind::comm), family);
+    if (!list || gpus < 2 || !(bytes > 0)) return h;
+    const Table* t = nullptr;
+    for (const Table* x : *list)
+        if (x->variant.size() == op.size() + 1 + impl.size() && x->variant.compare(0, op.size(), op) == 0 &&
+            x->variant[op.size()] == '/' && x->variant.compare(op.size() + 1, std::string::npos, impl) == 0) {
+            t = x;
+            break;
+        }
+    if (!t || t->x1s.empty()) return h;
+    // log latency over log bytes along one GPU count; exact = on a measured message size
+    auto along = [&](const std::vector<Point>& pts, bool& exact) {
+        exact = false;
+        if (bytes >= pts.back().x) {  // past the largest message: its bandwidth
+            exact = bytes == pts.back().x;
+            return std::log(pts.back().lat * bytes / pts.back().x);
+        }
+        return interp_by(pts, bytes, exact, [](const Point& p) { return std::log(p.lat); });
+    };
+    const double g = gpus;
+    const auto hi = std::lower_bound(t->x1s.begin(), t->x1s.end(), g);
+    if (hi == t->x1s.end() || (*hi != g && hi == t->x1s.begin())) return h;  // outside the measured GPU counts
+    const size_t i = size_t(hi - t->x1s.begin());
+    bool exact = false;
+    double log_lat;
+    if (*hi == g) {
+        log_lat = along(t->lines[i], exact);
+    } else {
+        bool e0, e1;
+        const double l0 = along(t->lines[i - 1], e0), l1 = along(t->lines[i], e1);
+        const double w = (std::log(g) - std::log(t->x1s[i - 1])) / (std::log(t->x1s[i]) - std::log(t->x1s[i - 1]));
+        log_lat = l0 + w * (l1 - l0);
+    }
+    h.found = true;
+    h.latency_us = std::exp(log_lat) * 1e6;
+    h.source = exact ? Source::measured : Source::interpolated;
+    h.table = t->path.c_str();
     return h;
 }
 

@@ -4,7 +4,8 @@
 //   moe::Tables t;  moe::Issues errs;
 //   t.load_csv("bench_data/gemm/h800/data.csv", text, errs);   // columns read by header name
 //   const moe::Tables& builtin = moe::builtin_tables();         // every embedded bench_data file
-//   moe::TableHit h = builtin.gemm("h800", m, k, n);            // h.mfu, h.source, h.table
+//   moe::TableHit h = builtin.gemm("h800", m, k, n);            // h.util, h.source, h.table
+//   moe::CommHit a = builtin.collective("h100", "all_reduce", "sglang", 8, 16384);  // a.latency_us, a.source
 #pragma once
 #include <string>
 #include <string_view>
@@ -28,6 +29,14 @@ struct TableHit {
     bool compute_only = false;
 };
 
+// Result of a collective lookup: the measured latency itself (communication has no roofline to take a fraction of).
+struct CommHit {
+    bool found = false;
+    double latency_us = 0;
+    Source source = Source::analytical;  // measured (a grid point) or interpolated (between or past grid points)
+    const char* table = "";
+};
+
 class Tables {
 public:
     // path: "bench_data/<kind>/[<phase>/]<family>/<file>.csv". Files of kinds the model does not use (dsa, gdn)
@@ -38,7 +47,16 @@ public:
     bool has_family(std::string_view family) const;
 
     // Dense GEMM (M x K) * (K x N): exact (K, N) shape interpolated in log M, else the nearest measured shapes.
-    TableHit gemm(std::string_view family, double m, int k, int n) const;
+    // in_bytes (1 = FP8, 2 = BF16 inputs; 0 = any): tables of that input width are preferred when the family has
+    // any; otherwise every table of the family competes, as before per-dtype tables existed.
+    TableHit gemm(std::string_view family, double m, int k, int n, int in_bytes = 0) const;
+    // Collective latency on `gpus` GPUs of one NVLink domain for a buffer of `bytes` (all_reduce: the reduced
+    // buffer; all_gather: the gathered output; reduce_scatter: the full input). op: all_reduce | all_gather |
+    // reduce_scatter; impl: sglang | vllm | trtllm (the engine's own all-reduce inside a CUDA graph), sglang_eager |
+    // vllm_eager (outside one), nccl. Interpolated in log latency over log bytes (and log GPU count between measured
+    // counts); below the smallest message the smallest's latency, above the largest the largest's bandwidth. Not
+    // found: GPU count outside the measured ones, or no such table.
+    CommHit collective(std::string_view family, std::string_view op, std::string_view impl, int gpus, double bytes) const;
     // Routed experts (DeepGEMM grouped GEMM): masked layout (decode tables) or contiguous (prefill tables), by
     // model shape, interpolated in log EP size and log tokens per GPU.
     TableHit grouped_gemm(std::string_view family, bool masked, int num_experts, int top_k, int hidden,
@@ -70,12 +88,14 @@ public:
     Tables& operator=(const Tables&);
 
 private:
+    static constexpr int kKinds = 8;     // table kinds (gemm, grouped x2, mha x2, mla x2, comm)
+    static constexpr int kFamilySlots = 8;  // >= the number of known GPU families (family_ref)
     std::vector<Table*> tables_;
-    // tables_ by kind (7) and GPU family (h20, h800, h100): each lookup walks one short list
-    std::vector<const Table*> buckets_[7][3];
+    // tables_ by kind and GPU family: each lookup walks one short list
+    std::vector<const Table*> buckets_[kKinds][kFamilySlots];
     // per family: the best HBM streaming fraction its decode-attention (MHA) tables reach (the best points are the
     // memory-bound ones); used to split an MLA decode point into its compute and memory sides
-    double stream_util_[3] = {0, 0, 0};
+    double stream_util_[kFamilySlots] = {};
     void add_table(Table* t);
     const std::vector<const Table*>* bucket(int kind, std::string_view family) const;
 };
@@ -85,8 +105,10 @@ struct FamilyRef {
     const char* family;
     double tflops_bf16, tflops_fp8, hbm_GBps;
     int sm_count;
-    double sfu_tflops;  // special-function (exp) throughput, for the attention head-dim transfer
+    double sfu_tflops;   // special-function (exp) throughput, for the attention head-dim transfer
+    double nvlink_GBps;  // per GPU, one direction: the link the family's collective tables were measured on
 };
+// nullptr for an unknown family. Known: h20, h800, h100, h200, b200, gb200.
 const FamilyRef* family_ref(std::string_view family);
 
 // Every embedded bench_data CSV plus presets/calibration.json.

@@ -22,7 +22,13 @@ void check_hit(const moe::TableHit& h, const char* what) {
     if (h.table == nullptr || h.table[0] == '\0') fuzz::fail(std::string(what) + ": a hit that names no table");
 }
 
-const char* const kFamilies[] = {"h800", "h20", "h100"};
+void check_comm(const moe::CommHit& h) {
+    if (!h.found) return;
+    if (!std::isfinite(h.latency_us) || !(h.latency_us > 0)) fuzz::fail("collective: latency " + std::to_string(h.latency_us));
+    if (h.table == nullptr || h.table[0] == '\0') fuzz::fail("collective: a hit that names no table");
+}
+
+const char* const kFamilies[] = {"h800", "h20", "h100", "h200", "b200", "gb200"};
 const double kTokens[] = {0, 1, 3, 64, 1000, 8192, 1e5, 1e9, 1e15};
 const int kShapes[] = {0, 1, 7, 128, 2048, 7168, 1 << 20};
 
@@ -31,6 +37,11 @@ const char* scenario_for(const char* family) {
     if (std::string_view(family) == "h20")
         return R"({"model":"qwen3-30b-a3b","hardware":"h20","parallel":{"dp":4,"ep":4},"runtime":{"two_batch_overlap":true}})";
     if (std::string_view(family) == "h100") return R"({"model":"llama-3.1-70b","hardware":"h100-sxm","parallel":{"tp":4}})";
+    if (std::string_view(family) == "h200") return R"({"model":"llama-3.1-70b","hardware":"h200","parallel":{"tp":8}})";
+    if (std::string_view(family) == "b200")
+        return R"({"model":"qwen3-30b-a3b","hardware":"b200","parallel":{"tp":2,"dp":4,"ep":8},"runtime":{"a2a_backend":"allgather"}})";
+    if (std::string_view(family) == "gb200")
+        return R"({"model":"qwen3-30b-a3b","hardware":{"base":"b200","tables":"gb200","gpus_per_node":4},"parallel":{"tp":4}})";
     return R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":32,"ep":32},"workload":{"batch":17}})";
 }
 
@@ -57,6 +68,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (int k : kShapes)
             for (double m : kTokens) {
                 check_hit(t.gemm(fam, m, k, k == 0 ? 1 : 2 * k), "gemm");
+                check_hit(t.gemm(fam, m, k, k == 0 ? 1 : 2 * k, 1 + k % 2), "gemm by dtype");
+                for (const char* op : {"all_reduce", "all_gather", "reduce_scatter"})
+                    for (const char* impl : {"sglang", "sglang_eager", "nccl"}) check_comm(t.collective(fam, op, impl, k % 9, m));
                 check_hit(t.grouped_gemm(fam, true, 256, 8, 7168, k > 0 ? k : 1, 32, m), "grouped_gemm masked");
                 check_hit(t.grouped_gemm(fam, false, k > 8 ? k : 8, 8, 2048, 768, k > 0 ? k : 1, m), "grouped_gemm");
                 check_hit(t.mha_decode(fam, k, k > 0 ? k / 2 : 0, 128, m, m * 3 + 1, k % 2 == 0), "mha_decode");

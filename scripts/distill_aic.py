@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""distill_aic.py — compact bench_data tables from AIConfigurator's measured per-operator CSVs.
+
+Reads  ../shared/anchors/aic/perf/<system>/<backend>-<version>/<family>/<table>.csv.gz
+       (NVIDIA AIConfigurator, ai-dynamo/aiconfigurator @ 095f58a51c4ca8e61b66ec108d86f223f8d559ce, Apache-2.0;
+       units and column meanings in ../shared/anchors/aic/SOURCE.md)
+Writes bench_data/comm/<gpu family>/collectives.csv, bench_data/gemm/<gpu family>/sglang_cuda_graph.csv and
+       bench_data/mha/{decode,prefill}/<gpu family>/<heads>-<kv heads>-<head dim>.csv (h200, b200).
+
+    python3 scripts/distill_aic.py [--aic DIR] [--out DIR]      # from the repository root; re-runs are byte-identical
+
+Python standard library only (csv, gzip). What is kept, and why (bench_data/README.md says the same):
+  * collectives: every measured point of the engines' own all-reduce in CUDA-graph mode (SGLang, vLLM, TRT-LLM) and
+    in eager mode (SGLang, vLLM), and NCCL (nccl-tests, newest version 2.29.2: one measurement per key) all_reduce,
+    all_gather and reduce_scatter on 2-byte elements. Message size is converted from elements to bytes of the whole
+    buffer (for all_gather the gathered output, for reduce_scatter the full input), latency from ms to us. An
+    isolated spike (a point more than 2x both its neighbours in the same series) is dropped as a glitch.
+  * gemm: SGLang 0.5.14's bf16 (torch linear = cuBLAS) and fp8_block (DeepGEMM gemm_nt_f8f8bf16) GEMMs on a
+    subsampled grid: M (tokens) 16 .. 16384 at powers of two but 8192, K and N in {512, 1024, 2048, 4096, 7168,
+    16384}, N also 65536 (LM heads). AIC times GEMMs inside CUDA graphs with several weight copies (HBM weights).
+  * mha (h200, b200; h100 keeps BLIS's tables): SGLang 0.5.14's default attention backend (fa3 on H200, trtllm_mha on
+    B200), full attention (window 0), 8 per-GPU head shapes. Decode: bf16 and fp8 KV cache, batch in {1, 4, 16, 64,
+    256, 1024} x KV length (isl + step) in {1024, 4096, 16384, 65536}, where measured. Prefill: one sequence
+    (batch 1, no cached prefix), bf16 attention and KV, seq_len 512 .. 16384 at powers of two.
+"""
+import argparse
+import csv
+import gzip
+import os
+import sys
+
+SYSTEMS = {"h100_sxm": "h100", "h200_sxm": "h200", "b200_sxm": "b200", "gb200": "gb200"}
+
+# (table path under perf/<system>/, kernel_source -> impl name written to bench_data)
+ALLREDUCE_SOURCES = [
+    ("sglang-0.5.14/comm/custom_allreduce_perf.csv.gz",
+     {"SGLang_CustomAllReduce_graph": "sglang", "SGLang_CustomAllReduce_eager": "sglang_eager"}),
+    ("vllm-0.24.0/comm/custom_allreduce_perf.csv.gz",
+     {"vLLM_custom_graph": "vllm", "vLLM_custom_eager": "vllm_eager"}),
+    ("trtllm-1.3.0rc20/comm/custom_allreduce_perf.csv.gz", {"TRTLLM": "trtllm"}),
+]
+NCCL_SOURCE = "nccl-2.29.2/comm/nccl_perf.csv.gz"
+NCCL_OPS = ("all_reduce", "all_gather", "reduce_scatter")
+
+GEMM_SOURCE = "sglang-0.5.14/gemm/gemm_perf.csv.gz"
+GEMM_KERNELS = {("sglang_torch_linear", "bfloat16"): "bf16", ("sglang_deepgemm_gemm_nt_f8f8bf16", "fp8_block"): "fp8"}
+GEMM_M = [2 ** i for i in range(4, 15) if i != 13]  # 16 .. 16384 but 8192
+GEMM_K = [512, 1024, 2048, 4096, 7168, 16384]
+GEMM_N = [512, 1024, 2048, 4096, 7168, 16384, 65536]
+
+
+ATTN_SOURCES = {"h200_sxm": "fa3", "b200_sxm": "trtllm_mha"}  # SGLang 0.5.14's default backend on the GPU
+ATTN_SHAPES = [(8, 1, 128), (16, 2, 128), (32, 4, 128), (64, 8, 128), (32, 8, 128), (32, 32, 128), (8, 1, 64), (64, 8, 64)]
+ATTN_BATCH = [1, 4, 16, 64, 256, 1024]
+ATTN_KV = [1024, 4096, 16384, 65536]
+ATTN_SEQ = [512, 1024, 2048, 4096, 8192, 16384]
+KV_NAMES = {"bfloat16": "bf16", "fp8": "fp8"}
+
+
+def rows(path):
+    with gzip.open(path, "rt", newline="") as f:
+        yield from csv.DictReader(f)
+
+
+def fmt_us(ms):
+    """ms -> us with 4 significant digits (the repeat-to-repeat scatter of these measurements is a few percent)."""
+    us = float(ms) * 1000.0
+    return f"{us:.4g}" if us < 1e4 else f"{us:.0f}"
+
+
+def drop_spikes(series):
+    """series: sorted [(bytes, us)]. Drops isolated spikes (> 2x both neighbours); returns (kept, dropped)."""
+    kept, dropped = [], []
+    for i, (b, us) in enumerate(series):
+        lo = series[i - 1][1] if i > 0 else None
+        hi = series[i + 1][1] if i + 1 < len(series) else None
+        if lo is not None and hi is not None and us > 2 * max(lo, hi):
+            dropped.append((b, us))
+        else:
+            kept.append((b, us))
+    return kept, dropped
+
+
+def collectives(sysdir, log):
+    series = {}  # (op, impl, gpus) -> [(bytes, us)]
+    for rel, impls in ALLREDUCE_SOURCES:
+        for r in rows(os.path.join(sysdir, rel)):
+            impl = impls.get(r["kernel_source"])
+            if impl is None or r["allreduce_dtype"] != "bfloat16":
+                continue
+            key = ("all_reduce", impl, int(r["num_gpus"]))
+            series.setdefault(key, []).append((int(r["message_size"]) * 2, float(r["latency"]) * 1000.0))
+    for r in rows(os.path.join(sysdir, NCCL_SOURCE)):
+        if r["op_name"] not in NCCL_OPS or r["nccl_dtype"] != "half":
+            continue
+        key = (r["op_name"], "nccl", int(r["num_gpus"]))
+        series.setdefault(key, []).append((int(r["message_size"]) * 2, float(r["latency"]) * 1000.0))
+    out = []
+    for key in sorted(series):
+        pts = sorted(series[key])
+        if len({b for b, _ in pts}) != len(pts):
+            sys.exit(f"{sysdir}: repeated message size in {key}")
+        kept, dropped = drop_spikes(pts)
+        for b, us in dropped:
+            log.append(f"{os.path.basename(sysdir)} {key[0]} {key[1]} {key[2]} GPUs {b} B: {us:.1f} us dropped (spike)")
+        for b, us in kept:
+            out.append((key[0], key[1], key[2], b, fmt_us(us / 1000.0)))
+    return out
+
+
+def gemm(sysdir):
+    want_m, want_k, want_n = set(GEMM_M), set(GEMM_K), set(GEMM_N)
+    got = {}
+    for r in rows(os.path.join(sysdir, GEMM_SOURCE)):
+        dt = GEMM_KERNELS.get((r["kernel_source"], r["gemm_dtype"]))
+        if dt is None:
+            continue
+        m, n, k = int(r["m"]), int(r["n"]), int(r["k"])
+        if m in want_m and n in want_n and k in want_k:
+            key = (dt, k, n, m)
+            if key in got:
+                sys.exit(f"{sysdir}: repeated GEMM key {key}")
+            got[key] = r["latency"]
+    for dt in sorted(set(GEMM_KERNELS.values())):
+        for k in GEMM_K:
+            for n in GEMM_N:
+                missing = [m for m in GEMM_M if (dt, k, n, m) not in got]
+                if missing:
+                    sys.exit(f"{sysdir}: {dt} k={k} n={n} lacks m={missing}")
+    return [(dt, m, k, n, fmt_us(got[(dt, k, n, m)])) for (dt, k, n, m) in sorted(got)]
+
+
+def attention(sysdir, kernel):
+    """{(h, kv, d): [(kv_dtype, batch, kv_len, us)]}, {(h, kv, d): [(seq_len, us)]}"""
+    shapes = set(ATTN_SHAPES)
+    dec, pre = {}, {}
+    for r in rows(os.path.join(sysdir, "sglang-0.5.14/attention/generation_attention_perf.csv.gz")):
+        shape = (int(r["num_heads"]), int(r["num_key_value_heads"]), int(r["head_dim"]))
+        if r["kernel_source"] != kernel or r["window_size"] != "0" or shape not in shapes or r["kv_cache_dtype"] not in KV_NAMES:
+            continue
+        b, L = int(r["batch_size"]), int(r["isl"]) + int(r["step"])
+        if b in ATTN_BATCH and L in ATTN_KV:
+            key = (KV_NAMES[r["kv_cache_dtype"]], b, L)
+            d = dec.setdefault(shape, {})
+            if key in d:
+                sys.exit(f"{sysdir}: repeated decode attention key {shape} {key}")
+            d[key] = fmt_us(r["latency"])
+    for r in rows(os.path.join(sysdir, "sglang-0.5.14/attention/context_attention_perf.csv.gz")):
+        shape = (int(r["num_heads"]), int(r["num_key_value_heads"]), int(r["head_dim"]))
+        if (r["kernel_source"] != kernel or r["window_size"] != "0" or shape not in shapes or r["batch_size"] != "1"
+                or r["step"] != "0" or r["attn_dtype"] != "bfloat16" or r["kv_cache_dtype"] != "bfloat16"):
+            continue
+        L = int(r["isl"])
+        if L in ATTN_SEQ:
+            p = pre.setdefault(shape, {})
+            if L in p:
+                sys.exit(f"{sysdir}: repeated prefill attention key {shape} {L}")
+            p[L] = fmt_us(r["latency"])
+    for shape in ATTN_SHAPES:
+        if len(pre.get(shape, {})) != len(ATTN_SEQ) or len(dec.get(shape, {})) < 16:
+            sys.exit(f"{sysdir}: attention shape {shape} lacks rows")
+    return ({s: [(*k, v) for k, v in sorted(d.items())] for s, d in dec.items()},
+            {s: sorted(p.items()) for s, p in pre.items()})
+
+
+def write_csv(path, header, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", newline="") as f:
+        f.write(",".join(header) + "\n")
+        for row in data:
+            f.write(",".join(str(c) for c in row) + "\n")
+    return os.path.getsize(path)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--aic", default=os.path.join(root, "..", "shared", "anchors", "aic", "perf"))
+    ap.add_argument("--out", default=os.path.join(root, "bench_data"))
+    a = ap.parse_args()
+    total, log = 0, []
+    for system, family in SYSTEMS.items():
+        sysdir = os.path.join(a.aic, system)
+        c = collectives(sysdir, log)
+        total += write_csv(os.path.join(a.out, "comm", family, "collectives.csv"),
+                           ["op", "impl", "num_gpus", "message_bytes", "latency_us"], c)
+        if family != "gb200":
+            g = gemm(sysdir)
+            total += write_csv(os.path.join(a.out, "gemm", family, "sglang_cuda_graph.csv"),
+                               ["dtype", "m", "k", "n", "latency_us"], g)
+        if system in ATTN_SOURCES:
+            dec, pre = attention(sysdir, ATTN_SOURCES[system])
+            for (h, kv, d) in ATTN_SHAPES:
+                name = f"{h}-{kv}-{d}.csv"
+                total += write_csv(os.path.join(a.out, "mha", "decode", family, name),
+                                   ["kv_dtype", "batch_size", "kv_len", "latency_us"], dec[(h, kv, d)])
+                total += write_csv(os.path.join(a.out, "mha", "prefill", family, name), ["seq_len", "latency_us"],
+                                   pre[(h, kv, d)])
+    for line in log:
+        print(line)
+    print(f"wrote {total} bytes")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+// test_tables_aic.cpp — the tables distilled from AIConfigurator (scripts/distill_aic.py): measured values read back
+// through the lookups, with the AIC file and row they came from, and the TP all-reduce priced from them.
+// AIC = ai-dynamo/aiconfigurator @ 095f58a5, files under shared/anchors/aic/perf/ (line numbers count the header as 1).
+#include <string>
+
+#include "core/kernels.h"
+#include "test_helpers.h"
+
+using moe::Phase;
+using moe::Source;
+using moe_test::run;
+
+namespace {
+
+// A GEMM table point back as a latency: util = roofline on the table GPU / latency (no per-call overhead is taken off
+// the CUDA-graph-timed AIC tables).
+double gemm_us(const moe::TableHit& h, double m, double k, double n, int in_bytes, double tflops, double hbm_GBps) {
+    const moe::kernels::Cost c = moe::kernels::gemm(m, k, n, in_bytes, in_bytes);
+    const double roof = std::max(c.flops / (tflops * 1e12), c.bytes / (hbm_GBps * 1e9));
+    return roof / h.util * 1e6;
+}
+
+const moe::OpRecord* op_named(const moe::Estimate& e, const char* name, Phase ph) {
+    for (const moe::OpRecord& o : e.ops)
+        if (o.phase == ph && std::string(o.name) == name) return &o;
+    return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("AIC collectives: measured points read back, interpolated between them") {
+    const moe::Tables& t = moe::builtin_tables();
+    // h100_sxm/sglang-0.5.14/comm/custom_allreduce_perf.csv.gz line 106:
+    // SGLang_CustomAllReduce_graph, bfloat16, 8 GPUs, 8192 elements (16384 B), 0.0037484800815582274 ms
+    moe::CommHit a = t.collective("h100", "all_reduce", "sglang", 8, 16384);
+    REQUIRE(a.found);
+    CHECK(a.source == Source::measured);
+    CHECK(a.latency_us == doctest::Approx(3.748).epsilon(1e-3));
+    CHECK(std::string(a.table) == "bench_data/comm/h100/collectives.csv#all_reduce/sglang");
+    // same file, line 128: 8 GPUs, 16777216 elements (33554432 B), 0.19803647994995116 ms
+    CHECK(t.collective("h100", "all_reduce", "sglang", 8, 33554432).latency_us == doctest::Approx(198.0).epsilon(1e-3));
+    // h100_sxm/nccl-2.29.2/comm/nccl_perf.csv.gz line 350: all_gather, half, 8 GPUs, 1048576 elements, 0.02218 ms
+    CHECK(t.collective("h100", "all_gather", "nccl", 8, 2097152).latency_us == doctest::Approx(22.18).epsilon(1e-3));
+    // h100_sxm/nccl-2.29.2/comm/nccl_perf.csv.gz line 469: all_reduce, half, 8 GPUs, 8192 elements, 0.01898 ms
+    CHECK(t.collective("h100", "all_reduce", "nccl", 8, 16384).latency_us == doctest::Approx(18.98).epsilon(1e-3));
+
+    // Between message sizes: log-log, inside the neighbours, `interpolated`.
+    moe::CommHit lo = t.collective("h100", "all_reduce", "sglang", 8, 16384);
+    moe::CommHit hi = t.collective("h100", "all_reduce", "sglang", 8, 32768);
+    moe::CommHit mid = t.collective("h100", "all_reduce", "sglang", 8, 16384 * std::sqrt(2.0));
+    CHECK(mid.source == Source::interpolated);
+    CHECK(mid.latency_us == doctest::Approx(std::sqrt(lo.latency_us * hi.latency_us)).epsilon(1e-9));
+    // Between GPU counts (6: between 4 and 8), inside the two.
+    moe::CommHit g4 = t.collective("h100", "all_reduce", "nccl", 4, 1 << 24), g8 = t.collective("h100", "all_reduce", "nccl", 8, 1 << 24);
+    moe::CommHit g6 = t.collective("h100", "all_reduce", "nccl", 6, 1 << 24);
+    REQUIRE(g6.found);
+    CHECK(g6.latency_us >= std::min(g4.latency_us, g8.latency_us));
+    CHECK(g6.latency_us <= std::max(g4.latency_us, g8.latency_us));
+    // Past the largest message (1 GiB of bf16): that point's bandwidth.
+    moe::CommHit big = t.collective("h100", "all_reduce", "sglang", 8, 1073741824.0);
+    CHECK(t.collective("h100", "all_reduce", "sglang", 8, 2147483648.0).latency_us == doctest::Approx(2 * big.latency_us));
+    // Below the smallest: the smallest's latency (the floor).
+    CHECK(t.collective("h100", "all_reduce", "sglang", 8, 16).latency_us ==
+          doctest::Approx(t.collective("h100", "all_reduce", "sglang", 8, 256).latency_us));
+    // The isolated spike at 512 elements (line 98 of the SGLang file: 0.0381 ms between 0.0033 and 0.0035) was
+    // dropped by the distillation: the lookup interpolates its neighbours.
+    CHECK(t.collective("h100", "all_reduce", "sglang", 8, 1024).latency_us < 5.0);
+    // Not measured: 16 GPUs (beyond one H100 node), an unknown implementation, a family without collectives.
+    CHECK(!t.collective("h100", "all_reduce", "sglang", 16, 16384).found);
+    CHECK(!t.collective("h100", "all_reduce", "nope", 8, 16384).found);
+    CHECK(!t.collective("h800", "all_reduce", "sglang", 8, 16384).found);
+    // Every family's series exist: h200, b200, gb200 (GB200: 2 and 4 GPUs per node).
+    CHECK(t.collective("h200", "all_reduce", "sglang", 8, 16384).found);
+    CHECK(t.collective("b200", "all_reduce", "sglang", 8, 16384).found);
+    CHECK(t.collective("gb200", "all_reduce", "sglang", 4, 16384).found);
+    CHECK(!t.collective("gb200", "all_reduce", "sglang", 8, 16384).found);
+}
+
+TEST_CASE("AIC GEMM tables: B200 and H200 read their own measurements back") {
+    const moe::Tables& t = moe::builtin_tables();
+    // b200_sxm/sglang-0.5.14/gemm/gemm_perf.csv.gz line 64950: sglang_torch_linear, bfloat16, m=4096, n=7168, k=4096,
+    // 0.15785245100657144 ms
+    moe::TableHit b = t.gemm("b200", 4096, 4096, 7168, 2);
+    REQUIRE(b.found);
+    CHECK(b.source == Source::measured);
+    CHECK(std::string(b.table) == "bench_data/gemm/b200/sglang_cuda_graph.csv");
+    CHECK(gemm_us(b, 4096, 4096, 7168, 2, 2250, 8000) == doctest::Approx(157.9).epsilon(1e-3));
+    // same file, line 11785: sglang_deepgemm_gemm_nt_f8f8bf16, fp8_block, m=64, n=2048, k=7168, 0.020358221398459542 ms
+    moe::TableHit f = t.gemm("b200", 64, 7168, 2048, 1);
+    REQUIRE(f.found);
+    CHECK(f.source == Source::measured);
+    CHECK(gemm_us(f, 64, 7168, 2048, 1, 4500, 8000) == doctest::Approx(20.36).epsilon(1e-3));
+    // h200_sxm/sglang-0.5.14/gemm/gemm_perf.csv.gz line 43353: sglang_torch_linear, bfloat16, m=128, n=4096, k=7168,
+    // 0.020921778347757127 ms
+    moe::TableHit h = t.gemm("h200", 128, 7168, 4096, 2);
+    REQUIRE(h.found);
+    CHECK(h.source == Source::measured);
+    CHECK(gemm_us(h, 128, 7168, 4096, 2, 989.5, 4800) == doctest::Approx(20.92).epsilon(1e-3));
+    // The input width picks the table: FP8 and BF16 of the same shape differ.
+    CHECK(t.gemm("b200", 4096, 4096, 7168, 1).util != doctest::Approx(b.util));
+    // Presets of those GPUs now use their own tables (no borrowing warning); a GEMM of theirs says where it came from.
+    for (const char* hw : {"h200", "b200"}) {
+        moe::Estimate e = run(std::string(R"({"model":"qwen3-8b","hardware":")") + hw + R"(","workload":{"phase":"decode","batch":64}})");
+        for (const std::string& w : e.warnings) CHECK(w.find("no measured kernel tables") == std::string::npos);
+        const moe::OpRecord* o = op_named(e, "attn.qkv_proj", Phase::decode);
+        if (!o) o = op_named(e, "attn.o_proj", Phase::decode);
+        REQUIRE(o);
+        CHECK(std::string(o->table).find(std::string("bench_data/gemm/") + hw + "/") == 0);
+        CHECK((o->source == Source::measured || o->source == Source::interpolated || o->source == Source::transferred));
+    }
+}
+
+TEST_CASE("AIC attention tables: H200 and B200 decode and prefill attention are their own") {
+    const moe::Tables& t = moe::builtin_tables();
+    // h200_sxm/sglang-0.5.14/attention/generation_attention_perf.csv.gz line 16014: fa3, batch 64, isl 1, 8 heads,
+    // 1 KV head, head dim 128, bf16 KV, step 16383 (KV length 16384), 0.13237600326538085 ms
+    moe::TableHit d = t.mha_decode("h200", 8, 1, 128, 64, 16384, false);
+    REQUIRE(d.found);
+    CHECK(d.source == Source::measured);
+    CHECK(std::string(d.table) == "bench_data/mha/decode/h200/8-1-128.csv");
+    const moe::kernels::Cost c = moe::kernels::mha_decode(64, 16384, 8, 1, 128, 2.0);
+    const double roof = std::max(c.flops / 989.5e12, c.bytes / 4800e9);
+    CHECK(roof / d.util * 1e6 == doctest::Approx(132.4).epsilon(1e-3));
+    // Prefill on B200 comes from B200's own (trtllm_mha) table, not H100's FA3 through the roofline.
+    moe::Estimate e = run(R"({"model":"llama-3.1-70b","hardware":"b200","parallel":{"tp":8},"workload":{"phase":"prefill","prefill_tokens":8192,"prompt_len":8192}})");
+    const moe::OpRecord* core = op_named(e, "attn.core", Phase::prefill);
+    REQUIRE(core);
+    CHECK(std::string(core->table) == "bench_data/mha/prefill/b200/8-1-128.csv");
+    CHECK(core->source == Source::measured);
+}
+
+TEST_CASE("TP all-reduce of a decode step on 8 H100s costs what the AIC table says, not the ring formula") {
+    // Llama-3.1-70B (hidden 8192), TP8, decode batch 1: each all-reduce reduces 1 x 8192 bf16 = 16 KB.
+    // Table: h100_sxm/sglang-0.5.14/comm/custom_allreduce_perf.csv.gz line 106, 3.748 us (SGLang custom all-reduce in a
+    // CUDA graph). The ring formula said 2*7/8*16384 B / (450 GB/s x 0.7) + 10 us x log2 8 = 30.1 us.
+    moe::Estimate e = run(R"({"model":"llama-3.1-70b","hardware":"h100-sxm","parallel":{"tp":8},"workload":{"phase":"decode","batch":1}})");
+    const moe::OpRecord* ar = op_named(e, "comm.attn_allreduce", Phase::decode);
+    REQUIRE(ar);
+    CHECK(ar->source == Source::measured);
+    CHECK(ar->time_us == doctest::Approx(3.748).epsilon(1e-3));
+    CHECK(std::string(ar->table) == "bench_data/comm/h100/collectives.csv#all_reduce/sglang");
+    // H800 has no collective tables (and another NVLink): the ring formula, `analytical`.
+    moe::Estimate h800 = run(R"({"model":"llama-3.1-70b","hardware":"h800","parallel":{"tp":8},"workload":{"phase":"decode","batch":1}})");
+    const moe::OpRecord* ring = op_named(h800, "comm.attn_allreduce", Phase::decode);
+    REQUIRE(ring);
+    CHECK(ring->source == Source::analytical);
+    CHECK(ring->time_us > 25);
+    // Prefill runs outside CUDA graphs in SGLang: the eager series. 2048 tokens x 8192 x 2 B = 32 MiB:
+    // same file, SGLang_CustomAllReduce_eager, 8 GPUs, 16777216 elements.
+    moe::Estimate p = run(R"({"model":"llama-3.1-70b","hardware":"h100-sxm","parallel":{"tp":8},"workload":{"phase":"prefill","prefill_tokens":2048,"prompt_len":2048}})");
+    const moe::OpRecord* par = op_named(p, "comm.attn_allreduce", Phase::prefill);
+    REQUIRE(par);
+    CHECK(std::string(par->table) == "bench_data/comm/h100/collectives.csv#all_reduce/sglang_eager");
+    CHECK(par->time_us == doctest::Approx(moe::builtin_tables().collective("h100", "all_reduce", "sglang_eager", 8, 33554432).latency_us));
+    // Another NVLink bandwidth than the table GPU's: the table at scaled bytes, `transferred`; slower link, longer.
+    moe::Estimate slow = run(R"({"model":"llama-3.1-70b","hardware":{"base":"h100-sxm","nvlink_bandwidth_GBps":225},"parallel":{"tp":8},"workload":{"phase":"prefill","prefill_tokens":2048,"prompt_len":2048}})");
+    const moe::OpRecord* sar = op_named(slow, "comm.attn_allreduce", Phase::prefill);
+    REQUIRE(sar);
+    CHECK(sar->source == Source::transferred);
+    CHECK(sar->time_us > 1.5 * par->time_us);
+}
+
+TEST_CASE("AIC table CSVs are checked when loaded") {
+    moe::Tables t;
+    moe::Issues errs;
+    CHECK(t.load_csv("bench_data/comm/h100/x.csv", "latency_us,message_bytes,num_gpus,impl,op\n3,16384,8,sglang,all_reduce\n", errs));
+    CHECK(errs.empty());
+    CHECK(t.collective("h100", "all_reduce", "sglang", 8, 16384).latency_us == doctest::Approx(3));
+    moe::Tables bad;
+    CHECK(!bad.load_csv("bench_data/comm/h100/x.csv", "op,impl,num_gpus,message_bytes,latency_us\nall_to_all,nccl,8,16,3\n", errs));
+    CHECK(errs.back().path == "bench_data/comm/h100/x.csv:2");
+    CHECK(!bad.load_csv("bench_data/comm/h100/x.csv", "op,impl,num_gpus,message_bytes,latency_us\nall_reduce,nccl,1,16,3\n", errs));
+    CHECK(!bad.load_csv("bench_data/comm/h100/x.csv", "op,impl,num_gpus,message_bytes,latency_us\nall_reduce,,8,16,3\n", errs));
+    CHECK(!bad.load_csv("bench_data/comm/h100/x.csv", "op,impl,num_gpus,latency_us\nall_reduce,nccl,8,3\n", errs));
+    CHECK(errs.back().message.find("message_bytes") != std::string::npos);
+    CHECK(!bad.load_csv("bench_data/comm/h100/x.csv", "op,impl,num_gpus,message_bytes,latency_us\n", errs));
+    CHECK(!bad.load_csv("bench_data/gemm/b200/x.csv", "dtype,m,k,n,latency_us\nfp16,1,2,3,4\n", errs));
+    CHECK(errs.back().message.find("dtype") != std::string::npos);
+    CHECK(!bad.load_csv("bench_data/gemm/b300/x.csv", "m,k,n,latency_us\n1,2,3,4\n", errs));
+    CHECK(errs.back().message.find("gb200") != std::string::npos);  // the known families are listed
+}
