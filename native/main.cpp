@@ -4,6 +4,8 @@
 //   moe-roofline sweep SCENARIO --axis PATH=VALUES [--axis ...] [--set ...] [--columns LIST] [-o FILE.csv | -o -]
 //   moe-roofline presets [models|hardware|scenarios|fields|columns]
 //   moe-roofline url SCENARIO [--base URL] | url --decode URL
+//   moe-roofline plan SCENARIO --gpus N [--ttft-ms X] [--tpot-ms Y] [--min-tokens-per-s-per-user Z] [--space FILE]
+//                     [--engine sglang|vllm|trtllm] [--format table|csv|json] [--all] [--threads N] [--shard K/N]
 //
 // Exit status: 0 success, 2 bad input (one line on stderr naming the field, axis or file), 128+N on signal N,
 // 1 on an internal error. Arguments are parsed here (CLI11); the work lives in inputs/sweep/report/output.
@@ -21,9 +23,12 @@
 #include "core/tables.h"
 #include "inputs.h"
 #include "output.h"
+#include "parallel.h"
+#include "plan.h"
 #include "report.h"
 #include "sweep.h"
 #include "core/serving.h"
+#include "values.h"
 
 namespace {
 
@@ -83,7 +88,32 @@ Examples:
     --axis workload.batch=16:256:x2 --columns decode.tpot_ms,decode.tokens_per_s_per_gpu -o ep.csv
   # two models and two all-to-all backends, to standard output
   moe-roofline sweep kimi-k2-decode-h200-ep16 --axis model=deepseek-v3,kimi-k2 \
-    --axis runtime.a2a_backend=deepep_low_latency,pplx --columns decode.tpot_ms)TXT";
+    --axis runtime.a2a_backend=deepep_low_latency,pplx --columns decode.tpot_ms
+  # a million points on every core, or split over 4 machines (cat the 4 files: the same CSV)
+  moe-roofline sweep deepseek-v3-decode-h800-ep128 --axis workload.batch=1:1024:+1 \
+    --axis workload.context_len=1024:124928:+1024 --shard 2/4 -o part2.csv)TXT";
+
+const char* kPlanFooter = R"TXT(
+Searches the layouts of SCENARIO's model on --gpus GPUs of its hardware, at its workload (prompt_len,
+output_len, prefill_tokens): tp / dp / ep / pp whose product divides the budget (the rest runs replicas), the
+decode batch per attention-DP rank, MTP draft tokens 0..3 (models with MTP layers), weight and KV-cache formats
+the model and GPU allow, two-batch overlap and the all-to-all backend (where ep > 1). Drops what does not fit or
+misses the SLA and prints the Pareto front of output tokens/s per GPU against tokens/s per user, best per GPU
+first, each row with its page link and the --engine's launch command. --all adds every other point with the
+reason it is not on the front. --space FILE narrows or widens the search, e.g.
+  {"tp": [1, 8], "ep": [8, 16, 32, 64], "batch": [32, 64, 128], "mtp_draft_tokens": [0, 1],
+   "weights": ["auto"], "kv_cache": ["fp8"], "two_batch_overlap": [true], "a2a_backend": ["auto"],
+   "pp": [1, 2], "min_gpus_per_replica": 8, "max_gpus_per_replica": 64}
+--threads N (default: every core) and --shard K/N (table and csv) as for sweep: the same bytes for any N threads,
+and the N shards' outputs concatenated equal the unsharded output (a shard still searches the whole space: the
+front needs every point; it prints its K-th of the rows).
+
+Examples:
+  # DeepSeek-V3 on 64 H200 at 2K in / 1K out, TPOT <= 30 ms
+  echo '{"model":"deepseek-v3","hardware":"h200","workload":{"prompt_len":2048,"output_len":1024}}' |
+    moe-roofline plan - --gpus 64 --tpot-ms 30
+  # the same as CSV with vLLM commands, every point listed
+  moe-roofline plan dsv3.json --gpus 64 --tpot-ms 30 --engine vllm --format csv --all > plan.csv)TXT";
 
 const char* kPresetsFooter = R"TXT(
 Kinds: models, hardware, scenarios (all three when omitted); fields lists every scenario path --set and --axis
@@ -171,7 +201,26 @@ int main(int argc, char** argv) {
 
     std::string scenario_arg, format = "json", columns, output = "-", base = kDefaultBase, decode, kind;
     std::vector<std::string> sets, axes;
-    bool quiet = false;
+    bool quiet = false, all = false;
+    int threads = 0;
+    std::string shard, space_file, engine = "sglang";
+    int gpus = 0;
+    double ttft_ms = 0, tpot_ms = 0, min_per_user = 0;
+    // A positive finite number, with a message that does not print the range's bounds.
+    const CLI::Validator positive(
+        [](std::string& v) -> std::string {
+            double x = 0;
+            if (!cli::parse_number(v, x) || !(x > 0)) return "must be a positive number, got '" + v.substr(0, 40) + "'";
+            return {};
+        },
+        "X>0");
+    auto add_scale_out = [&](CLI::App* sub) {
+        sub->add_option("--threads", threads, "Threads (default: every core); the output does not depend on it")
+            ->check(CLI::Range(1, 4096))
+            ->type_name("N");
+        sub->add_option("--shard", shard, "Write only part K of N of the rows (header in part 1): for CI matrices")
+            ->type_name("K/N");
+    };
     auto add_sets = [&](CLI::App* sub) {
         sub->add_option("--set", sets, "Override one scenario field (repeatable), e.g. --set parallel.ep=8")
             ->type_name("PATH=VALUE")
@@ -198,7 +247,30 @@ int main(int argc, char** argv) {
     sweep->add_option("--columns", columns, "Output columns, comma-separated (default: all)")->type_name("LIST");
     sweep->add_option("-o,--output", output, "CSV file, or - for standard output (default -)")->type_name("FILE");
     sweep->add_flag("-q,--quiet", quiet, "No progress line on stderr");
+    add_scale_out(sweep);
     sweep->footer(kSweepFooter);
+
+    CLI::App* plan = app.add_subcommand("plan", "The best layouts on a GPU budget under an SLA (Pareto front)");
+    plan->add_option("SCENARIO", scenario_arg, "Model, hardware and workload: file, preset scenario id, or -")
+        ->required();
+    add_sets(plan);
+    plan->add_option("--gpus", gpus, "GPU budget")->required()->check(CLI::Range(1, 65536))->type_name("N");
+    plan->add_option("--ttft-ms", ttft_ms, "SLA: largest time to first token")->check(positive)->type_name("X");
+    plan->add_option("--tpot-ms", tpot_ms, "SLA: largest time per output token")->check(positive)->type_name("Y");
+    plan->add_option("--min-tokens-per-s-per-user", min_per_user, "SLA: smallest tokens/s seen by one user")
+        ->check(positive)
+        ->type_name("Z");
+    plan->add_option("--space", space_file, "JSON file narrowing or widening the search space")->type_name("FILE");
+    plan->add_option("--engine", engine, "Engine of the launch commands (and its limits on layouts)")
+        ->check(CLI::IsMember({"sglang", "vllm", "trtllm"}))
+        ->type_name("sglang|vllm|trtllm");
+    plan->add_option("--format", format, "Output format (default table)")
+        ->check(CLI::IsMember({"table", "csv", "json"}))
+        ->type_name("table|csv|json");
+    plan->add_flag("--all", all, "Also list every point not on the front, with the reason");
+    plan->add_option("--base", base, "Page address of the links")->type_name("URL");
+    add_scale_out(plan);
+    plan->footer(kPlanFooter);
 
     CLI::App* presets = app.add_subcommand("presets", "List preset models, hardware and scenarios");
     presets->add_option("KIND", kind, "models, hardware, scenarios, fields or columns")
@@ -232,7 +304,25 @@ int main(int argc, char** argv) {
             options.columns = columns;
             options.output = output;
             options.progress = !quiet;
+            options.threads = threads;
+            if (!shard.empty()) options.shard = cli::parse_shard(shard, "--shard");
             return cli::run_sweep(load_with_sets(scenario_arg, sets, catalog), catalog, options);
+        }
+        if (*plan) {
+            cli::install_interrupt_handlers();
+            cli::PlanOptions options;
+            options.request.gpus = gpus;
+            options.request.sla.ttft_ms = ttft_ms;
+            options.request.sla.tpot_ms = tpot_ms;
+            options.request.sla.min_tokens_per_s_per_user = min_per_user;
+            moe::parse_serving_engine(engine, options.request.engine);
+            options.space_file = space_file;
+            options.format = plan->count("--format") ? format : "table";
+            options.all = all;
+            options.threads = threads;
+            if (!shard.empty()) options.shard = cli::parse_shard(shard, "--shard");
+            options.base_url = base;
+            return cli::run_plan(load_with_sets(scenario_arg, sets, catalog), catalog, options);
         }
         if (*presets) {
             std::string out;

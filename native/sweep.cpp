@@ -4,6 +4,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +19,7 @@
 #include "core/scenario.h"
 #include "core/tables.h"
 #include "output.h"
+#include "parallel.h"
 #include "values.h"
 #include "core/serving.h"
 
@@ -165,19 +171,22 @@ private:
     int last_decile_ = 0;
 };
 
+// Formats rows into a string. One per thread: it keeps, per output column, the last number and its text, since
+// across neighbouring points most columns repeat (weights, capacity, parameters, often a whole phase): the
+// repeated text is copied instead of formatted again. Byte-identical to formatting every cell.
 class RowWriter {
 public:
-    RowWriter(OutputFile& out, const std::vector<const moe::Column*>& columns) : out_(out), columns_(columns) {}
+    explicit RowWriter(const std::vector<const moe::Column*>& columns)
+        : columns_(columns), last_(columns.size(), kNoValue), text_(columns.size()) {}
 
-    void header(const std::vector<Axis>& axes) {
-        std::string& buf = out_.buffer();
+    static void header(const std::vector<Axis>& axes, const std::vector<const moe::Column*>& columns, std::string& buf) {
         bool first = true;
         for (const Axis& a : axes) {
             if (!first) buf += ',';
             first = false;
             moe::append_csv_cell(buf, a.path);
         }
-        for (const moe::Column* c : columns_) {
+        for (const moe::Column* c : columns) {
             if (!first) buf += ',';
             first = false;
             buf += c->name;
@@ -187,37 +196,187 @@ public:
 
     // `numbers`: false for a point whose axis value could not be set (no estimate ran): number cells stay empty.
     void row(const std::vector<Axis>& axes, const std::vector<std::size_t>& index, const moe::Estimate& e,
-             bool numbers = true) {
-        std::string& buf = out_.buffer();
+             std::string& buf, bool numbers = true) {
         bool first = true;
         for (std::size_t a = 0; a < axes.size(); ++a) {
             if (!first) buf += ',';
             first = false;
             buf += axes[a].cells[index[a]];
         }
-        for (const moe::Column* c : columns_) {
+        for (std::size_t i = 0; i < columns_.size(); ++i) {
+            const moe::Column* c = columns_[i];
             if (!first) buf += ',';
             first = false;
             if (c->type == moe::ColumnType::text) {
-                moe::append_csv_cell(buf, c->text(e));
+                if (c->text == text_status_ && e.ok) buf += "ok";           // the common case, without a std::string
+                else if (c->text == text_error_ && e.errors.empty()) {}       // empty cell
+                else moe::append_csv_cell(buf, c->text(e));
             } else if (numbers) {
                 // moe::format_value's text, without its std::string and snprintf (tests/cli/values_test.cpp)
                 const double v = c->number(e);
-                if (c->type == moe::ColumnType::boolean) {
-                    if (std::isfinite(v)) buf += v != 0 ? "true" : "false";
-                } else {
-                    append_number(buf, v);
+                std::uint64_t bits;
+                std::memcpy(&bits, &v, sizeof bits);
+                if (bits != last_[i]) {
+                    last_[i] = bits;
+                    text_[i].clear();
+                    if (c->type == moe::ColumnType::boolean) {
+                        if (std::isfinite(v)) text_[i] = v != 0 ? "true" : "false";
+                    } else {
+                        append_number(text_[i], v);
+                    }
                 }
+                buf += text_[i];
             }
         }
         buf += '\n';
-        out_.maybe_flush();
     }
 
 private:
-    OutputFile& out_;
+    static constexpr std::uint64_t kNoValue = 0x7ff4dead0000beefull;  // a signalling NaN no column returns
     const std::vector<const moe::Column*>& columns_;
+    std::vector<std::uint64_t> last_;
+    std::vector<std::string> text_;
+    std::string (*text_status_)(const moe::Estimate&) = moe::find_column("status")->text;
+    std::string (*text_error_)(const moe::Estimate&) = moe::find_column("error")->text;
 };
+
+// Points per work item: big enough that threads rarely meet, small enough to keep every core busy to the end.
+constexpr std::uint64_t kChunkPoints = 2048;
+
+// What one thread needs to compute a run of points: its own scenario (updated in place), odometer and formatter.
+struct Worker {
+    Worker(const moe::Scenario& base, const std::vector<Axis>& grid, const std::vector<const moe::Column*>& columns,
+           const moe::Catalog& presets)
+        : s(base), axes(grid), catalog(presets), index(grid.size(), 0), axis_error(grid.size()), writer(columns) {}
+
+    // Rows of points [begin, end) (global point numbers, the last axis fastest) appended to `buf`.
+    void rows(std::uint64_t begin, std::uint64_t end, const moe::Tables& tables, std::string& buf) {
+        // Decode `begin` into the odometer; every axis is set for the first point of the run.
+        std::uint64_t rest = begin;
+        for (std::size_t a = axes.size(); a-- > 0;) {
+            index[a] = std::size_t(rest % axes[a].size());
+            rest /= axes[a].size();
+        }
+        std::size_t first_changed = 0;
+        for (std::uint64_t p = begin; p < end; ++p) {
+            for (std::size_t a = first_changed; a < axes.size(); ++a) {
+                const Axis& axis = axes[a];
+                issues.clear();
+                const bool ok = axis.numeric ? moe::set_path_number(s, *axis.field, axis.numbers[index[a]], issues)
+                                             : moe::set_path(s, axis.path, axis.values[index[a]], catalog, issues);
+                axis_error[a] = ok ? std::string() : join_issues(issues);
+            }
+            issues.clear();
+            for (const std::string& err : axis_error)
+                if (!err.empty()) issues.push_back({"", err});
+            if (issues.empty()) {
+                // estimate() validates the point first; an invalid one comes back with ok = false and its errors.
+                writer.row(axes, index, moe::evaluate(s, tables), buf);
+            } else {
+                failed.errors = issues;
+                writer.row(axes, index, failed, buf, /*numbers=*/false);
+            }
+            // Advance the odometer: the last axis fastest.
+            std::size_t a = axes.size();
+            while (a > 0) {
+                --a;
+                if (++index[a] < axes[a].size()) break;
+                index[a] = 0;
+            }
+            first_changed = a;
+        }
+    }
+
+    moe::Scenario s;
+    const std::vector<Axis>& axes;
+    const moe::Catalog& catalog;
+    std::vector<std::size_t> index;
+    std::vector<std::string> axis_error;  // set_path's complaint about the axis's current value
+    moe::Issues issues;
+    moe::Estimate failed;                 // for points whose axis value could not be set
+    RowWriter writer;
+};
+
+// Chunks computed on `threads` worker threads, written by this thread in order. At most `window` chunks are in
+// flight, so memory stays bounded whatever the grid.
+void run_threaded(std::uint64_t begin, std::uint64_t end, int threads, const moe::Scenario& base,
+                  const std::vector<Axis>& axes, const std::vector<const moe::Column*>& columns,
+                  const moe::Catalog& catalog, const moe::Tables& tables, OutputFile& out, Progress& progress) {
+    const std::uint64_t chunks = (end - begin + kChunkPoints - 1) / kChunkPoints;
+    const std::uint64_t window = std::uint64_t(threads) * 4;
+    std::vector<std::string> slot(window);
+    std::vector<std::uint64_t> slot_chunk(window, UINT64_MAX);  // which chunk a slot holds (UINT64_MAX: none)
+    std::mutex m;
+    std::condition_variable cv;
+    std::uint64_t next = 0, written = 0;
+    bool stop = false;
+    std::exception_ptr error;
+
+    auto work = [&] {
+        Worker w(base, axes, columns, catalog);
+        std::string buf;
+        for (;;) {
+            std::uint64_t c;
+            {
+                std::unique_lock<std::mutex> lock(m);
+                cv.wait(lock, [&] { return stop || next >= chunks || next < written + window; });
+                if (stop || next >= chunks) return;
+                c = next++;
+            }
+            buf.clear();
+            try {
+                const std::uint64_t b = begin + c * kChunkPoints;
+                w.rows(b, std::min(end, b + kChunkPoints), tables, buf);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(m);
+                if (!error) error = std::current_exception();
+                stop = true;
+                cv.notify_all();
+                return;
+            }
+            std::lock_guard<std::mutex> lock(m);
+            slot[c % window].swap(buf);
+            slot_chunk[c % window] = c;
+            cv.notify_all();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+    auto finish = [&] {
+        {
+            std::lock_guard<std::mutex> lock(m);
+            stop = true;
+        }
+        cv.notify_all();
+        for (std::thread& t : pool) t.join();
+    };
+    try {
+        std::string chunk;
+        while (written < chunks) {
+            {
+                std::unique_lock<std::mutex> lock(m);
+                const std::uint64_t s = written % window;
+                while (!stop && slot_chunk[s] != written) cv.wait_for(lock, std::chrono::milliseconds(100), [&] {
+                    return stop || slot_chunk[s] == written || interrupted();
+                });
+                if (interrupted()) throw Interrupted();
+                if (stop && error) break;
+                chunk.swap(slot[s]);
+                slot_chunk[s] = UINT64_MAX;
+                ++written;
+            }
+            cv.notify_all();
+            out.buffer() += chunk;
+            out.maybe_flush();
+            progress.update(std::min(end - begin, written * kChunkPoints));
+        }
+    } catch (...) {
+        finish();
+        throw;
+    }
+    finish();
+    if (error) std::rethrow_exception(error);
+}
 
 }  // namespace
 
@@ -241,55 +400,31 @@ int run_sweep(const ScenarioSource& base_src, const moe::Catalog& catalog, const
     }
     const std::uint64_t total = static_cast<std::uint64_t>(points);
     const std::vector<const moe::Column*> columns = select_columns(options.columns);
-    const moe::Tables& tables = moe::builtin_tables();
+    const moe::Tables& tables = moe::builtin_tables();  // loaded here, before any thread needs it
+    const auto [begin, end] = options.shard.range(total);
+    const int threads = resolve_threads(options.threads);
 
     OutputFile out(options.output);  // opened before any work: an unwritable path fails at once
-    RowWriter writer(out, columns);
-    writer.header(axes);
-    Progress progress(total, options.progress);
-
-    moe::Scenario s = base;
-    std::vector<std::size_t> index(axes.size(), 0);
-    std::vector<std::string> axis_error(axes.size());  // set_path's complaint about the axis's current value
-    moe::Issues issues;
-    moe::Estimate failed;  // for points whose axis value could not be set
-    std::size_t first_changed = 0;
+    if (options.shard.first()) RowWriter::header(axes, columns, out.buffer());  // shards 2..N: rows only
+    Progress progress(end - begin, options.progress);
     try {
-        for (std::uint64_t p = 0; p < total; ++p) {
-            if (interrupted()) throw Interrupted();
-            for (std::size_t a = first_changed; a < axes.size(); ++a) {
-                const Axis& axis = axes[a];
-                issues.clear();
-                const bool ok = axis.numeric ? moe::set_path_number(s, *axis.field, axis.numbers[index[a]], issues)
-                                             : moe::set_path(s, axis.path, axis.values[index[a]], catalog, issues);
-                axis_error[a] = ok ? std::string() : join_issues(issues);
+        if (threads <= 1 || end - begin <= kChunkPoints) {
+            Worker w(base, axes, columns, catalog);
+            for (std::uint64_t b = begin; b < end; b += kChunkPoints) {
+                if (interrupted()) throw Interrupted();
+                w.rows(b, std::min(end, b + kChunkPoints), tables, out.buffer());
+                out.maybe_flush();
+                progress.update(std::min(end, b + kChunkPoints) - begin);
             }
-            issues.clear();
-            for (const std::string& err : axis_error)
-                if (!err.empty()) issues.push_back({"", err});
-            if (issues.empty()) {
-                // estimate() validates the point first; an invalid one comes back with ok = false and its errors.
-                writer.row(axes, index, moe::evaluate(s, tables));
-            } else {
-                failed.errors = issues;
-                writer.row(axes, index, failed, /*numbers=*/false);
-            }
-            if ((p & 1023) == 1023) progress.update(p + 1);
-            // Advance the odometer: the last axis fastest.
-            std::size_t a = axes.size();
-            while (a > 0) {
-                --a;
-                if (++index[a] < axes[a].size()) break;
-                index[a] = 0;
-            }
-            first_changed = a;
+        } else {
+            run_threaded(begin, end, threads, base, axes, columns, catalog, tables, out, progress);
         }
         out.commit();
     } catch (...) {
         progress.abandon();
         throw;
     }
-    progress.finish(total, out.is_stdout() ? "standard output" : out.path());
+    progress.finish(end - begin, out.is_stdout() ? "standard output" : out.path());
     return 0;
 }
 

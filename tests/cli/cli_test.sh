@@ -347,7 +347,7 @@ case_presets() {
 }
 
 case_help() {
-    for sub in eval sweep presets url; do
+    for sub in eval sweep presets url plan; do
         expect_ok "$bin" $sub --help
         grep -q "Examples" .stdout || fail "$sub --help has no examples"
     done
@@ -373,6 +373,103 @@ case_limits() {  # issue 8: oversized, deeply nested and hostile inputs are bad 
     expect_bad_input "(workload.batch 1000 x workload.prompt_len 1000 x workload.output_len 1001 x ...); the limit is 1e9" \
         "$bin" sweep dsv3.json --axis workload.batch=1:1000:+1 --axis workload.prompt_len=1:1000:+1 \
         --axis workload.output_len=1:1001:+1 --axis workload.context_len=1:10:+1 -o out.csv
+}
+
+# ---- plan, --threads, --shard (issue 13) ----------------------------------------------------------------------------
+write_plan_scenario() {  # DeepSeek-V3 on H200 at 2K in / 1K out
+    echo '{"model":"deepseek-v3","hardware":"h200","workload":{"prompt_len":2048,"output_len":1024}}' >plan.json
+}
+
+case_plan_front_sla() {  # the front of DeepSeek-V3 on 64 H200 at TPOT <= 30 ms: every row, through its link, meets the SLA and fits
+    write_plan_scenario
+    expect_ok "$bin" plan plan.json --gpus 64 --tpot-ms 30 --format csv
+    cp .stdout front.csv
+    python3 - "$bin" front.csv <<'PY' || fail "the front does not hold"
+import csv, json, subprocess, sys
+binary, path = sys.argv[1], sys.argv[2]
+rows = list(csv.DictReader(open(path)))
+assert len(rows) >= 3, f"a front of {len(rows)} rows"
+for k, r in enumerate(rows):
+    assert r["rank"] == str(k + 1) and r["status"] == "front", r
+    scenario = subprocess.run([binary, "url", "--decode", r["link"]], check=True, capture_output=True, text=True).stdout
+    e = json.loads(subprocess.run([binary, "eval", "-"], input=scenario, check=True, capture_output=True, text=True).stdout)
+    assert e["status"] == "ok" and e["memory"]["fits"] is True, (r["rank"], e["errors"], e["memory"]["fits"])
+    assert e["decode"]["tpot_ms"] <= 30, (r["rank"], e["decode"]["tpot_ms"])
+    assert e["decode"]["tpot_ms"] == float(r["tpot_ms"]), (r["rank"], e["decode"]["tpot_ms"], r["tpot_ms"])
+    assert e["decode"]["tokens_per_s_per_gpu"] == float(r["output_tokens_per_s_per_gpu"]), r["rank"]
+    assert e["prefill"]["ttft_ms"] == float(r["ttft_ms"]), r["rank"]
+    assert r["command"].startswith("python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3"), r["command"]
+g = [float(r["output_tokens_per_s_per_gpu"]) for r in rows]
+u = [float(r["tokens_per_s_per_user"]) for r in rows]
+for i in range(len(rows)):
+    for j in range(len(rows)):
+        assert not (i != j and g[j] >= g[i] and u[j] >= u[i] and (g[j] > g[i] or u[j] > u[i])), f"row {i+1} dominated by {j+1}"
+assert g == sorted(g, reverse=True), "not best per GPU first"
+PY
+    # --all: the front first, then every other point with its reason; the counts add up
+    expect_ok "$bin" plan plan.json --gpus 64 --tpot-ms 30 --format json --all
+    json_get .stdout 'j["counts"]["points"] == len(j["front"]) + len(j["others"]) and j["counts"]["front"] == len(j["front"]) and all(o["reason"] for o in j["others"])' |
+        grep -qx True || fail "--all does not list every point with a reason"
+    expect_ok "$bin" plan plan.json --gpus 64 --tpot-ms 30
+    grep -q '^front: ' .stdout || fail "table without its summary"
+    grep -q 'miss TPOT' .stdout || fail "table summary without the reasons"
+}
+
+case_plan_scale_out() {  # plan: threaded and sharded runs are byte-identical to one thread
+    write_plan_scenario
+    echo '{"tp":[1,2,8],"batch":[16,64,256],"mtp_draft_tokens":[0,1]}' >space.json
+    for format in csv table; do
+        expect_ok "$bin" plan plan.json --gpus 32 --tpot-ms 40 --space space.json --all --format $format --threads 1
+        cp .stdout one.txt
+        expect_ok "$bin" plan plan.json --gpus 32 --tpot-ms 40 --space space.json --all --format $format --threads 3
+        cmp -s .stdout one.txt || fail "$format: --threads 3 differs from --threads 1"
+        rm -f parts.txt
+        for k in 1 2 3 4; do
+            expect_ok "$bin" plan plan.json --gpus 32 --tpot-ms 40 --space space.json --all --format $format --shard $k/4
+            cat .stdout >>parts.txt
+        done
+        cmp -s parts.txt one.txt || fail "$format: 4 shards concatenated differ from the whole"
+    done
+    expect_bad_input "--shard: needs --format table or csv" "$bin" plan plan.json --gpus 8 --format json --shard 1/2
+}
+
+case_sweep_scale_out() {  # sweep: threaded and sharded runs are byte-identical to one thread
+    write_scenarios
+    local axes=(--axis parallel.ep=1,8,3 --axis workload.batch=1:300:+1 --axis workload.context_len=1024,8192 -q)
+    expect_ok "$bin" sweep dsv3.json "${axes[@]}" --threads 1 -o one.csv
+    expect_ok "$bin" sweep dsv3.json "${axes[@]}" --threads 4 -o four.csv
+    cmp -s one.csv four.csv || fail "--threads 4 differs from --threads 1"
+    grep -q ',error,' one.csv || fail "expected invalid points (ep 3) in the grid"
+    rm -f parts.csv
+    for k in 1 2 3 4 5 6 7; do
+        expect_ok "$bin" sweep dsv3.json "${axes[@]}" --shard $k/7 --threads 2 -o -
+        cat .stdout >>parts.csv
+    done
+    cmp -s parts.csv one.csv || fail "7 shards concatenated differ from the whole"
+    [[ $(grep -c '^workload\|^parallel' parts.csv) -eq 1 ]] || fail "the header is not printed once"
+    expect_ok "$bin" sweep dsv3.json --axis workload.batch=1,2 --shard 3/3 -q  # more shards than rows: empty parts
+    [[ $(wc -l <.stdout) -eq 1 ]] || fail "shard 3/3 of 2 rows: $(cat .stdout)"
+}
+
+case_plan_bad_flags() {  # bad flags: exit 2, one line naming the flag
+    write_plan_scenario
+    expect_bad_input "--gpus" "$bin" plan plan.json
+    expect_bad_input "--gpus" "$bin" plan plan.json --gpus 0
+    expect_bad_input "--gpus" "$bin" plan plan.json --gpus 1.5
+    expect_bad_input "--tpot-ms" "$bin" plan plan.json --gpus 8 --tpot-ms -3
+    expect_bad_input "--ttft-ms" "$bin" plan plan.json --gpus 8 --ttft-ms abc
+    expect_bad_input "--min-tokens-per-s-per-user" "$bin" plan plan.json --gpus 8 --min-tokens-per-s-per-user 0
+    expect_bad_input "--format" "$bin" plan plan.json --gpus 8 --format xml
+    expect_bad_input "--engine" "$bin" plan plan.json --gpus 8 --engine tgi
+    expect_bad_input "--threads" "$bin" plan plan.json --gpus 8 --threads 0
+    expect_bad_input "--shard" "$bin" plan plan.json --gpus 8 --shard 5/4
+    expect_bad_input "--shard" "$bin" sweep plan.json --axis workload.batch=1,2 --shard 1of2
+    expect_bad_input "--threads" "$bin" sweep plan.json --axis workload.batch=1,2 --threads -1
+    expect_bad_input "nope.json" "$bin" plan plan.json --gpus 8 --space nope.json
+    echo '{"tpp":[1]}' >space.json
+    expect_bad_input "space.tpp: unknown key" "$bin" plan plan.json --gpus 8 --space space.json
+    echo '{"mode":["disaggregated"]}' >space.json
+    expect_bad_input "space.mode" "$bin" plan plan.json --gpus 8 --space space.json
 }
 
 case_list() { declare -F | sed -n 's/^declare -f case_//p' | grep -v '^list$'; }

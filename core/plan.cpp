@@ -1,0 +1,630 @@
+// plan.cpp — the planner (see plan.h).
+//
+// [SECTION] names            engines, verdicts
+// [SECTION] space            defaults, JSON in and out, enumeration
+// [SECTION] evaluation       apply_point, evaluate_point (the one objective), ranges
+// [SECTION] front            judge, reasons, Pareto front, summary
+// [SECTION] launch commands  SGLang, vLLM, TensorRT-LLM
+#include "plan.h"
+#include "serving.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "estimate.h"
+#include "json_util.h"
+
+namespace moe {
+using nlohmann::json;
+using namespace detail;
+
+// ---- [SECTION] names ----------------------------------------------------------------------------------------
+namespace {
+const char* const kEngineNames[] = {"sglang", "vllm", "trtllm", nullptr};
+const char* const kVerdictNames[] = {"candidate", "error", "no_fit", "ttft", "tpot", "per_user"};
+const char* const kModeNames[] = {"aggregated", "disaggregated", nullptr};
+}  // namespace
+
+const char* serving_engine_name(ServingEngine e) { return kEngineNames[int(e)]; }
+bool parse_serving_engine(std::string_view text, ServingEngine& out) {
+    for (int i = 0; kEngineNames[i]; ++i)
+        if (text == kEngineNames[i]) {
+            out = ServingEngine(i);
+            return true;
+        }
+    return false;
+}
+const char* verdict_name(Verdict v) { return kVerdictNames[int(v)]; }
+
+// ---- [SECTION] space ----------------------------------------------------------------------------------------
+namespace {
+
+std::vector<int> divisors(int n) {
+    std::vector<int> d;
+    for (int i = 1; i <= n; ++i)
+        if (n % i == 0) d.push_back(i);
+    return d;
+}
+
+bool contains(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+bool is_16bit(Dtype d) { return d == Dtype::bf16 || d == Dtype::fp16 || d == Dtype::fp32; }
+
+// Reads a JSON array of positive integers (or one integer) into `out`.
+bool read_ints(const json& v, const std::string& path, int min, int max, std::vector<int>& out, Issues& errors) {
+    const json list = v.is_array() ? v : json::array({v});
+    std::vector<int> got;
+    for (const json& x : list) {
+        if (!is_number(x) || x.get<double>() != std::floor(x.get<double>()) || x.get<double>() < min || x.get<double>() > max) {
+            errors.push_back({path, "must be whole numbers in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " + shown(x)});
+            return false;
+        }
+        got.push_back(x.get<int>());
+    }
+    if (got.empty()) {
+        errors.push_back({path, "is empty"});
+        return false;
+    }
+    out = std::move(got);
+    return true;
+}
+
+bool read_strings(const json& v, const std::string& path, std::vector<std::string>& out, Issues& errors) {
+    const json list = v.is_array() ? v : json::array({v});
+    out.clear();
+    for (const json& x : list) {
+        if (!x.is_string()) {
+            errors.push_back({path, "must be strings, got " + shown(x)});
+            return false;
+        }
+        out.push_back(x.get<std::string>());
+    }
+    if (out.empty()) errors.push_back({path, "is empty"});
+    return !out.empty();
+}
+
+json dtype_sel_json(const DtypeSel& d) { return d.is_auto ? "auto" : dtype_name(d.value); }
+
+}  // namespace
+
+bool plan_space_from_json(const json& j, PlanSpace& space, Issues& errors) {
+    const std::size_t before = errors.size();
+    if (!j.is_object()) {
+        errors.push_back({"space", "must be a JSON object"});
+        return false;
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& key = it.key();
+        const std::string path = "space." + shown_text(key);
+        const json& v = it.value();
+        std::vector<std::string> names;
+        if (key == "tp") read_ints(v, path, 1, 65536, space.tp, errors);
+        else if (key == "dp") read_ints(v, path, 1, 65536, space.dp, errors);
+        else if (key == "ep") read_ints(v, path, 1, 65536, space.ep, errors);
+        else if (key == "pp") read_ints(v, path, 1, 4096, space.pp, errors);
+        else if (key == "batch") read_ints(v, path, 1, 1000000, space.batch, errors);
+        else if (key == "mtp_draft_tokens") read_ints(v, path, 0, 8, space.mtp_draft_tokens, errors);
+        else if (key == "two_batch_overlap") {
+            const json list = v.is_array() ? v : json::array({v});
+            std::vector<int> got;
+            for (const json& x : list) {
+                if (!x.is_boolean()) {
+                    errors.push_back({path, "must be true/false, got " + shown(x)});
+                    got.clear();
+                    break;
+                }
+                got.push_back(x.get<bool>() ? 1 : 0);
+            }
+            if (!got.empty()) space.two_batch_overlap = got;
+            else if (list.empty()) errors.push_back({path, "is empty"});
+        } else if (key == "weights" || key == "kv_cache") {
+            if (!read_strings(v, path, names, errors)) continue;
+            std::vector<DtypeSel> got;
+            for (const std::string& n : names) {
+                DtypeSel d;
+                if (n == "auto") {
+                    d.is_auto = true;
+                } else if (parse_dtype(n, d.value) && d.value != Dtype::fp32 &&
+                           (key == "weights" || d.value == Dtype::bf16 || d.value == Dtype::fp16 || d.value == Dtype::fp8)) {
+                    d.is_auto = false;
+                } else {
+                    errors.push_back({path, "unknown format '" + shown_text(n) + "' (" +
+                                                (key == "weights" ? "auto, bf16, fp16, fp8, mxfp4, nvfp4, int4" : "auto, bf16, fp16, fp8") + ")"});
+                    got.clear();
+                    break;
+                }
+                got.push_back(d);
+            }
+            if (!got.empty()) (key == "weights" ? space.weights : space.kv_cache) = got;
+        } else if (key == "a2a_backend") {
+            if (!read_strings(v, path, names, errors)) continue;
+            std::vector<A2ABackend> got;
+            for (const std::string& n : names) {
+                int found = -1;
+                for (int b = 0; b <= int(A2ABackend::pplx); ++b)
+                    if (n == a2a_backend_name(A2ABackend(b))) found = b;
+                if (found < 0 || A2ABackend(found) == A2ABackend::none) {
+                    errors.push_back({path, "unknown backend '" + shown_text(n) + "' (auto, allgather, deepep_normal, deepep_low_latency, pplx)"});
+                    got.clear();
+                    break;
+                }
+                got.push_back(A2ABackend(found));
+            }
+            if (!got.empty()) space.a2a_backend = got;
+        } else if (key == "mode") {
+            if (!read_strings(v, path, names, errors)) continue;
+            std::vector<PlanMode> got;
+            for (const std::string& n : names) {
+                if (n == "aggregated") {
+                    got.push_back(PlanMode::aggregated);
+                } else if (n == "disaggregated") {
+                    errors.push_back({path, "disaggregated plans need the serving layer; only aggregated for now"});
+                    got.clear();
+                    break;
+                } else {
+                    errors.push_back({path, "unknown mode '" + shown_text(n) + "' (aggregated)"});
+                    got.clear();
+                    break;
+                }
+            }
+            if (!got.empty()) space.mode = got;
+        } else if (key == "min_gpus_per_replica" || key == "max_gpus_per_replica") {
+            std::vector<int> one;
+            if (v.is_array() || !read_ints(v, path, key[1] == 'a' ? 0 : 1, 65536, one, errors)) {
+                if (v.is_array()) errors.push_back({path, "must be one whole number"});
+                continue;
+            }
+            (key[1] == 'i' ? space.min_gpus_per_replica : space.max_gpus_per_replica) = one[0];
+        } else {
+            errors.push_back({path, "unknown key (tp, dp, ep, pp, batch, mtp_draft_tokens, weights, kv_cache, "
+                                    "two_batch_overlap, a2a_backend, mode, min_gpus_per_replica, max_gpus_per_replica)"});
+        }
+    }
+    return errors.size() == before;
+}
+
+json plan_space_to_json(const PlanSpace& s) {
+    json j = json::object();
+    j["tp"] = s.tp;
+    j["dp"] = s.dp;
+    j["ep"] = s.ep;
+    j["pp"] = s.pp;
+    j["batch"] = s.batch;
+    j["mtp_draft_tokens"] = s.mtp_draft_tokens;
+    json w = json::array(), kv = json::array(), tbo = json::array(), a2a = json::array(), mode = json::array();
+    for (const DtypeSel& d : s.weights) w.push_back(dtype_sel_json(d));
+    for (const DtypeSel& d : s.kv_cache) kv.push_back(dtype_sel_json(d));
+    for (int t : s.two_batch_overlap) tbo.push_back(t != 0);
+    for (A2ABackend b : s.a2a_backend) a2a.push_back(a2a_backend_name(b));
+    for (PlanMode m : s.mode) mode.push_back(kModeNames[int(m)]);
+    j["weights"] = w;
+    j["kv_cache"] = kv;
+    j["two_batch_overlap"] = tbo;
+    j["a2a_backend"] = a2a;
+    j["mode"] = mode;
+    j["min_gpus_per_replica"] = s.min_gpus_per_replica;
+    j["max_gpus_per_replica"] = s.max_gpus_per_replica;
+    return j;
+}
+
+PlanSpace resolve_space(const Scenario& base, const PlanRequest& req) {
+    PlanSpace s = req.space;
+    const ModelSpec& m = base.model;
+    const GpuSpec& g = base.gpu;
+    if (s.max_gpus_per_replica <= 0) s.max_gpus_per_replica = req.gpus;
+    // tp/dp/ep empty: every divisor (filtered per layout in enumerate_plan)
+    if (s.pp.empty()) s.pp = {1};
+    if (s.batch.empty()) s.batch = {1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512};
+    if (s.mtp_draft_tokens.empty()) {
+        s.mtp_draft_tokens = {0};
+        if (m.mtp_layers > 0) s.mtp_draft_tokens = {0, 1, 2, 3};
+    }
+    if (s.weights.empty()) {
+        // The checkpoint's formats (auto), or what the scenario names; plus lower formats the GPU computes in
+        // natively: FP8 for a 16-bit checkpoint, FP4 (NVFP4 on NVIDIA, MXFP4 on AMD) where the GPU has FP4.
+        if (!base.precision.weights.is_auto) {
+            s.weights = {base.precision.weights};
+        } else {
+            s.weights = {DtypeSel{}};
+            const bool all16 = is_16bit(m.weight_dtype) && is_16bit(m.expert_dtype);
+            if (all16 && g.dense_tflops_fp8 > 0) s.weights.push_back(DtypeSel{false, Dtype::fp8});
+            if (!is_fp4_like(m.weight_dtype) && !is_fp4_like(m.expert_dtype) && g.dense_tflops_fp4 > 0)
+                s.weights.push_back(DtypeSel{false, g.arch == "cdna3" || g.arch == "cdna4" ? Dtype::mxfp4 : Dtype::nvfp4});
+        }
+    }
+    if (s.kv_cache.empty()) {
+        if (!base.precision.kv_cache.is_auto) {
+            s.kv_cache = {base.precision.kv_cache};
+        } else {
+            s.kv_cache = {DtypeSel{false, Dtype::bf16}};
+            if (g.dense_tflops_fp8 > 0) s.kv_cache.push_back(DtypeSel{false, Dtype::fp8});
+        }
+    }
+    if (s.two_batch_overlap.empty()) {
+        s.two_batch_overlap = {0, 1};
+        if (req.engine == ServingEngine::trtllm) s.two_batch_overlap = {0};
+    }
+    if (s.a2a_backend.empty()) {
+        switch (req.engine) {
+            case ServingEngine::sglang: s.a2a_backend = {A2ABackend::auto_, A2ABackend::allgather}; break;
+            case ServingEngine::vllm: s.a2a_backend = {A2ABackend::deepep_low_latency, A2ABackend::allgather}; break;
+            case ServingEngine::trtllm: s.a2a_backend = {A2ABackend::auto_}; break;
+        }
+    }
+    if (s.mode.empty()) s.mode = {PlanMode::aggregated};
+    return s;
+}
+
+namespace {
+
+// Can the model run this layout? (the checks of validate_scenario that depend on the layout alone)
+bool layout_ok(const Scenario& base, int tp, int dp, int ep, int pp) {
+    const ModelSpec& m = base.model;
+    if (m.num_heads % tp != 0) return false;
+    if (m.attn != AttnKind::mla && m.num_kv_heads % tp != 0 && tp % m.num_kv_heads != 0) return false;
+    if (pp > m.num_layers) return false;
+    if ((tp * dp) % ep != 0) return false;
+    if (!m.is_moe()) return ep == 1;
+    if ((m.num_experts + base.routing.redundant_experts) % ep != 0) return false;
+    return m.moe_intermediate % (tp * dp / ep) == 0;
+}
+
+// Can the engine express this layout and these options?
+bool engine_ok(ServingEngine e, const PlanPoint& p) {
+    switch (e) {
+        case ServingEngine::sglang:  // --moe-a2a-backend none|deepep (+ --deepep-mode): no pplx
+            return p.a2a != A2ABackend::pplx;
+        case ServingEngine::vllm:    // --enable-expert-parallel: EP over all of tp*dp, or none; one backend
+            return (p.ep == 1 || p.ep == p.tp * p.dp) && (p.ep == 1 || p.a2a != A2ABackend::auto_);
+        case ServingEngine::trtllm:  // enable_attention_dp: attention TP 1; the MoE all-to-all is its own
+            return (p.dp == 1 || p.tp == 1) && p.a2a == A2ABackend::auto_ && !p.two_batch_overlap;
+    }
+    return false;
+}
+
+}  // namespace
+
+std::vector<PlanPoint> enumerate_plan(const Scenario& base, const PlanRequest& req, Issues& errors) {
+    std::vector<PlanPoint> out;
+    if (req.gpus < 1 || req.gpus > 65536) {
+        errors.push_back({"gpus", std::to_string(req.gpus) + " is out of range [1, 65536]"});
+        return out;
+    }
+    const PlanSpace s = resolve_space(base, req);
+    const std::vector<A2ABackend> no_backend = {A2ABackend::auto_};
+    const std::vector<int> no_tbo = {0};
+    for (int world : divisors(req.gpus)) {
+        if (world < s.min_gpus_per_replica || world > s.max_gpus_per_replica) continue;
+        for (int pp : s.pp) {
+            if (world % pp != 0) continue;
+            const int stage = world / pp;
+            for (int tp : divisors(stage)) {
+                const int dp = stage / tp;
+                if ((!s.tp.empty() && !contains(s.tp, tp)) || (!s.dp.empty() && !contains(s.dp, dp))) continue;
+                for (int ep : divisors(tp * dp)) {
+                    if (!s.ep.empty() && !contains(s.ep, ep)) continue;
+                    if (!layout_ok(base, tp, dp, ep, pp)) continue;
+                    // Backend and two-batch overlap only matter when tokens move between expert ranks.
+                    const std::vector<A2ABackend>& backends = ep > 1 ? s.a2a_backend : no_backend;
+                    const std::vector<int>& tbos = ep > 1 ? s.two_batch_overlap : no_tbo;
+                    for (PlanMode mode : s.mode)
+                        for (const DtypeSel& w : s.weights)
+                            for (const DtypeSel& kv : s.kv_cache)
+                                for (int mtp : s.mtp_draft_tokens) {
+                                    if (mtp > 0 && base.model.mtp_layers == 0) continue;
+                                    for (int tbo : tbos)
+                                        for (A2ABackend a2a : backends) {
+                                            PlanPoint p;
+                                            p.tp = tp, p.dp = dp, p.ep = ep, p.pp = pp;
+                                            p.replicas = req.gpus / world;
+                                            p.mtp = std::uint8_t(mtp);
+                                            p.weights = w, p.kv_cache = kv;
+                                            p.two_batch_overlap = tbo != 0;
+                                            p.a2a = a2a;
+                                            p.mode = mode;
+                                            if (!engine_ok(req.engine, p)) continue;
+                                            for (int b : s.batch) {
+                                                p.batch = b;
+                                                out.push_back(p);
+                                            }
+                                        }
+                                }
+                }
+            }
+        }
+    }
+    return out;
+}
+
+// ---- [SECTION] evaluation -----------------------------------------------------------------------------------
+void apply_point(Scenario& s, const PlanPoint& p) {
+    s.parallel.tp = p.tp;
+    s.parallel.dp = p.dp;
+    s.parallel.ep = p.ep;
+    s.parallel.pp = p.pp;
+    s.workload.phase = PhaseSel::both;
+    s.workload.batch = p.batch;
+    s.precision.weights = p.weights;
+    s.precision.kv_cache = p.kv_cache;
+    s.runtime.mtp_draft_tokens = p.mtp;
+    s.runtime.two_batch_overlap = p.two_batch_overlap;
+    s.runtime.a2a_backend = p.a2a;
+    // With the serving layer on (the base scenario's serving.mode): concurrency = batch * dp (DESIGN §8.3).
+    if (s.serving.mode == ServingMode::aggregated) s.serving.concurrency = p.batch * p.dp;
+}
+
+PointResult evaluate_point(const Scenario& s, const Tables& tables) {
+    // The serving layer's numbers when the scenario turns it on (aggregated), else the step-level model's.
+    PointResult r;
+    r.gpus = s.world();
+    const Estimate e = s.serving.mode == ServingMode::aggregated ? evaluate(s, tables) : estimate(s, tables);
+    if (!e.ok) {
+        for (const Issue& i : e.errors) r.error += (r.error.empty() ? "" : "; ") + i.text();
+        return r;
+    }
+    r.ok = true;
+    if (e.serving.computed) {
+        r.ttft_ms = e.serving.ttft_ms;
+        r.tpot_ms = e.serving.tpot_ms;
+        r.output_tokens_per_s_per_gpu = e.serving.output_tokens_per_s_per_gpu;
+        r.tokens_per_s_per_user = e.serving.tokens_per_s_per_user;
+        r.fits = e.serving.fits && e.memory.fits;
+        return r;
+    }
+    r.ttft_ms = e.prefill.ttft_ms;
+    r.tpot_ms = e.decode.tpot_ms;
+    r.output_tokens_per_s_per_gpu = e.decode.tokens_per_s_per_gpu;
+    r.tokens_per_s_per_user = e.decode.tokens_per_s_per_user;
+    r.fits = e.memory.fits;
+    return r;
+}
+
+void evaluate_plan_range(const Scenario& base, const std::vector<PlanPoint>& points, std::size_t begin,
+                         std::size_t end, const Tables& tables, PointResult* out) {
+    Scenario s = base;  // one copy per range; each point only sets plain fields
+    for (std::size_t i = begin; i < end && i < points.size(); ++i) {
+        apply_point(s, points[i]);
+        out[i - begin] = evaluate_point(s, tables);
+    }
+}
+
+// ---- [SECTION] front ----------------------------------------------------------------------------------------
+Verdict judge(const PointResult& r, const Sla& sla) {
+    if (!r.ok) return Verdict::error;
+    if (!r.fits) return Verdict::no_fit;
+    if (sla.ttft_ms > 0 && r.ttft_ms > sla.ttft_ms) return Verdict::ttft;
+    if (sla.tpot_ms > 0 && r.tpot_ms > sla.tpot_ms) return Verdict::tpot;
+    if (sla.min_tokens_per_s_per_user > 0 && r.tokens_per_s_per_user < sla.min_tokens_per_s_per_user) return Verdict::per_user;
+    return Verdict::candidate;
+}
+
+std::string verdict_reason(const PointResult& r, const Sla& sla) {
+    if (!r.ok) return r.error;
+    std::string out;
+    char buf[96];
+    auto add = [&](const char* text) { out += (out.empty() ? "" : "; ") + std::string(text); };
+    if (!r.fits) add("does not fit in memory");
+    if (sla.ttft_ms > 0 && r.ttft_ms > sla.ttft_ms) {
+        std::snprintf(buf, sizeof buf, "ttft %.1f ms > %g", r.ttft_ms, sla.ttft_ms);
+        add(buf);
+    }
+    if (sla.tpot_ms > 0 && r.tpot_ms > sla.tpot_ms) {
+        std::snprintf(buf, sizeof buf, "tpot %.2f ms > %g", r.tpot_ms, sla.tpot_ms);
+        add(buf);
+    }
+    if (sla.min_tokens_per_s_per_user > 0 && r.tokens_per_s_per_user < sla.min_tokens_per_s_per_user) {
+        std::snprintf(buf, sizeof buf, "%.1f tokens/s per user < %g", r.tokens_per_s_per_user, sla.min_tokens_per_s_per_user);
+        add(buf);
+    }
+    return out;
+}
+
+std::vector<std::size_t> pareto_front(const std::vector<double>& per_gpu, const std::vector<double>& per_user,
+                                      const std::vector<bool>& candidate) {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < per_gpu.size(); ++i)
+        if (candidate[i]) order.push_back(i);
+    // Best per GPU first; among equals, best per user first; then the lower index (the simpler point: the space
+    // is enumerated with the plainer options first).
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        if (per_gpu[a] != per_gpu[b]) return per_gpu[a] > per_gpu[b];
+        if (per_user[a] != per_user[b]) return per_user[a] > per_user[b];
+        return a < b;
+    });
+    // A point is on the front when its per-user rate beats every point with at least its per-GPU rate.
+    std::vector<std::size_t> front;
+    bool any = false;
+    double best_user = 0;
+    for (std::size_t i : order) {
+        if (!any || per_user[i] > best_user) {
+            front.push_back(i);
+            best_user = per_user[i];
+            any = true;
+        }
+    }
+    return front;
+}
+
+PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vector<PointResult>& results, const Sla& sla) {
+    PlanSummary sum;
+    const std::size_t n = std::min(points.size(), results.size());
+    sum.verdicts.resize(n);
+    std::vector<double> gpu(n), user(n);
+    std::vector<bool> cand(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        sum.verdicts[i] = judge(results[i], sla);
+        ++sum.counts[int(sum.verdicts[i])];
+        cand[i] = sum.verdicts[i] == Verdict::candidate;
+        gpu[i] = results[i].output_tokens_per_s_per_gpu;
+        user[i] = results[i].tokens_per_s_per_user;
+    }
+    sum.front = pareto_front(gpu, user, cand);
+    return sum;
+}
+
+// ---- [SECTION] launch commands ------------------------------------------------------------------------------
+// Flag spellings, checked against each engine's documentation:
+// - SGLang, python -m sglang.launch_server: --model-path, --tp (= --tp-size, all GPUs of a pipeline stage), --dp
+//   with --enable-dp-attention, --ep-size, --pp-size, --mem-fraction-static, --kv-cache-dtype fp8_e4m3,
+//   --quantization, --chunked-prefill-size, --max-running-requests, --nnodes/--node-rank/--dist-init-addr
+//   (https://docs.sglang.io/advanced_features/server_arguments.html,
+//   https://docs.sglang.io/cookbook/base/reference/server_arguments); --moe-a2a-backend deepep (default none:
+//   all-reduce / all-gather dispatch) (https://docs.sglang.io/advanced_features/expert_parallelism.html);
+//   --deepep-mode auto|normal|low_latency and --enable-two-batch-overlap (the same page and `launch_server --help`);
+//   MTP as --speculative-algorithm EAGLE --speculative-num-steps N --speculative-eagle-topk 1
+//   --speculative-num-draft-tokens N+1 (https://docs.sglang.io/advanced_features/speculative_decoding.html,
+//   "Multi Token Prediction").
+// - vLLM, vllm serve: --tensor-parallel-size, --data-parallel-size, --pipeline-parallel-size, --kv-cache-dtype fp8,
+//   --gpu-memory-utilization, --max-num-seqs, --max-num-batched-tokens, --quantization
+//   (https://docs.vllm.ai/en/latest/configuration/engine_args.html); --enable-expert-parallel (EP = tp*dp) and
+//   --all2all-backend allgather_reducescatter|pplx|deepep_high_throughput|deepep_low_latency, multi-node
+//   --data-parallel-size-local / --data-parallel-address / --data-parallel-start-rank
+//   (https://docs.vllm.ai/en/latest/serving/expert_parallel_deployment/); dual-batch overlap --enable-dbo
+//   (https://blog.vllm.ai/2025/12/17/large-scale-serving.html); MTP --speculative-config
+//   '{"method":"mtp","num_speculative_tokens":N}' (https://docs.vllm.ai/en/latest/features/spec_decode.html).
+// - TensorRT-LLM, trtllm-serve MODEL: --tp_size (all GPUs of a stage), --ep_size, --pp_size, --max_batch_size,
+//   --max_num_tokens, --kv_cache_free_gpu_memory_fraction, --trust_remote_code, --extra_llm_api_options FILE (YAML:
+//   enable_attention_dp, kv_cache_config.dtype, speculative_config {decoding_type: MTP, num_nextn_predict_layers})
+//   (https://nvidia.github.io/TensorRT-LLM/commands/trtllm-serve/trtllm-serve.html,
+//   https://nvidia.github.io/TensorRT-LLM/examples/deepseek_r1_reasoning_parser.html,
+//   https://nvidia.github.io/TensorRT-LLM/features/speculative-decoding.html); multi-node through
+//   mpirun ... trtllm-llmapi-launch.
+std::string model_repo(const Scenario& s) {
+    static const char* const kRepos[][2] = {
+        {"deepseek-v3", "deepseek-ai/DeepSeek-V3"},        {"deepseek-v2-lite", "deepseek-ai/DeepSeek-V2-Lite"},
+        {"kimi-k2", "moonshotai/Kimi-K2-Instruct"},         {"qwen3-30b-a3b", "Qwen/Qwen3-30B-A3B"},
+        {"qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B"},        {"qwen3-8b", "Qwen/Qwen3-8B"},
+        {"qwen3-next-80b-a3b", "Qwen/Qwen3-Next-80B-A3B-Instruct"},
+        {"mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1"},    {"gpt-oss-120b", "openai/gpt-oss-120b"},
+        {"llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"},
+        {"llama-4-scout", "RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"},
+    };
+    for (const auto& r : kRepos)
+        if (s.model_ref == r[0]) return r[1];
+    if (s.model_inline.is_object()) {
+        const std::string name = read_str(s.model_inline, "_name_or_path");
+        // Only a plain repository id or path goes into a shell command.
+        if (!name.empty() && name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") == std::string::npos)
+            return name;
+        return "MODEL_PATH";
+    }
+    return s.model_ref;
+}
+
+namespace {
+
+std::string num(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+// The weight format the point asks for, when it differs from the checkpoint's: an online quantisation flag.
+Dtype requested_weights(const Scenario& s, const PlanPoint& p, bool& changed) {
+    changed = !p.weights.is_auto && p.weights.value != s.model.weight_dtype;
+    return p.weights.is_auto ? s.model.weight_dtype : p.weights.value;
+}
+
+std::string sglang_command(const Scenario& s, const PlanPoint& p) {
+    const int stage = p.tp * p.dp;
+    std::string c = "python -m sglang.launch_server --model-path " + model_repo(s) + " --trust-remote-code";
+    c += " --tp " + std::to_string(stage);
+    if (p.dp > 1) c += " --dp " + std::to_string(p.dp) + " --enable-dp-attention";
+    if (p.ep > 1) c += " --ep-size " + std::to_string(p.ep);
+    if (p.pp > 1) c += " --pp-size " + std::to_string(p.pp);
+    if (p.ep > 1) {
+        switch (p.a2a) {
+            case A2ABackend::auto_: c += " --moe-a2a-backend deepep --deepep-mode auto"; break;
+            case A2ABackend::deepep_normal: c += " --moe-a2a-backend deepep --deepep-mode normal"; break;
+            case A2ABackend::deepep_low_latency: c += " --moe-a2a-backend deepep --deepep-mode low_latency"; break;
+            default: break;  // allgather: SGLang's default (none)
+        }
+        if (p.two_batch_overlap) c += " --enable-two-batch-overlap";
+    }
+    if (p.mtp > 0)
+        c += " --speculative-algorithm EAGLE --speculative-num-steps " + std::to_string(p.mtp) +
+             " --speculative-eagle-topk 1 --speculative-num-draft-tokens " + std::to_string(p.mtp + 1);
+    bool changed = false;
+    const Dtype w = requested_weights(s, p, changed);
+    if (changed) c += std::string(" --quantization ") + (w == Dtype::fp8 ? "fp8" : is_fp4_like(w) ? "modelopt_fp4" : dtype_name(w));
+    if (!p.kv_cache.is_auto && p.kv_cache.value == Dtype::fp8) c += " --kv-cache-dtype fp8_e4m3";
+    c += " --mem-fraction-static " + num(s.runtime.mem_fraction);
+    // SGLang divides both by the DP size under --enable-dp-attention: give the totals of all DP ranks.
+    c += " --chunked-prefill-size " + std::to_string(s.workload.prefill_tokens * p.dp);
+    c += " --max-running-requests " + std::to_string(p.batch * p.dp);
+    const int world = p.world(), per_node = s.gpus_per_node();
+    if (world > per_node)
+        c += " --nnodes " + std::to_string((world + per_node - 1) / per_node) + " --node-rank $NODE_RANK --dist-init-addr $HEAD_IP:5000";
+    return c;
+}
+
+std::string vllm_command(const Scenario& s, const PlanPoint& p) {
+    std::string c = "vllm serve " + model_repo(s) + " --trust-remote-code";
+    c += " --tensor-parallel-size " + std::to_string(p.tp);
+    if (p.dp > 1) c += " --data-parallel-size " + std::to_string(p.dp);
+    if (p.pp > 1) c += " --pipeline-parallel-size " + std::to_string(p.pp);
+    if (p.ep > 1) {
+        c += " --enable-expert-parallel --all2all-backend ";
+        switch (p.a2a) {
+            case A2ABackend::pplx: c += "pplx"; break;
+            case A2ABackend::deepep_normal: c += "deepep_high_throughput"; break;
+            case A2ABackend::deepep_low_latency: c += "deepep_low_latency"; break;
+            default: c += "allgather_reducescatter"; break;
+        }
+        if (p.two_batch_overlap) c += " --enable-dbo";
+    }
+    if (p.mtp > 0) c += " --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":" + std::to_string(p.mtp) + "}'";
+    bool changed = false;
+    const Dtype w = requested_weights(s, p, changed);
+    if (changed) c += std::string(" --quantization ") + (w == Dtype::fp8 ? "fp8" : is_fp4_like(w) ? "modelopt_fp4" : dtype_name(w));
+    if (!p.kv_cache.is_auto && p.kv_cache.value == Dtype::fp8) c += " --kv-cache-dtype fp8";
+    c += " --gpu-memory-utilization " + num(s.runtime.mem_fraction);
+    c += " --max-num-seqs " + std::to_string(p.batch);
+    c += " --max-num-batched-tokens " + std::to_string(s.workload.prefill_tokens);
+    const int per_node = s.gpus_per_node();
+    if (p.world() > per_node && p.dp > 1 && per_node % (p.tp * p.pp) == 0)
+        c += " --data-parallel-size-local " + std::to_string(per_node / (p.tp * p.pp)) +
+             " --data-parallel-address $HEAD_IP --data-parallel-start-rank $START_RANK";
+    return c;
+}
+
+std::string trtllm_command(const Scenario& s, const PlanPoint& p) {
+    std::string yaml = "{";
+    auto item = [&](const std::string& kv) { yaml += (yaml.size() > 1 ? ", " : "") + kv; };
+    if (p.dp > 1) item("enable_attention_dp: true");
+    std::string kv = "kv_cache_config: {free_gpu_memory_fraction: " + num(s.runtime.mem_fraction);
+    if (!p.kv_cache.is_auto && p.kv_cache.value == Dtype::fp8) kv += ", dtype: fp8";
+    item(kv + "}");
+    if (p.mtp > 0) item("speculative_config: {decoding_type: MTP, num_nextn_predict_layers: " + std::to_string(p.mtp) + "}");
+    yaml += "}";
+    const int stage = p.tp * p.dp, world = p.world(), per_node = s.gpus_per_node();
+    std::string c = "echo '" + yaml + "' > extra-llm-api.yml && ";
+    if (world > per_node) c += "mpirun -np " + std::to_string(world) + " --hostfile $HOSTFILE trtllm-llmapi-launch ";
+    c += "trtllm-serve " + model_repo(s) + " --trust_remote_code";
+    c += " --tp_size " + std::to_string(stage);
+    if (p.ep > 1) c += " --ep_size " + std::to_string(p.ep);
+    if (p.pp > 1) c += " --pp_size " + std::to_string(p.pp);
+    c += " --max_batch_size " + std::to_string(p.batch);
+    c += " --max_num_tokens " + std::to_string(s.workload.prefill_tokens);
+    c += " --kv_cache_free_gpu_memory_fraction " + num(s.runtime.mem_fraction);
+    c += " --extra_llm_api_options extra-llm-api.yml";
+    bool changed = false;
+    requested_weights(s, p, changed);
+    if (changed) c += "  # needs a checkpoint quantised to " + std::string(dtype_name(p.weights.value)) + " (TensorRT Model Optimizer)";
+    return c;
+}
+
+}  // namespace
+
+std::string launch_command(const Scenario& s, const PlanPoint& p, ServingEngine engine) {
+    switch (engine) {
+        case ServingEngine::sglang: return sglang_command(s, p);
+        case ServingEngine::vllm: return vllm_command(s, p);
+        case ServingEngine::trtllm: return trtllm_command(s, p);
+    }
+    return "";
+}
+
+}  // namespace moe

@@ -1,0 +1,36 @@
+// plan.h — `moe-roofline plan`: the Pareto front of a model's deployments on a GPU budget under an SLA
+// (DESIGN §9; the search itself is core/plan.h).
+//
+//   cli::PlanOptions o;  o.request.gpus = 64;  o.request.sla.tpot_ms = 30;  o.format = "table";
+//   int status = cli::run_plan(base_source, catalog, o);
+//
+// Output rows: the front, best output tokens/s per GPU first; with --all, then every other point in the space's
+// order with why it is not on the front (dominated, does not fit, misses TTFT / TPOT / tokens/s per user,
+// invalid). Each front row carries its page link and the chosen engine's launch command. Table and CSV have a
+// preamble (shard 1 only), one block per row, and a summary (the last shard only), so --shard K/N outputs
+// concatenate to the unsharded output byte for byte. The search runs on --threads cores; the output does not
+// depend on their number.
+#pragma once
+#include <string>
+
+#include "core/catalog.h"
+#include "core/plan.h"
+#include "inputs.h"
+#include "parallel.h"
+
+namespace cli {
+
+struct PlanOptions {
+    moe::PlanRequest request;
+    std::string space_file;            // --space FILE ("" = the default space)
+    std::string format = "table";      // table | csv | json
+    bool all = false;                  // list every point, not only the front
+    int threads = 0;                   // 0 = every core
+    Shard shard;
+    std::string base_url;              // page links
+};
+
+// Returns the exit status; throws UsageError for bad input (before anything is printed).
+int run_plan(const ScenarioSource& base, const moe::Catalog& catalog, const PlanOptions& options);
+
+}  // namespace cli

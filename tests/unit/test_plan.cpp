@@ -1,0 +1,227 @@
+// test_plan.cpp — the planner (core/plan.h): the Pareto filter, the space enumeration, --space JSON, commands.
+#include <algorithm>
+#include <random>
+#include <set>
+#include <tuple>
+
+#include "core/plan.h"
+#include "test_helpers.h"
+
+namespace {
+
+// Does a dominate b (at least as good in both, better in one)?
+bool dominates(double ga, double ua, double gb, double ub) { return ga >= gb && ua >= ub && (ga > gb || ua > ub); }
+
+moe::Scenario dsv3_h200() {
+    return moe_test::scenario(R"({"model":"deepseek-v3","hardware":"h200","workload":{"prompt_len":2048,"output_len":1024}})");
+}
+
+}  // namespace
+
+TEST_CASE("pareto_front: a hand example, best per GPU first, ties keep the first") {
+    //                       0    1    2    3    4    5    6
+    std::vector<double> gpu = {10, 8, 6, 9, 10, 4, 6};
+    std::vector<double> user = {1, 3, 5, 2, 1, 5, 5};
+    std::vector<bool> cand = {true, true, true, true, true, true, false};
+    // 4 equals 0 (0 kept), 5 is dominated by 2, 6 is not a candidate, 3 is on the front (9 > 8, 2 > 1).
+    CHECK(moe::pareto_front(gpu, user, cand) == std::vector<std::size_t>{0, 3, 1, 2});
+    CHECK(moe::pareto_front({}, {}, {}).empty());
+    CHECK(moe::pareto_front({1, 2}, {1, 2}, {false, false}).empty());
+}
+
+TEST_CASE("pareto_front: random clouds — no front point dominated, every other candidate dominated or a repeat") {
+    std::mt19937 rng(7);
+    for (int trial = 0; trial < 50; ++trial) {
+        const std::size_t n = 1 + rng() % 300;
+        std::vector<double> gpu(n), user(n);
+        std::vector<bool> cand(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            gpu[i] = double(rng() % 40);  // coarse values: many ties
+            user[i] = double(rng() % 40);
+            cand[i] = rng() % 5 != 0;
+        }
+        const std::vector<std::size_t> front = moe::pareto_front(gpu, user, cand);
+        std::set<std::size_t> on(front.begin(), front.end());
+        for (std::size_t k = 1; k < front.size(); ++k) {  // best per GPU first, per user rising
+            CHECK(gpu[front[k - 1]] > gpu[front[k]]);
+            CHECK(user[front[k - 1]] < user[front[k]]);
+        }
+        for (std::size_t f : front) {
+            CHECK(cand[f]);
+            for (std::size_t j = 0; j < n; ++j)
+                if (cand[j]) CHECK_FALSE(dominates(gpu[j], user[j], gpu[f], user[f]));
+        }
+        for (std::size_t j = 0; j < n; ++j) {
+            if (!cand[j] || on.count(j)) continue;
+            bool covered = false;
+            for (std::size_t f : front)
+                covered = covered || dominates(gpu[f], user[f], gpu[j], user[j]) ||
+                          (gpu[f] == gpu[j] && user[f] == user[j] && f < j);
+            CHECK(covered);
+        }
+    }
+}
+
+TEST_CASE("enumerate_plan: DeepSeek-V3 on 64 H200 — every layout divides the budget, heads and experts, and runs") {
+    const moe::Scenario base = dsv3_h200();
+    moe::PlanRequest req;
+    req.gpus = 64;
+    moe::Issues errs;
+    const std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);
+    REQUIRE(errs.empty());
+    REQUIRE(pts.size() > 10000);
+    std::set<std::tuple<int, int, int, int>> layouts;
+    std::set<int> mtps, batches;
+    moe::Scenario s = base;
+    for (const moe::PlanPoint& p : pts) {
+        CHECK(64 % p.world() == 0);
+        CHECK(p.replicas * p.world() == 64);
+        CHECK(128 % p.tp == 0);
+        CHECK((p.tp * p.dp) % p.ep == 0);
+        CHECK(256 % p.ep == 0);
+        if (p.ep == 1) {
+            CHECK(p.a2a == moe::A2ABackend::auto_);
+            CHECK_FALSE(p.two_batch_overlap);
+        }
+        layouts.insert({p.tp, p.dp, p.ep, p.pp});
+        mtps.insert(p.mtp);
+        batches.insert(p.batch);
+    }
+    CHECK(mtps == std::set<int>{0, 1, 2, 3});  // DeepSeek-V3 has an MTP layer
+    CHECK(batches.size() == 14);
+    // Worlds 1..64 (7 powers of two), tp x ep over divisors: sum of (k+1)^2 for k = 0..6.
+    CHECK(layouts.size() == 140);
+    // Every layout validates on the model (the estimate does not reject any point).
+    for (const auto& [tp, dp, ep, pp] : layouts) {
+        s.parallel.tp = tp, s.parallel.dp = dp, s.parallel.ep = ep, s.parallel.pp = pp;
+        INFO(tp << " " << dp << " " << ep << " " << pp);
+        CHECK(moe::validate_scenario(s).empty());
+    }
+    // Batch innermost, deterministic.
+    CHECK(pts[0].batch == 1);
+    CHECK(pts[1].batch == 2);
+    CHECK(pts[1].tp == pts[0].tp);
+    const std::vector<moe::PlanPoint> again = moe::enumerate_plan(base, req, errs);
+    REQUIRE(again.size() == pts.size());
+    const auto key = [](const moe::PlanPoint& p) {
+        return std::make_tuple(p.tp, p.dp, p.ep, p.pp, p.batch, p.replicas, int(p.mtp), p.weights.is_auto, int(p.weights.value),
+                               p.kv_cache.is_auto, int(p.kv_cache.value), p.two_batch_overlap, int(p.a2a), int(p.mode));
+    };
+    for (std::size_t i = 0; i < pts.size(); ++i) REQUIRE(key(again[i]) == key(pts[i]));
+}
+
+TEST_CASE("enumerate_plan: a narrowed space, a dense model, and the engines' limits") {
+    const moe::Scenario base = dsv3_h200();
+    moe::PlanRequest req;
+    req.gpus = 16;
+    moe::Issues errs;
+    REQUIRE(moe::plan_space_from_json(nlohmann::json::parse(R"({"tp":[1],"ep":[8,16],"batch":[32,64],
+        "mtp_draft_tokens":[0],"kv_cache":["fp8"],"two_batch_overlap":[true],"a2a_backend":["auto"],"min_gpus_per_replica":8})"),
+                                      req.space, errs));
+    std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);
+    // worlds 8 (ep 8) and 16 (ep 8, 16), tp 1, two batches
+    CHECK(pts.size() == 6);
+    for (const moe::PlanPoint& p : pts) {
+        CHECK(p.tp == 1);
+        CHECK(p.two_batch_overlap);
+        CHECK(p.kv_cache.value == moe::Dtype::fp8);
+    }
+
+    moe::Scenario dense = moe_test::scenario(R"({"model":"qwen3-8b","hardware":"h100-sxm"})");
+    moe::PlanRequest d;
+    d.gpus = 8;
+    pts = moe::enumerate_plan(dense, d, errs);
+    REQUIRE(!pts.empty());
+    for (const moe::PlanPoint& p : pts) {
+        CHECK(p.ep == 1);
+        CHECK(p.mtp == 0);
+        CHECK(8 % p.tp == 0);  // 32 heads, 8 KV heads
+    }
+
+    req.space = moe::PlanSpace{};
+    req.gpus = 32;
+    req.engine = moe::ServingEngine::vllm;
+    for (const moe::PlanPoint& p : moe::enumerate_plan(base, req, errs)) {
+        CHECK((p.ep == 1 || p.ep == p.tp * p.dp));
+        if (p.ep > 1) CHECK(p.a2a != moe::A2ABackend::auto_);
+    }
+    req.engine = moe::ServingEngine::trtllm;
+    for (const moe::PlanPoint& p : moe::enumerate_plan(base, req, errs)) {
+        CHECK((p.dp == 1 || p.tp == 1));
+        CHECK_FALSE(p.two_batch_overlap);
+    }
+    CHECK(errs.empty());
+    req.gpus = 0;
+    CHECK(moe::enumerate_plan(base, req, errs).empty());
+    CHECK(errs.size() == 1);
+}
+
+TEST_CASE("plan_space_from_json: errors name the key") {
+    moe::PlanSpace space;
+    moe::Issues errs;
+    CHECK_FALSE(moe::plan_space_from_json(nlohmann::json::parse(R"({"tpp":[1]})"), space, errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "space.tpp");
+    errs.clear();
+    CHECK_FALSE(moe::plan_space_from_json(nlohmann::json::parse(R"({"batch":[0]})"), space, errs));
+    CHECK(errs[0].path == "space.batch");
+    errs.clear();
+    CHECK_FALSE(moe::plan_space_from_json(nlohmann::json::parse(R"({"kv_cache":["nvfp4"]})"), space, errs));
+    CHECK(errs[0].path == "space.kv_cache");
+    errs.clear();
+    CHECK_FALSE(moe::plan_space_from_json(nlohmann::json::parse(R"({"mode":["disaggregated"]})"), space, errs));
+    CHECK(errs[0].message.find("only aggregated") != std::string::npos);
+    errs.clear();
+    CHECK(moe::plan_space_from_json(nlohmann::json::parse(R"({"weights":["auto","fp8"],"a2a_backend":"pplx"})"), space, errs));
+    CHECK(space.weights.size() == 2);
+    CHECK(space.a2a_backend == std::vector<moe::A2ABackend>{moe::A2ABackend::pplx});
+}
+
+TEST_CASE("evaluate_point equals estimate(); judge and the summary count every point once") {
+    const moe::Scenario base = dsv3_h200();
+    moe::PlanRequest req;
+    req.gpus = 16;
+    req.sla.tpot_ms = 30;
+    moe::Issues errs;
+    const std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);
+    std::vector<moe::PointResult> res(pts.size());
+    moe::evaluate_plan_range(base, pts, 0, pts.size(), moe::builtin_tables(), res.data());
+    const moe::PlanSummary sum = moe::summarize_plan(pts, res, req.sla);
+    std::size_t total = 0;
+    for (std::size_t c : sum.counts) total += c;
+    CHECK(total == pts.size());
+    REQUIRE(!sum.front.empty());
+    moe::Scenario s = base;
+    for (std::size_t i : sum.front) {
+        moe::apply_point(s, pts[i]);
+        const moe::Estimate e = moe::estimate(s, moe::builtin_tables());
+        REQUIRE(e.ok);
+        CHECK(e.memory.fits);
+        CHECK(e.decode.tpot_ms <= 30);
+        CHECK(e.decode.tokens_per_s_per_gpu == res[i].output_tokens_per_s_per_gpu);
+    }
+}
+
+TEST_CASE("launch commands carry the layout in each engine's flags") {
+    moe::Scenario s = dsv3_h200();
+    moe::PlanPoint p;
+    p.tp = 1, p.dp = 16, p.ep = 16, p.batch = 64, p.mtp = 2;
+    p.kv_cache = moe::DtypeSel{false, moe::Dtype::fp8};
+    p.two_batch_overlap = true;
+    moe::apply_point(s, p);
+    const std::string sg = moe::launch_command(s, p, moe::ServingEngine::sglang);
+    for (const char* flag : {"--model-path deepseek-ai/DeepSeek-V3", "--tp 16", "--dp 16 --enable-dp-attention", "--ep-size 16",
+                             "--moe-a2a-backend deepep", "--enable-two-batch-overlap", "--speculative-num-steps 2",
+                             "--kv-cache-dtype fp8_e4m3", "--mem-fraction-static 0.9", "--nnodes 2"})
+        CHECK_MESSAGE(sg.find(flag) != std::string::npos, sg, " lacks ", flag);
+    p.a2a = moe::A2ABackend::deepep_low_latency;
+    const std::string vl = moe::launch_command(s, p, moe::ServingEngine::vllm);
+    for (const char* flag : {"vllm serve deepseek-ai/DeepSeek-V3", "--tensor-parallel-size 1", "--data-parallel-size 16",
+                             "--enable-expert-parallel", "--all2all-backend deepep_low_latency", "--enable-dbo",
+                             "\"num_speculative_tokens\":2", "--kv-cache-dtype fp8", "--gpu-memory-utilization 0.9"})
+        CHECK_MESSAGE(vl.find(flag) != std::string::npos, vl, " lacks ", flag);
+    const std::string tr = moe::launch_command(s, p, moe::ServingEngine::trtllm);
+    for (const char* flag : {"trtllm-serve deepseek-ai/DeepSeek-V3", "--tp_size 16", "--ep_size 16", "enable_attention_dp: true",
+                             "decoding_type: MTP, num_nextn_predict_layers: 2", "dtype: fp8", "--extra_llm_api_options"})
+        CHECK_MESSAGE(tr.find(flag) != std::string::npos, tr, " lacks ", flag);
+}
