@@ -26,8 +26,6 @@ struct EngineConstants {
     double decode_kernel_scale = 1.0;     // decode step kernel time x this
     double prefill_kernel_scale = 1.0;    // prefill kernel time x this
     // Scheduling.
-    double slot_wait_share = 0;           // a new request's wait for a free slot, as a share of the interval between
-                                          // completions (the slot of the request it replaces is freed one iteration late)
     double wave_persistence = 0;          // share of a benchmark's rounds after the first in which the clients'
                                           // requests stay aligned (arrive together, wait for each other's prompts)
     bool mixed_batches = true;            // prefill chunks ride along with the decode batch (vLLM, TRT-LLM); false:

@@ -214,9 +214,11 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
         // synchronised: all prompts through full chunks; request j's first token after ceil(j * isl / P) steps
         const double a = isl / P;
         const double f_mean = mean_ceil_steps(Br, a), n_f = std::ceil(Br * a - 1e-9);
-        sync_ttft = f_mean * (Sd_half + X);
+        // a round's prompts fill whole chunks; a round smaller than one chunk adds only its own tokens
+        const double Xs = st.mixed_extra_ms * k.prefill_kernel_scale * std::min(1.0, Br * isl / P) + op;
+        sync_ttft = f_mean * (Sd_half + Xs);
         // after its first token, a request decodes on the remaining mixed steps, then on pure decode steps
-        sync_tpot_pf = n_dec > 0 ? std::min(n_f - f_mean, n_dec) * X / n_dec : 0.0;
+        sync_tpot_pf = n_dec > 0 ? std::min(n_f - f_mean, n_dec) * Xs / n_dec : 0.0;
         // steady state
         steady_ttft = chunks * Sd + x1 + 0.5 * Sd;
         const double other_chunks = (Br - 1.0) * a;
@@ -261,9 +263,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     // Requests beyond the running batch wait for a slot: B/Br - 1 request lifetimes.
     const double req_ovh = k.request_overhead_ms + k.request_overhead_per_ktoken_ms * isl / 1000.0;
     const double life = req_ovh + ttft_kernels + n_dec * r.tpot_ms;
-    // A new request also waits for a slot that is released at the end of an iteration, after its client has sent
-    // the next one: a share of the interval between completions (life / Br), an engine constant.
-    const double slot_wait = (B > Br ? (B / Br - 1.0) * life : 0.0) + k.slot_wait_share * life / Br;
+    const double slot_wait = B > Br ? (B / Br - 1.0) * life : 0.0;
     r.ttft_overhead_ms = req_ovh;
     r.ttft_prefill_ms = steady_ttft;
     r.ttft_queue_ms = (1 - q) * steady_queue + slot_wait;

@@ -472,6 +472,26 @@ case_plan_bad_flags() {  # bad flags: exit 2, one line naming the flag
     expect_bad_input "space.mode" "$bin" plan plan.json --gpus 8 --space space.json
 }
 
+case_serving() {  # issue 12: serving fields evaluate, sweep as axes, and bad ones are named
+    echo '{"model":"llama-3.1-70b","hardware":"h200","parallel":{"tp":4},"runtime":{"engine":"vllm"},
+ "serving":{"mode":"aggregated","isl":1024,"osl":1024,"concurrency":64}}' >serve.json
+    expect_ok "$bin" eval serve.json --format json
+    cp .stdout serve_out.json
+    for k in ttft_ms tpot_ms e2e_latency_ms output_tokens_per_s_per_gpu tokens_per_s_per_user requests_per_s gpus fits; do
+        [[ $(json_get serve_out.json "j['serving']['$k'] is not None") == True ]] || fail "eval: serving.$k is missing"
+    done
+    [[ $(json_get serve_out.json "abs(j['serving']['tokens_per_s_per_user'] * j['serving']['tpot_ms'] - 1000) < 1e-6") == True ]] ||
+        fail "tokens_per_s_per_user is not 1000 / TPOT"
+    # every serving field is a sweep axis; a mode-off row leaves the serving columns empty
+    expect_ok "$bin" sweep serve.json --axis serving.concurrency=1,64 --axis runtime.engine=sglang,trtllm \
+        --axis serving.mode=off,aggregated --columns serving.ttft_ms,serving.tpot_ms -q
+    [[ $(wc -l <.stdout) -eq 9 ]] || fail "sweep over serving axes: $(cat .stdout)"
+    grep -q '^1,sglang,off,,,ok,$' .stdout || fail "mode off should leave serving columns empty: $(cat .stdout)"
+    expect_bad_input "serving.decode.parallel.ep" "$bin" eval serve.json --set serving.mode=disaggregated \
+        --set serving.decode.parallel.ep=3
+    expect_bad_input "runtime.engine" "$bin" eval serve.json --set runtime.engine=tgi
+}
+
 case_list() { declare -F | sed -n 's/^declare -f case_//p' | grep -v '^list$'; }
 
 declare -F "case_$case_name" >/dev/null || fail "no such case"

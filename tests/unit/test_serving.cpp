@@ -1,0 +1,139 @@
+// test_serving.cpp — the serving layer (core/serving.h, core/engine.h): fields, errors, the hand-worked arithmetic of
+// its parts, and its shape over concurrency.
+#include <cmath>
+
+#include "core/serving.h"
+#include "test_helpers.h"
+
+namespace {
+
+moe::Estimate eval(const std::string& json_text) {
+    moe::Estimate e = moe::evaluate(moe_test::scenario(json_text), moe::builtin_tables());
+    for (const auto& err : e.errors) INFO(err.text());
+    REQUIRE(e.ok);
+    return e;
+}
+
+}  // namespace
+
+TEST_CASE("serving: off by default, its columns empty") {
+    const moe::Estimate e = eval(R"({"model":"qwen3-8b","hardware":"h200"})");
+    CHECK_FALSE(e.serving.computed);
+    const moe::Column* c = moe::find_column("serving.ttft_ms");
+    REQUIRE(c);
+    CHECK(moe::format_value(*c, e).empty());
+    CHECK(moe::column_json(*c, e).is_null());
+}
+
+TEST_CASE("serving: nested fields round-trip through compact JSON and name their path in errors") {
+    const char* text = R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":1,"dp":8,"ep":8},
+        "runtime":{"engine":"vllm"},
+        "serving":{"mode":"disaggregated","isl":2048,"osl":512,
+                   "prefill":{"parallel":{"tp":8},"workers":2,"batch":1},
+                   "decode":{"parallel":{"dp":16,"ep":16},"workers":1,"batch":32}}})";
+    const moe::Scenario s = moe_test::scenario(text);
+    CHECK(s.serving.decode.parallel.ep == 16);
+    CHECK(s.serving.prefill.workers == 2);
+    const nlohmann::json j = moe::scenario_to_json(s, true);
+    CHECK(j["serving"]["decode"]["parallel"]["ep"] == 16);
+    CHECK(j["runtime"]["engine"] == "vllm");
+    const moe::ParseResult back = moe::scenario_from_json(j, moe::builtin_catalog());
+    REQUIRE(back.ok());
+    CHECK(moe::scenario_to_json(back.scenario, true) == j);
+
+    // a pool's layout is checked like `parallel`, with its own path
+    moe::ParseResult bad = moe::parse_scenario(
+        R"({"model":"deepseek-v3","hardware":"h200","serving":{"mode":"disaggregated","decode":{"parallel":{"dp":8,"ep":3}}}})",
+        moe::builtin_catalog());
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.errors.front().text() == "serving.decode.parallel.ep: 3 does not divide tp*dp = 8");
+    bad = moe::parse_scenario(R"({"model":"qwen3-8b","serving":{"decode":{"paralel":{"tp":2}}}})", moe::builtin_catalog());
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.errors.front().path == "serving.decode.paralel");
+    bad = moe::parse_scenario(R"({"model":"qwen3-8b","runtime":{"engine":"tgi"}})", moe::builtin_catalog());
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.errors.front().path == "runtime.engine");
+}
+
+TEST_CASE("serving: one request on the ideal engine decodes at the step model's batch-1 step") {
+    // concurrency 1: nobody else's prompt lands on its decode steps, so TPOT is the decode step itself (no engine
+    // overhead on `ideal`), at the average context isl + osl/2.
+    const moe::Estimate e = eval(R"({"model":"llama-3.1-70b","hardware":"h100-sxm","parallel":{"tp":4},
+        "runtime":{"engine":"ideal"},"serving":{"mode":"aggregated","isl":2048,"osl":512,"concurrency":1}})");
+    const moe::Estimate step = moe_test::run(R"({"model":"llama-3.1-70b","hardware":"h100-sxm","parallel":{"tp":4},
+        "workload":{"phase":"decode","batch":1,"prompt_len":2048,"output_len":512,"context_len":2304},
+        "runtime":{"decode_overhead_ms":0}})");
+    CHECK(e.serving.tpot_ms == doctest::Approx(step.decode.step_ms).epsilon(1e-12));
+    CHECK(e.serving.tpot_prefill_ms == 0.0);
+    CHECK(e.serving.ttft_overhead_ms == 0.0);
+    // closed loop: one client, one request per end-to-end latency
+    CHECK(e.serving.requests_per_s == doctest::Approx(1000.0 / e.serving.e2e_latency_ms));
+    CHECK(e.serving.e2e_latency_ms == doctest::Approx(e.serving.ttft_ms + 511 * e.serving.tpot_ms));
+    CHECK(e.serving.output_tokens_per_s_per_gpu == doctest::Approx(e.serving.requests_per_s * 512 / 4));
+}
+
+TEST_CASE("serving: disaggregated KV transfer, worked by hand") {
+    // Llama-3.1-70B KV per token, bf16: 80 layers x 8 KV heads x 128 x (K, V) x 2 bytes = 327,680 B;
+    // a 1024-token prompt: 335,544,320 B.
+    // Two TP8 workers need 16 GPUs, more than the 8 of one H100 node: RDMA, 8 lanes x 50 GB/s (the preset's NIC),
+    // ideal engine (full bandwidth, no latency): 335,544,320 / 400e9 s = 0.838861 ms.
+    const moe::Estimate e = eval(R"({"model":"llama-3.1-70b","hardware":"h100-sxm","parallel":{"tp":8},
+        "runtime":{"engine":"ideal"},
+        "serving":{"mode":"disaggregated","isl":1024,"osl":256,
+                   "prefill":{"parallel":{"tp":8},"workers":1,"batch":1},
+                   "decode":{"parallel":{"tp":8},"workers":1,"batch":16}}})");
+    CHECK(e.serving.kv_transfer_ms == doctest::Approx(335544320.0 / 400e9 * 1000.0).epsilon(1e-9));
+    CHECK(e.serving.gpus == 16);
+    // Two TP4 workers fit in one node: NVLink, 4 lanes x 450 GB/s = 1,800 GB/s -> 0.186414 ms.
+    const moe::Estimate n = eval(R"({"model":"llama-3.1-70b","hardware":"h100-sxm","parallel":{"tp":4},
+        "runtime":{"engine":"ideal"},
+        "serving":{"mode":"disaggregated","isl":1024,"osl":256,
+                   "prefill":{"parallel":{"tp":4},"workers":1,"batch":1},
+                   "decode":{"parallel":{"tp":4},"workers":1,"batch":16}}})");
+    CHECK(n.serving.kv_transfer_ms == doctest::Approx(335544320.0 / 1800e9 * 1000.0).epsilon(1e-9));
+    // TTFT holds the prefill forward, the transfer and the engine's overhead (none on ideal), at least
+    CHECK(n.serving.ttft_ms >= n.serving.ttft_prefill_ms + n.serving.kv_transfer_ms);
+}
+
+TEST_CASE("serving: TTFT and TPOT grow with concurrency, per-user rate falls, for every engine") {
+    for (const char* engine : {"sglang", "vllm", "trtllm", "ideal"}) {
+        double ttft = 0, tpot = 0;
+        for (int c : {1, 2, 4, 8, 16, 32, 64, 128, 256}) {
+            const moe::Estimate e = eval(std::string(R"({"model":"qwen3-30b-a3b","hardware":"h200",
+                "runtime":{"engine":")") + engine + R"("},"serving":{"mode":"aggregated","isl":1024,"osl":1024,"concurrency":)" +
+                                         std::to_string(c) + "}}");
+            INFO(std::string(engine) << " concurrency " << c);
+            CHECK(e.serving.ttft_ms >= ttft * (1 - 1e-9));
+            CHECK(e.serving.tpot_ms >= tpot * (1 - 1e-9));
+            CHECK(std::isfinite(e.serving.output_tokens_per_s_per_gpu));
+            ttft = e.serving.ttft_ms;
+            tpot = e.serving.tpot_ms;
+        }
+    }
+}
+
+TEST_CASE("serving: a batch beyond memory waits for slots") {
+    // DeepSeek-V3 FP8 on one 8 x H200 replica holds a few hundred 9K-token requests per DP rank at most;
+    // 100,000 in flight must queue: TTFT is dominated by the wait, the running batch is the memory's.
+    const moe::Estimate e = eval(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":1,"dp":8,"ep":8},
+        "serving":{"mode":"aggregated","isl":8192,"osl":1024,"concurrency":100000}})");
+    CHECK(e.serving.running_batch < 100000.0 / 8);
+    CHECK(e.serving.ttft_queue_ms > 0.5 * e.serving.ttft_ms);
+    CHECK(std::string(e.serving.bound) == "memory");
+}
+
+TEST_CASE("engines: the shipped constants parse, and bad ones name their path") {
+    moe::EngineSet set = moe::default_engines();
+    moe::Issues errs;
+    CHECK(moe::parse_engines(moe::engines_to_json(moe::builtin_engines()), set, errs));
+    CHECK(errs.empty());
+    CHECK_FALSE(moe::builtin_engines().get(moe::EngineKind::sglang).mixed_batches);  // SGLang: separate prefill
+    CHECK(moe::builtin_engines().get(moe::EngineKind::vllm).mixed_batches);
+    errs.clear();
+    CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"vllm":{"decode_step_overhead_ms":-1}})"), set, errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "engines.vllm.decode_step_overhead_ms");
+    errs.clear();
+    CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"tgi":{}})"), set, errs));
+    CHECK(errs[0].path == "engines.tgi");
+}
