@@ -462,7 +462,14 @@ int main(int argc, char** argv) {
         }
     }
     if (!write_path.empty()) {
-        if (!write_file(write_path, report_markdown(rs, fr, cases, cal))) {
+        // keep the serving set's section (moe-validate --serving --write) where it is
+        std::string report = report_markdown(rs, fr, cases, cal), old;
+        if (read_file(write_path, old)) {
+            const size_t a = old.find("<!-- serving-validation:begin -->"), b = old.find("<!-- serving-validation:end -->");
+            if (a != std::string::npos && b != std::string::npos && b > a)
+                report += "\n" + old.substr(a, b - a) + "<!-- serving-validation:end -->\n";
+        }
+        if (!write_file(write_path, report)) {
             std::fprintf(stderr, "moe-validate: cannot write %s\n", write_path.c_str());
             return 2;
         }
