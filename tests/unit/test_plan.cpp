@@ -92,7 +92,8 @@ TEST_CASE("enumerate_plan: DeepSeek-V3 on 64 H200 — every layout divides the b
     // Worlds 1..64 (7 powers of two), tp x ep over divisors: sum of (k+1)^2 for k = 0..6.
     CHECK(layouts.size() == 140);
     // Every layout validates on the model (the estimate does not reject any point).
-    for (const auto& [tp, dp, ep, pp] : layouts) {
+    for (const auto& layout : layouts) {  // (no structured bindings: clang 14 cannot capture them in INFO)
+        const int tp = std::get<0>(layout), dp = std::get<1>(layout), ep = std::get<2>(layout), pp = std::get<3>(layout);
         s.parallel.tp = tp, s.parallel.dp = dp, s.parallel.ep = ep, s.parallel.pp = pp;
         INFO(tp << " " << dp << " " << ep << " " << pp);
         CHECK(moe::validate_scenario(s).empty());
