@@ -41,6 +41,13 @@ Scenario step_scenario(const Scenario& s, const ParallelConfig& p) {
 
 int gpus_of(const ParallelConfig& p) { return p.tp * p.dp * p.pp; }
 
+// The running batch's decode step and what the memory model says about it.
+void take_decode(const Estimate& e, ServingSteps& st) {
+    st.decode_ms = e.decode.step_ms;
+    st.max_batch = e.memory.max_batch;
+    st.weights_fit = e.memory.max_batch >= 1 || e.memory.fits;
+}
+
 bool take(const Estimate& e, ServingSteps& st, const char* what) {
     if (e.ok) return true;
     for (const Issue& i : e.errors) st.errors.push_back({i.path, std::string(what) + ": " + i.message});
@@ -49,7 +56,7 @@ bool take(const Estimate& e, ServingSteps& st, const char* what) {
 
 }  // namespace
 
-ServingSteps serving_steps(const Scenario& s, const Tables& t) {
+ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConstants& k) {
     ServingSteps st;
     const ServingConfig& sv = s.serving;
     const double isl = sv.isl;
@@ -61,7 +68,7 @@ ServingSteps serving_steps(const Scenario& s, const Tables& t) {
         const int b = std::max(1, int(std::lround(st.batch)));
         const double C = s.workload.prefill_tokens;
         st.chunk_tokens = C;
-        const bool mixed = builtin_engines().get(s.runtime.engine).mixed_batches;
+        const bool mixed = k.mixed_batches;
         // Step 1: the running batch's decode step and a full forward of prefill tokens, with the memory model.
         Scenario x = step_scenario(s, p);
         x.workload.phase = PhaseSel::both;
@@ -72,9 +79,7 @@ ServingSteps serving_steps(const Scenario& s, const Tables& t) {
         x.workload.prefill_tokens = int(mixed ? st.mixed_tokens + b : C);
         const Estimate a = estimate(x, t);
         if (!take(a, st, "serving step")) return st;
-        st.decode_ms = a.decode.step_ms;
-        st.max_batch = a.memory.max_batch;
-        st.weights_fit = a.memory.max_batch >= 1 || a.memory.fits;
+        take_decode(a, st);
         // Step 2: mixed: the decode batch's tokens as a prefill-shaped forward (the non-attention baseline the
         // chunk adds to); separate: one request's prompt alone (its first chunk).
         Scenario y = x;
@@ -134,9 +139,7 @@ ServingSteps serving_steps(const Scenario& s, const Tables& t) {
         y.workload.batch = dp.batch;
         const Estimate d = estimate(y, t);
         if (!take(d, st, "serving.decode")) return st;
-        st.decode_ms = d.decode.step_ms;
-        st.max_batch = d.memory.max_batch;
-        st.weights_fit = d.memory.max_batch >= 1 || d.memory.fits;
+        take_decode(d, st);
         Scenario y1 = y;
         y1.workload.batch = 1;
         const Estimate d1 = estimate(y1, t);
@@ -162,6 +165,19 @@ namespace {
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] aggregated
 // ---------------------------------------------------------------------------------------------------------------
+
+// The per-step overheads (the scenario's runtime fields when set, else the engine's), the per-request overhead and
+// the weight q of the synchronised first round(s) (docs/model.md, "Serving").
+struct Overheads {
+    double decode_ms, prefill_ms, request_ms, first_round_weight;
+};
+Overheads overheads(const Scenario& s, const EngineConstants& k) {
+    const double rounds = std::max(1, s.serving.requests_per_client);
+    return {s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : k.decode_step_overhead_ms,
+            s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : k.prefill_step_overhead_ms,
+            k.request_overhead_ms + k.request_overhead_per_ktoken_ms * s.serving.isl / 1000.0,
+            (1.0 + (rounds - 1.0) * k.wave_persistence) / rounds};
+}
 
 // Decode step at a running batch b between 1 and the full batch (linear in b between the two evaluated points:
 // the weight read is shared, the per-sequence work grows with b).
@@ -193,11 +209,9 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     ServingResult r;
     r.computed = true;
     const double isl = s.serving.isl, osl = s.serving.osl;
-    const double od = s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : k.decode_step_overhead_ms;
-    const double op = s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : k.prefill_step_overhead_ms;
+    const Overheads ov = overheads(s, k);
+    const double od = ov.decode_ms, op = ov.prefill_ms, q = ov.first_round_weight;
     const double n_dec = std::max(0.0, osl - 1.0);   // decode steps per request after the first token
-    const double kq = std::max(1, s.serving.requests_per_client);
-    const double q = (1.0 + (kq - 1.0) * k.wave_persistence) / kq;
     // Memory caps the running batch; the rest wait for a slot.
     const double B = st.batch;
     const double Br = std::max(1.0, std::min(B, std::floor(st.max_batch)));
@@ -261,7 +275,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     r.tpot_ms = n_dec > 0 ? Sd + tpot_pf : 0.0;
     const double ttft_kernels = ttft_sync_part + ttft_steady_part;
     // Requests beyond the running batch wait for a slot: B/Br - 1 request lifetimes.
-    const double req_ovh = k.request_overhead_ms + k.request_overhead_per_ktoken_ms * isl / 1000.0;
+    const double req_ovh = ov.request_ms;
     const double life = req_ovh + ttft_kernels + n_dec * r.tpot_ms;
     const double slot_wait = B > Br ? (B / Br - 1.0) * life : 0.0;
     r.ttft_overhead_ms = req_ovh;
@@ -289,8 +303,8 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     r.computed = true;
     const ServingConfig& sv = s.serving;
     const double osl = sv.osl;
-    const double od = s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : k.decode_step_overhead_ms;
-    const double op = s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : k.prefill_step_overhead_ms;
+    const Overheads ov = overheads(s, k);
+    const double od = ov.decode_ms, op = ov.prefill_ms;
     const double n_dec = std::max(0.0, osl - 1.0);
     const double wave_share = 1.0 / std::max(1, sv.requests_per_client);
     // Prefill pool: requests per ms.
@@ -307,7 +321,7 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     const double cap = std::max(1.0, std::floor(st.max_batch));
     r.fits = st.weights_fit && st.max_batch >= 1;
     double b = std::min<double>(sv.decode.batch, cap);
-    const double req_ovh = k.request_overhead_ms + k.request_overhead_per_ktoken_ms * sv.isl / 1000.0;
+    const double req_ovh = ov.request_ms;
     const double ttft_base = req_ovh + Sp + r.kv_transfer_ms;
     // Fixed point: the decode batch that the prefill pool can feed. Decode-bound when the prefill pool keeps up.
     double tpot = decode_at(st, b) * k.decode_kernel_scale + od;
@@ -360,14 +374,15 @@ ServingResult serving_model(const Scenario& s, const ServingSteps& st, const Eng
 Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines) {
     Estimate e = estimate(s, t);
     if (!e.ok || s.serving.mode == ServingMode::off) return e;
-    ServingSteps st = serving_steps(s, t);
+    const EngineConstants& k = engines.get(s.runtime.engine);
+    ServingSteps st = serving_steps(s, t, k);
     if (!st.ok) {
         e.ok = false;
         e.errors.insert(e.errors.end(), st.errors.begin(), st.errors.end());
         return e;
     }
     e.warnings.insert(e.warnings.end(), st.warnings.begin(), st.warnings.end());
-    e.serving = serving_model(s, st, engines.get(s.runtime.engine));
+    e.serving = serving_model(s, st, k);
     const ServingResult& r = e.serving;
     for (double v : {r.ttft_ms, r.tpot_ms, r.e2e_latency_ms, r.output_tokens_per_s_per_gpu, r.tokens_per_s_per_user, r.requests_per_s})
         if (!std::isfinite(v)) {

@@ -40,7 +40,8 @@ struct ServingSteps {
 };
 
 
-ServingSteps serving_steps(const Scenario& s, const Tables& t);
+// `k` decides the steps' shape (mixed batches or separate prefill forwards); its other constants are not used here.
+ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConstants& k);
 ServingResult serving_model(const Scenario& s, const ServingSteps& st, const EngineConstants& k);
 
 // estimate() of the scenario, plus e.serving when serving.mode is not off (errors of the serving layer come back

@@ -139,6 +139,25 @@ std::string result_word(const Result& r) {
     return r.pass ? "pass (gap)" : "gap";
 }
 
+// One CSV line as cells (RFC 4180 quotes; a trailing CR dropped).
+std::vector<std::string> split_csv_line(const std::string& line) {
+    std::vector<std::string> cells;
+    std::string cur;
+    bool q = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+        const char ch = line[i];
+        if (q) {
+            if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') { cur += '"'; ++i; }
+            else if (ch == '"') q = false;
+            else cur += ch;
+        } else if (ch == '"') q = true;
+        else if (ch == ',') { cells.push_back(cur); cur.clear(); }
+        else if (ch != '\r') cur += ch;
+    }
+    cells.push_back(cur);
+    return cells;
+}
+
 namespace {
 
 void print_results(const std::vector<Result>& rs) {
@@ -274,23 +293,6 @@ std::vector<std::string> check_fit(const std::vector<Case>& cases, const moe::Ca
 // [SECTION] coverage checks
 // ---------------------------------------------------------------------------------------------------------------
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-    std::vector<std::string> cells;
-    std::string cur;
-    bool q = false;
-    for (size_t i = 0; i < line.size(); ++i) {
-        const char ch = line[i];
-        if (q) {
-            if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') { cur += '"'; ++i; }
-            else if (ch == '"') q = false;
-            else cur += ch;
-        } else if (ch == '"') q = true;
-        else if (ch == ',') { cells.push_back(cur); cur.clear(); }
-        else if (ch != '\r') cur += ch;
-    }
-    cells.push_back(cur);
-    return cells;
-}
 
 // Every CSV line is pinned by exactly one case (with the same value) or matched by an exclusion.
 std::vector<std::string> check_csv(const std::string& path, const std::vector<Case>& cases) {

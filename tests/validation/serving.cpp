@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/moe.h"
+#include "report.h"
 
 namespace val {
 namespace {
@@ -24,24 +25,6 @@ namespace {
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] rows
 // ---------------------------------------------------------------------------------------------------------------
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-    std::vector<std::string> out;
-    std::string cur;
-    bool q = false;
-    for (size_t i = 0; i < line.size(); ++i) {
-        const char c = line[i];
-        if (q) {
-            if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') { cur += '"'; ++i; }
-            else if (c == '"') q = false;
-            else cur += c;
-        } else if (c == '"') q = true;
-        else if (c == ',') { out.push_back(cur); cur.clear(); }
-        else if (c != '\r') cur += c;
-    }
-    out.push_back(cur);
-    return out;
-}
 
 struct ModelMap {
     const char* hf_name;   // model_path in the CSV
@@ -175,7 +158,7 @@ std::vector<Row> load_rows(const std::string& path, const moe::Catalog& cat, con
             if (!pr.ok()) r.skip = "invalid scenario: " + pr.errors.front().text();
             else {
                 r.scenario = pr.scenario;
-                r.steps = moe::serving_steps(r.scenario, tables);
+                r.steps = moe::serving_steps(r.scenario, tables, moe::builtin_engines().get(r.scenario.runtime.engine));
                 if (!r.steps.ok) r.skip = "step model: " + (r.steps.errors.empty() ? std::string("failed") : r.steps.errors.front().text());
             }
         }
@@ -282,13 +265,6 @@ moe::EngineConstants& engine_of(moe::EngineSet& set, const std::string& backend)
 // [SECTION] summaries and the report
 // ---------------------------------------------------------------------------------------------------------------
 
-double median_of(std::vector<double> v) {
-    if (v.empty()) return NAN;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 struct Stats {
     int rows = 0;
     double ttft_median = NAN, ttft_worst = NAN, tpot_median = NAN, tpot_worst = NAN;
@@ -304,19 +280,12 @@ Stats stats_of(const std::vector<const Row*>& rs) {
     }
     s.rows = int(a.size());
     if (s.rows) {
-        s.ttft_median = median_of(a);
-        s.tpot_median = median_of(b);
+        s.ttft_median = median(a);
+        s.tpot_median = median(b);
         s.ttft_worst = *std::max_element(a.begin(), a.end());
         s.tpot_worst = *std::max_element(b.begin(), b.end());
     }
     return s;
-}
-
-std::string pct(double v) {
-    char b[32];
-    if (!std::isfinite(v)) return "n/a";
-    std::snprintf(b, sizeof b, "%.1f%%", 100 * v);
-    return b;
 }
 
 // The table: one line per (engine, GPU, mode), then each family, then everything.
@@ -334,19 +303,19 @@ std::string table_markdown(const std::vector<Row>& rows, bool by_family) {
     char b[512];
     for (const auto& [key, rs] : groups) {
         const Stats st = stats_of(rs);
-        std::snprintf(b, sizeof b, "| %s | %d | %s | %s | %s | %s |\n", key.c_str(), st.rows, pct(st.ttft_median).c_str(),
-                      pct(st.ttft_worst).c_str(), pct(st.tpot_median).c_str(), pct(st.tpot_worst).c_str());
+        std::snprintf(b, sizeof b, "| %s | %d | %s | %s | %s | %s |\n", key.c_str(), st.rows, pct(st.ttft_median, false).c_str(),
+                      pct(st.ttft_worst, false).c_str(), pct(st.tpot_median, false).c_str(), pct(st.tpot_worst, false).c_str());
         s += b;
     }
     const Stats st = stats_of(all);
     std::snprintf(b, sizeof b, by_family ? "| **all** | %d | %s | %s | %s | %s |\n" : "| **all** | | | %d | %s | %s | %s | %s |\n",
-                  st.rows, pct(st.ttft_median).c_str(), pct(st.ttft_worst).c_str(), pct(st.tpot_median).c_str(),
-                  pct(st.tpot_worst).c_str());
+                  st.rows, pct(st.ttft_median, false).c_str(), pct(st.ttft_worst, false).c_str(), pct(st.tpot_median, false).c_str(),
+                  pct(st.tpot_worst, false).c_str());
     s += b;
     return s;
 }
 
-std::string num(double v) {
+std::string sig4(double v) {  // four significant digits: the constants as written
     char b[64];
     std::snprintf(b, sizeof b, "%.4g", v);
     return b;
@@ -357,23 +326,16 @@ nlohmann::json engines_file(const moe::EngineSet& set, const Stats& all_fit, con
     j["_comment"] = "Serving engines' system constants (core/engine.h). The fitted ones come from moe-validate --serving "
                     "--fit-serving on tests/validation/serving_public.csv (AIConfigurator silicon sample, Apache-2.0): "
                     "per engine, the constants that minimise the mean |log error| of TTFT and TPOT over that engine's rows. "
-                    "Fit on all rows: median |error| TTFT " + pct(all_fit.ttft_median) + ", TPOT " + pct(all_fit.tpot_median) +
-                    "; each model family left out in turn: TTFT " + pct(lofo.ttft_median) + ", TPOT " + pct(lofo.tpot_median) +
+                    "Fit on all rows: median |error| TTFT " + pct(all_fit.ttft_median, false) + ", TPOT " + pct(all_fit.tpot_median, false) +
+                    "; each model family left out in turn: TTFT " + pct(lofo.ttft_median, false) + ", TPOT " + pct(lofo.tpot_median, false) +
                     " (docs/validation.md, Serving).";
-    for (int e = 0; e < 4; ++e) {
-        const moe::EngineConstants& k = set.engines[e];
-        const char* name = e < 3 ? kEngines[e] : "ideal";
-        nlohmann::json& o = j[name];
-        for (const Param& p : kParams) {
-            if (e == 3) o[p.name] = k.*p.field;
-            else o[p.name] = {{"value", std::stod(num(k.*p.field))}, {"source", "fitted (moe-validate --serving --fit-serving)"}};
-        }
-        o["mixed_batches"] = k.mixed_batches;
-        o["mem_fraction"] = k.mem_fraction;
-        o["kv_block_tokens"] = k.kv_block_tokens;
-        o["kv_transfer_eff"] = k.kv_transfer_eff;
-        o["kv_transfer_latency_ms"] = k.kv_transfer_latency_ms;
-    }
+    // every constant as the core writes it; the fitted ones as {"value", "source"}
+    const nlohmann::json plain = moe::engines_to_json(set);
+    for (auto it = plain.begin(); it != plain.end(); ++it) j[it.key()] = it.value();
+    for (int e = 0; e < 3; ++e)
+        for (const Param& p : kParams)
+            j[kEngines[e]][p.name] = {{"value", std::stod(sig4(set.engines[e].*p.field))},
+                                      {"source", "fitted (moe-validate --serving --fit-serving)"}};
     return j;
 }
 
@@ -487,10 +449,10 @@ int serving_main(int argc, char** argv) {
     std::printf("\nleave-one-family-out (each family predicted by constants fitted without it):\n%s\nby family:\n%s",
                 table_markdown(lofo, false).c_str(), table_markdown(lofo, true).c_str());
     std::printf("\nfit on all rows (%s constants): median |error| TTFT %s, TPOT %s\n", do_fit || check_fit ? "refitted" : "shipped",
-                pct(sf.ttft_median).c_str(), pct(sf.tpot_median).c_str());
+                pct(sf.ttft_median, false).c_str(), pct(sf.tpot_median, false).c_str());
     for (int e = 0; e < 3; ++e) {
         std::printf("  %-7s", kEngines[e]);
-        for (const Param& p : kParams) std::printf(" %s=%s", p.name, num(fitted.engines[e].*p.field).c_str());
+        for (const Param& p : kParams) std::printf(" %s=%s", p.name, sig4(fitted.engines[e].*p.field).c_str());
         std::printf("\n");
     }
     int status = 0;
@@ -501,16 +463,16 @@ int serving_main(int argc, char** argv) {
     }
     if (!(sl.ttft_median <= gate_ttft) || !(sl.tpot_median <= gate_tpot)) {
         std::fprintf(stderr, "serving set: leave-one-family-out median |error| TTFT %s, TPOT %s (bar: TTFT <= %s, TPOT <= %s)\n",
-                     pct(sl.ttft_median).c_str(), pct(sl.tpot_median).c_str(), pct(gate_ttft).c_str(), pct(gate_tpot).c_str());
+                     pct(sl.ttft_median, false).c_str(), pct(sl.tpot_median, false).c_str(), pct(gate_ttft, false).c_str(), pct(gate_tpot, false).c_str());
         status = 1;
     }
     if (check_fit) {
         for (int e = 0; e < 3; ++e)
             for (const Param& p : kParams) {
-                const double a = shipped.engines[e].*p.field, b = std::stod(num(fitted.engines[e].*p.field));
+                const double a = shipped.engines[e].*p.field, b = std::stod(sig4(fitted.engines[e].*p.field));
                 if (std::fabs(a - b) > 1e-9 * std::max(1.0, std::fabs(b))) {
                     std::fprintf(stderr, "engines.%s.%s: shipped %s but the fit gives %s (run moe-validate --serving --fit-serving "
-                                         "--write-engines presets/engines.json and rebuild)\n", kEngines[e], p.name, num(a).c_str(), num(b).c_str());
+                                         "--write-engines presets/engines.json and rebuild)\n", kEngines[e], p.name, sig4(a).c_str(), sig4(b).c_str());
                     status = 1;
                 }
             }
@@ -531,8 +493,8 @@ int serving_main(int argc, char** argv) {
                   "family is predicted by engine constants fitted without it (leave one family out): median |error| "
                   "**TTFT %s, TPOT %s** (bar: 15%% each). Regenerate with `moe-validate --serving --write "
                   "docs/validation.md --readme README.md`.\n\n",
-                  rows.size(), evaluable, 100.0 * evaluable / std::max<size_t>(1, rows.size()), pct(sl.ttft_median).c_str(),
-                  pct(sl.tpot_median).c_str());
+                  rows.size(), evaluable, 100.0 * evaluable / std::max<size_t>(1, rows.size()), pct(sl.ttft_median, false).c_str(),
+                  pct(sl.tpot_median, false).c_str());
     if (!write_readme.empty() && !write_marked(write_readme, "serving-validation", std::string(head) + table_markdown(lofo, false))) {
         std::fprintf(stderr, "moe-validate: cannot write %s\n", write_readme.c_str());
         return 2;
