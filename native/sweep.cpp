@@ -356,9 +356,11 @@ void run_threaded(std::uint64_t begin, std::uint64_t end, int threads, const moe
             {
                 std::unique_lock<std::mutex> lock(m);
                 const std::uint64_t s = written % window;
-                while (!stop && slot_chunk[s] != written) cv.wait_for(lock, std::chrono::milliseconds(100), [&] {
-                    return stop || slot_chunk[s] == written || interrupted();
-                });
+                // the predicate and the loop stop on the same conditions: once interrupted, the wait returns at
+                // once, and looping on it would hold the lock the workers need (a livelock, found by cli_interrupt)
+                while (!stop && slot_chunk[s] != written && !interrupted())
+                    cv.wait_for(lock, std::chrono::milliseconds(100),
+                                [&] { return stop || slot_chunk[s] == written || interrupted(); });
                 if (interrupted()) throw Interrupted();
                 if (stop && error) break;
                 chunk.swap(slot[s]);
