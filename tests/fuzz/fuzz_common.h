@@ -66,7 +66,8 @@ inline void check_estimate(const moe::Estimate& e, const char* where) {
         const std::string_view name = c.name;
         const bool not_computed = (starts_with(name, "prefill.") && !e.prefill.computed) ||
                                   (starts_with(name, "decode.") && !e.decode.computed) ||
-                                  (starts_with(name, "memory.") && !e.ok);
+                                  (starts_with(name, "memory.") && !e.ok) ||
+                                  (starts_with(name, "serving.") && !(e.ok && e.serving.computed));  // DESIGN 8.2
         if (!not_computed) fail(w + ": column " + c.name + " is NaN");
     }
     if (!e.ok) {

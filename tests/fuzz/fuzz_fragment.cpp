@@ -29,7 +29,7 @@ void check_decoded(const moe::ParseResult& r, const char* where) {
     if (moe::scenario_to_json(r2.scenario, true) != moe::scenario_to_json(r.scenario, true))
         fuzz::fail(std::string(where) + ": link round trip changed the scenario");
     if (moe::encode_fragment(r2.scenario) != again) fuzz::fail(std::string(where) + ": link encoding is not stable");
-    moe::Estimate e = moe::estimate(r.scenario, moe::builtin_tables());
+    moe::Estimate e = moe::evaluate(r.scenario, moe::builtin_tables());
     fuzz::check_estimate(e, where);
     fuzz::check_json(e, r.scenario.workload.batch % 16 == 0);
 }

@@ -68,7 +68,7 @@ void json_route(std::string_view text, const std::vector<Assignment>& sets) {
     moe::ParseResult r = moe::scenario_from_json(j, moe::builtin_catalog());
     fuzz::check_issues(r.errors, "scenario_from_json");
     if (!r.ok()) return;
-    moe::Estimate e = moe::estimate(r.scenario, moe::builtin_tables());
+    moe::Estimate e = moe::evaluate(r.scenario, moe::builtin_tables());
     fuzz::check_estimate(e, "json route");
 }
 
