@@ -248,8 +248,12 @@ json value_of(const Scenario& s, const FieldImpl& f) {
 
 // True when some field's path starts with `prefix` + "." (a group such as "serving.prefill").
 bool is_group(const std::string& prefix) {
-    for (const FieldImpl& f : field_impls())
-        if (std::strncmp(f.desc.path, prefix.c_str(), prefix.size()) == 0 && f.desc.path[prefix.size()] == '.') return true;
+    // string_view, not strncmp: a key may hold a NUL byte, and strncmp would stop there and read past the path
+    for (const FieldImpl& f : field_impls()) {
+        const std::string_view path = f.desc.path;
+        if (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0 && path[prefix.size()] == '.')
+            return true;
+    }
     return false;
 }
 

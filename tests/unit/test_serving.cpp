@@ -137,3 +137,14 @@ TEST_CASE("engines: the shipped constants parse, and bad ones name their path") 
     CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"tgi":{}})"), set, errs));
     CHECK(errs[0].path == "engines.tgi");
 }
+
+TEST_CASE("nested groups: a key holding NUL bytes is an unknown key, read within bounds") {
+    // fuzz_scenario found is_group() reading past "parallel.dp" for the key "dp\0\0\0" (strncmp stopped at the NUL);
+    // the ASan build of this test catches a relapse.
+    nlohmann::json j = {{"model", "qwen3-8b"}};
+    j["parallel"][std::string("dp\0\0\0", 5)] = 16;
+    j["serving"][std::string("decode\0\0\0\0\0\0\0\0\0\0", 16)] = 1;
+    const moe::ParseResult r = moe::scenario_from_json(j, moe::builtin_catalog());
+    REQUIRE(r.errors.size() == 2);
+    for (const moe::Issue& i : r.errors) CHECK(i.message == "unknown key");
+}
