@@ -13,6 +13,8 @@ namespace {
 constexpr std::size_t kMaxUserJson = 4 << 20;  // a dropped or pasted file larger than this is refused
 constexpr int kSweepPoints = 256;
 constexpr int kFrontierPoints = 64;
+constexpr int kServingSweepPoints = 128;  // the Sweep chart on a serving axis (each point runs the serving layer)
+constexpr int kServingPoints = 64;        // the Serving tab's charts
 
 double now_ms() {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -247,6 +249,7 @@ void set_sweep_y(AppState& st, const std::string& column) {
     st.view.sweep_y = column;
     st.fragment_dirty = true;
     st.publish_pending = true;
+    st.sweep_dirty = true;  // a serving column needs the serving layer at every point (recomputed only then)
 }
 
 void pin_current(AppState& st) {
@@ -255,6 +258,7 @@ void pin_current(AppState& st) {
     st.a.estimate = st.estimate;
     st.a.sweep = st.sweep;
     st.a.frontier = st.frontier;
+    st.a.serving = st.serving;
     st.a_dirty = false;
     st.fragment_dirty = true;
     st.publish_pending = true;
@@ -294,8 +298,18 @@ std::string sweep_y_column(const AppState& st) {
         case SweepAxis::context: return prefill ? "prefill.ttft_ms" : "decode.tpot_ms";
         case SweepAxis::ep: return prefill ? "prefill.tokens_per_s_per_gpu" : "decode.tokens_per_s_per_gpu";
         case SweepAxis::prefill_tokens: return prefill ? "prefill.tokens_per_s_per_gpu" : "prefill.ttft_ms";
+        case SweepAxis::concurrency:
+        case SweepAxis::decode_batch: return "serving.output_tokens_per_s_per_gpu";
+        case SweepAxis::isl: return "serving.ttft_ms";
+        case SweepAxis::osl: return "serving.e2e_latency_ms";
     }
     return "decode.tpot_ms";
+}
+
+bool serving_on(const moe::Scenario& s) { return s.serving.mode != moe::ServingMode::off; }
+
+SweepAxis serving_axis(const moe::Scenario& s) {
+    return s.serving.mode == moe::ServingMode::disaggregated ? SweepAxis::decode_batch : SweepAxis::concurrency;
 }
 
 SweepAxis chart_sweep_axis(const AppState& st) {
@@ -314,9 +328,14 @@ std::string sweep_key(const moe::Scenario& s, const SweepSpec& spec) {
         case SweepAxis::context: k.workload.context_len = 1; break;
         case SweepAxis::prefill_tokens: k.workload.prefill_tokens = 1; break;
         case SweepAxis::ep: break;  // dp and ep move together: any change of the layout changes the sweep
+        case SweepAxis::concurrency: k.serving.concurrency = 1; break;
+        case SweepAxis::decode_batch: k.serving.decode.batch = 1; break;
+        case SweepAxis::isl: k.serving.isl = 1; break;
+        case SweepAxis::osl: k.serving.osl = 1; break;
     }
     std::string key = moe::scenario_to_json(k, true).dump();
-    key += spec.force_decode ? "|d|" : "|";
+    key += spec.force_decode ? "|d" : "|";
+    key += spec.serving ? "s|" : "|";
     for (int v : spec.values) key += std::to_string(v) + ",";
     return key;
 }
@@ -333,7 +352,10 @@ void recompute(AppState& st) {
     const bool a_changed = st.a_dirty;
     if (st.a.active && st.a_dirty) st.a.estimate = moe::evaluate(st.a.scenario, *st.tables);
 
-    SweepSpec spec = default_sweep(chart_sweep_axis(st), st.scenario, st.estimate, kSweepPoints);
+    const SweepAxis axis = chart_sweep_axis(st);
+    SweepSpec spec = default_sweep(axis, st.scenario, st.estimate, is_serving_axis(axis) ? kServingSweepPoints : kSweepPoints);
+    // A serving column on a step axis (e.g. serving.ttft_ms over EP) needs the serving layer at every point.
+    if (serving_on(st.scenario) && sweep_y_column(st).rfind("serving.", 0) == 0) spec.serving = true;
     const std::string key = sweep_key(st.scenario, spec);
     bool sweep_changed = false;
     if (key != st.sweep_key) {
@@ -353,9 +375,31 @@ void recompute(AppState& st) {
         st.perf.frontier_ms = st.frontier.compute_ms;
         frontier_changed = true;
     }
+    // The Serving tab: TTFT and TPOT (and throughput against interactivity) over the deployment's concurrency.
+    bool serving_changed = false;
+    const bool serving = serving_on(st.scenario);
+    if (serving) {
+        const SweepSpec sspec = default_sweep(serving_axis(st.scenario), st.scenario, st.estimate, kServingPoints);
+        const std::string skey = sweep_key(st.scenario, sspec);
+        if (skey != st.serving_key) {
+            run_sweep(st.scenario, sspec, *st.tables, st.serving);
+            st.serving_key = skey;
+            st.perf.serving_ms = st.serving.compute_ms;
+            serving_changed = true;
+        }
+    } else if (!st.serving_key.empty()) {
+        st.serving.clear();
+        st.serving_key.clear();
+    }
+    if (serving && !st.serving_was_on) st.requested_tab = 4;  // serving just turned on (or a link that serves)
+    st.serving_was_on = serving;
     // A is swept over the same points as the current scenario, so the two curves share their x.
     if (st.a.active && (a_changed || sweep_changed)) run_sweep(st.a.scenario, st.sweep.spec, *st.tables, st.a.sweep);
     if (st.a.active && (a_changed || frontier_changed)) run_sweep(st.a.scenario, st.frontier.spec, *st.tables, st.a.frontier);
+    if (st.a.active && (a_changed || serving_changed)) {
+        if (serving && st.a.scenario.serving.mode == st.scenario.serving.mode) run_sweep(st.a.scenario, st.serving.spec, *st.tables, st.a.serving);
+        else st.a.serving.clear();
+    }
 
     st.dirty = false;
     st.sweep_dirty = false;
@@ -389,7 +433,8 @@ std::string hook_json(const AppState& st) {
     j["last_action"] = st.last_action;
     j["perf"] = {{"estimate_ms", st.perf.estimate_ms}, {"sweep_ms", st.perf.sweep_ms},
                  {"sweep_points", st.perf.sweep_points}, {"frontier_ms", st.perf.frontier_ms},
-                 {"frontier_points", st.frontier.size()}, {"recompute_ms", st.perf.recompute_ms},
+                 {"frontier_points", st.frontier.size()}, {"serving_ms", st.perf.serving_ms},
+                 {"serving_points", st.serving.size()}, {"recompute_ms", st.perf.recompute_ms},
                  {"first_results_ms", st.perf.first_results_ms}};
     j["view"] = {{"phase", moe::phase_name(shown_phase(st))},
                  {"sweep_axis", sweep_axis_info(chart_sweep_axis(st)).key},
@@ -400,6 +445,14 @@ std::string hook_json(const AppState& st) {
     j["sweep"] = {{"axis", sweep_axis_paths(st.sweep.spec)}, {"points", st.sweep.size()}, {"ok_points", ok_points},
                   {"x_first", st.sweep.x.empty() ? 0.0 : st.sweep.x.front()},
                   {"x_last", st.sweep.x.empty() ? 0.0 : st.sweep.x.back()}};
+    std::size_t serving_ok = 0;
+    for (unsigned char o : st.serving.ok) serving_ok += o;
+    j["serving_sweep"] = {{"axis", sweep_axis_paths(st.serving.spec)}, {"points", st.serving.size()}, {"ok_points", serving_ok},
+                          {"x_first", st.serving.x.empty() ? 0.0 : st.serving.x.front()},
+                          {"x_last", st.serving.x.empty() ? 0.0 : st.serving.x.back()}};
+    nlohmann::json cards = nlohmann::json::object();
+    for (const auto& [name, c] : st.cards) cards[name] = {{"column", c.column}, {"value", c.value}, {"unit", c.unit}, {"scale", c.scale}};
+    j["cards"] = std::move(cards);
     if (st.a.active) {
         j["compare"] = {{"scenario", moe::scenario_to_json(st.a.scenario, true)},
                         {"results", moe::estimate_to_flat_json(st.a.estimate)}};

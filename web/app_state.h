@@ -42,6 +42,7 @@ struct Pinned {
     moe::Scenario scenario;
     moe::Estimate estimate;
     SweepData sweep, frontier;
+    SweepData serving;  // over the current scenario's serving axis, when A serves in the same mode
 };
 
 struct Perf {
@@ -49,6 +50,7 @@ struct Perf {
     double sweep_ms = 0;       // the last sweep chart (sweep_points points)
     int sweep_points = 0;
     double frontier_ms = 0;    // the last throughput/interactivity sweep
+    double serving_ms = 0;     // the last serving sweep (TTFT / TPOT against concurrency)
     double recompute_ms = 0;   // everything of the last recompute (A's sweeps included)
     double first_results_ms = -1;  // performance.now() when results were first published
 };
@@ -72,7 +74,9 @@ struct AppState {
     ViewState view;
     SweepData sweep;     // the sweep chart's data (view.sweep_axis)
     SweepData frontier;  // tokens/s per GPU vs per user over batch
-    std::string sweep_key, frontier_key;  // what the sweeps were computed for (skip when unchanged)
+    SweepData serving;   // serving mode: the deployment over its concurrency (serving_axis), for the Serving tab
+    std::string sweep_key, frontier_key, serving_key;  // what the sweeps were computed for (skip when unchanged)
+    bool serving_was_on = false;  // the last recompute's scenario served: turning serving on opens the Serving tab
     Pinned a;
     bool a_dirty = false;
     Perf perf;
@@ -94,7 +98,7 @@ struct AppState {
 
     // ---- display (ImGui works in device pixels; CSS px = device px / dpr)
     double dpr = 1;
-    int results_tab = 0;              // 0 overview, 1 compare, 2 operators, 3 all outputs
+    int results_tab = 0;              // 0 overview, 1 compare, 2 operators, 3 all outputs, 4 serving
     int requested_tab = -1;
 
     // ---- test hook
@@ -104,6 +108,13 @@ struct AppState {
     long publish_seq = 0;
     int recompute_count = 0;
     std::string last_action;          // the last button or file action, for tests ("copy_link", "load:config")
+    // The headline cards as drawn (ui name -> column, shown text, unit, divisor of the column's value): the tests
+    // check the printed digits against `moe-roofline eval`.
+    struct CardText {
+        std::string column, value, unit;
+        double scale = 1;
+    };
+    std::map<std::string, CardText> cards;
 };
 
 // Reads a fragment ("#s=...&x=...", "s=..." or ""): the scenario it holds (or the defaults and a notice), the view
@@ -133,6 +144,9 @@ moe::Phase shown_phase(const AppState& st);
 // The sweep chart's x axis (resolving the default) and y column (resolving "").
 SweepAxis chart_sweep_axis(const AppState& st);
 std::string sweep_y_column(const AppState& st);
+// The axis of the Serving tab's charts: serving.concurrency (aggregated) or serving.decode.batch (disaggregated).
+SweepAxis serving_axis(const moe::Scenario& s);
+bool serving_on(const moe::Scenario& s);
 
 bool needs_recompute(const AppState& st);
 // Runs the model for the current scenario and the sweeps the charts need (clears `dirty`, schedules the hook).

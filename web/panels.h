@@ -13,7 +13,8 @@ namespace web {
 void draw_toolbar(AppState& st);         // title, example scenarios, link / JSON / CSV / reset / pin buttons
 void draw_notice(AppState& st);          // a link or file that could not be read, with its reasons (dismissable)
 void draw_scenario_panel(AppState& st);  // model, hardware, parallelism, workload, precision, runtime, routing
-void draw_results_panel(AppState& st);   // headline numbers, then tabs: overview charts, compare, operators, outputs
+void draw_results_panel(AppState& st);   // headline numbers (and the serving ones), then tabs: overview charts, serving,
+                                         // compare, operators, outputs
 
 // Charts of the overview (panels_charts.cpp), each filling `size` device pixels.
 void draw_layer_chart(AppState& st, ImVec2 size);
@@ -21,6 +22,10 @@ void draw_memory_chart(AppState& st, ImVec2 size);
 void draw_roofline_chart(AppState& st, ImVec2 size);
 void draw_sweep_chart(AppState& st, ImVec2 size);
 void draw_frontier_chart(AppState& st, ImVec2 size);
+// The Serving tab (serving mode on): TTFT and TPOT against the deployment's concurrency, and its output tokens/s
+// per GPU against tokens/s per user, from st.serving.
+void draw_serving_chart(AppState& st, ImVec2 size);
+void draw_serving_frontier_chart(AppState& st, ImVec2 size);
 
 // Starts / ends a chart card (a bordered child window); the card's rectangle is published as ui[name].
 bool begin_card(AppState& st, const char* name, ImVec2 size);

@@ -1,5 +1,7 @@
-// panels_results.cpp — what the model says: headline numbers with a provenance badge, then tabs: the overview
-// charts (panels_charts.cpp), the A/B comparison, every operator, and every output column with its exact value.
+// panels_results.cpp — what the model says: headline numbers with a provenance badge (and, when serving is on, a
+// row of deployment-level cards above them: TTFT and TPOT under load with their parts as a stacked bar, output
+// tokens/s per GPU, per user, request latency, GPUs), then tabs: the overview charts (panels_charts.cpp), the
+// Serving charts, the A/B comparison, every operator, and every output column with its exact value.
 #include <imgui.h>
 
 #include <cmath>
@@ -35,12 +37,20 @@ void split_time(double ms, std::string& number, std::string& unit) {
     }
 }
 
+// A part of a card's number, drawn as a segment of a thin stacked bar along the card's bottom edge.
+struct CardPart {
+    const char* column;
+    const char* label;
+    ImU32 colour;
+};
+
 struct Card {
     const char* caption;
     std::string value, unit, sub;
     ImU32 sub_colour = theme::kTextDim;
     ImU32 value_colour = theme::kText;
     const char* help = nullptr;
+    std::vector<CardPart> parts;
 };
 
 // Delta of B against A for a card's sub line: "A 1,020 ms · +12.6%" (green when better).
@@ -78,14 +88,175 @@ void draw_card(ImDrawList* dl, ImVec2 p, ImVec2 size, const Card& c) {
     dl->PopClipRect();
 }
 
+// The six cards' positions: one row, or two rows of three in a narrow window.
+struct CardGrid {
+    ImVec2 p0;
+    float w = 0, h = 0, gap = 0;
+    int per_row = 6;
+    ImVec2 at(int i) const { return ImVec2(p0.x + float(i % per_row) * (w + gap), p0.y + float(i / per_row) * (h + gap)); }
+    float height() const { return per_row == 6 ? h : 2 * h + gap; }
+};
+
+CardGrid card_grid() {
+    CardGrid g;
+    g.gap = ImGui::GetStyle().ItemSpacing.x;
+    const float W = ImGui::GetContentRegionAvail().x;
+    g.h = theme::px(80);
+    g.per_row = W / theme::px(1) < 820 ? 3 : 6;  // narrow windows: two rows of three
+    g.w = (W - g.gap * float(g.per_row - 1)) / float(g.per_row);
+    g.p0 = ImGui::GetCursorScreenPos();
+    return g;
+}
+
+// A stacked bar of the card's parts (their shares of the sum) along the bottom of the card at p.
+void draw_parts_bar(ImDrawList* dl, ImVec2 p, ImVec2 size, const Card& c, const moe::Estimate& e) {
+    double total = 0;
+    for (const CardPart& part : c.parts) total += std::max(0.0, column_value(e, part.column));
+    if (!(total > 0)) return;
+    const float x0 = p.x + theme::px(10), bw = size.x - theme::px(20), y = p.y + size.y - theme::px(9);
+    float x = x0;
+    for (const CardPart& part : c.parts) {
+        const float ww = static_cast<float>(std::max(0.0, column_value(e, part.column)) / total) * bw;
+        if (ww > 0) dl->AddRectFilled(ImVec2(x, y), ImVec2(x + ww, y + theme::px(4)), part.colour);
+        x += ww;
+    }
+}
+
+// Deployment-level cards (DESIGN §8.2), shown above the step-level ones when serving is on.
+void draw_serving_cards(AppState& st) {
+    const moe::Estimate& e = st.estimate;
+    const moe::Scenario& s = st.scenario;
+    const moe::ServingResult& r = e.serving;
+    const bool ok = e.ok && r.computed;
+    const bool disagg = s.serving.mode == moe::ServingMode::disaggregated;
+    std::vector<Card> cards(6);
+    const char* names[6] = {"card.serving.ttft", "card.serving.tpot", "card.serving.gpu", "card.serving.user",
+                            "card.serving.latency", "card.serving.gpus"};
+    std::string n, u;
+
+    Card& ttft = cards[0];
+    ttft.caption = "TTFT under load";
+    ttft.help = "serving.ttft_ms";
+    split_time(ok ? r.ttft_ms : std::nan(""), ttft.value, ttft.unit);
+    ttft.parts = {{"serving.ttft_prefill_ms", "own prefill", theme::kCompute},
+                  {"serving.ttft_queue_ms", "queue", theme::kQueue},
+                  {"serving.ttft_first_wave_ms", "first wave", theme::lighten(theme::kQueue, 0.45f)},
+                  {"serving.ttft_overhead_ms", "engine overhead", theme::kLatency}};
+    if (disagg) ttft.parts.push_back({"serving.kv_transfer_ms", "KV transfer", theme::kComm});
+    if (ok) {
+        // the bar and the tooltip give every part; the line names what dominates besides the request's own prefill
+        const double wait = r.ttft_queue_ms + r.ttft_first_wave_ms;
+        if (wait >= r.kv_transfer_ms && wait > 0) ttft.sub = "incl. " + fmt::time_ms(wait) + " waiting";
+        else if (r.kv_transfer_ms > 0) ttft.sub = "incl. " + fmt::time_ms(r.kv_transfer_ms) + " KV transfer";
+        else ttft.sub = "own prefill " + fmt::time_ms(r.ttft_prefill_ms);
+    }
+    split_time(column_value(st.a.estimate, "serving.ttft_ms"), n, u);
+    compare_sub(ttft, st, "serving.ttft_ms", false, n + " " + u);
+
+    Card& tpot = cards[1];
+    tpot.caption = "TPOT under load";
+    tpot.help = "serving.tpot_ms";
+    split_time(ok ? r.tpot_ms : std::nan(""), tpot.value, tpot.unit);
+    tpot.parts = {{"serving.tpot_decode_ms", "decode step", theme::kTpot},
+                  {"serving.tpot_prefill_ms", "interleaved prefill", theme::kCompute}};
+    if (ok) tpot.sub = r.tpot_prefill_ms > 0 ? "incl. " + fmt::time_ms(r.tpot_prefill_ms) + " prefill" : "decode steps only";
+    split_time(column_value(st.a.estimate, "serving.tpot_ms"), n, u);
+    compare_sub(tpot, st, "serving.tpot_ms", false, n + " " + u);
+
+    Card& gpu = cards[2];
+    gpu.caption = "Serving throughput";
+    gpu.help = "serving.output_tokens_per_s_per_gpu";
+    gpu.value = ok ? fmt::number(r.output_tokens_per_s_per_gpu, 4) : "\u2014";
+    gpu.unit = "tok/s/GPU";
+    if (ok) gpu.sub = fmt::number(r.requests_per_s, 3) + " requests/s";
+    compare_sub(gpu, st, "serving.output_tokens_per_s_per_gpu", true,
+                fmt::number(column_value(st.a.estimate, "serving.output_tokens_per_s_per_gpu"), 4));
+
+    Card& user = cards[3];
+    user.caption = "Per user under load";
+    user.help = "serving.tokens_per_s_per_user";
+    user.value = ok ? fmt::number(r.tokens_per_s_per_user, 3) : "\u2014";
+    user.unit = "tok/s";
+    const int ranks = disagg ? s.serving.decode.workers * s.serving.decode.parallel.dp : s.parallel.dp;
+    if (ok) user.sub = "running " + fmt::number(r.running_batch, 3) + " \u00d7 DP " + std::to_string(ranks);
+    compare_sub(user, st, "serving.tokens_per_s_per_user", true, fmt::number(column_value(st.a.estimate, "serving.tokens_per_s_per_user"), 3));
+
+    Card& lat = cards[4];
+    lat.caption = "Request latency";
+    lat.help = "serving.e2e_latency_ms";
+    split_time(ok ? r.e2e_latency_ms : std::nan(""), lat.value, lat.unit);
+    lat.sub = fmt::number(s.serving.isl) + " in \u2192 " + fmt::number(s.serving.osl) + " out";
+    split_time(column_value(st.a.estimate, "serving.e2e_latency_ms"), n, u);
+    compare_sub(lat, st, "serving.e2e_latency_ms", false, n + " " + u);
+
+    Card& dep = cards[5];
+    dep.caption = disagg ? "GPUs \u00b7 disaggregated" : "GPUs \u00b7 aggregated";
+    dep.help = "serving.gpus";
+    dep.value = ok ? fmt::number(r.gpus) : "\u2014";
+    dep.unit = ok && r.gpus == 1 ? "GPU" : "GPUs";
+    if (ok) {
+        dep.value_colour = r.fits ? theme::kText : theme::kBad;
+        dep.sub = std::string(r.fits ? "\u2713 fits" : "\u2717 KV does not fit") + (*r.bound ? std::string(", ") + r.bound + "-bound" : "");
+        dep.sub_colour = r.fits ? theme::kGood : theme::kBad;
+    }
+
+    if (!e.ok) {
+        for (Card& c : cards) {
+            c.sub = "invalid scenario";
+            c.sub_colour = theme::kBad;
+        }
+    }
+    const CardGrid g = card_grid();
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    for (int i = 0; i < 6; ++i) {
+        const Card& c = cards[size_t(i)];
+        const ImVec2 p = g.at(i);
+        draw_card(dl, p, ImVec2(g.w, g.h), c);
+        if (ok) draw_parts_bar(dl, p, ImVec2(g.w, g.h), c, e);
+        ImGui::SetCursorScreenPos(p);
+        ImGui::InvisibleButton(names[i], ImVec2(g.w, g.h));
+        record_last_item(st, names[i]);
+        const std::size_t cut = c.value.find(' ');
+        st.cards[names[i]] = {c.help, c.value.substr(0, cut), c.unit, c.unit == "s" ? 1000.0 : 1.0};
+        if (!ImGui::IsItemHovered()) continue;
+        const moe::Column* col = moe::find_column(c.help);
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
+        ImGui::TextUnformatted(col ? col->help : "");
+        ImGui::TextDisabled("%s = %s", c.help, col ? moe::format_value(*col, e).c_str() : "");
+        if (!c.parts.empty()) {
+            ImGui::Spacing();
+            for (const CardPart& part : c.parts) {
+                const moe::Column* pc = moe::find_column(part.column);
+                ImGui::TextColored(theme::vec(part.colour), "\u25A0");
+                ImGui::SameLine();
+                ImGui::Text("%s %s", part.label, fmt::time_ms(column_value(e, part.column)).c_str());
+                ImGui::SameLine();
+                ImGui::TextDisabled("%s", part.column);
+                if (pc && pc->help) {
+                    ImGui::Indent(ImGui::GetFontSize() * 1.2f);
+                    ImGui::TextDisabled("%s", pc->help);
+                    ImGui::Unindent(ImGui::GetFontSize() * 1.2f);
+                }
+            }
+        }
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+    }
+    ImGui::SetCursorScreenPos(ImVec2(g.p0.x, g.p0.y + g.height() + ImGui::GetStyle().ItemSpacing.y));
+}
+
 void draw_headline(AppState& st) {
+    st.cards.clear();
+    if (serving_on(st.scenario)) draw_serving_cards(st);
     const moe::Estimate& e = st.estimate;
     const moe::Scenario& s = st.scenario;
     std::vector<Card> cards(6);
     std::string n, u;
 
     Card& ttft = cards[0];
-    ttft.caption = "Time to first token";
+    const bool serving = serving_on(s);
+    ttft.caption = serving ? "Step TTFT (one request)" : "Time to first token";
     ttft.help = "prefill.ttft_ms";
     split_time(e.prefill.computed ? e.prefill.ttft_ms : std::nan(""), ttft.value, ttft.unit);
     if (e.prefill.computed) {
@@ -98,7 +269,7 @@ void draw_headline(AppState& st) {
     compare_sub(ttft, st, "prefill.ttft_ms", false, n + " " + u);
 
     Card& tpot = cards[1];
-    tpot.caption = "Time per output token";
+    tpot.caption = serving ? "Step TPOT (batch above)" : "Time per output token";
     tpot.help = "decode.tpot_ms";
     split_time(e.decode.computed ? e.decode.tpot_ms : std::nan(""), tpot.value, tpot.unit);
     if (e.decode.computed) {
@@ -479,11 +650,22 @@ void draw_outputs_tab(AppState& st) {
     ImGui::EndTable();
 }
 
+void draw_serving_tab(AppState& st) {
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const ImVec2 gap = ImGui::GetStyle().ItemSpacing;
+    const float h = std::max(theme::px(300), avail.y);
+    const float w1 = std::floor((avail.x - gap.x) * 0.55f);
+    draw_serving_chart(st, ImVec2(w1, h));
+    ImGui::SameLine();
+    draw_serving_frontier_chart(st, ImVec2(avail.x - w1 - gap.x, h));
+}
+
 void draw_overview(AppState& st) {
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const ImVec2 gap = ImGui::GetStyle().ItemSpacing;
-    const float row1 = std::max(theme::px(205), avail.y * 0.40f);
-    const float row2 = std::max(theme::px(250), avail.y - row1 - gap.y);
+    // Row 1 keeps room for the memory legend; row 2 takes the rest (less when serving adds a row of cards).
+    const float row1 = std::max(theme::px(236), avail.y * 0.40f);
+    const float row2 = std::max(theme::px(220), avail.y - row1 - gap.y);
     const float w1 = std::floor(avail.x * 0.56f);
     draw_layer_chart(st, ImVec2(w1, row1));
     ImGui::SameLine();
@@ -550,8 +732,13 @@ void draw_results_panel(AppState& st) {
     }
 
     if (ImGui::BeginTabBar("results_tabs")) {
-        const char* names[4] = {"Overview", "Compare A/B", "Operators", "All outputs"};
-        for (int i = 0; i < 4; ++i) {
+        // The Serving tab (index 4, after Overview on screen) exists while serving is on.
+        const char* names[5] = {"Overview", "Compare A/B", "Operators", "All outputs", "Serving"};
+        const bool serving = serving_on(st.scenario);
+        const int order[5] = {0, 4, 1, 2, 3};
+        for (int k = 0; k < 5; ++k) {
+            const int i = order[k];
+            if (i == 4 && !serving) continue;
             const ImGuiTabItemFlags f = st.requested_tab == i ? ImGuiTabItemFlags_SetSelected : 0;
             const bool open = ImGui::BeginTabItem(names[i], nullptr, f);
             record_last_item(st, std::string("tab.") + std::to_string(i));
@@ -565,6 +752,7 @@ void draw_results_panel(AppState& st) {
                 case 1: draw_compare_tab(st); break;
                 case 2: draw_operators_tab(st); break;
                 case 3: draw_outputs_tab(st); break;
+                case 4: draw_serving_tab(st); break;
             }
             ImGui::EndTabItem();
         }

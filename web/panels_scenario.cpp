@@ -1,6 +1,8 @@
 // panels_scenario.cpp — the scenario editor: model (preset or a pasted / dropped config.json, with a summary),
 // hardware (preset plus editable specs), parallelism (with the derived world size and experts per GPU, and the
-// core's own words when a layout is invalid), workload, precision, runtime and routing.
+// core's own words when a layout is invalid), workload, serving (DESIGN §8: mode, engine, request lengths,
+// concurrency; for disaggregated serving each pool's layout, workers and batch, with the GPU total), precision,
+// runtime and routing.
 #include <imgui.h>
 
 #include <cmath>
@@ -332,6 +334,81 @@ void workload_section(AppState& st) {
     section_errors(st, {"workload"});
 }
 
+// A derived line of the form (label on the left, wrapped text), published as ui[name].
+void derived_row(AppState& st, const char* label, const char* text, const char* name) {
+    form_label(label);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    record_last_item(st, name);
+}
+
+int pool_gpus(const moe::PoolConfig& p) { return p.parallel.tp * p.parallel.dp * p.parallel.pp; }
+
+// One disaggregated pool: its layout with the Parallelism section's − / + steppers, workers and batch.
+void pool_controls(AppState& st, const char* pool, const char* title) {
+    ImGui::Spacing();
+    ImGui::PushFont(theme::fonts().bold);
+    ImGui::TextUnformatted(title);
+    ImGui::PopFont();
+    const std::string p = std::string("serving.") + pool;
+    field_pow2_stepper(st, (p + ".parallel.tp").c_str(), "TP (attention)");
+    field_pow2_stepper(st, (p + ".parallel.dp").c_str(), "DP (attention)");
+    field_pow2_stepper(st, (p + ".parallel.ep").c_str(), "EP (experts)");
+    field_pow2_stepper(st, (p + ".parallel.pp").c_str(), "PP (stages)");
+    field_int_stepper(st, (p + ".workers").c_str(), "Workers");
+    if (std::string(pool) == "prefill") field_slider_int(st, (p + ".batch").c_str(), "Prompts / forward", 1, 256, true);
+    else field_slider_int(st, (p + ".batch").c_str(), "Batch per DP", 1, 4096, true);
+}
+
+void serving_section(AppState& st) {
+    if (!section("Serving")) return;
+    field_choice_combo(st, "serving.mode", "Mode");
+    const moe::Scenario& s = st.scenario;
+    if (s.serving.mode == moe::ServingMode::off) {
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextDisabled("Off: step-level numbers only. Aggregated serves closed-loop clients on the layout above "
+                            "(continuous batching, chunked prefill); disaggregated gives prefill and decode their own pools.");
+        ImGui::PopTextWrapPos();
+        section_errors(st, {"serving"});
+        return;
+    }
+    field_choice_combo(st, "runtime.engine", "Engine");
+    field_slider_int(st, "serving.isl", "Input (ISL)", 16, 1048576, true);
+    field_slider_int(st, "serving.osl", "Output (OSL)", 1, 131072, true);
+    char buf[256];
+    const int per_node = std::max(1, s.gpus_per_node());
+    if (s.serving.mode == moe::ServingMode::aggregated) {
+        field_slider_int(st, "serving.concurrency", "Concurrency", 1, 16384, true);
+        field_input_number(st, "serving.requests_per_client", "Requests / client");
+        const int world = s.world();
+        const double per_rank = double(s.serving.concurrency) / std::max(1, s.parallel.dp);
+        std::snprintf(buf, sizeof buf, "one replica of the layout above: %d GPU%s, %s request%s per DP rank, chunk %s", world,
+                      world == 1 ? "" : "s", fmt::number(per_rank, 3).c_str(), per_rank == 1 ? "" : "s",
+                      fmt::number(s.workload.prefill_tokens).c_str());
+        derived_row(st, "Deployment", buf, "derived.serving_gpus");
+    } else {
+        field_input_number(st, "serving.requests_per_client", "Requests / client");
+        pool_controls(st, "prefill", "Prefill pool");
+        pool_controls(st, "decode", "Decode pool");
+        const int pg = pool_gpus(s.serving.prefill), dg = pool_gpus(s.serving.decode);
+        const long total = long(s.serving.prefill.workers) * pg + long(s.serving.decode.workers) * dg;
+        const long nodes = (total + per_node - 1) / per_node;
+        std::snprintf(buf, sizeof buf, "%ld GPUs = prefill %d \u00d7 %d + decode %d \u00d7 %d, %ld node%s", total,
+                      s.serving.prefill.workers, pg, s.serving.decode.workers, dg, nodes, nodes == 1 ? "" : "s");
+        derived_row(st, "GPUs", buf, "derived.serving_gpus");
+        const long clients = long(s.serving.decode.workers) * s.serving.decode.parallel.dp * s.serving.decode.batch;
+        std::snprintf(buf, sizeof buf, "%ld requests in flight = %d worker%s \u00d7 DP %d \u00d7 batch %d", clients,
+                      s.serving.decode.workers, s.serving.decode.workers == 1 ? "" : "s", s.serving.decode.parallel.dp,
+                      s.serving.decode.batch);
+        derived_row(st, "Concurrency", buf, "derived.serving_concurrency");
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextDisabled("The Parallelism section's layout is not used by the two pools.");
+        ImGui::PopTextWrapPos();
+    }
+    section_errors(st, {"serving"});
+}
+
 void precision_section(AppState& st) {
     if (!section("Precision")) return;
     const moe::Estimate& e = st.estimate;
@@ -387,6 +464,7 @@ void draw_scenario_panel(AppState& st) {
     hardware_section(st);
     parallel_section(st);
     workload_section(st);
+    serving_section(st);
     precision_section(st);
     runtime_section(st);
     routing_section(st);
@@ -395,7 +473,7 @@ void draw_scenario_panel(AppState& st) {
         if (i.path.empty() || !(starts_with(i.path, "model") || starts_with(i.path, "hardware") ||
                                 starts_with(i.path, "parallel") || starts_with(i.path, "workload") ||
                                 starts_with(i.path, "precision") || starts_with(i.path, "runtime") ||
-                                starts_with(i.path, "routing")))
+                                starts_with(i.path, "routing") || starts_with(i.path, "serving")))
             error_text(i.text());
     }
     ImGui::Spacing();

@@ -15,8 +15,16 @@ const std::vector<SweepAxisInfo>& sweep_axes() {
         {SweepAxis::context, "context", "context", "tokens", "KV length seen by a decode step (workload.context_len)."},
         {SweepAxis::ep, "ep", "EP", "GPUs", "Expert parallelism (parallel.ep), with DP attention scaled along so the experts' TP stays as it is."},
         {SweepAxis::prefill_tokens, "prefill", "prefill chunk", "tokens", "Tokens in one prefill forward per attention-DP rank (workload.prefill_tokens)."},
+        {SweepAxis::concurrency, "concurrency", "concurrency", "requests", "Serving, aggregated: requests in flight per replica (serving.concurrency)."},
+        {SweepAxis::decode_batch, "decode_batch", "decode batch", "requests", "Serving, disaggregated: requests in flight per decode DP rank (serving.decode.batch)."},
+        {SweepAxis::isl, "isl", "input length", "tokens", "Serving: input tokens per request (serving.isl)."},
+        {SweepAxis::osl, "osl", "output length", "tokens", "Serving: output tokens per request (serving.osl)."},
     };
     return axes;
+}
+
+bool is_serving_axis(SweepAxis a) {
+    return a == SweepAxis::concurrency || a == SweepAxis::decode_batch || a == SweepAxis::isl || a == SweepAxis::osl;
 }
 
 const SweepAxisInfo& sweep_axis_info(SweepAxis a) {
@@ -91,6 +99,26 @@ SweepSpec default_sweep(SweepAxis axis, const moe::Scenario& s, const moe::Estim
             spec.values = geometric_integers(128, hi, max_points);
             break;
         }
+        case SweepAxis::concurrency: {
+            const int hi = std::min(1 << 20, next_pow2(std::max(256.0, 4.0 * s.serving.concurrency)));
+            spec.values = geometric_integers(1, hi, max_points);
+            break;
+        }
+        case SweepAxis::decode_batch: {
+            const int hi = std::min(1 << 16, next_pow2(std::max(256.0, 4.0 * s.serving.decode.batch)));
+            spec.values = geometric_integers(1, hi, max_points);
+            break;
+        }
+        case SweepAxis::isl: {
+            const int hi = std::min(1 << 22, next_pow2(std::max(32768.0, 4.0 * s.serving.isl)));
+            spec.values = geometric_integers(64, hi, max_points);
+            break;
+        }
+        case SweepAxis::osl: {
+            const int hi = std::min(1 << 20, next_pow2(std::max(16384.0, 4.0 * s.serving.osl)));
+            spec.values = geometric_integers(16, hi, max_points);
+            break;
+        }
         case SweepAxis::ep: {
             const int world_cap = 1024;
             for (int ep = 1; ep <= world_cap; ep *= 2) spec.values.push_back(ep);
@@ -98,6 +126,7 @@ SweepSpec default_sweep(SweepAxis axis, const moe::Scenario& s, const moe::Estim
             break;
         }
     }
+    spec.serving = is_serving_axis(axis) && s.serving.mode != moe::ServingMode::off;
     // The current value is not added to the grid (the chart marks it from the estimate itself), so moving it
     // (dragging the batch slider) leaves the sweep as it is and it need not be recomputed.
     return spec;
@@ -109,6 +138,10 @@ std::vector<std::string> sweep_axis_paths(const SweepSpec& spec) {
         case SweepAxis::context: return {"workload.context_len"};
         case SweepAxis::prefill_tokens: return {"workload.prefill_tokens"};
         case SweepAxis::ep: return {"parallel.ep", "parallel.dp"};
+        case SweepAxis::concurrency: return {"serving.concurrency"};
+        case SweepAxis::decode_batch: return {"serving.decode.batch"};
+        case SweepAxis::isl: return {"serving.isl"};
+        case SweepAxis::osl: return {"serving.osl"};
     }
     return {};
 }
@@ -123,6 +156,10 @@ bool sweep_point(moe::Scenario& s, const moe::Scenario& base, const SweepSpec& s
         case SweepAxis::batch: return set("workload.batch", x);
         case SweepAxis::context: return set("workload.context_len", x);
         case SweepAxis::prefill_tokens: return set("workload.prefill_tokens", x);
+        case SweepAxis::concurrency: return set("serving.concurrency", x);
+        case SweepAxis::decode_batch: return set("serving.decode.batch", x);
+        case SweepAxis::isl: return set("serving.isl", x);
+        case SweepAxis::osl: return set("serving.osl", x);
         case SweepAxis::ep: {
             // keep moe_tp = tp*dp/ep: dp = ep * moe_tp / tp
             const long moe_tp = std::max(1, base.moe_tp());
@@ -163,7 +200,7 @@ void run_sweep(const moe::Scenario& base, const SweepSpec& spec, const moe::Tabl
     out.values.assign(cols.size() * n, std::numeric_limits<double>::quiet_NaN());
     out.ok.assign(n, 0);
     out.fits.assign(n, 0);
-    const int fits_col = numeric_column_index("memory.fits");
+    const int fits_col = numeric_column_index(spec.serving ? "serving.fits" : "memory.fits");
     moe::Scenario s = base;
     if (spec.force_decode && s.workload.phase == moe::PhaseSel::prefill) s.workload.phase = moe::PhaseSel::decode;
     const moe::Scenario start = s;
@@ -172,7 +209,8 @@ void run_sweep(const moe::Scenario& base, const SweepSpec& spec, const moe::Tabl
         issues.clear();
         if (spec.axis == SweepAxis::ep) s = start;  // dp and ep both move
         if (!sweep_point(s, start, spec, i, issues)) continue;
-        const moe::Estimate e = moe::evaluate(s, tables);
+        // The serving layer costs a few step evaluations per point: only the sweeps that show it pay for it.
+        const moe::Estimate e = spec.serving ? moe::evaluate(s, tables) : moe::estimate(s, tables);
         if (!e.ok) continue;
         out.ok[i] = 1;
         for (std::size_t c = 0; c < cols.size(); ++c) out.values[c * n + i] = cols[c]->number(e);

@@ -14,7 +14,10 @@
 
 namespace web {
 
-enum class SweepAxis : std::uint8_t { batch, context, ep, prefill_tokens };
+// The step axes (batch, context, ep, prefill_tokens) and the serving axes (DESIGN §8: serving.concurrency,
+// serving.decode.batch, serving.isl, serving.osl), whose points are evaluated with the serving layer.
+enum class SweepAxis : std::uint8_t { batch, context, ep, prefill_tokens, concurrency, decode_batch, isl, osl };
+bool is_serving_axis(SweepAxis a);
 
 struct SweepAxisInfo {
     SweepAxis axis;
@@ -31,6 +34,8 @@ struct SweepSpec {
     SweepAxis axis = SweepAxis::batch;
     std::vector<int> values;  // x of each point (for ep: the EP size; dp follows, see sweep_point)
     bool force_decode = false;  // the throughput/interactivity sweep: a prefill-only scenario is evaluated as decode
+    bool serving = false;       // evaluate() (step model + serving layer) instead of estimate(): the serving.* columns
+                                // are filled and `fits` is serving.fits; the step-level sweeps skip the serving layer
 };
 
 // The default points of an axis around the current scenario: `max_points` distinct integers, geometric (dense where
@@ -48,7 +53,7 @@ struct SweepData {
     std::vector<double> x;
     std::vector<double> values;       // numeric output column c (index into numeric_columns()) at point i: [c * n + i]
     std::vector<unsigned char> ok;    // estimate status ok
-    std::vector<unsigned char> fits;  // memory.fits
+    std::vector<unsigned char> fits;  // memory.fits (serving sweeps: serving.fits)
     double compute_ms = 0;            // wall time of run_sweep (wasm compute)
     std::size_t size() const { return x.size(); }
     double value(std::size_t column, std::size_t i) const { return values[column * x.size() + i]; }

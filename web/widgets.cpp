@@ -223,7 +223,8 @@ bool field_segmented(AppState& st, const char* path, const char* label) {
     return changed;
 }
 
-bool field_pow2_stepper(AppState& st, const char* path, const char* label) {
+namespace {
+bool int_stepper(AppState& st, const char* path, const char* label, bool doubling) {
     nlohmann::json v = moe::get_path(st.scenario, path);
     const int cur = v.is_number() ? v.get<int>() : 1;
     form_label(label);
@@ -233,7 +234,7 @@ bool field_pow2_stepper(AppState& st, const char* path, const char* label) {
     bool changed = false;
     const ImVec2 start = ImGui::GetCursorScreenPos();
     ImGui::PushID(path);
-    if (ImGui::Button("\u2212", ImVec2(bw, 0)) && cur > 1) changed |= edit_field(st, path, cur / 2);
+    if (ImGui::Button("\u2212", ImVec2(bw, 0)) && cur > 1) changed |= edit_field(st, path, doubling ? cur / 2 : cur - 1);
     record_last_item(st, std::string(path) + ".minus");
     ImGui::SameLine(0, gap);
     ImGui::SetNextItemWidth(w - 2 * (bw + gap));
@@ -243,13 +244,18 @@ bool field_pow2_stepper(AppState& st, const char* path, const char* label) {
     }
     record_last_item(st, std::string(path) + ".value");
     ImGui::SameLine(0, gap);
-    if (ImGui::Button("+", ImVec2(bw, 0))) changed |= edit_field(st, path, cur * 2);
+    if (ImGui::Button("+", ImVec2(bw, 0))) changed |= edit_field(st, path, doubling ? cur * 2 : cur + 1);
     record_last_item(st, std::string(path) + ".plus");
     ImGui::PopID();
     record_rect(st, path, start, ImVec2(start.x + w, start.y + ImGui::GetFrameHeight()));
     help_for_field(path);
     return changed;
 }
+
+}  // namespace
+
+bool field_pow2_stepper(AppState& st, const char* path, const char* label) { return int_stepper(st, path, label, true); }
+bool field_int_stepper(AppState& st, const char* path, const char* label) { return int_stepper(st, path, label, false); }
 
 bool field_slider_int(AppState& st, const char* path, const char* label, int lo, int hi, bool log_scale,
                       int shown_value_when_auto) {

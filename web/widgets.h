@@ -34,6 +34,7 @@ bool field_choice_combo(AppState& st, const char* path, const char* label, const
 bool field_dtype_combo(AppState& st, const char* path, const char* label, const char* resolved = nullptr);
 bool field_segmented(AppState& st, const char* path, const char* label);  // choices as a row of buttons
 bool field_pow2_stepper(AppState& st, const char* path, const char* label);  // [−] value [+], halves / doubles
+bool field_int_stepper(AppState& st, const char* path, const char* label);   // [−] value [+], minus / plus one (>= 1)
 bool field_slider_int(AppState& st, const char* path, const char* label, int lo, int hi, bool log_scale,
                       int shown_value_when_auto = 0);
 bool field_slider_double(AppState& st, const char* path, const char* label, double lo, double hi, const char* format);  // 2 decimals

@@ -15,7 +15,8 @@
 //       (g) hostile fragments show a notice and the defaults; (h) the sweep CSV is `moe-roofline sweep`'s text;
 //       (i) compare A/B, restored from its link; (j) a dropped config.json / scenario file, Save / Load JSON and a
 //       pasted link; (k) a typed hardware spec becomes {"base", override}; (l) an invalid layout shows the core's words and the
-//       link keeps the last valid scenario; (m) Copy link.
+//       link keeps the last valid scenario; (m) Copy link; (n) the Serving section driven by real clicks (mode,
+//       engine, a pool's − / + steppers), its cards to the last printed digit, its link, its charts and sweeps.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -577,6 +578,141 @@ test('(m) Copy link puts a link to exactly this page on the clipboard', async ()
   const text = await page.evaluate(() => navigator.clipboard.readText());
   assert.equal(text, await page.evaluate(() => window.location.href));
   assert.deepEqual(core.urlDecode(text.slice(text.indexOf('#'))).scenario, core.compact(SCENARIO_B));
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+// The digits a card shows are the CLI's value rounded to as many decimals as the card prints.
+function assertCardsAsCli(h, label) {
+  const cli_ = cliEval(opt.cli, h.scenario);
+  const names = Object.keys(h.cards).filter((n) => n.startsWith('card.serving.'));
+  assert.equal(names.length, 6, `${label}: serving cards ${JSON.stringify(Object.keys(h.cards))}`);
+  for (const name of names) {
+    const c = h.cards[name];
+    const [area, key] = c.column.split('.');
+    const v = cli_[area][key];
+    assert.equal(typeof v, 'number', `${label}: ${c.column} = ${v} in moe-roofline eval`);
+    const decimals = (c.value.split('.')[1] ?? '').length;
+    assert.equal(Number(c.value.replace(/,/g, '')), Number((v / c.scale).toFixed(decimals)),
+                 `${label}: ${name} shows ${c.value} ${c.unit}, moe-roofline eval ${c.column} = ${v}`);
+  }
+}
+
+// Cards, tabs and the given charts are on screen and do not overlap one another.
+function assertOnScreen(h, names, width, height, label) {
+  const rects = names.map((n) => [n, h.ui[n]]);
+  for (const [n, r] of rects) {
+    assert.ok(r, `${label}: ui["${n}"] not published`);
+    assert.ok(r.x >= 0 && r.y >= 0 && r.x + r.w <= width + 0.5 && r.y + r.h <= height + 0.5, `${label}: ${n} off screen ${JSON.stringify(r)}`);
+    if (n.startsWith('chart.')) assert.ok(r.w >= 250 && r.h >= 180, `${label}: ${n} too small ${JSON.stringify(r)}`);
+  }
+  for (let i = 0; i < rects.length; i++) {
+    for (let j = i + 1; j < rects.length; j++) {
+      const [a, b] = [rects[i][1], rects[j][1]];
+      const overlap = a.x < b.x + b.w - 0.5 && b.x < a.x + a.w - 0.5 && a.y < b.y + b.h - 0.5 && b.y < a.y + a.h - 0.5;
+      assert.ok(!overlap, `${label}: ${rects[i][0]} overlaps ${rects[j][0]}`);
+    }
+  }
+}
+
+const SERVING_CARDS = ['ttft', 'tpot', 'gpu', 'user', 'latency', 'gpus'].map((n) => `card.serving.${n}`);
+const STEP_CARDS = [0, 1, 2, 3, 4, 5].map((i) => `card.${i}`);
+
+// Opens a combo ui[path] and clicks its entry `value`.
+async function choose(page, path, value) {
+  await click(page, path);
+  await waitHook(page, (n) => n in window.__moe.ui, `${path}=${value}`);
+  await click(page, `${path}=${value}`, { scroll: false });
+}
+
+test('(n) serving: the Serving section by real clicks, cards to the last digit, the link, charts and sweeps', async () => {
+  const { page, context, problems } = await open(server.url);
+  const urlScenario = async () => core.urlDecode(await page.evaluate(() => window.location.hash)).scenario;
+  const h0 = await settle(page);
+  assert.equal(h0.results['serving.ttft_ms'], null, 'serving is off by default');
+  assert.ok(!('card.serving.ttft' in h0.ui), 'no serving cards while serving is off');
+
+  // mode: aggregated (the combo, then its entry); the Serving tab opens
+  await choose(page, 'serving.mode', 'aggregated');
+  const h1 = await waitHook(page, () => window.__moe.scenario.serving?.mode === 'aggregated' && window.__moe.view.tab === 4);
+  assertEditAsCli(h0, h1, ['serving.mode=aggregated'], 'serving mode');
+  assert.ok(h1.results['serving.ttft_ms'] > 0 && h1.results['serving.tpot_ms'] > 0, JSON.stringify(h1.results));
+  assertCardsAsCli(h1, 'aggregated');
+
+  // engine: vllm
+  await choose(page, 'runtime.engine', 'vllm');
+  const h2 = await waitHook(page, () => window.__moe.scenario.runtime?.engine === 'vllm');
+  assertEditAsCli(h1, h2, ['runtime.engine=vllm'], 'engine combo');
+  assertSameAsCli(h2, 'aggregated, vllm');
+  assertCardsAsCli(h2, 'aggregated, vllm');
+  assert.deepEqual(await urlScenario(), h2.scenario, 'the URL follows the serving edits');
+  assert.equal(h2.serving_sweep.points, 64);
+  assert.deepEqual(h2.serving_sweep.axis, ['serving.concurrency']);
+  assert.ok(h2.serving_sweep.ok_points >= 60, JSON.stringify(h2.serving_sweep));
+  assert.ok(h2.serving_sweep.x_first <= (h2.scenario.serving.concurrency ?? 64));
+  assertOnScreen(h2, [...SERVING_CARDS, ...STEP_CARDS, 'chart.serving', 'chart.serving_frontier'], 1280, 800, 'Serving tab');
+  await scrollIntoView(page, 'derived.serving_gpus');
+  await screenshot(page, 'serving.png');
+
+  // the overview still holds every chart under the two rows of cards
+  await click(page, 'tab.0', { scroll: false });
+  const h3 = await waitHook(page, () => window.__moe.view.tab === 0);
+  assertOnScreen(h3, [...SERVING_CARDS, ...STEP_CARDS, ...CHARTS], 1280, 800, 'Overview with serving');
+  await screenshot(page, 'serving-overview.png');
+
+  // the Sweep chart on a serving axis: its CSV is `moe-roofline sweep --axis serving.concurrency=...`'s text
+  await click(page, 'sweep.x', { scroll: false });
+  await waitHook(page, () => 'sweep.x=concurrency' in window.__moe.ui);
+  await click(page, 'sweep.x=concurrency', { scroll: false });
+  const h4 = await waitHook(page, () => window.__moe.view.sweep_axis === 'concurrency');
+  assert.equal(h4.view.sweep_y, 'serving.output_tokens_per_s_per_gpu');
+  assert.deepEqual(h4.sweep.axis, ['serving.concurrency']);
+  assert.ok(h4.sweep.ok_points >= 100, JSON.stringify(h4.sweep));
+  const [download] = await Promise.all([page.waitForEvent('download'), click(page, 'button.csv', { scroll: false })]);
+  const csv = fs.readFileSync(await download.path(), 'utf8');
+  const xs = csv.trimEnd().split('\n').slice(1).map((l) => l.split(',')[0]);
+  assert.equal(xs.length, h4.sweep.points);
+  const sw = cli(opt.cli, ['sweep', '-', '--axis', `serving.concurrency=${xs.join(',')}`, '-o', '-', '-q'], h4.scenario);
+  assert.equal(sw.status, 0, sw.stderr);
+  assert.equal(csv, sw.stdout, 'the page\'s serving sweep CSV differs from moe-roofline sweep');
+
+  // disaggregated: the decode pool's DP and EP through their + buttons (compact JSON nests serving.decode.parallel.ep)
+  await choose(page, 'serving.mode', 'disaggregated');
+  const h5 = await waitHook(page, () => window.__moe.scenario.serving?.mode === 'disaggregated');
+  assertEditAsCli(h4, h5, ['serving.mode=disaggregated'], 'disaggregated');
+  await click(page, 'serving.decode.parallel.dp.plus');
+  const h6 = await waitHook(page, () => window.__moe.scenario.serving?.decode?.parallel?.dp === 2);
+  assertEditAsCli(h5, h6, ['serving.decode.parallel.dp=2'], 'decode DP +');
+  await click(page, 'serving.decode.parallel.ep.plus');
+  const h7 = await waitHook(page, () => window.__moe.scenario.serving?.decode?.parallel?.ep === 2);
+  assertEditAsCli(h6, h7, ['serving.decode.parallel.ep=2'], 'decode EP +');
+  await click(page, 'serving.prefill.workers.plus');
+  const h8 = await waitHook(page, () => window.__moe.scenario.serving?.prefill?.workers === 2);
+  assertEditAsCli(h7, h8, ['serving.prefill.workers=2'], 'prefill workers +');
+  assert.deepEqual(h8.scenario.serving, { mode: 'disaggregated', decode: { parallel: { dp: 2, ep: 2 } }, prefill: { workers: 2 } });
+  assert.equal(h8.results['serving.gpus'], 4);
+  assert.ok(h8.results['serving.kv_transfer_ms'] > 0, JSON.stringify(h8.results));
+  assertSameAsCli(h8, 'disaggregated');
+  assert.deepEqual(await urlScenario(), h8.scenario, 'the URL carries the pools');
+  await click(page, 'tab.4', { scroll: false });
+  const h9 = await waitHook(page, () => window.__moe.view.tab === 4 && window.__moe.serving_sweep.axis[0] === 'serving.decode.batch');
+  assertCardsAsCli(h9, 'disaggregated');
+  assertOnScreen(h9, [...SERVING_CARDS, ...STEP_CARDS, 'chart.serving', 'chart.serving_frontier'], 1280, 800, 'disaggregated');
+  await scrollIntoView(page, 'derived.serving_gpus');
+  await screenshot(page, 'serving-disaggregated.png');
+
+  // the link restores the serving fields, the numbers and the Serving tab
+  const hash = await page.evaluate(() => window.location.hash);
+  await reload(page, server.url + hash);
+  const h10 = await waitHook(page, () => window.__moe.view.tab === 4);
+  assert.equal(h10.notice, '');
+  assert.deepEqual(h10.scenario, h8.scenario);
+  assert.deepEqual(h10.results, h8.results);
+  assertCardsAsCli(h10, 'restored link');
+  // and `moe-roofline url` gives a link the page reads the same way
+  const u = cli(opt.cli, ['url', '-', '--base', server.url], h8.scenario);
+  assert.equal(u.status, 0, u.stderr);
+  assert.equal(u.stdout.trim(), server.url + hash.replace(/&.*$/, ''));
   assert.deepEqual(problems, []);
   await context.close();
 });

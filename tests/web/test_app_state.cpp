@@ -2,6 +2,8 @@
 // recompute, and the window.__moe hook. Built natively and as wasm (ctest: web_state_native / web_state_wasm).
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "core/moe.h"
 #include "web/app_state.h"
 
@@ -94,4 +96,56 @@ TEST_CASE("a pasted JSON nested deeper than 64 levels is refused with a notice, 
     CHECK(st.notice.find("deeper") != std::string::npos);
     web::load_user_json(st, quoted, "pasted text");
     CHECK(st.notice.find("deeper") == std::string::npos);
+}
+
+TEST_CASE("serving: recompute sweeps the deployment over its concurrency; step sweeps skip the serving layer") {
+    web::AppState st = make_state();
+    web::load_fragment(st, fragment_of(R"({"model":"llama-3.1-70b","hardware":"h200","parallel":{"tp":4},"runtime":{"engine":"vllm"},
+                                           "serving":{"mode":"aggregated","isl":1024,"osl":1024,"concurrency":64}})"));
+    web::recompute(st);
+    REQUIRE(st.estimate.ok);
+    CHECK(st.estimate.serving.computed);
+    CHECK(st.requested_tab == 4);  // a link that serves opens the Serving tab
+    // the Serving tab's sweep: serving.concurrency, 64 points, every one evaluated with the serving layer
+    REQUIRE(st.serving.size() == 64);
+    CHECK(web::sweep_axis_paths(st.serving.spec) == std::vector<std::string>{"serving.concurrency"});
+    const int ttft = web::numeric_column_index("serving.ttft_ms");
+    REQUIRE(ttft >= 0);
+    for (std::size_t i = 0; i < st.serving.size(); ++i) CHECK(std::isfinite(st.serving.value(size_t(ttft), i)));
+    // at the current concurrency the sweep gives the estimate's own number
+    for (std::size_t i = 0; i < st.serving.size(); ++i)
+        if (st.serving.x[i] == 64) CHECK(st.serving.value(size_t(ttft), i) == st.estimate.serving.ttft_ms);
+    // the Sweep chart over batch (a step column): no serving layer, so the serving columns are empty there
+    CHECK_FALSE(st.sweep.spec.serving);
+    CHECK(std::isnan(st.sweep.value(size_t(ttft), 0)));
+    // a serving column on the Sweep chart turns it on; dragging the concurrency does not recompute the Serving sweep
+    web::set_sweep_y(st, "serving.ttft_ms");
+    web::recompute(st);
+    CHECK(st.sweep.spec.serving);
+    CHECK(std::isfinite(st.sweep.value(size_t(ttft), 0)));
+    const std::string key = st.serving_key;
+    REQUIRE(web::edit_field(st, "serving.concurrency", 40));  // inside the same range (1 .. 256)
+    web::recompute(st);
+    CHECK(st.serving_key == key);
+    // a serving axis in the link; its CSV header names the path
+    web::set_sweep_axis(st, web::SweepAxis::concurrency);
+    web::recompute(st);
+    CHECK(web::sweep_y_column(st) == "serving.output_tokens_per_s_per_gpu");
+    CHECK(web::current_sweep_csv(st).rfind("serving.concurrency,", 0) == 0);
+    CHECK(web::build_fragment(st).find("&x=concurrency") != std::string::npos);
+    // disaggregated: the pools' fields nest in the compact JSON, the Serving sweep is over the decode batch
+    REQUIRE(web::edit_field(st, "serving.mode", "disaggregated"));
+    REQUIRE(web::edit_field(st, "serving.decode.parallel.tp", 4));
+    REQUIRE(web::edit_field(st, "serving.prefill.parallel.tp", 4));
+    web::recompute(st);
+    CHECK(web::sweep_axis_paths(st.serving.spec) == std::vector<std::string>{"serving.decode.batch"});
+    const nlohmann::json hook = nlohmann::json::parse(web::hook_json(st));
+    CHECK(hook["scenario"]["serving"]["decode"]["parallel"]["tp"] == 4);
+    web::AppState st2 = make_state();
+    web::load_fragment(st2, "#" + web::build_fragment(st));
+    CHECK(moe::scenario_to_json(st2.scenario, true) == moe::scenario_to_json(st.scenario, true));
+    // serving off: no Serving sweep
+    REQUIRE(web::edit_field(st, "serving.mode", "off"));
+    web::recompute(st);
+    CHECK(st.serving.size() == 0);
 }
