@@ -46,8 +46,26 @@ void from_table(OpRecord& op, const CommHit& h, double link_Bps) {
 
 }  // namespace
 
-// TP all-reduce of T x h bf16 over n GPUs. Measured: the engine's own all-reduce (SGLang's custom all-reduce; inside
-// a CUDA graph for decode, eager for prefill, which SGLang runs outside graphs), NCCL where that series is missing.
+// The measured all-reduce series to use, best first, for the scenario's engine (runtime.engine). SGLang and vLLM run
+// decode inside CUDA graphs (their custom all-reduce, graph-captured) and prefill eagerly (the same kernel with its
+// buffer registered per call: the *_eager series); TensorRT-LLM's own all-reduce runs the same way in both phases.
+// `ideal` takes the engine the calculator assumed before engines existed (SGLang). NCCL where a series is missing.
+static CommHit engine_allreduce(const Ctx& c, Phase ph, int n, double message) {
+    const bool pf = ph == Phase::prefill;
+    switch (c.s.runtime.engine) {
+        case EngineKind::vllm:
+            return pf ? table_collective(c, "all_reduce", {"vllm_eager", "vllm", "nccl"}, n, message)
+                      : table_collective(c, "all_reduce", {"vllm", "nccl"}, n, message);
+        case EngineKind::trtllm: return table_collective(c, "all_reduce", {"trtllm", "nccl"}, n, message);
+        case EngineKind::sglang:
+        case EngineKind::ideal: break;
+    }
+    return pf ? table_collective(c, "all_reduce", {"sglang_eager", "sglang", "nccl"}, n, message)
+              : table_collective(c, "all_reduce", {"sglang", "nccl"}, n, message);
+}
+
+// TP all-reduce of T x h bf16 over n GPUs. Measured: the engine's own all-reduce (engine_allreduce), NCCL where that
+// series is missing.
 // Fallback (analytical): ring, 2(n-1)/n of the data crosses each GPU's link, plus a latency per log2 n step.
 OpRecord allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n) {
     const double bytes = 2.0 * (n - 1) / n * T * c.m.hidden * 2.0;
@@ -58,8 +76,7 @@ OpRecord allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n)
     OpRecord op = comm_op(name, ph, bytes, inter_node ? Engine::rdma : Engine::nvlink, us);
     op.efficiency = c.cal.allreduce_eff;
     const double message = T * c.m.hidden * 2.0;  // the buffer being reduced
-    const CommHit h = ph == Phase::prefill ? table_collective(c, "all_reduce", {"sglang_eager", "sglang", "nccl"}, n, message)
-                                           : table_collective(c, "all_reduce", {"sglang", "nccl"}, n, message);
+    const CommHit h = engine_allreduce(c, ph, n, message);
     if (h.found) from_table(op, h, link_Bps);
     return op;
 }

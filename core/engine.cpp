@@ -36,6 +36,7 @@ EngineSet default_engines() {
     tr.mixed_batches = true;
     tr.kv_block_tokens = 32;
     tr.mem_fraction = 0.9;
+    tr.kv_reserve_output = true;  // CapacitySchedulerPolicy.GUARANTEED_NO_EVICT, the default
     // ideal: no host overhead, kernels exactly as the tables say, mixed batches.
     EngineConstants& id = s.get(EngineKind::ideal);
     id.mixed_batches = true;
@@ -109,6 +110,11 @@ bool parse_engines(const nlohmann::json& j, EngineSet& out, Issues& errors) {
                 if (!v.is_boolean()) errors.push_back({path, "must be true or false"});
                 else c.mixed_batches = v.get<bool>();
             }
+            if (key == "kv_reserve_output") {
+                known = true;
+                if (!v.is_boolean()) errors.push_back({path, "must be true or false"});
+                else c.kv_reserve_output = v.get<bool>();
+            }
             if (!known) errors.push_back({path, "unknown constant"});
         }
     }
@@ -125,6 +131,7 @@ nlohmann::json engines_to_json(const EngineSet& set) {
         MOE_ENGINE_INTS(X)
 #undef X
         o["mixed_batches"] = c.mixed_batches;
+        o["kv_reserve_output"] = c.kv_reserve_output;
     }
     return j;
 }

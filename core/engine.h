@@ -31,6 +31,9 @@ struct EngineConstants {
     bool mixed_batches = true;            // prefill chunks ride along with the decode batch (vLLM, TRT-LLM); false:
                                           // separate prefill forwards that pause decoding (SGLang's default)
     // Memory.
+    bool kv_reserve_output = false;       // a request is admitted only with KV blocks for its whole prompt + output
+                                          // (TRT-LLM's default GUARANTEED_NO_EVICT capacity scheduler); false: blocks
+                                          // are taken as tokens are made, preempting when they run out (vLLM, SGLang)
     double mem_fraction = 0.9;            // default static memory fraction
     int kv_block_tokens = 16;             // paged-KV block (SGLang 1, vLLM 16, TRT-LLM 32)
     // Disaggregated KV transfer (NIXL / Mooncake / UCX over RDMA).

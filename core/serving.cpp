@@ -212,9 +212,11 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     const Overheads ov = overheads(s, k);
     const double od = ov.decode_ms, op = ov.prefill_ms, q = ov.first_round_weight;
     const double n_dec = std::max(0.0, osl - 1.0);   // decode steps per request after the first token
-    // Memory caps the running batch; the rest wait for a slot.
+    // Memory caps the running batch; the rest wait for a slot. The memory model's max_batch holds requests at their
+    // mean context (isl + osl/2); an engine that reserves each request's whole output at admission fits fewer.
     const double B = st.batch;
-    const double Br = std::max(1.0, std::min(B, std::floor(st.max_batch)));
+    const double cap = k.kv_reserve_output ? st.max_batch * (isl + 0.5 * osl) / (isl + osl) : st.max_batch;
+    const double Br = std::max(1.0, std::min(B, std::floor(cap)));
     r.fits = st.weights_fit && st.max_batch >= 1;
     r.running_batch = Br;
     const double Sd = decode_at(st, Br) * k.decode_kernel_scale + od;         // a decode step with its overhead
@@ -318,7 +320,8 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     // Decode pool: N closed-loop clients, the memory model caps each rank's running batch.
     const double ranks = double(sv.decode.workers) * st.dp;
     const double N = ranks * sv.decode.batch;
-    const double cap = std::max(1.0, std::floor(st.max_batch));
+    const double isl = sv.isl;
+    const double cap = std::max(1.0, std::floor(k.kv_reserve_output ? st.max_batch * (isl + 0.5 * osl) / (isl + osl) : st.max_batch));
     r.fits = st.weights_fit && st.max_batch >= 1;
     double b = std::min<double>(sv.decode.batch, cap);
     const double req_ovh = ov.request_ms;

@@ -57,6 +57,7 @@ struct Row {
     moe::Scenario scenario;
     moe::ServingSteps steps;
     double pred_ttft = NAN, pred_tpot = NAN;  // with the constants under test
+    std::string parts;                        // the predicted parts, for --rows
 };
 
 int to_int(const std::string& s, int dflt) {
@@ -191,6 +192,11 @@ void predict(Row& r, const moe::EngineConstants& k) {
     const moe::ServingResult s = moe::serving_model(r.scenario, r.steps, k);
     r.pred_ttft = s.ttft_ms;
     r.pred_tpot = s.tpot_ms;
+    char b[256];
+    std::snprintf(b, sizeof b, "prefill=%.4g queue=%.4g wave=%.4g ovh=%.4g dec=%.4g pf=%.4g run=%.4g kv=%.4g", s.ttft_prefill_ms,
+                  s.ttft_queue_ms, s.ttft_first_wave_ms, s.ttft_overhead_ms, s.tpot_decode_ms, s.tpot_prefill_ms, s.running_batch,
+                  s.kv_transfer_ms);
+    r.parts = b;
 }
 
 // Mean absolute log error of TTFT and TPOT over the rows, each capped (robust: wild rows move it little).
@@ -442,8 +448,9 @@ int serving_main(int argc, char** argv) {
     const Stats sf = stats_of(all_fit), sl = stats_of(all_lofo);
     if (verbose)
         for (const Row& r : lofo)
-            std::printf("%s,%s,%s,%s,%s,%d,%d,%.4g,%.4g,%.4g,%.4g,%s\n", r.id.c_str(), r.family.c_str(), r.backend.c_str(),
-                        r.system.c_str(), r.mode.c_str(), r.isl, r.osl, r.ttft, r.pred_ttft, r.tpot, r.pred_tpot, r.skip.c_str());
+            std::printf("%s,%s,%s,%s,%s,%d,%d,%.4g,%.4g,%.4g,%.4g,%s,%s\n", r.id.c_str(), r.family.c_str(), r.backend.c_str(),
+                        r.system.c_str(), r.mode.c_str(), r.isl, r.osl, r.ttft, r.pred_ttft, r.tpot, r.pred_tpot, r.skip.c_str(),
+                        r.parts.c_str());
     std::printf("serving set: %zu rows, %d evaluated (%.1f%%)\n", rows.size(), evaluable, 100.0 * evaluable / std::max<size_t>(1, rows.size()));
     for (const auto& [why, n] : skipped) std::printf("  not evaluated: %d rows: %s\n", n, why.c_str());
     std::printf("\nleave-one-family-out (each family predicted by constants fitted without it):\n%s\nby family:\n%s",
