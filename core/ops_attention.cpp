@@ -146,7 +146,29 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
         }
         if (dsa) indexer_projections(c, ph, T, true, L);
         const double kvb = dtype_bytes(c.kv);
-        if (ph == Phase::decode) {
+        // DSA prefill past index_topk keys runs the sparse kernel (FlashMLA sparse prefill) in the absorbed form, as
+        // decode does: per head and selected key, QK over kv_lora + rope and PV over kv_lora. Shorter prompts attend
+        // to every key and run dense MHA (SGLang's choice), which the non-absorbed path below prices.
+        const bool sparse_prefill = dsa && ph == Phase::prefill && a.hi > m.index_topk;
+        if (sparse_prefill) {
+            const double wb = 2.0;
+            OpRecord qk_op = make_op("attn.bmm_q_wk", ph, 2.0 * T * Hr * m.qk_nope_head_dim * m.kv_lora_rank,
+                                     Hr * m.qk_nope_head_dim * m.kv_lora_rank * wb, T * Hr * (m.qk_nope_head_dim + m.kv_lora_rank) * 2.0);
+            time_op(c, qk_op, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
+            L.pre.push_back(qk_op);
+            indexer_core(c, ph, a, prefill_keys(a, 1.0, 0.0), a.hi, m.dsa_index_bytes_per_token_layer(), L);
+            const double keys = prefill_keys(a, 1.0, cap);
+            const double lat = m.kv_lora_rank + m.qk_rope_head_dim;
+            OpRecord core = make_op("attn.core", ph, 2.0 * T * Hr * keys * (lat + m.kv_lora_rank), 0,
+                                    a.seqs * a.hi * lat * kvb + T * Hr * (lat + m.kv_lora_rank) * 2.0);
+            time_op(c, core, Dtype::bf16, TableHit{}, c.cal.attn_prefill_compute_eff, c.cal.hbm_bw_eff);
+            L.pre.push_back(core);
+            OpRecord ov = make_op("attn.bmm_o_wv", ph, 2.0 * T * Hr * m.kv_lora_rank * m.v_head_dim,
+                                  Hr * m.kv_lora_rank * m.v_head_dim * wb, T * Hr * (m.kv_lora_rank + m.v_head_dim) * 2.0);
+            time_op(c, ov, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
+            L.pre.push_back(ov);
+            cp_comm(c, ph, a, lat * kvb + m.dsa_index_bytes_per_token_layer(), 0.0, L);
+        } else if (ph == Phase::decode) {
             // absorbed: q_nope x W_UK -> latent, attention over the latent cache, x W_UV -> v
             const double wb = 2.0;  // absorbed per-head matrices are kept in bf16
             OpRecord qk_op = make_op("attn.bmm_q_wk", ph, 2.0 * T * Hr * m.qk_nope_head_dim * m.kv_lora_rank,
