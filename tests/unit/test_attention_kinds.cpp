@@ -108,10 +108,10 @@ TEST_CASE("DeepSeek-V4-Pro at 1M: the compressed attention costs under a tenth o
     // Issue 14's done-when: the same layer priced as full attention over an uncompressed 1M-token cache (the
     // config without compress_ratios and without the window) against the CSA / HCA layers.
     const moe::Estimate e = run(kV4Decode1M);
-    nlohmann::json cfg = nlohmann::json::parse(embedded_text("presets/models/deepseek-v4-pro.json"));
+    nlohmann::json cfg = nlohmann::json::parse(embedded_text("presets/models/deepseek-v4-pro.json"), nullptr, false);
     cfg.erase("compress_ratios");
     cfg.erase("sliding_window");
-    nlohmann::json sc = nlohmann::json::parse(kV4Decode1M);
+    nlohmann::json sc = nlohmann::json::parse(kV4Decode1M, nullptr, false);
     sc["model"] = cfg;
     const moe::Estimate full = run(sc.dump());
     auto attention_us = [](const moe::Estimate& x, const char* group) {
