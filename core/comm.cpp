@@ -81,6 +81,21 @@ OpRecord allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n)
     return op;
 }
 
+// Each of n ranks contributes `bytes_per_rank` and receives the others' ((n - 1) x bytes_per_rank): NCCL's measured
+// all-gather of the gathered output inside one NVLink domain, else the link at allgather_eff plus a latency per
+// log2 n step (the all-gather of the exposed ring formula).
+OpRecord attn_allgather_op(const Ctx& c, const char* name, Phase ph, double bytes_per_rank, int n) {
+    const double bytes = (n - 1) * bytes_per_rank;
+    const bool inter_node = n > c.gpn;
+    const double link_Bps = (inter_node ? c.g.rdma_bandwidth_GBps : c.g.nvlink_bandwidth_GBps) * 1e9;
+    const double us = bytes / (link_Bps * c.cal.allgather_eff) * 1e6 + c.cal.allreduce_latency_us * std::log2(double(n));
+    OpRecord op = comm_op(name, ph, bytes, inter_node ? Engine::rdma : Engine::nvlink, us);
+    op.efficiency = c.cal.allgather_eff;
+    const CommHit h = table_collective(c, "all_gather", {"nccl"}, n, n * bytes_per_rank);
+    if (h.found) from_table(op, h, link_Bps);
+    return op;
+}
+
 // Dispatch (tokens to experts) and combine (outputs back) for one MoE layer, T tokens per attention rank.
 void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L) {
     const ModelSpec& m = c.m;

@@ -82,6 +82,7 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
     const Dtype exp_compute = s.gpu.compute_dtype(c.w_exp);
     c.disp = pick(s.precision.dispatch, (exp_compute == Dtype::fp8 || is_fp4_like(exp_compute)) ? Dtype::fp8 : Dtype::bf16);
     c.sm_share = std::max(0.05, 1.0 - double(s.runtime.comm_sms) / s.gpu.sm_count);
+    c.cp = s.parallel.cp;
     int nf = 0;
     auto add_family = [&](const std::string& f) {
         if (f.empty() || nf >= 4) return;
@@ -109,8 +110,11 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
     const bool want_decode = s.workload.phase != PhaseSel::prefill;
     e.ops.reserve(64);
     if (want_prefill) {
+        // A prefix-cache hit leaves prompt_len - cached tokens per prompt to compute (at least the last one).
+        const double cached = s.prefill_cached_tokens();
         PhaseShape ps{Phase::prefill, double(s.workload.prefill_tokens),
-                      std::max(1.0, double(s.workload.prefill_tokens) / s.workload.prompt_len), double(s.workload.prompt_len)};
+                      std::max(1.0, double(s.workload.prefill_tokens) / (s.workload.prompt_len - cached)),
+                      double(s.workload.prompt_len), cached};
         run_phase(c, e, ps, e.prefill_backend, e.prefill);
     }
     if (want_decode) {

@@ -31,6 +31,7 @@ struct Ctx {
     Dtype w_attn, w_exp, w_shared, w_embed, kv, disp, comb;
     double bw;          // bytes/s
     int tp, dp, ep, pp, moe_tp, gpn;
+    int cp = 1;         // context-parallel ranks inside the attention TP group (heads split over tp / cp)
     double sm_share = 1.0;  // fraction of SMs left to compute while DeepEP normal kernels run
     // families to look tables up in, in order of preference
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
@@ -81,6 +82,7 @@ struct PhaseShape {
     double T;         // tokens in this forward on the attention rank
     double batch;     // sequences (decode) / prompts in the chunk (prefill)
     double ctx;       // decode: KV length; prefill: prompt length
+    double cached = 0;  // prefill: tokens of each prompt already in the prefix cache (attended, not computed)
 };
 
 struct LayerTime {
@@ -96,7 +98,7 @@ OpRecord make_op(const char* name, Phase ph, double flops, double wbytes, double
 OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w);
 OpRecord memory_op(const Ctx& c, const char* name, Phase ph, double bytes);
 // ops_attention.cpp
-void attention_ops(const Ctx& c, const PhaseShape& ps, int window, LayerOps& L);
+void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, LayerOps& L);
 void linear_attention_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L);  // a Gated DeltaNet layer
 // ops_ffn.cpp
 void dense_ffn_ops(const Ctx& c, Phase ph, double T, double inter, const char* up_name, const char* down_name,
@@ -105,6 +107,8 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L);
 // comm.cpp
 OpRecord comm_op(const char* name, Phase ph, double bytes, Engine eng, double us);
 OpRecord allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n);
+// All-gather inside the attention TP group of `bytes_per_rank` from each of n ranks (context parallelism's KV).
+OpRecord attn_allgather_op(const Ctx& c, const char* name, Phase ph, double bytes_per_rank, int n);
 void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L);
 // step.cpp
 LayerOps build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked);

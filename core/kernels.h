@@ -234,6 +234,21 @@ inline double causal_attended(double p, double w) {
     return w - w * w / (2.0 * p);
 }
 
+// Integral over t in [0, x] of min(t / r, cap) (cap 0 = none): the keys a query at position t sees when it attends to
+// one entry per r tokens (r = 1: tokens; DeepSeek-V4: compressed entries), at most `cap` of them (a window, or the
+// top-k of a sparse attention). x^2 / (2r) until t / r reaches the cap, then linear.
+inline double capped_key_integral(double x, double r, double cap) {
+    if (x <= 0 || r <= 0) return 0;
+    if (cap <= 0 || x <= r * cap) return x * x / (2.0 * r);
+    return cap * x - r * cap * cap / 2.0;
+}
+// Average of min(t / r, cap) over the query positions [lo, hi): what one of the prompt's computed tokens attends to
+// when the first `lo` tokens come from a prefix cache (lo = 0, r = 1: causal_attended(hi, cap)).
+inline double mean_keys(double lo, double hi, double r, double cap) {
+    if (!(hi > lo)) return 0;
+    return (capped_key_integral(hi, r, cap) - capped_key_integral(lo, r, cap)) / (hi - lo);
+}
+
 // FlashAttention's causal forward as tiles (FA2/FA3 schedule): each CTA owns a kTile-row query block of one head of
 // one sequence and walks the kTile-wide KV blocks it attends to (the diagonal block half masked). Each CTA also pays
 // a fixed cost of `fixed_iters` KV-block iterations (load Q, write O, pipeline fill and drain). CTAs spread over `sms`

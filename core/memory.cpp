@@ -65,17 +65,21 @@ void memory(const Ctx& c, Estimate& e) {
                       r.weights_dense_ffn_bytes + r.weights_embedding_bytes + r.weights_other_bytes + r.weights_mtp_bytes;
 
     // --- KV cache ---
-    const double kv_heads_gpu = std::max(1.0, double(m.num_kv_heads) / c.tp);
+    // Context parallelism shards every sequence's KV over cp ranks, each with the heads of tp / cp GPUs.
+    const double kv_heads_gpu = std::max(1.0, double(m.num_kv_heads) * c.cp / c.tp);
     const double kvb = dtype_bytes(c.kv);
     const double block = s.runtime.kv_block_tokens;
     // A request also holds the Gated DeltaNet layers' recurrent state, whatever its length (0 for other models).
     const double state_per_request = m.linear_state_bytes_per_request(c.tp, layers_share);
+    // With MTP on, the MTP modules' layers keep a KV cache of their own (on the last pipeline stage).
+    const bool mtp_kv = s.runtime.mtp_draft_tokens > 0 && m.mtp_layers > 0;
     auto kv_request = [&](double ctx) {
         const double rounded = std::ceil(ctx / block) * block;
-        return m.kv_bytes_per_request(rounded, kv_heads_gpu, kvb, layers_share) + state_per_request;
+        const double mtp = mtp_kv ? m.mtp_kv_bytes_per_request(rounded, kv_heads_gpu, kvb) : 0.0;
+        return (m.kv_bytes_per_request(rounded, kv_heads_gpu, kvb, layers_share) + mtp) / c.cp + state_per_request;
     };
-    r.kv_bytes_per_token = m.compressed_kv() ? kv_request(1e6) / 1e6
-                                             : m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share);
+    r.kv_bytes_per_token = m.compressed_kv() ? (kv_request(1e6) - state_per_request) / 1e6
+                                             : m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share) / c.cp;
     const double ctx = s.context_len();
     const int n_draft = s.runtime.mtp_draft_tokens;
     const double per_seq_kv = kv_request(ctx + n_draft);
@@ -165,9 +169,9 @@ void memory(const Ctx& c, Estimate& e) {
         const double budget = (r.usable_bytes - (r.total_bytes - r.kv_cache_bytes)) / B;
         if (budget <= kv_request(1.0)) {
             r.max_context = 0;
-        } else if (!m.compressed_kv() && m.n_window_layers == 0) {
+        } else if (!m.compressed_kv() && m.n_window_layers == 0 && !mtp_kv) {
             // linear in the context: invert directly, then round down to whole blocks
-            const double rate = m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share);
+            const double rate = m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share) / c.cp;
             r.max_context = std::min(1e9, std::floor((budget - state_per_request) / rate / block) * block);
         } else {
             double lo = 1, hi = 1;

@@ -30,29 +30,47 @@ double ModelSpec::kv_elems_per_token_layer() const {
     return 2.0 * num_kv_heads * head_dim;
 }
 
+double ModelSpec::compressed_entry_bytes() const {
+    // nope part in fp8, rope part in bf16 (seed 002 §3: 448 x 1 + 64 x 2 = 576 bytes for head_dim 512)
+    const double rope = qk_rope_head_dim > 0 ? qk_rope_head_dim : 64;
+    return std::max(0.0, head_dim - rope) * 1.0 + rope * 2.0;
+}
+
+namespace {
+// KV bytes of one request in one DeepSeek-V4 layer of compression `ratio` (0: its window only), window `win`:
+// the window's uncompressed entries, one compressed entry per `ratio` tokens, and on CSA layers (ratio 4) the
+// indexer's FP4 keys of index_head_dim per compressed entry (seed 002 §3).
+double compressed_layer_bytes(const ModelSpec& m, int ratio, double seq) {
+    const double win = m.compress_window, entry = m.compressed_entry_bytes();
+    if (ratio <= 0) return std::min(win, seq) * entry;
+    const double compressed = std::floor(seq / ratio);
+    const double indexer = ratio == 4 ? compressed * m.index_head_dim * 0.5 : 0.0;
+    return (std::min(win, seq) + compressed) * entry + indexer;
+}
+}  // namespace
+
 double ModelSpec::kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes, double share) const {
     double total = 0;
     if (compressed_kv()) {
-        // Entries: nope part in fp8, rope part in bf16 (seed 002 §3: 448 x 1 + 64 x 2 = 576 bytes for head_dim 512).
-        const double rope = qk_rope_head_dim > 0 ? qk_rope_head_dim : 64;
-        const double nope = std::max(0.0, head_dim - rope);
-        const double entry = nope * 1.0 + rope * 2.0;
-        const double win = compress_window;
-        double entries = 0, indexer = 0;
-        for (int r : compress_ratios) {
-            if (r <= 0) { entries += std::min(win, seq); continue; }
-            const double compressed = std::floor(seq / r);
-            entries += std::min(win, seq) + compressed;
-            if (r == 4) indexer += compressed * index_head_dim * 0.5;
-        }
-        total = entries * entry + indexer;
+        // The main layers' entries of compress_ratios (V4 configs list the MTP layer's after them).
+        for (const LayerDesc& l : layers) total += compressed_layer_bytes(*this, l.compress, seq);
         return total * share;
     }
     const double per_token_layer = attn == AttnKind::mla ? double(kv_lora_rank + qk_rope_head_dim) * kv_bytes
                                                          : 2.0 * kv_heads_gpu * head_dim * kv_bytes;
     total = double(num_layers - n_window_layers - n_linear_layers) * seq;  // Gated DeltaNet layers keep no KV
     for (const auto& [window, count] : window_groups) total += count * std::min(seq, double(window));
-    return total * per_token_layer * share;
+    // DSA: every layer also caches the indexer's key of every token (the window, if any, does not limit it)
+    return (total * per_token_layer + double(num_layers) * seq * dsa_index_bytes_per_token_layer()) * share;
+}
+
+double ModelSpec::mtp_kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes) const {
+    if (mtp_layers <= 0) return 0.0;
+    if (compressed_kv()) return mtp_layers * compressed_layer_bytes(*this, mtp_layer.compress, seq);
+    const double per_token = attn == AttnKind::mla ? double(kv_lora_rank + qk_rope_head_dim) * kv_bytes
+                                                   : 2.0 * kv_heads_gpu * head_dim * kv_bytes;
+    const double tokens = mtp_layer.window > 0 ? std::min(seq, double(mtp_layer.window)) : seq;
+    return mtp_layers * (tokens * per_token + seq * dsa_index_bytes_per_token_layer());
 }
 
 double ModelSpec::linear_state_bytes_per_request(int tp, double share) const {
@@ -236,7 +254,10 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
                                                       std::to_string(m.num_heads) + " attention heads"});
     }
     m.index_n_heads = read_int(c, "index_n_heads", path, errors, 0, false, 0, 65536);
-    if (m.index_n_heads > 0) m.index_head_dim = read_int(c, "index_head_dim", path, errors, 128, false, 1, 65536);
+    if (m.index_n_heads > 0) {
+        m.index_head_dim = read_int(c, "index_head_dim", path, errors, 128, false, 1, 65536);
+        m.index_topk = read_int(c, "index_topk", path, errors, 2048, false, 1, 1 << 30);
+    }
     m.attn_output_gate = read_bool(c, "attn_output_gate", m.model_type.rfind("qwen3_next", 0) == 0);
     // The widest attention projection (heads x head width) is a GEMM dimension the estimator keeps in an int.
     const double attn_width = double(m.num_heads) * (m.attn == AttnKind::mla ? std::max(m.head_dim, m.qk_nope_head_dim + m.v_head_dim)
@@ -385,6 +406,15 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
         }
         m.compress_window = read_int(c, "window_size", path, errors, window > 0 ? window : 128, false, 1, 1 << 24);
         m.index_head_dim = read_int(c, "index_head_dim", path, errors, 128, false, 0, 65536);
+        if (m.index_topk <= 0) m.index_topk = read_int(c, "index_topk", path, errors, 2048, false, 1, 1 << 30);
+        // Each layer: its window of uncompressed tokens plus its compressed entries. A list shorter than the layers
+        // leaves the rest window-only; entries past the layers belong to the MTP modules.
+        for (int i = 0; i < m.num_layers; ++i) {
+            m.layers[size_t(i)].window = m.compress_window;
+            m.layers[size_t(i)].compress = size_t(i) < m.compress_ratios.size() ? m.compress_ratios[size_t(i)] : 0;
+        }
+        m.mtp_layer.window = m.compress_window;
+        m.mtp_layer.compress = m.compress_ratios.size() > size_t(m.num_layers) ? m.compress_ratios[size_t(m.num_layers)] : 0;
     }
 
     // quantization_config sits beside text_config in multimodal checkpoints (Llama 4).

@@ -35,6 +35,10 @@ struct LayerDesc {
     bool moe = false;   // routed-expert FFN (else dense FFN)
     int window = 0;     // sliding-window / chunked attention length in tokens; 0 = full attention
     Mixer mixer = Mixer::attention;
+    // DeepSeek-V4 compressed attention (compress_ratios): besides its `window` of uncompressed tokens, the layer
+    // attends to compressed entries, one per `compress` tokens: 4 = CSA (the indexer picks index_topk of them),
+    // larger = HCA (all of them); 0 = no compressed part (a V4 SWA layer, or any other model's layer).
+    int compress = 0;
 };
 
 struct ModelSpec {
@@ -72,8 +76,10 @@ struct ModelSpec {
     std::vector<int> compress_ratios;
     int compress_window = 0;
     int index_head_dim = 0;
-    // DSA lightning indexer (DeepSeek-V3.2, GLM-5; DeepSeek-V4 on its CSA layers): heads x head dim scoring keys.
+    // DSA lightning indexer (DeepSeek-V3.2, GLM-5; DeepSeek-V4 on its CSA layers): heads x head dim scoring keys,
+    // and the keys (DSA: tokens; CSA: compressed entries) each query then attends to (index_topk, default 2048).
     int index_n_heads = 0;
+    int index_topk = 0;
     // DeepSeek-V4 attention: one shared KV head of head_dim, q through q_lora_rank, output through o_groups
     // grouped low-rank projections of o_lora_rank each (0 = a plain o_proj).
     int o_lora_rank = 0;
@@ -105,6 +111,19 @@ struct ModelSpec {
     bool is_moe() const { return num_experts > 0; }
     bool compressed_kv() const { return !compress_ratios.empty(); }
     bool has_linear_attention() const { return n_linear_layers > 0; }
+    // DeepSeek-V3.2 / GLM-5 sparse attention: an MLA model whose every layer has the lightning indexer.
+    bool dsa() const { return index_n_heads > 0 && !compressed_kv(); }
+    // Bytes one token keeps per layer in the DSA indexer's key cache: index_head_dim FP8 values plus one FP32 scale
+    // per 128 (DeepSeek-V3.2's indexer cache layout); 0 without DSA.
+    double dsa_index_bytes_per_token_layer() const {
+        return dsa() ? index_head_dim * (1.0 + 4.0 / 128.0) : 0.0;
+    }
+    // One compressed-KV entry of DeepSeek-V4 (seed 002 §3): the nope part in FP8, the rope part in BF16.
+    double compressed_entry_bytes() const;
+    // The MTP module's decoder layer (its attention kind: V4 gives it the compress_ratios entry after the main layers).
+    LayerDesc mtp_layer;
+    // KV-cache bytes of one request with `seq` tokens in the MTP modules' layers (each keeps a cache of its own).
+    double mtp_kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes) const;
     // KV-cache bytes of one request with `seq` tokens on `layers_share` of the layers (1 = all), kv heads per GPU
     // `kv_heads_gpu` (MHA/GQA), entries of `kv_bytes`. Sliding windows and compressed layers included; the
     // indexer of CSA layers is stored in FP4 (seed 002 §3).

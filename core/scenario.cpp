@@ -35,6 +35,7 @@ const std::vector<FieldImpl>& field_impls() {
         {{"parallel.dp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Attention data parallelism (DP attention): independent attention replicas that share the experts."}, MOE_PTR(parallel.dp)},
         {{"parallel.ep", FieldType::integer, "GPUs", 1, 65536, nullptr, "Expert parallelism: GPUs the routed experts are spread over; must divide tp*dp."}, MOE_PTR(parallel.ep)},
         {{"parallel.pp", FieldType::integer, "stages", 1, 4096, nullptr, "Pipeline stages: layers are split into pp consecutive groups on different GPUs."}, MOE_PTR(parallel.pp)},
+        {{"parallel.cp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Context parallelism inside the attention TP group (divides tp): a prefill chunk's tokens and every sequence's KV cache are split over cp ranks, heads over tp/cp; the chunk's KV is all-gathered per layer."}, MOE_PTR(parallel.cp)},
         {{"parallel.gpus_per_node", FieldType::integer, "GPUs", 0, 1024, nullptr, "GPUs per NVLink domain (0: from the hardware); traffic beyond it goes over RDMA."}, MOE_PTR(parallel.gpus_per_node)},
         {{"workload.phase", FieldType::choice, "", 0, 0, kPhaseChoices, "Which phase to estimate: prefill, decode or both."}, MOE_PTR(workload.phase)},
         {{"workload.batch", FieldType::integer, "sequences", 1, 1e6, nullptr, "Concurrent decode sequences per attention-DP rank."}, MOE_PTR(workload.batch)},
@@ -42,6 +43,7 @@ const std::vector<FieldImpl>& field_impls() {
         {{"workload.prompt_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Prompt length of each request."}, MOE_PTR(workload.prompt_len)},
         {{"workload.output_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Generated tokens per request."}, MOE_PTR(workload.output_len)},
         {{"workload.context_len", FieldType::integer, "tokens", 0, kBig, nullptr, "KV length seen by a decode step (0: prompt_len + output_len/2)."}, MOE_PTR(workload.context_len)},
+        {{"workload.prefix_cache_hit", FieldType::number, "", 0, 1, nullptr, "Share of each prompt found in the prefix cache: prefill computes only the missed tokens (at least the last) but they attend to the whole prompt."}, MOE_PTR(workload.prefix_cache_hit)},
         {{"precision.weights", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the linear layers (auto: the checkpoint's quantization_config, else torch_dtype)."}, MOE_PTR(precision.weights)},
         {{"precision.attention", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the attention projections (auto: as weights)."}, MOE_PTR(precision.attention)},
         {{"precision.experts", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the routed experts (auto: the checkpoint's, e.g. mxfp4 for gpt-oss)."}, MOE_PTR(precision.experts)},
@@ -412,6 +414,9 @@ void validate_layout(const Scenario& s, const ParallelConfig& p, const std::stri
     if (world > 65536) e.push_back({prefix, "tp*dp*pp = " + std::to_string(world) + " GPUs exceeds 65536"});
     if (m.num_heads % p.tp != 0)
         e.push_back({tp, std::to_string(p.tp) + " does not divide " + std::to_string(m.num_heads) + " attention heads"});
+    if (p.cp < 1 || p.tp % p.cp != 0)
+        e.push_back({prefix + ".cp", std::to_string(p.cp) + " does not divide tp = " + std::to_string(p.tp) +
+                                         " (context parallelism splits the attention TP group)"});
     else if (m.attn != AttnKind::mla && m.num_kv_heads % p.tp != 0 && p.tp % m.num_kv_heads != 0)
         e.push_back({tp, std::to_string(p.tp) + " neither divides nor is a multiple of " +
                              std::to_string(m.num_kv_heads) + " KV heads"});

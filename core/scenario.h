@@ -9,6 +9,8 @@
 // Every field is described once in `scenario_fields()` (path, type, unit, range, default, one-line help); that
 // table drives JSON in and out, `--set`, validation messages and the page's controls and "(?)" help.
 #pragma once
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -42,6 +44,8 @@ struct ParallelConfig {
     int ep = 1;             // expert parallel; divides tp*dp; experts are TP'd over tp*dp/ep
     int pp = 1;             // pipeline stages
     int gpus_per_node = 0;  // 0: from the hardware
+    int cp = 1;             // context parallel inside the attention TP group (divides tp): prefill tokens and the
+                            // KV cache split over cp, heads over tp/cp (last, so brace-initialised layouts keep 1)
 };
 
 struct WorkloadConfig {
@@ -51,6 +55,7 @@ struct WorkloadConfig {
     int prompt_len = 4096;
     int output_len = 1024;
     int context_len = 0;         // KV length seen by a decode step; 0: prompt_len + output_len/2
+    double prefix_cache_hit = 0; // share of each prompt already in the KV cache: prefill computes the rest only
 };
 
 struct PrecisionConfig {
@@ -118,6 +123,13 @@ struct Scenario {
     int context_len() const {
         return workload.context_len > 0 ? workload.context_len : workload.prompt_len + workload.output_len / 2;
     }
+    // Tokens of each prompt served from the prefix cache: prefix_cache_hit of the prompt, whole tokens, leaving at
+    // least the last token to compute (its logits start decoding).
+    double prefill_cached_tokens() const {
+        const double hit = std::floor(workload.prefix_cache_hit * workload.prompt_len);
+        return std::max(0.0, std::min(hit, double(workload.prompt_len) - 1.0));
+    }
+    double prefill_computed_tokens() const { return workload.prompt_len - prefill_cached_tokens(); }
 };
 
 // ---- the field table --------------------------------------------------------------------------------------

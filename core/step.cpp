@@ -27,8 +27,18 @@ namespace moe::detail {
 LayerOps build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked) {
     LayerOps L;
     if (ld.mixer == Mixer::gated_deltanet) linear_attention_ops(c, ps, L);
-    else attention_ops(c, ps, ld.window, L);
+    else attention_ops(c, ps, ld, L);
     L.pre.push_back(memory_op(c, "layer.misc", ps.phase, c.cal.misc_passes * ps.T * c.m.hidden * 2.0));
+    if (c.m.hc_mult > 1) {
+        // Hyper-connections (DeepSeek-V4), before the attention and before the FFN: the hc_mult FP32 residual streams
+        // are normalised and mapped to (2 + hc) x hc mixing weights (a GEMM of hc x h by (2 + hc) x hc), read to
+        // form the sublayer's input, then read and written again to add its output back: 3 passes over hc x h FP32.
+        const double hc = c.m.hc_mult, width = hc * c.m.hidden, mix = (2.0 + hc) * hc;
+        OpRecord op = make_op("layer.hyper_connections", ps.phase, 2.0 * 2.0 * ps.T * width * mix, 2.0 * width * mix * 4.0,
+                              2.0 * 3.0 * ps.T * width * 4.0);
+        time_op(c, op, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
+        L.pre.push_back(op);
+    }
     if (c.tp > 1) {
         OpRecord ar = allreduce_op(c, "comm.attn_allreduce", ps.phase, ps.T, c.tp);
         L.allreduce_us += ar.time_us;
@@ -119,7 +129,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     std::vector<Group> groups;
     for (const LayerDesc& l : m.layers) {
         auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
-            return g.d.moe == l.moe && g.d.window == l.window && g.d.mixer == l.mixer;
+            return g.d.moe == l.moe && g.d.window == l.window && g.d.mixer == l.mixer && g.d.compress == l.compress;
         });
         if (it == groups.end()) groups.push_back({l, 1});
         else it->count++;
@@ -131,7 +141,8 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         LayerTime lt = layer_time(c, ps, g.d, be, masked, tbo);
         LayerGroup lg;
         lg.label = std::string(g.d.moe ? "MoE layers" : "dense layers") + (g.d.window > 0 ? " (window " + std::to_string(g.d.window) + ")" : "") +
-                   (g.d.mixer == Mixer::gated_deltanet ? " (Gated DeltaNet)" : "");
+                   (g.d.mixer == Mixer::gated_deltanet ? " (Gated DeltaNet)" : "") +
+                   (g.d.compress == 4 ? " (CSA)" : g.d.compress > 0 ? " (HCA 1/" + std::to_string(g.d.compress) + ")" : "");
         lg.count = g.count;
         lg.time_us = lt.exposed_us;
         const int gidx = int(out.groups.size());
@@ -147,7 +158,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         }
     }
     // Embedding lookup and LM head (decode: every token; prefill: the last token of each prompt).
-    const double head_rows = ps.phase == Phase::decode ? ps.T : std::max(1.0, ps.T / std::max(1, s.workload.prompt_len));
+    const double head_rows = ps.phase == Phase::decode ? ps.T : std::max(1.0, ps.T / s.prefill_computed_tokens());
     LayerGroup head;
     head.label = "embedding + LM head";
     head.count = 1;
@@ -170,7 +181,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     if (ps.phase == Phase::decode && s.runtime.mtp_draft_tokens > 0) {
         PhaseShape d = ps;
         d.T = ps.batch;
-        LayerDesc ld;
+        LayerDesc ld = m.mtp_layer;
         ld.moe = m.is_moe();
         LayerTime lt = layer_time(c, d, ld, be, masked, false);
         OpRecord eh = gemm_op(c, "mtp.eh_proj", ps.phase, d.T, 2.0 * m.hidden, m.hidden, c.w_attn);
@@ -220,7 +231,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     const double world_tp = c.tp;
     if (ps.phase == Phase::prefill) {
         const double stage_ms = out.step_ms / c.pp;
-        const double chunks = std::ceil(double(s.workload.prompt_len) / s.workload.prefill_tokens);
+        const double chunks = std::ceil(s.prefill_computed_tokens() / s.workload.prefill_tokens);
         out.tokens_per_step = ps.T;
         out.pp_bubble_ms = (c.pp - 1) * stage_ms;
         out.ttft_ms = chunks * (c.pp > 1 ? stage_ms : out.step_ms) + out.pp_bubble_ms;
