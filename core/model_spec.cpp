@@ -160,7 +160,10 @@ void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, I
                                        : (type == "float" ? Dtype::mxfp4 : Dtype::int4);
             }
         }
-        m.weight_dtype = m.expert_dtype = d;
+        // The ignore list keeps modules unquantised: Kimi-K2.5 (moonshotai/Kimi-K2.5 config.json) quantises only
+        // the routed experts to int4 and lists self_attn, shared_experts and the dense mlp projections there.
+        m.expert_dtype = d;
+        m.weight_dtype = not_converted("self_attn") ? m.dtype : d;
     } else if (!method.empty()) {
         errors.push_back({path + ".quantization_config.quant_method", "unknown method '" + shown_text(method) + "'"});
     }
