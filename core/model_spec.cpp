@@ -121,8 +121,13 @@ void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, I
         for (const char* key : {"modules_to_not_convert", "ignore", "ignored_layers"}) {
             auto l = q.find(key);
             if (l == q.end() || !l->is_array()) continue;
-            for (const json& e : *l)
-                if (e.is_string() && e.get<std::string>().find(needle) != std::string::npos) return true;
+            for (const json& e : *l) {
+                if (!e.is_string()) continue;
+                const std::string& name = e.get_ref<const std::string&>();
+                // a multimodal checkpoint's vision tower says nothing about the language model's layers (Llama 4)
+                if (name.find("vision") != std::string::npos || name.find("visual") != std::string::npos) continue;
+                if (name.find(needle) != std::string::npos) return true;
+            }
         }
         return false;
     };
