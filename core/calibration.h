@@ -41,6 +41,7 @@ struct Calibration {
     double cublas_workspace_MB = 64;
     double nccl_buffer_MB = 256;
     double grouped_load_factor = 1.3;      // max tokens per expert over the mean, for workspace sizing
+    double dequant_flops_per_weight = 32;  // W4A16: ALU work to dequantise one weight, in tensor-FLOP equivalents
 };
 
 bool parse_calibration(const nlohmann::json& j, Calibration& c, Issues& errors);

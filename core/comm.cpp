@@ -146,7 +146,10 @@ void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L) {
                 const double t_rdma = bytes * (1.0 - f_local) / (rdma * c.cal.rdma_ll_eff);
                 return std::max(t_nvl, t_rdma) * 1e6 + c.cal.ll_latency_us;
             };
-            const double bd = tok * k * h * db, bc = tok * k * h * cb;
+            // The step waits for the busiest receiver: routing.imbalance x the mean pairs (dispatch) and their
+            // results going back through the same rank's links (combine).
+            const double imb = c.s.routing.imbalance;
+            const double bd = tok * k * h * db * imb, bc = tok * k * h * cb * imb;
             const Engine eng = f_local < 1.0 ? Engine::rdma : Engine::nvlink;
             L.dispatch_us = t_of(bd);
             L.combine_us = t_of(bc);
@@ -166,9 +169,10 @@ void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L) {
             const double distinct_gpus = kernels::distinct_units(c.ep, m.n_group, m.topk_group, k);
             const double p_self = distinct_gpus / c.ep;
             const double nvl_copies = std::max(0.0, distinct_gpus - p_self);
+            const double imb = c.s.routing.imbalance;  // the busiest rank receives (and returns) imbalance x the mean
             auto t_of = [&](double bytes_per_copy) {
-                const double r = tok * remote_nodes * bytes_per_copy;
-                const double n = tok * nvl_copies * bytes_per_copy;
+                const double r = tok * remote_nodes * bytes_per_copy * imb;
+                const double n = tok * nvl_copies * bytes_per_copy * imb;
                 const double t_r = r / (rdma * c.cal.rdma_normal_eff), t_n = n / (nvl * c.cal.nvlink_normal_eff);
                 struct R { double us, bytes; Engine eng; };
                 // the record carries the bytes and engine of the bottleneck link

@@ -69,9 +69,10 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
 
     const Dtype base = m.weight_dtype;
     Ctx c{s, tables, tables.calibration, m, s.gpu, e,
-          stored(s.gpu, pick(s.precision.attention, pick(s.precision.weights, base))),
-          stored(s.gpu, pick(s.precision.experts, s.precision.weights.is_auto ? m.expert_dtype : s.precision.weights.value)),
-          stored(s.gpu, pick(s.precision.shared_experts, pick(s.precision.weights, base))),
+          stored(s.gpu, pick(s.precision.attention, pick(s.precision.weights, base)), s.precision.fp4_on_hopper),
+          stored(s.gpu, pick(s.precision.experts, s.precision.weights.is_auto ? m.expert_dtype : s.precision.weights.value),
+                 s.precision.fp4_on_hopper),
+          stored(s.gpu, pick(s.precision.shared_experts, pick(s.precision.weights, base)), s.precision.fp4_on_hopper),
           pick(s.precision.embedding, m.dtype),
           pick(s.precision.kv_cache, Dtype::bf16),
           Dtype::bf16, pick(s.precision.combine, Dtype::bf16),
@@ -79,7 +80,7 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
           s.parallel.tp, s.parallel.dp, s.parallel.ep, s.parallel.pp, s.moe_tp(), s.gpus_per_node()};
     // embedding stays 16-bit unless set explicitly (checkpoints keep it unquantised)
     if (c.w_embed == Dtype::fp32) c.w_embed = Dtype::bf16;
-    const Dtype exp_compute = s.gpu.compute_dtype(c.w_exp);
+    const Dtype exp_compute = compute_of(s.gpu, c.w_exp);
     c.disp = pick(s.precision.dispatch, (exp_compute == Dtype::fp8 || is_fp4_like(exp_compute)) ? Dtype::fp8 : Dtype::bf16);
     c.sm_share = std::max(0.05, 1.0 - double(s.runtime.comm_sms) / s.gpu.sm_count);
     c.cp = s.parallel.cp;
@@ -95,16 +96,28 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
     add_family(s.gpu.tables);
     c.own_tables = nf == 1;
     add_family(s.gpu.tables_fallback);
-    add_family("h800");
-    add_family("h100");
+    // A GPU that names no table family at all (tables and tables_fallback both empty: tables turned off) is costed
+    // by the analytical fallback alone; otherwise the H800 and H100 tables are the last resort.
+    if (!s.gpu.tables.empty() || !s.gpu.tables_fallback.empty()) {
+        add_family("h800");
+        add_family("h100");
+    }
     e.weights_dtype = c.w_attn;
     e.experts_dtype = c.w_exp;
     e.kv_dtype = c.kv;
     if (s.gpu.tables.empty())
-        e.warnings.push_back(s.gpu.name + " has no measured kernel tables: efficiencies are borrowed from " +
-                             (c.families[0] ? c.families[0] : "none") + " through the roofline");
-    if (is_fp4_like(pick(s.precision.experts, m.expert_dtype)) && c.w_exp == Dtype::fp8)
-        e.warnings.push_back("FP4 experts are pre-expanded to FP8 on " + s.gpu.name + " (no FP4 tensor cores): expert memory doubles");
+        e.warnings.push_back(s.gpu.name + " has no measured kernel tables: " +
+                             (c.families[0] ? std::string("efficiencies are borrowed from ") + c.families[0] + " through the roofline"
+                                            : std::string("every kernel takes the analytical fallback")));
+    const Dtype exp_asked = pick(s.precision.experts, s.precision.weights.is_auto ? m.expert_dtype : s.precision.weights.value);
+    if ((exp_asked == Dtype::mxfp4 || exp_asked == Dtype::nvfp4) && !native_fp4(s.gpu, exp_asked)) {
+        if (c.w_exp != exp_asked)
+            e.warnings.push_back(std::string("FP4 experts are pre-expanded to ") + dtype_name(c.w_exp) + " on " + s.gpu.name +
+                                 " (no FP4 tensor cores, precision.fp4_on_hopper = expand): expert memory doubles");
+        else
+            e.warnings.push_back(std::string(dtype_name(c.w_exp)) + " experts stay packed on " + s.gpu.name +
+                                 " (no FP4 tensor cores) and are dequantised inside the GEMM to BF16 (W4A16)");
+    }
 
     const bool want_prefill = s.workload.phase != PhaseSel::decode;
     const bool want_decode = s.workload.phase != PhaseSel::prefill;
@@ -122,6 +135,16 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
                       double(s.context_len())};
         run_phase(c, e, ps, e.decode_backend, e.decode);
     }
+    // Say when the routed experts are priced by the analytical fallback (their `source` says it per operator).
+    for (const OpRecord& o : e.ops)
+        if (std::string_view(o.name) == "moe.routed_experts" && o.source == Source::analytical) {
+            e.warnings.push_back(std::string("routed experts: no measured grouped-GEMM table applies to ") +
+                                 (dequantised(s.gpu, c.w_exp) ? std::string("W4A16 (") + dtype_name(c.w_exp) + " dequantised)"
+                                                              : std::string(dtype_name(compute_of(s.gpu, c.w_exp)))) +
+                                 " experts on " + s.gpu.name + " (the tables are tensor-core grouped GEMMs on Hopper); "
+                                 "analytical fallback");
+            break;
+        }
     memory(c, e);
     if (!e.memory.fits) {
         char buf[160];

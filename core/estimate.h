@@ -124,5 +124,9 @@ Estimate estimate(const Scenario& s, const Tables& tables);
 // compute stage (pre = attention side, post = experts side).
 double two_batch_overlap_seed(double mb_compute, double mb_dispatch, double mb_combine);
 double two_batch_overlap_slots(double c_pre, double c_post, double dispatch, double combine);
+// Seed 000 §5.3 mode 1 for any number n >= 1 of micro-batches (runtime.micro_batches): dispatch, compute, combine of
+// each micro-batch, one communication stream issuing D1, D2, M1, D3, M2, ..., Dn, M(n-1), Mn and one compute stream.
+// n = 2 is two_batch_overlap_seed; many micro-batches approach n * max(compute, dispatch + combine).
+double micro_batch_pipeline(double mb_compute, double mb_dispatch, double mb_combine, int n);
 
 }  // namespace moe

@@ -27,7 +27,8 @@ struct Ctx {
     const ModelSpec& m;
     const GpuSpec& g;
     Estimate& e;
-    // storage formats (after the GPU's capability matrix: FP4 on Hopper is pre-expanded to FP8)
+    // storage formats (after the GPU's capability matrix and precision.fp4_on_hopper: FP4 on Hopper is kept packed
+    // and dequantised in the GEMM, or pre-expanded to FP8)
     Dtype w_attn, w_exp, w_shared, w_embed, kv, disp, comb;
     double bw;          // bytes/s
     int tp, dp, ep, pp, moe_tp, gpn;
@@ -38,11 +39,27 @@ struct Ctx {
     bool own_tables = false;  // families[0] is the GPU's own (measured on it)
 };
 
-inline Dtype stored(const GpuSpec& g, Dtype d) {
-    // Seed 002 §6: Hopper (no FP4 MMA) serves FP4 checkpoints pre-expanded to FP8: memory doubles.
-    if ((d == Dtype::mxfp4 || d == Dtype::nvfp4) && g.dense_tflops_fp4 <= 0) return Dtype::fp8;
+inline bool native_fp4(const GpuSpec& g, Dtype d) { return (d == Dtype::mxfp4 || d == Dtype::nvfp4) && g.dense_tflops_fp4 > 0; }
+
+inline Dtype stored(const GpuSpec& g, Dtype d, Fp4OnHopper mode) {
+    // Seed 002 §6's "pre-expand" row: a GPU without FP4 MMA stores FP4 checkpoints as FP8 (BF16 without FP8 cores):
+    // memory doubles. The default keeps them packed (dequant, W4A16), as the engines do.
+    if ((d == Dtype::mxfp4 || d == Dtype::nvfp4) && !native_fp4(g, d) && mode == Fp4OnHopper::expand)
+        return g.dense_tflops_fp8 > 0 ? Dtype::fp8 : Dtype::bf16;
     return d;
 }
+
+// The format the tensor cores run weights stored as `w` in: packed 4-bit weights without a native 4-bit MMA are
+// dequantised to BF16 inside the GEMM (W4A16: Marlin, triton matmul_ogs); the rest follows the GPU.
+inline Dtype compute_of(const GpuSpec& g, Dtype w) {
+    if (is_fp4_like(w) && !native_fp4(g, w)) return Dtype::bf16;
+    return g.compute_dtype(w);
+}
+// Weights stored packed in 4 bits and multiplied in a wider format pay a dequantisation per element per M tile.
+inline bool dequantised(const GpuSpec& g, Dtype w) { return is_fp4_like(w) && !native_fp4(g, w); }
+// Rows of the activation each dequantised weight tile serves before it is dequantised again (Marlin's 64-row slices
+// of the batch; Frantar et al. 2024, arXiv:2408.11743, §4).
+constexpr double kDequantRowsPerTile = 64.0;
 
 inline Dtype pick(const DtypeSel& sel, Dtype fallback) { return sel.is_auto ? fallback : sel.value; }
 
@@ -62,6 +79,7 @@ TableHit lookup(const Ctx& c, F&& f) {
 struct LayerOps {
     std::vector<OpRecord> pre;   // attention side: runs on the attention rank (before dispatch)
     std::vector<OpRecord> post;  // FFN / experts side (between dispatch and combine)
+    std::vector<OpRecord> shared;  // shared experts: before the dispatch, or under it (runtime.shared_expert_overlap)
     double dispatch_us = 0, combine_us = 0, allreduce_us = 0;
     std::vector<OpRecord> comm;  // records of the communication ops
     LayerOps() {
@@ -93,7 +111,10 @@ struct LayerTime {
 };
 
 // op_time.cpp
-void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, double eff_compute, double eff_bw);
+// dequant_elems: weight elements dequantised by the kernel (counted once per M tile), a compute-side term priced at
+// calibration.dequant_flops_per_weight tensor-FLOP equivalents each.
+void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, double eff_compute, double eff_bw,
+             double dequant_elems = 0);
 OpRecord make_op(const char* name, Phase ph, double flops, double wbytes, double abytes);
 OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w);
 OpRecord memory_op(const Ctx& c, const char* name, Phase ph, double bytes);
@@ -112,7 +133,9 @@ OpRecord attn_allgather_op(const Ctx& c, const char* name, Phase ph, double byte
 void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L);
 // step.cpp
 LayerOps build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked);
-LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, bool tbo);
+// One layer split into n_mb micro-batches under the overlap policy `ov` (none, tbo or full; never auto).
+LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, OverlapKind ov,
+                     int n_mb);
 void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, PhaseResult& out);
 // memory.cpp
 void memory(const Ctx& c, Estimate& e);

@@ -87,14 +87,16 @@ void memory(const Ctx& c, Estimate& e) {
     // --- activations (seed 002 §4) ---
     const double Hr = double(m.num_heads) / c.tp;
     const double qdim = m.attn == AttnKind::mla ? double(m.qk_nope_head_dim + m.qk_rope_head_dim) : double(m.head_dim);
-    const double n_mb = s.runtime.two_batch_overlap ? 2.0 : 1.0;
+    const double n_mb = s.micro_batches();
     const bool prefill = s.workload.phase != PhaseSel::decode;
     const bool decode = s.workload.phase != PhaseSel::prefill;
-    const double C = prefill ? s.workload.prefill_tokens / n_mb : 0.0;  // two micro-batches halve the live chunk
-    const double ffn_dense = m.n_dense_layers > 0 ? 2.0 * m.intermediate / c.tp : 0.0;
+    const double C = prefill ? s.workload.prefill_tokens / n_mb : 0.0;  // micro-batches split the live chunk
     const double moe_pairs_per_token = m.is_moe() ? double(c.dp) * m.top_k / c.ep * s.routing.imbalance : 0.0;
-    const double moe_inter = m.is_moe() ? 2.0 * m.moe_intermediate / c.moe_tp * moe_pairs_per_token + 2.0 * m.shared_intermediate / c.tp : 0.0;
-    const double ffn_per_token = std::max(ffn_dense, moe_inter) * 4.0;  // gate+up in fp32 (seed 002 §4)
+    // gate+up in fp32 of the token's dense FFN or shared experts (seed 002 §4). The routed experts' gate+up lives in
+    // the grouped-GEMM workspace below (seed 002 §5), not here as well: counting it in both was a double count.
+    const double ffn_dense = m.n_dense_layers > 0 ? 2.0 * m.intermediate / c.tp : 0.0;
+    const double ffn_shared = m.is_moe() ? 2.0 * m.shared_intermediate / c.tp : 0.0;
+    const double ffn_per_token = std::max(ffn_dense, ffn_shared) * 4.0;
     const double seq_per_chunk = std::max(1.0, C / std::max(1, s.workload.prompt_len));
     // residual stream: bf16 hidden + residual, or hc_mult fp32 streams with hyper-connections (seed 002 §4)
     const double residual = m.hc_mult > 1 ? h * m.hc_mult * 4.0 : h * 2.0 * 2.0;
@@ -108,27 +110,58 @@ void memory(const Ctx& c, Estimate& e) {
     r.logits_bytes = (decode ? s.workload.batch * logits_per_seq : 0.0);
 
     // --- workspace ---
-    const double local_for_ws = std::max(1.0, local_experts);
+    // Contiguous layout: the grouped GEMM's fp32 accumulator of the token-expert pairs, sized for the busiest expert
+    // (seed 002 §5: max tokens per expert x inter x 4, load factor over the mean).
     const double gg_ws_per_token = m.is_moe() ? moe_pairs_per_token * c.cal.grouped_load_factor * m.moe_intermediate / c.moe_tp * 4.0 : 0.0;
-    (void)local_for_ws;
     const double attn_ws_per_seq = Hr * (m.attn == AttnKind::mla ? m.kv_lora_rank : m.head_dim) * 4.0 * 16.0;  // split-KV partials
     const double ws_fixed = c.cal.cublas_workspace_MB * 1e6;
     const double ws_prefill = C * gg_ws_per_token;
-    const double ws_per_seq = dec_tok * gg_ws_per_token + attn_ws_per_seq;
+    const A2ABackend bp = e.prefill_backend, bd = e.decode_backend;
+    const bool ll_decode = m.is_moe() && decode && (bd == A2ABackend::deepep_low_latency || bd == A2ABackend::pplx);
+    const bool masked_decode = m.is_moe() && decode &&
+                               (s.runtime.expert_layout == ExpertLayout::masked ||
+                                (s.runtime.expert_layout == ExpertLayout::auto_ && ll_decode));
+    // Tokens one GPU dispatches per decode step: the buffers below hold at least 128 (SGLang's and DeepEP's default
+    // num_max_dispatch_tokens_per_rank), more when the step carries more.
+    const double ll_min_tokens = 128.0;
+    const double dec_tokens_per_seq_gpu = dec_tok / c.tp;
+    // Batched (masked) layout (seed 001): the dispatch output is [local experts][dispatchers x max tokens per rank][K],
+    // every expert's slot padded to the most tokens it could receive; the expert kernels' intermediates take the same
+    // shape: gate+up (2i/moe_tp, bf16) and the activation-quantised down input (i/moe_tp).
+    const double act_b = compute_of(c.g, c.w_exp) == Dtype::fp8 ? 1.0 : 2.0;
+    const double masked_ws_per_token = masked_decode ? local_experts * c.ep * (2.0 * m.moe_intermediate / c.moe_tp * 2.0 +
+                                                                               double(m.moe_intermediate) / c.moe_tp * act_b)
+                                                     : 0.0;
+    const double ws_per_seq = (masked_decode ? 0.0 : dec_tok * gg_ws_per_token) + attn_ws_per_seq;
 
     // --- communication buffers (seed 002 §5) ---
     double comm_fixed = 0, comm_per_seq = 0;
     if (c.tp > 1 || c.dp > 1) comm_fixed += c.cal.nccl_buffer_MB * 1e6;
-    const A2ABackend bp = e.prefill_backend, bd = e.decode_backend;
     const double db = dtype_bytes(c.disp) + (c.disp == Dtype::fp8 ? 4.0 / 128 : 0), cb = dtype_bytes(c.comb);
     if (m.is_moe() && (bp == A2ABackend::deepep_normal || bd == A2ABackend::deepep_normal)) {
         const double chunk = std::max<double>(s.workload.prefill_tokens / n_mb, s.workload.batch);
         comm_fixed += chunk * m.top_k * std::min(1.0, double(c.gpn) / c.ep + 1.0 / c.ep) * h * (db + cb) * 2.0;  // double-buffered
     }
-    if (m.is_moe() && (bd == A2ABackend::deepep_low_latency || bd == A2ABackend::pplx)) {
-        // receive buffers [local experts][ranks x max tokens per rank][hidden], dispatch + combine, double-buffered
-        comm_per_seq += dec_tok * local_experts * h * (db + cb) * 2.0;
+    // DeepEP low-latency RDMA buffer (deepseek-ai/DeepEP csrc/config.hpp, LowLatencyLayout and
+    // get_low_latency_rdma_size_hint), linear in N = num_max_dispatch_tokens_per_rank: two send and two receive
+    // buffers (odd/even), each receive one holding a message for every (expert, sending token) pair: num_experts x
+    // N messages, num_experts = local experts x ranks. So it does not shrink with ep. pplx's batched receive buffer
+    // has the same [local experts][ranks x N][hidden] shape (seed 001) and is sized the same way here.
+    double ll_slope = 0, ll_fixed = 0;  // bytes per token of N; N-independent signalling
+    if (ll_decode) {
+        const double E = m.num_experts + s.routing.redundant_experts;
+        const double scales = std::floor(h / 128.0);
+        const double dispatch_msg = 16.0 + std::max(2.0 * h, h + scales * 4.0);  // int4 header + bf16, or fp8 + scales
+        const double combine_msg = scales * 4.0 + 2.0 * h;                        // bf16 + per-128 min/max
+        const double send = std::max(dispatch_msg, E * combine_msg), recv = E * std::max(dispatch_msg, combine_msg);
+        ll_slope = 2.0 * send + 2.0 * recv;
+        ll_fixed = 2.0 * std::ceil((E * 8.0 + local_experts * 4.0) / 128.0) * 128.0 + 128.0;  // signals; alignment
     }
+    // LL buffers and masked workspace at N = max(128, tokens per GPU): fixed up to 128 tokens, then per sequence.
+    const double n_slope = ll_slope + masked_ws_per_token;
+    const double n_tokens = std::max(ll_min_tokens, (decode ? s.workload.batch : 0.0) * dec_tokens_per_seq_gpu);
+    const double masked_ws = masked_ws_per_token * n_tokens;
+    comm_fixed += ll_fixed;
 
     // --- totals as F + per_seq * B + max(prefill peak, decode per-seq * B) ---
     const double reserve = (s.runtime.reserve_GB >= 0 ? s.runtime.reserve_GB : c.cal.reserve_GB) * 1e9;
@@ -145,8 +178,8 @@ void memory(const Ctx& c, Estimate& e) {
     r.activation_decode_bytes = B * (act_per_seq + logits_per_seq);
     const bool prefill_dominates = prefill_peak >= B * per_seq_peak;
     r.activation_bytes = prefill_dominates ? r.activation_prefill_bytes : r.activation_decode_bytes;
-    r.workspace_bytes = ws_fixed + (prefill_dominates ? ws_prefill : B * ws_per_seq);
-    r.comm_buffer_bytes = comm_fixed + B * comm_per_seq;
+    r.workspace_bytes = ws_fixed + masked_ws + (prefill_dominates ? ws_prefill : B * ws_per_seq);
+    r.comm_buffer_bytes = comm_fixed + B * comm_per_seq + ll_slope * n_tokens;
     r.reserved_bytes = reserve;
     r.total_bytes = r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.workspace_bytes + r.comm_buffer_bytes + r.reserved_bytes;
     r.capacity_bytes = c.g.hbm_capacity_GiB * 1073741824.0;
@@ -154,16 +187,19 @@ void memory(const Ctx& c, Estimate& e) {
     r.fits = r.total_bytes <= r.usable_bytes;
     r.shortfall_bytes = r.fits ? 0.0 : r.total_bytes - r.usable_bytes;
 
-    // --- largest batch at this context: F + a*B + max(P, q*B) <= U, solved exactly ---
-    const double U = r.usable_bytes - fixed - prefill_kv;
-    const double a = per_seq_kv + comm_per_seq, q = act_per_seq + logits_per_seq + ws_per_seq, P = prefill ? prefill_peak : 0.0;
-    double best = 0;
-    if (U > P && a > 0) {
+    // --- largest batch at this context: F + a*B + max(P, q*B) + X*max(N0, d*B) <= U, solved exactly ---
+    const double q = act_per_seq + logits_per_seq + ws_per_seq, P = prefill ? prefill_peak : 0.0;
+    auto solve = [&](double U, double a) {
+        if (!(U > P && a > 0)) return 0.0;
         double b1 = (U - P) / a;                // while the prefill peak dominates
         if (q * b1 > P) b1 = U / (a + q);       // decode activations dominate
-        best = std::floor(std::max(0.0, b1));
-    }
-    r.max_batch = std::min(best, 1e9);
+        return std::max(0.0, b1);
+    };
+    const double U0 = r.usable_bytes - fixed - prefill_kv;
+    double best = solve(U0 - n_slope * ll_min_tokens, per_seq_kv + comm_per_seq);
+    if (n_slope > 0 && best * dec_tokens_per_seq_gpu > ll_min_tokens)  // past N0 the buffers grow with the batch
+        best = std::max(ll_min_tokens / dec_tokens_per_seq_gpu, solve(U0, per_seq_kv + comm_per_seq + n_slope * dec_tokens_per_seq_gpu));
+    r.max_batch = std::min(std::floor(best), 1e9);
     // --- largest context at this batch: the KV budget per sequence, inverted by bisection (KV is monotone) ---
     if (decode && B > 0) {
         const double budget = (r.usable_bytes - (r.total_bytes - r.kv_cache_bytes)) / B;

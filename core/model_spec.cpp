@@ -139,8 +139,13 @@ void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, I
         for (const char* key : {"modules_to_not_convert", "ignore", "ignored_layers"}) {
             auto l = q.find(key);
             if (l == q.end() || !l->is_array()) continue;
-            for (const json& e : *l)
-                if (e.is_string() && e.get<std::string>().find(needle) != std::string::npos) return true;
+            for (const json& e : *l) {
+                if (!e.is_string()) continue;
+                const std::string& name = e.get_ref<const std::string&>();
+                // a multimodal checkpoint's vision tower says nothing about the language model's layers (Llama 4)
+                if (name.find("vision") != std::string::npos || name.find("visual") != std::string::npos) continue;
+                if (name.find(needle) != std::string::npos) return true;
+            }
         }
         return false;
     };
@@ -178,7 +183,10 @@ void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, I
                                        : (type == "float" ? Dtype::mxfp4 : Dtype::int4);
             }
         }
-        m.weight_dtype = m.expert_dtype = d;
+        // The ignore list keeps modules unquantised: Kimi-K2.5 (moonshotai/Kimi-K2.5 config.json) quantises only
+        // the routed experts to int4 and lists self_attn, shared_experts and the dense mlp projections there.
+        m.expert_dtype = d;
+        m.weight_dtype = not_converted("self_attn") ? m.dtype : d;
     } else if (!method.empty()) {
         errors.push_back({path + ".quantization_config.quant_method", "unknown method '" + shown_text(method) + "'"});
     }

@@ -7,7 +7,8 @@ namespace moe::detail {
 // The one function that turns a record into time: a roofline max(flops/peak, bytes/bw), divided by the efficiency
 // measured for this kernel (same GPU: reproduces the measurement; another GPU: rescaled through the roofline), or
 // the analytical fallback's efficiencies when no table covers it.
-void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, double eff_compute, double eff_bw) {
+void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, double eff_compute, double eff_bw,
+             double dequant_elems) {
     const double peak = c.g.peak_tflops(compute) * 1e12;
     const double bytes = op.weight_bytes + op.activation_bytes;
     op.compute_dtype = c.g.compute_dtype(compute);
@@ -31,6 +32,13 @@ void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, dou
         op.efficiency = op.bound == Bound::compute ? eff_compute : eff_bw;
         op.source = Source::analytical;
     }
+    // W4A16: the dequantisation runs on the ALUs beside the tensor cores and overlaps the MMAs and the loads: a third
+    // roof, at the issue rate calibration.dequant_flops_per_weight already accounts for (no efficiency on top).
+    const double t_dq = dequant_elems * c.cal.dequant_flops_per_weight / (c.g.peak_tflops(Dtype::bf16) * 1e12);
+    if (t_dq > t) {
+        t = t_dq;
+        op.bound = Bound::compute;
+    }
     op.engine = op.bound == Bound::compute ? Engine::tensor : Engine::hbm;
     op.time_us = std::max(t * 1e6, c.cal.kernel_floor_us);
 }
@@ -47,15 +55,16 @@ OpRecord make_op(const char* name, Phase ph, double flops, double wbytes, double
 
 // A dense GEMM (M x K) x (K x N) with weights in `w`.
 OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w) {
-    const Dtype comp = c.g.compute_dtype(w);
+    const Dtype comp = compute_of(c.g, w);
     const double act_b = comp == Dtype::fp8 ? 1.0 : 2.0;
     kernels::Cost k = kernels::gemm(M, K, N, act_b, bytes_with_scales(w));
+    const double dequant = dequantised(c.g, w) ? K * N * std::ceil(M / kDequantRowsPerTile) : 0.0;
     OpRecord op = make_op(name, ph, k.flops, K * N * bytes_with_scales(w), k.bytes - K * N * bytes_with_scales(w));
     // The tables key shapes by int; wider GEMMs (only absurd configs reach 2^31) look up the widest measured shapes.
     const int k_key = int(std::min(K, 1e9)), n_key = int(std::min(N, 1e9));
     const int in_bytes = comp == Dtype::fp8 || is_fp4_like(comp) ? 1 : 2;  // FP4 looks up the FP8 tables
     TableHit hit = lookup(c, [&](const char* f) { return c.t.gemm(f, M, k_key, n_key, in_bytes); });
-    time_op(c, op, comp, hit, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
+    time_op(c, op, comp, hit, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff, dequant);
     return op;
 }
 

@@ -16,6 +16,8 @@ const char* const kBackendChoices[] = {"auto", "none", "allgather", "deepep_norm
 const char* const kLayoutChoices[] = {"auto", "contiguous", "masked", nullptr};
 const char* const kEngineChoices[] = {"sglang", "vllm", "trtllm", "ideal", nullptr};
 const char* const kServingModeChoices[] = {"off", "aggregated", "disaggregated", nullptr};
+const char* const kFp4Choices[] = {"dequant", "expand", nullptr};
+const char* const kOverlapChoices[] = {"auto", "none", "tbo", "full", nullptr};
 
 // One field: its public description and where it lives in a Scenario.
 struct FieldImpl {
@@ -52,8 +54,12 @@ const std::vector<FieldImpl>& field_impls() {
         {{"precision.kv_cache", FieldType::dtype, "", 0, 0, nullptr, "KV-cache format: bf16, fp16 or fp8 (auto: bf16)."}, MOE_PTR(precision.kv_cache)},
         {{"precision.dispatch", FieldType::dtype, "", 0, 0, nullptr, "Format of tokens sent to the experts (auto: fp8 when the experts run in fp8 or lower)."}, MOE_PTR(precision.dispatch)},
         {{"precision.combine", FieldType::dtype, "", 0, 0, nullptr, "Format of expert outputs sent back (auto: bf16)."}, MOE_PTR(precision.combine)},
+        {{"precision.fp4_on_hopper", FieldType::choice, "", 0, 0, kFp4Choices, "MXFP4/NVFP4 weights on a GPU without FP4 tensor cores: dequant keeps them packed and dequantises in the GEMM (W4A16); expand stores them as FP8 (memory doubles)."}, MOE_PTR(precision.fp4_on_hopper)},
         {{"runtime.a2a_backend", FieldType::choice, "", 0, 0, kBackendChoices, "How tokens reach the experts: auto picks DeepEP normal for prefill and low-latency for decode when ep > 1."}, MOE_PTR(runtime.a2a_backend)},
         {{"runtime.two_batch_overlap", FieldType::boolean, "", 0, 0, nullptr, "Split each step into two micro-batches so one's communication hides under the other's compute."}, MOE_PTR(runtime.two_batch_overlap)},
+        {{"runtime.overlap", FieldType::choice, "", 0, 0, kOverlapChoices, "Expert-parallel communication vs compute: auto follows two_batch_overlap; none serial; tbo micro-batches hide one's communication under another's compute; full hides dispatch and combine entirely (DeepEP's free decode communication)."}, MOE_PTR(runtime.overlap)},
+        {{"runtime.micro_batches", FieldType::integer, "", 0, 64, nullptr, "Micro-batches each step is split into (0: 2 with two-batch overlap, else 1)."}, MOE_PTR(runtime.micro_batches)},
+        {{"runtime.shared_expert_overlap", FieldType::boolean, "", 0, 0, nullptr, "Run the shared experts while the dispatch is in flight (vLLM's prepare_no_receive), instead of before it."}, MOE_PTR(runtime.shared_expert_overlap)},
         {{"runtime.comm_sms", FieldType::integer, "SMs", 0, 1024, nullptr, "SMs that DeepEP normal-mode kernels take from compute while they run."}, MOE_PTR(runtime.comm_sms)},
         {{"runtime.expert_layout", FieldType::choice, "", 0, 0, kLayoutChoices, "Expert activation layout: contiguous (permute/unpermute) or masked (per-expert padded batches)."}, MOE_PTR(runtime.expert_layout)},
         {{"runtime.mtp_draft_tokens", FieldType::integer, "tokens", 0, 8, nullptr, "Speculative tokens per decode step drafted by the model's MTP layers (0: off)."}, MOE_PTR(runtime.mtp_draft_tokens)},
@@ -482,5 +488,6 @@ const char* a2a_backend_name(A2ABackend b) { return kBackendChoices[int(b)]; }
 const char* phase_sel_name(PhaseSel p) { return kPhaseChoices[int(p)]; }
 const char* engine_kind_name(EngineKind k) { return kEngineChoices[int(k)]; }
 const char* serving_mode_name(ServingMode m) { return kServingModeChoices[int(m)]; }
+const char* overlap_kind_name(OverlapKind k) { return kOverlapChoices[int(k)]; }
 
 }  // namespace moe

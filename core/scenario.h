@@ -31,6 +31,14 @@ enum class EngineKind : std::uint8_t { sglang, vllm, trtllm, ideal };
 // DESIGN §8: off = step-level only; aggregated = one replica serving closed-loop clients with continuous batching;
 // disaggregated = separate prefill and decode pools.
 enum class ServingMode : std::uint8_t { off, aggregated, disaggregated };
+// 4-bit weights (MXFP4 / NVFP4) on a GPU without FP4 tensor cores (Hopper, Ampere): dequant keeps them packed and
+// dequantises inside the GEMM (W4A16, Marlin-style; what vLLM / SGLang / TRT-LLM do for gpt-oss on Hopper); expand
+// pre-expands them to FP8 (BF16 without FP8 cores) when loading (seed 002 §6's capability matrix): memory doubles.
+enum class Fp4OnHopper : std::uint8_t { dequant, expand };
+// How a layer's expert-parallel communication meets its compute. auto follows runtime.two_batch_overlap (the older
+// field, kept working); none = serial; tbo = micro-batches, one's communication under another's compute (seed 000
+// §5.3 mode 1); full = dispatch and combine fully hidden (seed 000 §5.3 mode 2, DeepEP's free decode communication).
+enum class OverlapKind : std::uint8_t { auto_, none, tbo, full };
 
 // A dtype the user may leave to the model ("auto").
 struct DtypeSel {
@@ -63,11 +71,15 @@ struct PrecisionConfig {
     DtypeSel kv_cache;           // auto: the model's torch_dtype (bf16)
     DtypeSel dispatch;           // auto: fp8 when experts compute in fp8 or lower, else bf16
     DtypeSel combine;            // auto: bf16
+    Fp4OnHopper fp4_on_hopper = Fp4OnHopper::dequant;  // 4-bit weights on GPUs without FP4 tensor cores
 };
 
 struct RuntimeConfig {
     A2ABackend a2a_backend = A2ABackend::auto_;
-    bool two_batch_overlap = false;
+    bool two_batch_overlap = false;    // kept for old scenarios and links: overlap auto + this = tbo
+    OverlapKind overlap = OverlapKind::auto_;
+    int micro_batches = 0;             // micro-batches per step; 0: 2 with tbo, else 1
+    bool shared_expert_overlap = false;  // shared experts run while the dispatch is in flight (seed 001)
     int comm_sms = 24;                 // SMs given to DeepEP normal-mode kernels while computing
     ExpertLayout expert_layout = ExpertLayout::auto_;
     int mtp_draft_tokens = 0;          // speculative tokens per step from MTP heads (0 = off)
@@ -120,6 +132,14 @@ struct Scenario {
     int world() const { return parallel.tp * parallel.dp * parallel.pp; }
     int moe_tp() const { return parallel.ep > 0 ? parallel.tp * parallel.dp / parallel.ep : 1; }
     int gpus_per_node() const { return parallel.gpus_per_node > 0 ? parallel.gpus_per_node : gpu.gpus_per_node; }
+    // The overlap policy with `auto` resolved from the older runtime.two_batch_overlap.
+    OverlapKind overlap() const {
+        if (runtime.overlap != OverlapKind::auto_) return runtime.overlap;
+        return runtime.two_batch_overlap ? OverlapKind::tbo : OverlapKind::none;
+    }
+    int micro_batches() const {
+        return runtime.micro_batches > 0 ? runtime.micro_batches : (overlap() == OverlapKind::tbo ? 2 : 1);
+    }
     int context_len() const {
         return workload.context_len > 0 ? workload.context_len : workload.prompt_len + workload.output_len / 2;
     }
@@ -175,5 +195,6 @@ const char* a2a_backend_name(A2ABackend b);
 const char* phase_sel_name(PhaseSel p);
 const char* engine_kind_name(EngineKind k);
 const char* serving_mode_name(ServingMode m);
+const char* overlap_kind_name(OverlapKind k);
 
 }  // namespace moe

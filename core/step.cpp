@@ -20,6 +20,19 @@ double two_batch_overlap_slots(double c_pre, double c_post, double dispatch, dou
     return std::max(c_pre, dispatch) + std::max(c_post, dispatch) + std::max(c_post, combine) + std::max(c_pre, combine);
 }
 
+double micro_batch_pipeline(double c, double d, double m, int n) {
+    if (n <= 1) return d + c + m;
+    double comm_free = 0, compute_free = 0, prev_computed = 0;
+    for (int i = 0; i < n; ++i) {
+        comm_free += d;  // D_i waits only for the stream
+        const double dispatched = comm_free;
+        if (i > 0) comm_free = std::max(comm_free, prev_computed) + m;  // then M_{i-1}, once C_{i-1} is done
+        compute_free = std::max(compute_free, dispatched) + c;        // C_i
+        prev_computed = compute_free;
+    }
+    return std::max(comm_free, prev_computed) + m;  // M_n
+}
+
 }  // namespace moe
 
 namespace moe::detail {
@@ -47,7 +60,7 @@ LayerOps build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
     if (ld.moe) {
         expert_ops(c, ps.phase, ps.T, masked, L);
         if (c.m.shared_intermediate > 0)
-            dense_ffn_ops(c, ps.phase, ps.T, c.m.shared_intermediate, "moe.shared_up", "moe.shared_down", c.w_shared, L.pre);
+            dense_ffn_ops(c, ps.phase, ps.T, c.m.shared_intermediate, "moe.shared_up", "moe.shared_down", c.w_shared, L.shared);
         ep_comm(c, ps.phase, be, ps.T, L);
     } else {
         dense_ffn_ops(c, ps.phase, ps.T, c.m.intermediate, "ffn.gate_up_proj", "ffn.down_proj", c.w_shared, L.post);
@@ -60,35 +73,45 @@ LayerOps build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
     return L;
 }
 
-LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, bool tbo) {
+LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, OverlapKind ov,
+                     int n_mb) {
     LayerTime out;
-    const int n_mb = tbo ? 2 : 1;
+    n_mb = std::max(1, n_mb);
     PhaseShape mb = ps;
     mb.T = ps.T / n_mb;
     mb.batch = ps.batch / n_mb;
     LayerOps L = build_layer(c, mb, ld, be, masked);
-    double c_pre = sum_us(L.pre), c_post = sum_us(L.post);
+    double c_pre = sum_us(L.pre), c_post = sum_us(L.post), c_shared = sum_us(L.shared);
     const bool has_ep_comm = L.dispatch_us > 0 || L.combine_us > 0;
     double slow = 1.0;
-    if (tbo && has_ep_comm) {
+    if (ov == OverlapKind::tbo && has_ep_comm && n_mb >= 2) {
         // DeepEP normal kernels occupy comm_sms SMs while they overlap compute; low-latency ones use none.
         if (be == A2ABackend::deepep_normal) slow = 1.0 / c.sm_share;
         c_pre *= slow;
         c_post *= slow;
+        c_shared *= slow;
         if (ps.phase == Phase::prefill)
-            out.exposed_us = two_batch_overlap_seed(c_pre + c_post, L.dispatch_us, L.combine_us);
-        else
-            out.exposed_us = two_batch_overlap_slots(c_pre, c_post, L.dispatch_us, L.combine_us);
+            out.exposed_us = micro_batch_pipeline(c_pre + c_shared + c_post, L.dispatch_us, L.combine_us, n_mb);
+        else  // each pair of micro-batches runs the four slots; the shared experts sit on the attention side
+            out.exposed_us = 0.5 * n_mb * two_batch_overlap_slots(c_pre + c_shared, c_post, L.dispatch_us, L.combine_us);
         out.exposed_us += n_mb * L.allreduce_us;
+    } else if (ov == OverlapKind::full && has_ep_comm) {
+        // Seed 000 §5.3 mode 2: dispatch and combine never wait (DeepEP's free decode communication)
+        out.exposed_us = n_mb * (c_pre + c_shared + c_post + L.allreduce_us);
     } else {
-        out.exposed_us = n_mb * (c_pre + c_post + L.dispatch_us + L.combine_us + L.allreduce_us);
+        // Serial; with shared_expert_overlap the shared experts run while the dispatch is in flight (seed 001's
+        // prepare_no_receive), so only the longer of the two is exposed.
+        const double shared_and_dispatch = c.s.runtime.shared_expert_overlap && has_ep_comm
+                                               ? std::max(c_shared, L.dispatch_us)
+                                               : c_shared + L.dispatch_us;
+        out.exposed_us = n_mb * (c_pre + c_post + shared_and_dispatch + L.combine_us + L.allreduce_us);
     }
-    out.compute_us = n_mb * (c_pre + c_post);
+    out.compute_us = n_mb * (c_pre + c_shared + c_post);
     out.comm_us = n_mb * (L.dispatch_us + L.combine_us + L.allreduce_us);
     // Records: per-layer totals over the micro-batches; exposed share of comm spread over the comm records.
     const double hidden_comm = std::max(0.0, out.compute_us + out.comm_us - out.exposed_us);
     const double comm_total = out.comm_us;
-    for (auto* v : {&L.pre, &L.post}) {
+    for (auto* v : {&L.pre, &L.shared, &L.post}) {
         for (OpRecord& o : *v) {
             o.time_us *= n_mb * slow;
             o.flops *= n_mb;
@@ -123,7 +146,9 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     const bool masked = s.runtime.expert_layout == ExpertLayout::masked ||
                         (s.runtime.expert_layout == ExpertLayout::auto_ &&
                          (be == A2ABackend::deepep_low_latency || be == A2ABackend::pplx));
-    const bool tbo = s.runtime.two_batch_overlap && ps.T >= 2;
+    // micro-batches need a token each; tbo needs two of them
+    const int n_mb = int(std::max(1.0, std::min(double(s.micro_batches()), ps.T)));
+    const OverlapKind ov = s.overlap() == OverlapKind::tbo && n_mb < 2 ? OverlapKind::none : s.overlap();
     // Distinct layer kinds (MoE or dense, window, mixer) with their counts.
     struct Group { LayerDesc d; int count; };
     std::vector<Group> groups;
@@ -138,7 +163,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     std::vector<std::pair<OpRecord, double>> weighted;  // op, weight (us per step)
     for (size_t gi = 0; gi < groups.size(); ++gi) {
         const Group& g = groups[gi];
-        LayerTime lt = layer_time(c, ps, g.d, be, masked, tbo);
+        LayerTime lt = layer_time(c, ps, g.d, be, masked, ov, n_mb);
         LayerGroup lg;
         lg.label = std::string(g.d.moe ? "MoE layers" : "dense layers") + (g.d.window > 0 ? " (window " + std::to_string(g.d.window) + ")" : "") +
                    (g.d.mixer == Mixer::gated_deltanet ? " (Gated DeltaNet)" : "") +
@@ -183,7 +208,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         d.T = ps.batch;
         LayerDesc ld = m.mtp_layer;
         ld.moe = m.is_moe();
-        LayerTime lt = layer_time(c, d, ld, be, masked, false);
+        LayerTime lt = layer_time(c, d, ld, be, masked, OverlapKind::none, 1);
         OpRecord eh = gemm_op(c, "mtp.eh_proj", ps.phase, d.T, 2.0 * m.hidden, m.hidden, c.w_attn);
         OpRecord lm = gemm_op(c, "mtp.lm_head", ps.phase, d.T, m.hidden, double(m.vocab) / c.tp, c.w_embed);
         const double per_draft = lt.exposed_us + eh.time_us + lm.time_us;

@@ -629,38 +629,78 @@ double shape_distance(const int* a, const int* b, int n) {
 }
 }  // namespace
 
-TableHit Tables::grouped_gemm(std::string_view family, bool masked, int E, int top_k, int hidden, int inter, int ep,
-                              double tokens_per_gpu) const {
-    const Kind want = masked ? Kind::grouped_masked : Kind::grouped_contiguous;
+namespace {
+// The grouped-GEMM table a query reads, and where on it: `gpus` is the line (EP size) and `scale` turns the query's
+// tokens per GPU into the table's.
+struct GroupedPick {
+    const Tables::Table* table = nullptr;
+    double dist = 0, gpus = 1, scale = 1;
+    bool other_layout = false;
+};
+}  // namespace
+
+static GroupedPick pick_grouped(const std::vector<const Tables::Table*>* want_list,
+                                const std::vector<const Tables::Table*>* other_list, int E, int top_k, int hidden,
+                                int inter, int ep) {
     const int q[4] = {E, top_k, hidden, inter};
-    const Table* best = nullptr;
+    GroupedPick p;
     double best_d = 1e300;
-    for (int pass = 0; pass < 2 && !best; ++pass) {  // the other layout's table if this one is missing
-        const Kind kind = pass == 0 ? want : (masked ? Kind::grouped_contiguous : Kind::grouped_masked);
-        const auto* list = bucket(int(kind), family);
+    for (int pass = 0; pass < 2 && !p.table; ++pass) {  // the other layout's table if this one is missing
+        const auto* list = pass == 0 ? want_list : other_list;
         if (!list) break;
-        for (const Table* t : *list) {
+        for (const Tables::Table* t : *list) {
             double d = shape_distance(t->key, q, 4);
-            if (d < best_d) { best_d = d; best = t; }
+            if (d < best_d) { best_d = d; p.table = t; p.other_layout = pass == 1; }
             if (d == 0) break;
         }
     }
-    TableHit h;
-    if (!best) return h;
+    if (!p.table) return p;
+    p.dist = best_d;
+    p.gpus = ep;
     // Another shape: match its tokens per expert and local experts, the two things its efficiency depends on.
-    double gpus = ep, tokens = tokens_per_gpu;
     if (best_d > 0) {
         const double local = double(E) / ep;
-        const double tpe = tokens_per_gpu * top_k / local;
-        gpus = std::max(1.0, best->key[0] / std::max(1.0, local));
-        tokens = tpe * (best->key[0] / gpus) / best->key[1];
+        p.gpus = std::max(1.0, p.table->key[0] / std::max(1.0, local));
+        p.scale = double(top_k) / local * (p.table->key[0] / p.gpus) / p.table->key[1];
     }
+    return p;
+}
+
+TableHit Tables::grouped_gemm(std::string_view family, bool masked, int E, int top_k, int hidden, int inter, int ep,
+                              double tokens_per_gpu) const {
+    const Kind want = masked ? Kind::grouped_masked : Kind::grouped_contiguous;
+    const Kind other = masked ? Kind::grouped_contiguous : Kind::grouped_masked;
+    const GroupedPick p = pick_grouped(bucket(int(want), family), bucket(int(other), family), E, top_k, hidden, inter, ep);
+    TableHit h;
+    if (!p.table) return h;
     bool exact;
     h.found = true;
-    h.util = best->at(gpus, tokens, exact);
-    h.source = (best_d > 0 || best->kind != want) ? Source::transferred : exact ? Source::measured : Source::interpolated;
-    h.table = best->path.c_str();
+    h.util = p.table->at(p.gpus, tokens_per_gpu * p.scale, exact);
+    h.source = (p.dist > 0 || p.other_layout) ? Source::transferred : exact ? Source::measured : Source::interpolated;
+    h.table = p.table->path.c_str();
     return h;
+}
+
+std::vector<double> Tables::grouped_gemm_grid(std::string_view family, bool masked, int E, int top_k, int hidden,
+                                              int inter, int ep) const {
+    const Kind want = masked ? Kind::grouped_masked : Kind::grouped_contiguous;
+    const Kind other = masked ? Kind::grouped_contiguous : Kind::grouped_masked;
+    const GroupedPick p = pick_grouped(bucket(int(want), family), bucket(int(other), family), E, top_k, hidden, inter, ep);
+    std::vector<double> out;
+    if (!p.table || p.table->x1s.empty() || !(p.scale > 0)) return out;
+    const auto& xs = p.table->x1s;
+    // the lines Table::at() reads: the exact one, the edge one outside the grid, or the two around it
+    const size_t hi = size_t(std::lower_bound(xs.begin(), xs.end(), p.gpus) - xs.begin());
+    std::vector<size_t> lines;
+    if (hi < xs.size() && std::fabs(xs[hi] - p.gpus) <= 1e-9 * p.gpus) lines = {hi};
+    else if (hi == 0) lines = {0};
+    else if (hi == xs.size()) lines = {xs.size() - 1};
+    else lines = {hi - 1, hi};
+    for (size_t l : lines)
+        for (const Point& pt : p.table->lines[l]) out.push_back(pt.x / p.scale);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
 }
 
 namespace {
@@ -871,7 +911,8 @@ TableHit Tables::mla_prefill(std::string_view family, int heads, int qk_nope, in
     X(kernel_floor_us) X(misc_passes) X(nvlink_ll_eff) X(rdma_ll_eff) X(ll_latency_us) X(nvlink_normal_eff)      \
     X(rdma_normal_eff) X(normal_latency_us) X(allreduce_eff) X(allreduce_latency_us) X(allgather_eff)            \
     X(prefill_overhead_ms) X(decode_overhead_ms) X(reserve_GB) X(cublas_workspace_MB) X(nccl_buffer_MB)          \
-    X(grouped_load_factor) X(gemm_table_overhead_us) X(attn_tile_fixed_iters) X(attn_softmax_exposed) X(gemm_tile_fixed_iters)
+    X(grouped_load_factor) X(gemm_table_overhead_us) X(attn_tile_fixed_iters) X(attn_softmax_exposed) X(gemm_tile_fixed_iters) \
+    X(dequant_flops_per_weight)
 
 bool parse_calibration(const nlohmann::json& j, Calibration& c, Issues& errors) {
     if (!j.is_object()) {

@@ -61,6 +61,11 @@ public:
     // model shape, interpolated in log EP size and log tokens per GPU.
     TableHit grouped_gemm(std::string_view family, bool masked, int num_experts, int top_k, int hidden,
                           int moe_intermediate, int ep, double tokens_per_gpu) const;
+    // The measured token counts (in the query's tokens per GPU) of the table lines grouped_gemm() interpolates
+    // between for this query, ascending; empty when no table covers it. The estimator evaluates the kernel at these
+    // points to keep its time monotone in the batch (a measured point may be faster than a smaller one).
+    std::vector<double> grouped_gemm_grid(std::string_view family, bool masked, int num_experts, int top_k, int hidden,
+                                          int moe_intermediate, int ep) const;
     // Attention cores, by heads per GPU.
     TableHit mha_decode(std::string_view family, int heads, int kv_heads, int head_dim, double batch, double kv_len,
                         bool fp8_kv) const;

@@ -68,8 +68,8 @@ TEST_CASE("DeepSeek-V3 FP8 weights per GPU, by hand") {
     CHECK(ep32.memory.cluster_weights_bytes == doctest::Approx(32 * ep32.memory.weights_bytes));
 }
 
-TEST_CASE("FP4 checkpoints on Hopper are pre-expanded to FP8: expert memory doubles (seed 002 §6)") {
-    moe::Estimate hopper = run(R"({"model":"gpt-oss-120b","hardware":"h200"})");
+TEST_CASE("FP4 checkpoints on Hopper, precision.fp4_on_hopper = expand: pre-expanded to FP8, expert memory doubles (seed 002 §6)") {
+    moe::Estimate hopper = run(R"({"model":"gpt-oss-120b","hardware":"h200","precision":{"fp4_on_hopper":"expand"}})");
     moe::Estimate blackwell = run(R"({"model":"gpt-oss-120b","hardware":"b200"})");
     const double ratio = hopper.memory.weights_experts_bytes / blackwell.memory.weights_experts_bytes;
     // fp8 + 128x128 scales vs mxfp4 (0.5 + 1/32 bytes)

@@ -80,7 +80,9 @@ TEST_CASE("Llama 4 Scout: text_config nesting, shared expert, chunked attention 
     CHECK(m.shared_intermediate == 8192);
     CHECK(m.n_moe_layers == 48);
     CHECK(m.n_window_layers == 36);
-    CHECK(m.weight_dtype == moe::Dtype::fp8);  // compressed-tensors 8-bit float
+    // compressed-tensors 8-bit float, whose ignore list keeps every language layer's self_attn in BF16
+    CHECK(m.expert_dtype == moe::Dtype::fp8);
+    CHECK(m.weight_dtype == moe::Dtype::bf16);
 }
 
 TEST_CASE("key spellings in the wild give the same model") {
