@@ -219,6 +219,14 @@ std::size_t Tables::row_count() const {
 }
 
 bool Tables::has_family(std::string_view family) const {
+    // A known family's tables are all in its buckets (add_table): a few empty() checks instead of a string compare
+    // per table (estimate() asks up to four times).
+    const int f = family_index(family);
+    if (f >= 0) {
+        for (int k = 0; k < kKinds; ++k)
+            if (!buckets_[k][f].empty()) return true;
+        return false;
+    }
     for (const Table* t : tables_)
         if (t->family == family) return true;
     return false;

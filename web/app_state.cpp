@@ -542,6 +542,7 @@ void load_plan_row(AppState& st, int rank_index) {
     PlanState& pl = st.plan;
     if (pl.running || rank_index < 0 || std::size_t(rank_index) >= pl.front.size()) return;
     set_scenario(st, pl.search.scenario_of(pl.front[std::size_t(rank_index)]));
+    st.serving_was_on = true;  // the row serves: stay on the Plan tab (turning serving on by hand opens Serving)
     pl.selected = rank_index;
     st.last_action = "plan:load:" + std::to_string(rank_index + 1);
     st.publish_pending = true;
@@ -621,7 +622,8 @@ void recompute(AppState& st) {
         st.serving.clear();
         st.serving_key.clear();
     }
-    if (serving && !st.serving_was_on) st.requested_tab = 4;  // serving just turned on (or a link that serves)
+    // serving just turned on (or a link that serves), unless the link asked for a tab (a plan's link: Plan)
+    if (serving && !st.serving_was_on && st.requested_tab < 0) st.requested_tab = 4;
     st.serving_was_on = serving;
     // A is swept over the same points as the current scenario, so the two curves share their x.
     if (st.a.active && (a_changed || sweep_changed)) run_sweep(st.a.scenario, st.sweep.spec, *st.tables, st.a.sweep);

@@ -71,10 +71,11 @@ void draw_plan_controls(AppState& st) {
         if (ImGui::Button("\u2212##plan_gpus", ImVec2(bw, 0)) && p.gpus > 1) p.gpus /= 2, edited = true;
         record_last_item(st, "plan.gpus.minus");
         ImGui::SameLine(0, theme::px(2));
-        ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - bw - theme::px(28));
+        ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - bw - theme::px(4));
         int g = p.gpus;
         ImGui::InputInt("##gpus", &g, 0, 0, ImGuiInputTextFlags_AutoSelectAll);
         record_last_item(st, "plan.gpus");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The GPU budget: every layout whose GPUs divide it, the rest of the budget running replicas of it.");
         if (ImGui::IsItemDeactivatedAfterEdit()) {
             p.gpus = std::clamp(g, 1, 65536);
             edited = true;
@@ -84,7 +85,6 @@ void draw_plan_controls(AppState& st) {
         ImGui::SameLine(0, theme::px(2));
         if (ImGui::Button("+##plan_gpus", ImVec2(bw, 0)) && p.gpus < 65536) p.gpus *= 2, edited = true;
         record_last_item(st, "plan.gpus.plus");
-        help_marker("The GPU budget: every layout whose GPUs divide it, the rest of the budget running replicas of it.");
     }
     edited |= limit_input(st, "##ttft_ms", "TTFT \u2264 ms", p.ttft_ms, "Time to first token under load (serving.ttft_ms); none: no limit.");
     edited |= limit_input(st, "##tpot_ms", "TPOT \u2264 ms", p.tpot_ms, "Time per output token under load (serving.tpot_ms); none: no limit.");
@@ -177,7 +177,7 @@ void draw_plan_chart(AppState& st, ImVec2 size) {
     xy(pl.front_disagg, dx, dy);
     xy(pl.front, fx, fy);
     std::vector<ImU32> cloud_colours(pl.cloud.size()), front_colours(pl.front.size());
-    for (std::size_t k = 0; k < pl.cloud.size(); ++k) cloud_colours[k] = theme::with_alpha(mode_colour(pts[pl.cloud[k]]), 0.22f);
+    for (std::size_t k = 0; k < pl.cloud.size(); ++k) cloud_colours[k] = theme::with_alpha(mode_colour(pts[pl.cloud[k]]), 0.35f);
     for (std::size_t k = 0; k < pl.front.size(); ++k) front_colours[k] = mode_colour(pts[pl.front[k]]);
     const PlanSettings& p = pl.settings;
     if (plot::begin_plot("##plan", ImVec2(-1, -1), "Pareto front \u00b7 output tokens/s per GPU vs tokens/s per user")) {
@@ -188,8 +188,6 @@ void draw_plan_chart(AppState& st, ImVec2 size) {
         double sla_x = 0;
         if (p.tpot_ms > 0) sla_x = 1000.0 / p.tpot_ms;
         sla_x = std::max(sla_x, p.min_tokens_per_s_per_user);
-        plot::plot_scatter("##cloud", cx.data(), cy.data(), int(cx.size()), theme::kTextDim, 1.6f, plot::ItemFlags_NoHover | plot::ItemFlags_NoLegend,
-                           nullptr, cloud_colours.data());
         if (ax.size() > 1) plot::plot_line("aggregated", ax.data(), ay.data(), int(ax.size()), theme::with_alpha(kAggregated, 0.7f), 1.5f, plot::ItemFlags_NoHover);
         else if (!ax.empty()) plot::legend_entry("aggregated", kAggregated);
         if (dx.size() > 1) plot::plot_line("disaggregated", dx.data(), dy.data(), int(dx.size()), theme::with_alpha(kDisaggregated, 0.7f), 1.5f, plot::ItemFlags_NoHover);
@@ -210,6 +208,18 @@ void draw_plan_chart(AppState& st, ImVec2 size) {
             plot::legend_entry(label, theme::kTextDim);
         }
         const plot::Hover h = plot::end_plot();
+        {  // the other candidates as small squares (4 vertices each: scatter discs would overflow ImGui's 16-bit
+           // indices at a few hundred points)
+            const ImVec4 area = plot::plot_area();
+            ImDrawList* dl = ImGui::GetWindowDrawList();
+            dl->PushClipRect(ImVec2(area.x, area.y), ImVec2(area.z, area.w), true);
+            const float r = theme::px(1.2f);
+            for (std::size_t k = 0; k < cx.size(); ++k) {
+                const ImVec2 c = plot::to_pixels(cx[k], cy[k]);
+                dl->AddRectFilled(ImVec2(c.x - r, c.y - r), ImVec2(c.x + r, c.y + r), cloud_colours[k]);
+            }
+            dl->PopClipRect();
+        }
         if (sla_x > 0) {  // shade what misses the per-user SLA
             const ImVec4 area = plot::plot_area();
             const float x1 = std::min(area.z, plot::to_pixels(sla_x, 0).x);
