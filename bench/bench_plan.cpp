@@ -51,6 +51,30 @@ void BM_PlanDeepSeekV3On64H200(benchmark::State& state) {
 // 1 thread, then every core (0)
 BENCHMARK(BM_PlanDeepSeekV3On64H200)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The same budget with the serving layer (2K in / 1K out): aggregated and disaggregated points, as the page's Plan
+// tab runs it (PlanSearch in slices of 128 points, one thread).
+void BM_PlanServingDeepSeekV3On64H200(benchmark::State& state) {
+    const moe::Scenario base =
+        moe::parse_scenario(R"({"model":"deepseek-v3","hardware":"h200","serving":{"mode":"aggregated","isl":2048,"osl":1024}})",
+                            moe::builtin_catalog())
+            .scenario;
+    moe::PlanRequest req;
+    req.gpus = 64;
+    req.sla.tpot_ms = 30;
+    std::size_t points = 0, front = 0;
+    for (auto _ : state) {
+        moe::PlanSearch search;
+        moe::Issues errs;
+        search.start(base, req, errs);
+        while (!search.done()) search.step(128, moe::builtin_tables());
+        points = search.points().size();
+        front = search.summary().front.size();
+    }
+    state.counters["points"] = double(points);
+    state.counters["front"] = double(front);
+}
+BENCHMARK(BM_PlanServingDeepSeekV3On64H200)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
 void BM_EvaluatePointDeepSeekV3(benchmark::State& state) {
     moe::Scenario s = dsv3_h200();
     moe::PlanPoint p;

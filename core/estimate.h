@@ -101,6 +101,7 @@ struct ServingResult {
     double running_batch = 0;       // requests decoding per DP rank
     double prefill_utilisation = 0; // share of time (or of the prefill pool) spent on prefill
     const char* bound = "";         // "decode", "prefill", "memory"
+    bool prefill_fits = true;       // disaggregated: a prefill worker holds its forward (else a warning)
 };
 
 struct Estimate {

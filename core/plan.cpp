@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <numeric>
+#include <tuple>
 
 #include "estimate.h"
 #include "json_util.h"
@@ -106,6 +108,8 @@ bool plan_space_from_json(const json& j, PlanSpace& space, Issues& errors) {
         else if (key == "pp") read_ints(v, path, 1, 4096, space.pp, errors);
         else if (key == "batch") read_ints(v, path, 1, 1000000, space.batch, errors);
         else if (key == "mtp_draft_tokens") read_ints(v, path, 0, 8, space.mtp_draft_tokens, errors);
+        else if (key == "prefill_workers") read_ints(v, path, 1, 64, space.prefill_workers, errors);
+        else if (key == "decode_workers") read_ints(v, path, 1, 64, space.decode_workers, errors);
         else if (key == "two_batch_overlap") {
             const json list = v.is_array() ? v : json::array({v});
             std::vector<int> got;
@@ -160,11 +164,9 @@ bool plan_space_from_json(const json& j, PlanSpace& space, Issues& errors) {
                 if (n == "aggregated") {
                     got.push_back(PlanMode::aggregated);
                 } else if (n == "disaggregated") {
-                    errors.push_back({path, "disaggregated plans need the serving layer; only aggregated for now"});
-                    got.clear();
-                    break;
+                    got.push_back(PlanMode::disaggregated);
                 } else {
-                    errors.push_back({path, "unknown mode '" + shown_text(n) + "' (aggregated)"});
+                    errors.push_back({path, "unknown mode '" + shown_text(n) + "' (aggregated, disaggregated)"});
                     got.clear();
                     break;
                 }
@@ -179,7 +181,8 @@ bool plan_space_from_json(const json& j, PlanSpace& space, Issues& errors) {
             (key[1] == 'i' ? space.min_gpus_per_replica : space.max_gpus_per_replica) = one[0];
         } else {
             errors.push_back({path, "unknown key (tp, dp, ep, pp, batch, mtp_draft_tokens, weights, kv_cache, "
-                                    "two_batch_overlap, a2a_backend, mode, min_gpus_per_replica, max_gpus_per_replica)"});
+                                    "two_batch_overlap, a2a_backend, mode, prefill_workers, decode_workers, "
+                                    "min_gpus_per_replica, max_gpus_per_replica)"});
         }
     }
     return errors.size() == before;
@@ -204,6 +207,8 @@ json plan_space_to_json(const PlanSpace& s) {
     j["two_batch_overlap"] = tbo;
     j["a2a_backend"] = a2a;
     j["mode"] = mode;
+    j["prefill_workers"] = s.prefill_workers;
+    j["decode_workers"] = s.decode_workers;
     j["min_gpus_per_replica"] = s.min_gpus_per_replica;
     j["max_gpus_per_replica"] = s.max_gpus_per_replica;
     return j;
@@ -253,7 +258,12 @@ PlanSpace resolve_space(const Scenario& base, const PlanRequest& req) {
             case ServingEngine::trtllm: s.a2a_backend = {A2ABackend::auto_}; break;
         }
     }
-    if (s.mode.empty()) s.mode = {PlanMode::aggregated};
+    if (s.mode.empty()) {
+        s.mode = {PlanMode::aggregated};
+        if (base.serving.mode != ServingMode::off) s.mode.push_back(PlanMode::disaggregated);
+    }
+    if (s.prefill_workers.empty()) s.prefill_workers = {1, 2, 3, 4, 5, 6, 7, 8};
+    if (s.decode_workers.empty()) s.decode_workers = {1, 2, 3, 4, 5, 6, 7, 8};
     return s;
 }
 
@@ -286,17 +296,92 @@ bool engine_ok(ServingEngine e, const PlanPoint& p) {
 
 }  // namespace
 
-std::vector<PlanPoint> enumerate_plan(const Scenario& base, const PlanRequest& req, Issues& errors) {
+namespace {
+
+// A prefill worker's layout for disaggregated points (pipeline 1).
+struct PrefillLayout {
+    int tp = 1, dp = 1, ep = 1;
+    int world() const { return tp * dp; }
+};
+
+bool prefill_engine_ok(ServingEngine e, const PrefillLayout& l, const PlanPoint& p) {
+    PlanPoint q = p;
+    q.tp = l.tp, q.dp = l.dp, q.ep = l.ep, q.pp = 1;
+    if (q.ep == 1) q.a2a = A2ABackend::auto_, q.two_batch_overlap = false;
+    return engine_ok(e, q);
+}
+
+// The prefill layouts disaggregated points use, for one weight and KV format: for each prefill-worker size that
+// leaves room for a decode worker, the layout with the most prompts per second per GPU and the one with the
+// shortest prefill (the TTFT end), among those that hold their forward in memory. Evaluated with the space's first
+// backend and no overlap; the points then apply their own to both pools.
+std::vector<PrefillLayout> choose_prefill_layouts(const Scenario& base, const PlanRequest& req, const PlanSpace& s,
+                                                  const DtypeSel& w, const DtypeSel& kv, const Tables& tables) {
+    std::vector<PrefillLayout> chosen;
+    Scenario x = base;
+    x.precision.weights = w;
+    x.precision.kv_cache = kv;
+    x.runtime.mtp_draft_tokens = 0;
+    x.runtime.two_batch_overlap = false;
+    x.serving.mode = ServingMode::disaggregated;
+    x.serving.prefill.batch = 1;
+    const EngineConstants& k = builtin_engines().get(x.runtime.engine);
+    const double overhead_ms = x.runtime.prefill_overhead_ms >= 0 ? x.runtime.prefill_overhead_ms : k.prefill_step_overhead_ms;
+    for (int wp : divisors(req.gpus)) {
+        if (2 * wp > req.gpus || wp + 1 > s.max_gpus_per_replica) continue;
+        bool any = false;
+        PrefillLayout best_rate, best_time;
+        double top_rate = 0, top_ms = 0;
+        for (int tp : divisors(wp)) {
+            const int dp = wp / tp;
+            for (int ep : divisors(wp)) {
+                if (!layout_ok(base, tp, dp, ep, 1)) continue;
+                PlanPoint probe;
+                probe.a2a = ep > 1 ? s.a2a_backend.front() : A2ABackend::auto_;
+                const PrefillLayout l{tp, dp, ep};
+                if (!prefill_engine_ok(req.engine, l, probe)) continue;
+                x.runtime.a2a_backend = probe.a2a;
+                x.serving.prefill.parallel.tp = tp;
+                x.serving.prefill.parallel.dp = dp;
+                x.serving.prefill.parallel.ep = ep;
+                x.serving.prefill.parallel.pp = 1;
+                ServingSteps st;
+                if (!serving_prefill_pool(x, tables, st) || !st.prefill_fits) continue;
+                const double ms = st.prefill_ms * k.prefill_kernel_scale + overhead_ms;
+                const double rate = dp / (ms * wp);
+                if (!any || rate > top_rate) best_rate = l, top_rate = rate;
+                if (!any || ms < top_ms) best_time = l, top_ms = ms;
+                any = true;
+            }
+        }
+        if (!any) continue;
+        chosen.push_back(best_rate);
+        if (best_time.tp != best_rate.tp || best_time.dp != best_rate.dp || best_time.ep != best_rate.ep)
+            chosen.push_back(best_time);
+    }
+    return chosen;
+}
+
+bool contains_mode(const std::vector<PlanMode>& v, PlanMode m) { return std::find(v.begin(), v.end(), m) != v.end(); }
+
+}  // namespace
+
+std::vector<PlanPoint> enumerate_plan(const Scenario& base, const PlanRequest& req, Issues& errors, const Tables& tables) {
     std::vector<PlanPoint> out;
     if (req.gpus < 1 || req.gpus > 65536) {
         errors.push_back({"gpus", std::to_string(req.gpus) + " is out of range [1, 65536]"});
         return out;
     }
     const PlanSpace s = resolve_space(base, req);
+    const bool disaggregated = contains_mode(s.mode, PlanMode::disaggregated);
+    if (disaggregated && base.serving.mode == ServingMode::off) {
+        errors.push_back({"space.mode", "disaggregated plans need the serving layer: set serving.mode in the scenario"});
+        return out;
+    }
     const std::vector<A2ABackend> no_backend = {A2ABackend::auto_};
     const std::vector<int> no_tbo = {0};
-    for (int world : divisors(req.gpus)) {
-        if (world < s.min_gpus_per_replica || world > s.max_gpus_per_replica) continue;
+    // Every decode (or aggregated) layout of `world` GPUs the space allows, in the fixed order.
+    auto layouts = [&](int world, auto&& each) {
         for (int pp : s.pp) {
             if (world % pp != 0) continue;
             const int stage = world / pp;
@@ -306,33 +391,77 @@ std::vector<PlanPoint> enumerate_plan(const Scenario& base, const PlanRequest& r
                 for (int ep : divisors(tp * dp)) {
                     if (!s.ep.empty() && !contains(s.ep, ep)) continue;
                     if (!layout_ok(base, tp, dp, ep, pp)) continue;
-                    // Backend and two-batch overlap only matter when tokens move between expert ranks.
-                    const std::vector<A2ABackend>& backends = ep > 1 ? s.a2a_backend : no_backend;
-                    const std::vector<int>& tbos = ep > 1 ? s.two_batch_overlap : no_tbo;
-                    for (PlanMode mode : s.mode)
-                        for (const DtypeSel& w : s.weights)
-                            for (const DtypeSel& kv : s.kv_cache)
-                                for (int mtp : s.mtp_draft_tokens) {
-                                    if (mtp > 0 && base.model.mtp_layers == 0) continue;
-                                    for (int tbo : tbos)
-                                        for (A2ABackend a2a : backends) {
-                                            PlanPoint p;
-                                            p.tp = tp, p.dp = dp, p.ep = ep, p.pp = pp;
-                                            p.replicas = req.gpus / world;
-                                            p.mtp = std::uint8_t(mtp);
-                                            p.weights = w, p.kv_cache = kv;
-                                            p.two_batch_overlap = tbo != 0;
-                                            p.a2a = a2a;
-                                            p.mode = mode;
-                                            if (!engine_ok(req.engine, p)) continue;
-                                            for (int b : s.batch) {
-                                                p.batch = b;
-                                                out.push_back(p);
-                                            }
-                                        }
-                                }
+                    each(tp, dp, ep, pp);
                 }
             }
+        }
+    };
+    // The options of a layout: formats, MTP, and (only where tokens move between expert ranks) overlap and backend.
+    auto options = [&](PlanPoint p, auto&& each) {
+        const std::vector<A2ABackend>& backends = p.ep > 1 ? s.a2a_backend : no_backend;
+        const std::vector<int>& tbos = p.ep > 1 ? s.two_batch_overlap : no_tbo;
+        for (std::size_t wi = 0; wi < s.weights.size(); ++wi)
+            for (std::size_t ki = 0; ki < s.kv_cache.size(); ++ki)
+                for (int mtp : s.mtp_draft_tokens) {
+                    if (mtp > 0 && base.model.mtp_layers == 0) continue;
+                    for (int tbo : tbos)
+                        for (A2ABackend a2a : backends) {
+                            p.mtp = std::uint8_t(mtp);
+                            p.weights = s.weights[wi], p.kv_cache = s.kv_cache[ki];
+                            p.two_batch_overlap = tbo != 0;
+                            p.a2a = a2a;
+                            if (!engine_ok(req.engine, p)) continue;
+                            each(p, wi * s.kv_cache.size() + ki);
+                        }
+                }
+    };
+    if (contains_mode(s.mode, PlanMode::aggregated)) {
+        for (int world : divisors(req.gpus)) {
+            if (world < s.min_gpus_per_replica || world > s.max_gpus_per_replica) continue;
+            layouts(world, [&](int tp, int dp, int ep, int pp) {
+                PlanPoint p;
+                p.tp = tp, p.dp = dp, p.ep = ep, p.pp = pp;
+                p.replicas = req.gpus / world;
+                options(p, [&](PlanPoint q, std::size_t) {
+                    for (int b : s.batch) {
+                        q.batch = b;
+                        out.push_back(q);
+                    }
+                });
+            });
+        }
+    }
+    if (disaggregated) {
+        // The prefill layouts per (weights, KV) pair, then decode layouts with every prefill choice and every
+        // worker count pair whose GPUs divide the budget; prefill choice and worker counts innermost, so points
+        // that share a decode pool are evaluated one after another (evaluate_plan_range reuses its steps).
+        std::vector<std::vector<PrefillLayout>> prefill;
+        for (const DtypeSel& w : s.weights)
+            for (const DtypeSel& kv : s.kv_cache) prefill.push_back(choose_prefill_layouts(base, req, s, w, kv, tables));
+        for (int wd : divisors(req.gpus)) {
+            if (2 * wd > req.gpus || wd + 1 > s.max_gpus_per_replica) continue;
+            layouts(wd, [&](int tp, int dp, int ep, int pp) {
+                PlanPoint p;
+                p.tp = tp, p.dp = dp, p.ep = ep, p.pp = pp;
+                p.mode = PlanMode::disaggregated;
+                options(p, [&](PlanPoint q, std::size_t formats) {
+                    for (int b : s.batch) {
+                        q.batch = b;
+                        for (const PrefillLayout& l : prefill[formats]) {
+                            if (!prefill_engine_ok(req.engine, l, q)) continue;
+                            q.prefill_tp = std::int16_t(l.tp), q.prefill_dp = std::int16_t(l.dp), q.prefill_ep = std::int16_t(l.ep);
+                            for (int np : s.prefill_workers)
+                                for (int nd : s.decode_workers) {
+                                    const int total = np * l.world() + nd * wd;
+                                    if (req.gpus % total != 0 || total < s.min_gpus_per_replica || total > s.max_gpus_per_replica) continue;
+                                    q.prefill_workers = std::int16_t(np), q.decode_workers = std::int16_t(nd);
+                                    q.replicas = req.gpus / total;
+                                    out.push_back(q);
+                                }
+                        }
+                    }
+                });
+            });
         }
     }
     return out;
@@ -351,28 +480,64 @@ void apply_point(Scenario& s, const PlanPoint& p) {
     s.runtime.mtp_draft_tokens = p.mtp;
     s.runtime.two_batch_overlap = p.two_batch_overlap;
     s.runtime.a2a_backend = p.a2a;
-    // With the serving layer on (the base scenario's serving.mode): concurrency = batch * dp (DESIGN §8.3).
-    if (s.serving.mode == ServingMode::aggregated) s.serving.concurrency = p.batch * p.dp;
+    if (s.serving.mode == ServingMode::off) return;  // the step-level model: aggregated layouts only
+    if (p.mode == PlanMode::aggregated) {
+        // With the serving layer on (the base scenario's serving.mode): concurrency = batch * dp (DESIGN §8.3).
+        s.serving.mode = ServingMode::aggregated;
+        s.serving.concurrency = p.batch * p.dp;
+        return;
+    }
+    s.serving.mode = ServingMode::disaggregated;
+    ParallelConfig& pre = s.serving.prefill.parallel;
+    pre.tp = p.prefill_tp, pre.dp = p.prefill_dp, pre.ep = p.prefill_ep, pre.pp = 1;
+    s.serving.prefill.workers = p.prefill_workers;
+    s.serving.prefill.batch = 1;
+    ParallelConfig& dec = s.serving.decode.parallel;
+    dec.tp = p.tp, dec.dp = p.dp, dec.ep = p.ep, dec.pp = p.pp;
+    s.serving.decode.workers = p.decode_workers;
+    s.serving.decode.batch = p.batch;
 }
 
+namespace {
+
+PointResult from_serving(const ServingResult& sr, bool step_fits) {
+    PointResult r;
+    r.ok = true;
+    r.ttft_ms = sr.ttft_ms;
+    r.tpot_ms = sr.tpot_ms;
+    r.output_tokens_per_s_per_gpu = sr.output_tokens_per_s_per_gpu;
+    r.tokens_per_s_per_user = sr.tokens_per_s_per_user;
+    r.fits = sr.fits && step_fits;
+    r.gpus = int(sr.gpus);
+    return r;
+}
+
+bool all_finite(const ServingResult& r) {
+    for (double v : {r.ttft_ms, r.tpot_ms, r.e2e_latency_ms, r.output_tokens_per_s_per_gpu, r.tokens_per_s_per_user, r.requests_per_s})
+        if (!std::isfinite(v)) return false;
+    return true;
+}
+
+std::string joined(const Issues& errors) {
+    std::string t;
+    for (const Issue& i : errors) t += (t.empty() ? "" : "; ") + i.text();
+    return t;
+}
+
+}  // namespace
+
 PointResult evaluate_point(const Scenario& s, const Tables& tables) {
-    // The serving layer's numbers when the scenario turns it on (aggregated), else the step-level model's.
+    // The serving layer's numbers when the scenario turns it on, else the step-level model's.
     PointResult r;
     r.gpus = s.world();
-    const Estimate e = s.serving.mode == ServingMode::aggregated ? evaluate(s, tables) : estimate(s, tables);
+    const Estimate e = s.serving.mode != ServingMode::off ? evaluate(s, tables) : estimate(s, tables);
     if (!e.ok) {
-        for (const Issue& i : e.errors) r.error += (r.error.empty() ? "" : "; ") + i.text();
+        r.error = joined(e.errors);
         return r;
     }
+    if (e.serving.computed)  // disaggregated: the top-level layout is the decode pool's, its own fit is not asked
+        return from_serving(e.serving, s.serving.mode == ServingMode::disaggregated ? e.serving.prefill_fits : e.memory.fits);
     r.ok = true;
-    if (e.serving.computed) {
-        r.ttft_ms = e.serving.ttft_ms;
-        r.tpot_ms = e.serving.tpot_ms;
-        r.output_tokens_per_s_per_gpu = e.serving.output_tokens_per_s_per_gpu;
-        r.tokens_per_s_per_user = e.serving.tokens_per_s_per_user;
-        r.fits = e.serving.fits && e.memory.fits;
-        return r;
-    }
     r.ttft_ms = e.prefill.ttft_ms;
     r.tpot_ms = e.decode.tpot_ms;
     r.output_tokens_per_s_per_gpu = e.decode.tokens_per_s_per_gpu;
@@ -381,13 +546,108 @@ PointResult evaluate_point(const Scenario& s, const Tables& tables) {
     return r;
 }
 
+namespace {
+
+// Disaggregated points in a range share their pools' steps: the decode pool's for consecutive points (the prefill
+// choice and worker counts are innermost), the prefill pool's for every point with the same prefill layout and
+// options. The same functions on the same scenarios as serving_steps(), so the same numbers as evaluate().
+class PoolCache {
+public:
+    PointResult evaluate(const Scenario& s, const PlanPoint& p, const Tables& tables) {
+        const auto pkey = std::make_tuple(int(p.prefill_tp), int(p.prefill_dp), int(p.prefill_ep), options(p));
+        auto it = prefill_.find(pkey);
+        if (it == prefill_.end()) {
+            ServingSteps st;
+            st.ok = serving_prefill_pool(s, tables, st);
+            it = prefill_.emplace(pkey, std::move(st)).first;
+        }
+        const ServingSteps& pre = it->second;
+        PointResult r;
+        if (!pre.ok) {
+            r.error = joined(pre.errors);
+            return r;
+        }
+        const auto dkey = std::make_tuple(p.tp, p.dp, p.ep, p.pp, p.batch, options(p));
+        if (!have_decode_ || dkey != decode_key_) {
+            decode_ = ServingSteps();
+            decode_.ok = serving_decode_pool(s, tables, decode_);
+            decode_key_ = dkey;
+            have_decode_ = true;
+        }
+        if (!decode_.ok) {
+            r.error = joined(decode_.errors);
+            return r;
+        }
+        ServingSteps st = decode_;
+        st.prefill_dp = pre.prefill_dp;
+        st.prefill_gpus_per_worker = pre.prefill_gpus_per_worker;
+        st.prefill_tokens = pre.prefill_tokens;
+        st.prefill_ms = pre.prefill_ms;
+        st.chunk_tokens = pre.chunk_tokens;
+        st.prefill_fits = pre.prefill_fits;
+        serving_link(s, st);
+        const ServingResult sr = serving_model(s, st, builtin_engines().get(s.runtime.engine));
+        if (!all_finite(sr)) {
+            r.error = Issue{"serving", "the serving model produced a non-finite number for this input (please report it)"}.text();
+            return r;
+        }
+        return from_serving(sr, sr.prefill_fits);
+    }
+
+private:
+    static std::tuple<int, int, int, int, int, int, int> options(const PlanPoint& p) {
+        return {int(p.mtp), p.weights.is_auto, int(p.weights.value), p.kv_cache.is_auto, int(p.kv_cache.value),
+                int(p.two_batch_overlap), int(p.a2a)};
+    }
+    std::map<std::tuple<int, int, int, std::tuple<int, int, int, int, int, int, int>>, ServingSteps> prefill_;
+    bool have_decode_ = false;
+    std::tuple<int, int, int, int, int, std::tuple<int, int, int, int, int, int, int>> decode_key_;
+    ServingSteps decode_;
+};
+
+}  // namespace
+
 void evaluate_plan_range(const Scenario& base, const std::vector<PlanPoint>& points, std::size_t begin,
                          std::size_t end, const Tables& tables, PointResult* out) {
     Scenario s = base;  // one copy per range; each point only sets plain fields
+    PoolCache pools;
     for (std::size_t i = begin; i < end && i < points.size(); ++i) {
         apply_point(s, points[i]);
-        out[i - begin] = evaluate_point(s, tables);
+        out[i - begin] = s.serving.mode == ServingMode::disaggregated ? pools.evaluate(s, points[i], tables)
+                                                                      : evaluate_point(s, tables);
     }
+}
+
+// ---- PlanSearch
+bool PlanSearch::start(const Scenario& base, const PlanRequest& req, Issues& errors, const Tables& tables) {
+    *this = PlanSearch();
+    base_ = base;
+    req_ = req;
+    points_ = enumerate_plan(base_, req_, errors, tables);
+    if (!errors.empty()) {
+        points_.clear();
+        return false;
+    }
+    results_.resize(points_.size());
+    started_ = true;
+    if (points_.empty()) summary_ = summarize_plan(points_, results_, req_.sla);
+    return true;
+}
+
+std::size_t PlanSearch::step(std::size_t max_points, const Tables& tables) {
+    if (!started_ || done()) return 0;
+    const std::size_t end = std::min(points_.size(), next_ + max_points);
+    evaluate_plan_range(base_, points_, next_, end, tables, results_.data() + next_);
+    const std::size_t n = end - next_;
+    next_ = end;
+    if (done()) summary_ = summarize_plan(points_, results_, req_.sla);
+    return n;
+}
+
+Scenario PlanSearch::scenario_of(std::size_t i) const {
+    Scenario s = base_;
+    if (i < points_.size()) apply_point(s, points_[i]);
+    return s;
 }
 
 // ---- [SECTION] front ----------------------------------------------------------------------------------------
@@ -554,7 +814,8 @@ std::string sglang_command(const Scenario& s, const PlanPoint& p) {
     // SGLang divides both by the DP size under --enable-dp-attention: give the totals of all DP ranks.
     c += " --chunked-prefill-size " + std::to_string(s.workload.prefill_tokens * p.dp);
     c += " --max-running-requests " + std::to_string(p.batch * p.dp);
-    const int world = p.world(), per_node = s.gpus_per_node();
+    if (p.mode == PlanMode::disaggregated) c += p.prefill_workers < 0 ? " --disaggregation-mode prefill" : " --disaggregation-mode decode";
+    const int world = p.decode_world(), per_node = s.gpus_per_node();
     if (world > per_node)
         c += " --nnodes " + std::to_string((world + per_node - 1) / per_node) + " --node-rank $NODE_RANK --dist-init-addr $HEAD_IP:5000";
     return c;
@@ -583,8 +844,9 @@ std::string vllm_command(const Scenario& s, const PlanPoint& p) {
     c += " --gpu-memory-utilization " + num(s.runtime.mem_fraction);
     c += " --max-num-seqs " + std::to_string(p.batch);
     c += " --max-num-batched-tokens " + std::to_string(s.workload.prefill_tokens);
+    if (p.mode == PlanMode::disaggregated) c += " --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'";
     const int per_node = s.gpus_per_node();
-    if (p.world() > per_node && p.dp > 1 && per_node % (p.tp * p.pp) == 0)
+    if (p.decode_world() > per_node && p.dp > 1 && per_node % (p.tp * p.pp) == 0)
         c += " --data-parallel-size-local " + std::to_string(per_node / (p.tp * p.pp)) +
              " --data-parallel-address $HEAD_IP --data-parallel-start-rank $START_RANK";
     return c;
@@ -598,8 +860,9 @@ std::string trtllm_command(const Scenario& s, const PlanPoint& p) {
     if (!p.kv_cache.is_auto && p.kv_cache.value == Dtype::fp8) kv += ", dtype: fp8";
     item(kv + "}");
     if (p.mtp > 0) item("speculative_config: {decoding_type: MTP, num_nextn_predict_layers: " + std::to_string(p.mtp) + "}");
+    if (p.mode == PlanMode::disaggregated) item("cache_transceiver_config: {backend: DEFAULT}");
     yaml += "}";
-    const int stage = p.tp * p.dp, world = p.world(), per_node = s.gpus_per_node();
+    const int stage = p.tp * p.dp, world = p.decode_world(), per_node = s.gpus_per_node();
     std::string c = "echo '" + yaml + "' > extra-llm-api.yml && ";
     if (world > per_node) c += "mpirun -np " + std::to_string(world) + " --hostfile $HOSTFILE trtllm-llmapi-launch ";
     c += "trtllm-serve " + model_repo(s) + " --trust_remote_code";
@@ -617,6 +880,17 @@ std::string trtllm_command(const Scenario& s, const PlanPoint& p) {
 }
 
 }  // namespace
+
+std::string prefill_launch_command(const Scenario& s, const PlanPoint& p, ServingEngine engine) {
+    if (p.mode != PlanMode::disaggregated) return "";
+    // A prefill worker: its own layout, one prompt per forward per DP rank (prefill_workers < 0 marks the role).
+    PlanPoint q = p;
+    q.tp = p.prefill_tp, q.dp = p.prefill_dp, q.ep = p.prefill_ep, q.pp = 1;
+    q.batch = 1;
+    q.prefill_workers = -1;
+    if (q.ep == 1) q.two_batch_overlap = false;
+    return launch_command(s, q, engine);
+}
 
 std::string launch_command(const Scenario& s, const PlanPoint& p, ServingEngine engine) {
     switch (engine) {

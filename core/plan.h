@@ -17,8 +17,18 @@
 // replicas of it), tp dividing the attention heads, ep dividing tp*dp and the routed experts, experts' TP
 // (tp*dp/ep) dividing their intermediate size; then weight and KV formats the model and GPU allow, MTP draft tokens
 // 0..3 when the model has MTP layers, two-batch overlap and the all-to-all backend (only where ep > 1: they change
-// nothing otherwise), and the decode batch per attention-DP rank, innermost. Serving mode: aggregated only for now;
-// PlanPoint::mode keeps the slot for disaggregated pools (prefill:decode workers, each pool its own layout).
+// nothing otherwise), and the decode batch per attention-DP rank, innermost.
+//
+// Serving modes (the serving layer, DESIGN §8; only when the base scenario's serving.mode is not off):
+// aggregated (one layout serves prompts and decoding; concurrency = batch * dp) and disaggregated (a prefill pool
+// and a decode pool, each its own layout: the decode layout is the point's tp/dp/ep/pp, the prefill layout one of a
+// few per prefill-worker size, chosen once per plan by their prompts per second per GPU; prefill:decode worker
+// counts whose GPUs divide the budget). Without the serving layer the step-level model ranks aggregated layouts.
+//
+// PlanSearch runs the same search in slices (the page: a few thousand points per frame, with a progress bar):
+//   moe::PlanSearch search;  search.start(base, req, errs);
+//   while (!search.done()) search.step(2000, tables);      // progress() in [0, 1]
+//   search.summary().front ...                              // the same numbers as evaluate_plan_range
 #pragma once
 #include <nlohmann/json.hpp>
 #include <cstdint>
@@ -48,7 +58,17 @@ struct PlanPoint {
     bool two_batch_overlap = false;
     A2ABackend a2a = A2ABackend::auto_;
     PlanMode mode = PlanMode::aggregated;
-    int world() const { return tp * dp * pp; }
+    // disaggregated: tp/dp/ep/pp are one decode worker's layout, `batch` its requests per DP rank; the prefill
+    // workers' layout (pipeline 1, one prompt per forward per DP rank) and the two pools' worker counts:
+    std::int16_t prefill_tp = 1, prefill_dp = 1, prefill_ep = 1;
+    std::int16_t prefill_workers = 0, decode_workers = 0;
+    int decode_world() const { return tp * dp * pp; }
+    int prefill_world() const { return prefill_tp * prefill_dp; }
+    // GPUs of one replica (aggregated: the layout; disaggregated: both pools)
+    int world() const {
+        return mode == PlanMode::disaggregated ? prefill_workers * prefill_world() + decode_workers * decode_world()
+                                               : tp * dp * pp;
+    }
 };
 
 // The search space; an empty list means "every value that makes sense" (see the file comment). JSON keys are
@@ -61,7 +81,9 @@ struct PlanSpace {
     std::vector<DtypeSel> kv_cache;           // default: bf16, and fp8 when the GPU has FP8
     std::vector<int> two_batch_overlap;       // 0/1; default: off, on
     std::vector<A2ABackend> a2a_backend;      // default per engine: sglang auto + allgather; vllm deepep_low_latency + allgather; trtllm auto
-    std::vector<PlanMode> mode;            // default: aggregated (disaggregated: not yet)
+    std::vector<PlanMode> mode;               // default: aggregated, and disaggregated with the serving layer on
+    std::vector<int> prefill_workers;         // disaggregated: default 1..8
+    std::vector<int> decode_workers;          // disaggregated: default 1..8
     int min_gpus_per_replica = 1;             // replicas smaller than this are skipped
     int max_gpus_per_replica = 0;             // 0: the whole budget
 };
@@ -89,9 +111,13 @@ PlanSpace resolve_space(const Scenario& base, const PlanRequest& req);
 // Every point of the resolved space, in a fixed order: replica size ascending, then pp, tp, ep, weights, KV, MTP,
 // two-batch overlap, backend, and batch innermost. Layouts the model or engine cannot run are left out (the engine's
 // limits: vLLM's EP is all of tp*dp or none; TensorRT-LLM's attention DP has attention TP 1). Issues: bad budget.
-std::vector<PlanPoint> enumerate_plan(const Scenario& base, const PlanRequest& req, Issues& errors);
+// Disaggregated points need the prefill layouts chosen first: a few estimate() calls per candidate layout, on
+// `tables`. Issues: bad budget, disaggregated without the serving layer.
+std::vector<PlanPoint> enumerate_plan(const Scenario& base, const PlanRequest& req, Issues& errors,
+                                      const Tables& tables = builtin_tables());
 
-// Sets the point's fields on a scenario (in place: no copies of the model). Phase "both" (TTFT and TPOT).
+// Sets the point's fields on a scenario (in place: no copies of the model). Phase "both" (TTFT and TPOT). With the
+// serving layer on, serving.mode follows the point (aggregated: concurrency = batch * dp; disaggregated: the pools).
 void apply_point(Scenario& s, const PlanPoint& p);
 
 // The planner's objective for one scenario.
@@ -100,7 +126,7 @@ struct PointResult {
     double tpot_ms = 0;
     double output_tokens_per_s_per_gpu = 0;
     double tokens_per_s_per_user = 0;
-    bool fits = false;
+    bool fits = false;                        // disaggregated: the decode pool's KV and the prefill worker's forward
     int gpus = 0;                             // GPUs of one replica
     bool ok = false;                          // false: `error` says why (invalid scenario)
     std::string error;
@@ -131,8 +157,40 @@ struct PlanSummary {
 };
 PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vector<PointResult>& results, const Sla& sla);
 
+// The plan in slices: enumerate once, evaluate a slice per call, summarise at the end. The results are those of
+// evaluate_plan_range() over the same points (the same function on the same scenarios), whatever the slices.
+class PlanSearch {
+public:
+    // Copies the base and the request, enumerates the space. False (and nothing to do) on issues.
+    bool start(const Scenario& base, const PlanRequest& req, Issues& errors, const Tables& tables = builtin_tables());
+    // Evaluates up to `max_points` more points; returns how many. Summarises when the last one is done.
+    std::size_t step(std::size_t max_points, const Tables& tables);
+    bool started() const { return started_; }
+    bool done() const { return started_ && next_ == points_.size(); }
+    double progress() const { return points_.empty() ? (started_ ? 1.0 : 0.0) : double(next_) / double(points_.size()); }
+    std::size_t evaluated() const { return next_; }
+    const Scenario& base() const { return base_; }
+    const PlanRequest& request() const { return req_; }
+    const std::vector<PlanPoint>& points() const { return points_; }
+    const std::vector<PointResult>& results() const { return results_; }  // the first evaluated() are set
+    const PlanSummary& summary() const { return summary_; }               // after done()
+    Scenario scenario_of(std::size_t i) const;                            // the base with point i applied
+
+private:
+    bool started_ = false;
+    Scenario base_, scratch_;
+    PlanRequest req_;
+    std::vector<PlanPoint> points_;
+    std::vector<PointResult> results_;
+    std::size_t next_ = 0;
+    PlanSummary summary_;
+};
+
 // The command that starts this layout on `engine` (one line; multi-node layouts name the node rank variables).
+// Disaggregated points: the decode workers' command; prefill_launch_command gives the prefill workers' ("" for
+// aggregated points).
 std::string launch_command(const Scenario& s, const PlanPoint& p, ServingEngine engine);
+std::string prefill_launch_command(const Scenario& s, const PlanPoint& p, ServingEngine engine);
 // The HuggingFace repository of the scenario's model (preset ids map to their source; inline configs give their
 // _name_or_path), for launch commands.
 std::string model_repo(const Scenario& s);

@@ -56,6 +56,62 @@ bool take(const Estimate& e, ServingSteps& st, const char* what) {
 
 }  // namespace
 
+// ---- disaggregated pools, each on its own (the planner caches them: a pool's steps do not depend on the other's)
+
+bool serving_prefill_pool(const Scenario& s, const Tables& t, ServingSteps& st) {
+    const PoolConfig& pp = s.serving.prefill;
+    const double isl = s.serving.isl;
+    st.prefill_dp = pp.parallel.dp;
+    st.prefill_gpus_per_worker = gpus_of(pp.parallel);
+    // Prefill worker: one forward of `batch` prompts per DP rank.
+    Scenario x = step_scenario(s, pp.parallel);
+    x.workload.phase = PhaseSel::prefill;
+    const double tokens = std::min(1e7, double(pp.batch) * isl);
+    x.workload.prefill_tokens = int(tokens);
+    x.workload.batch = 1;
+    const Estimate a = estimate(x, t);
+    if (!take(a, st, "serving.prefill")) return false;
+    // a prompt longer than the forward's budget runs in several chunks
+    st.prefill_tokens = tokens;
+    st.prefill_ms = a.prefill.step_ms * std::max(1.0, std::ceil(double(pp.batch) * isl / tokens));
+    st.chunk_tokens = tokens;
+    st.prefill_fits = a.memory.fits;
+    if (!a.memory.fits) st.warnings.push_back("serving.prefill: a prefill worker does not fit its forward in memory");
+    return true;
+}
+
+bool serving_decode_pool(const Scenario& s, const Tables& t, ServingSteps& st) {
+    const PoolConfig& dp = s.serving.decode;
+    st.dp = dp.parallel.dp;
+    st.decode_gpus_per_worker = gpus_of(dp.parallel);
+    st.batch = dp.batch;
+    Scenario y = step_scenario(s, dp.parallel);
+    y.workload.phase = PhaseSel::decode;
+    y.workload.batch = dp.batch;
+    const Estimate d = estimate(y, t);
+    if (!take(d, st, "serving.decode")) return false;
+    take_decode(d, st);
+    Scenario y1 = y;
+    y1.workload.batch = 1;
+    const Estimate d1 = estimate(y1, t);
+    if (!take(d1, st, "serving.decode")) return false;
+    st.decode1_ms = d1.decode.step_ms;
+    // KV of one request, whole model (every TP shard), in the cache's format.
+    const ModelSpec& m = s.model;
+    st.kv_bytes_per_request = m.kv_bytes_per_request(s.serving.isl, m.num_kv_heads, dtype_bytes(d.kv_dtype), 1.0);
+    return true;
+}
+
+void serving_link(const Scenario& s, ServingSteps& st) {
+    const ServingConfig& sv = s.serving;
+    st.gpus = sv.prefill.workers * st.prefill_gpus_per_worker + sv.decode.workers * st.decode_gpus_per_worker;
+    // Each GPU of the smaller worker moves its share in parallel; inside one NVLink domain over NVLink.
+    const int gpn = s.parallel.gpus_per_node > 0 ? s.parallel.gpus_per_node : s.gpu.gpus_per_node;
+    const int lanes = std::min(st.prefill_gpus_per_worker, st.decode_gpus_per_worker);
+    const bool same_domain = st.prefill_gpus_per_worker + st.decode_gpus_per_worker <= gpn;
+    st.kv_link_GBps = lanes * (same_domain ? s.gpu.nvlink_bandwidth_GBps : s.gpu.rdma_bandwidth_GBps);
+}
+
 ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConstants& k) {
     ServingSteps st;
     const ServingConfig& sv = s.serving;
@@ -112,47 +168,8 @@ ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConst
         return st;
     }
     if (sv.mode == ServingMode::disaggregated) {
-        const PoolConfig& pp = sv.prefill;
-        const PoolConfig& dp = sv.decode;
-        st.prefill_dp = pp.parallel.dp;
-        st.dp = dp.parallel.dp;
-        st.prefill_gpus_per_worker = gpus_of(pp.parallel);
-        st.decode_gpus_per_worker = gpus_of(dp.parallel);
-        st.gpus = pp.workers * st.prefill_gpus_per_worker + dp.workers * st.decode_gpus_per_worker;
-        st.batch = dp.batch;
-        // Prefill worker: one forward of `batch` prompts per DP rank.
-        Scenario x = step_scenario(s, pp.parallel);
-        x.workload.phase = PhaseSel::prefill;
-        const double tokens = std::min(1e7, double(pp.batch) * isl);
-        x.workload.prefill_tokens = int(tokens);
-        x.workload.batch = 1;
-        const Estimate a = estimate(x, t);
-        if (!take(a, st, "serving.prefill")) return st;
-        // a prompt longer than the forward's budget runs in several chunks
-        st.prefill_tokens = tokens;
-        st.prefill_ms = a.prefill.step_ms * std::max(1.0, std::ceil(double(pp.batch) * isl / tokens));
-        st.chunk_tokens = tokens;
-        if (!a.memory.fits) st.warnings.push_back("serving.prefill: a prefill worker does not fit its forward in memory");
-        // Decode worker.
-        Scenario y = step_scenario(s, dp.parallel);
-        y.workload.phase = PhaseSel::decode;
-        y.workload.batch = dp.batch;
-        const Estimate d = estimate(y, t);
-        if (!take(d, st, "serving.decode")) return st;
-        take_decode(d, st);
-        Scenario y1 = y;
-        y1.workload.batch = 1;
-        const Estimate d1 = estimate(y1, t);
-        if (!take(d1, st, "serving.decode")) return st;
-        st.decode1_ms = d1.decode.step_ms;
-        // KV of one request, whole model (every TP shard), in the cache's format.
-        const ModelSpec& m = s.model;
-        st.kv_bytes_per_request = m.kv_bytes_per_request(isl, m.num_kv_heads, dtype_bytes(d.kv_dtype), 1.0);
-        // Each GPU of the smaller worker moves its share in parallel; inside one NVLink domain over NVLink.
-        const int gpn = s.parallel.gpus_per_node > 0 ? s.parallel.gpus_per_node : s.gpu.gpus_per_node;
-        const int lanes = std::min(st.prefill_gpus_per_worker, st.decode_gpus_per_worker);
-        const bool same_domain = st.prefill_gpus_per_worker + st.decode_gpus_per_worker <= gpn;
-        st.kv_link_GBps = lanes * (same_domain ? s.gpu.nvlink_bandwidth_GBps : s.gpu.rdma_bandwidth_GBps);
+        if (!serving_prefill_pool(s, t, st) || !serving_decode_pool(s, t, st)) return st;
+        serving_link(s, st);
         st.ok = true;
         return st;
     }
@@ -359,6 +376,7 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     r.gpus = st.gpus;
     r.output_tokens_per_s_per_gpu = r.requests_per_s * osl / st.gpus;
     r.tokens_per_s_per_user = r.tpot_ms > 0 ? 1000.0 / r.tpot_ms : 0.0;
+    r.prefill_fits = st.prefill_fits;
     r.bound = sv.decode.batch > cap ? "memory" : (lambda < rate_p * 0.999 ? "decode" : "prefill");
     return r;
 }

@@ -37,12 +37,19 @@ struct ServingSteps {
     double kv_link_GBps = 0;        // aggregate bandwidth between a prefill and a decode worker
     int dp = 1, gpus = 1;           // attention-DP ranks per replica / worker, GPUs of the deployment
     int prefill_dp = 1, prefill_gpus_per_worker = 1, decode_gpus_per_worker = 1;
+    bool prefill_fits = true;       // a prefill worker holds its forward in memory
 };
 
 
 // `k` decides the steps' shape (mixed batches or separate prefill forwards); its other constants are not used here.
 ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConstants& k);
 ServingResult serving_model(const Scenario& s, const ServingSteps& st, const EngineConstants& k);
+
+// serving_steps() of a disaggregated scenario is these three, in this order: the prefill pool's fields, the decode
+// pool's (with the KV bytes of a request), then the link and the GPU count. False with st.errors.
+bool serving_prefill_pool(const Scenario& s, const Tables& t, ServingSteps& st);
+bool serving_decode_pool(const Scenario& s, const Tables& t, ServingSteps& st);
+void serving_link(const Scenario& s, ServingSteps& st);
 
 // estimate() of the scenario, plus e.serving when serving.mode is not off (errors of the serving layer come back
 // in e.errors like any other).

@@ -61,10 +61,11 @@ public:
                         moe::serving_engine_name(r.engine) + "): prompt " + std::to_string(base_.workload.prompt_len) +
                         ", output " + std::to_string(base_.workload.output_len) + " tokens, prefill chunk " +
                         std::to_string(base_.workload.prefill_tokens) + "; SLA: " + sla_text(r.sla) + "\n";
-        t += "Pareto front of output tokens/s per GPU against tokens/s per user, best per GPU first (step-level model)\n";
+        t += std::string("Pareto front of output tokens/s per GPU against tokens/s per user, best per GPU first (") +
+             (base_.serving.mode == moe::ServingMode::off ? "step-level model" : "serving layer") + ")\n";
         char buf[256];
-        std::snprintf(buf, sizeof buf, "%5s %10s %10s %9s %8s %9s %4s %4s %4s %3s %6s %3s %-9s %-4s %-3s %-18s\n", "rank",
-                      "tok/s/GPU", "tok/s/user", "TTFT ms", "TPOT ms", "GPUs", "tp", "dp", "ep", "pp", "batch", "mtp",
+        std::snprintf(buf, sizeof buf, "%5s %10s %10s %9s %8s %9s %-6s %4s %4s %4s %3s %6s %3s %-9s %-4s %-3s %-18s\n", "rank",
+                      "tok/s/GPU", "tok/s/user", "TTFT ms", "TPOT ms", "GPUs", "mode", "tp", "dp", "ep", "pp", "batch", "mtp",
                       "weights", "kv", "tbo", "a2a / status");
         t += buf;
         return t;
@@ -85,7 +86,8 @@ public:
 
     static std::string csv_header() {
         return "rank,status,output_tokens_per_s_per_gpu,tokens_per_s_per_user,ttft_ms,tpot_ms,gpus,replicas,tp,dp,ep,pp,"
-               "batch,concurrency,mtp_draft_tokens,weights,kv_cache,two_batch_overlap,a2a_backend,reason,command,link\n";
+               "batch,concurrency,mtp_draft_tokens,weights,kv_cache,two_batch_overlap,a2a_backend,mode,prefill_workers,"
+               "prefill_tp,prefill_dp,prefill_ep,decode_workers,reason,command,prefill_command,link\n";
     }
 
     void table_row(const Row& row, std::string& out) {
@@ -94,16 +96,23 @@ public:
         char buf[320];
         const std::string gpus = std::to_string(p.world()) + "x" + std::to_string(p.replicas);
         const std::string last = row.rank > 0 ? std::string(p.ep > 1 ? moe::a2a_backend_name(p.a2a) : "-") : row.status;
-        std::snprintf(buf, sizeof buf, "%5s %10s %10s %9s %8s %9s %4d %4d %4d %3d %6d %3d %-9s %-4s %-3s %-18s\n",
+        const bool disagg = p.mode == moe::PlanMode::disaggregated;
+        std::snprintf(buf, sizeof buf, "%5s %10s %10s %9s %8s %9s %-6s %4d %4d %4d %3d %6d %3d %-9s %-4s %-3s %-18s\n",
                       row.rank > 0 ? std::to_string(row.rank).c_str() : "-",
                       r.ok ? fixed(r.output_tokens_per_s_per_gpu, 0).c_str() : "",
                       r.ok ? fixed(r.tokens_per_s_per_user, 1).c_str() : "", r.ok ? fixed(r.ttft_ms, 0).c_str() : "",
-                      r.ok ? fixed(r.tpot_ms, 2).c_str() : "", gpus.c_str(), p.tp, p.dp, p.ep, p.pp, p.batch, int(p.mtp),
+                      r.ok ? fixed(r.tpot_ms, 2).c_str() : "", gpus.c_str(), disagg ? "disagg" : "agg", p.tp, p.dp, p.ep,
+                      p.pp, p.batch, int(p.mtp),
                       weights_text(base_, p.weights).c_str(), kv_text(p.kv_cache).c_str(), p.two_batch_overlap ? "on" : "off",
                       last.c_str());
         out += buf;
+        if (disagg)
+            out += "      " + std::to_string(p.prefill_workers) + " prefill worker(s) of tp " + std::to_string(p.prefill_tp) +
+                   " dp " + std::to_string(p.prefill_dp) + " ep " + std::to_string(p.prefill_ep) + ", " +
+                   std::to_string(p.decode_workers) + " decode worker(s) of the layout above\n";
         if (row.rank > 0) {
             apply(row);
+            if (disagg) out += "      $ " + moe::prefill_launch_command(scratch_, p, o_.request.engine) + "\n";
             out += "      $ " + moe::launch_command(scratch_, p, o_.request.engine) + "\n";
             out += "      " + moe::scenario_url(scratch_, o_.base_url) + "\n";
         } else {
@@ -127,10 +136,19 @@ public:
         }
         out += ',' + weights_text(base_, p.weights) + ',' + kv_text(p.kv_cache) + ',' +
                (p.two_batch_overlap ? "true" : "false") + ',' + moe::a2a_backend_name(p.a2a) + ',';
+        const bool disagg = p.mode == moe::PlanMode::disaggregated;
+        out += disagg ? "disaggregated" : "aggregated";
+        for (int v : {int(p.prefill_workers), int(p.prefill_tp), int(p.prefill_dp), int(p.prefill_ep), int(p.decode_workers)}) {
+            out += ',';
+            if (disagg) out += std::to_string(v);
+        }
+        out += ',';
         moe::append_csv_cell(out, row.rank > 0 ? std::string() : reason(row));
         apply(row);
         out += ',';
         moe::append_csv_cell(out, moe::launch_command(scratch_, p, o_.request.engine));
+        out += ',';
+        moe::append_csv_cell(out, moe::prefill_launch_command(scratch_, p, o_.request.engine));
         out += ',';
         moe::append_csv_cell(out, moe::scenario_url(scratch_, o_.base_url));
         out += '\n';
@@ -157,10 +175,17 @@ public:
                   {"kv_cache", kv_text(p.kv_cache)},
                   {"two_batch_overlap", p.two_batch_overlap},
                   {"a2a_backend", moe::a2a_backend_name(p.a2a)},
+                  {"mode", p.mode == moe::PlanMode::disaggregated ? "disaggregated" : "aggregated"},
                   {"reason", row.rank > 0 ? std::string() : reason(row)},
                   {"scenario", moe::scenario_to_json(scratch_, true)},
                   {"link", moe::scenario_url(scratch_, o_.base_url)}};
         j["command"] = moe::launch_command(scratch_, p, o_.request.engine);
+        if (p.mode == moe::PlanMode::disaggregated) {
+            j["prefill"] = {{"workers", p.prefill_workers},
+                            {"parallel", {{"tp", p.prefill_tp}, {"dp", p.prefill_dp}, {"ep", p.prefill_ep}, {"pp", 1}}}};
+            j["decode_workers"] = p.decode_workers;
+            j["prefill_command"] = moe::prefill_launch_command(scratch_, p, o_.request.engine);
+        }
         return j;
     }
 
@@ -173,7 +198,11 @@ public:
     }
 
 private:
-    void apply(const Row& row) { moe::apply_point(scratch_, points_[row.index]); }
+    // The serving fields go back to the base first: an aggregated row after a disaggregated one keeps no pools.
+    void apply(const Row& row) {
+        scratch_.serving = base_.serving;
+        moe::apply_point(scratch_, points_[row.index]);
+    }
     std::string reason(const Row& row) const {
         if (row.status == "dominated") return "dominated by a point of the front";
         return moe::verdict_reason(results_[row.index], o_.request.sla);
@@ -203,7 +232,7 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
     }
     moe::Issues issues;
     const std::vector<moe::PlanPoint> points = moe::enumerate_plan(base, req, issues);
-    if (!issues.empty()) throw UsageError("--gpus: " + join_issues(issues));
+    if (!issues.empty()) throw UsageError((issues[0].path == "gpus" ? "--gpus: " : "") + join_issues(issues));
 
     // The search: chunks of points on every core; results land at their point's index, so the output does not
     // depend on the number of threads.

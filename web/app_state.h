@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/moe.h"
+#include "core/plan.h"
 #include "sweep.h"
 
 namespace web {
@@ -55,6 +56,39 @@ struct Perf {
     double first_results_ms = -1;  // performance.now() when results were first published
 };
 
+// The Plan tab (DESIGN §9): the planner's settings (in the URL as &plan=g64_tpot30_agg_dis_mtp_fmt_tbo), its search
+// run in slices across frames, and the front. The search's base is the scenario when Run was pressed, with the
+// fields the planner chooses reset (so a link with &plan= gives the same plan after a point was loaded).
+struct PlanSettings {
+    int gpus = 8;
+    double ttft_ms = 0;                      // 0: no limit
+    double tpot_ms = 0;                      // 0: no limit
+    double min_tokens_per_s_per_user = 0;    // 0: no limit
+    bool aggregated = true, disaggregated = true;
+    bool mtp = true;       // search MTP draft tokens 0..3 (models with MTP layers)
+    bool formats = true;   // search the weight and KV formats the GPU allows (else the scenario's)
+    bool overlap = true;   // search two-batch overlap on / off (else off)
+};
+bool operator==(const PlanSettings& a, const PlanSettings& b);
+
+struct PlanState {
+    PlanSettings settings;
+    bool in_url = false;          // the settings are in the URL (after a run, an edit, or a link that had them)
+    bool run_requested = false;   // start a search at the next frame
+    moe::PlanSearch search;
+    bool running = false;
+    std::string error;            // the search could not start (bad budget, ...)
+    double compute_ms = 0;        // wasm time spent in step()
+    double wall_ms = 0;           // from Run to the last point, frames included
+    double started_ms = 0;
+    double last_publish_ms = 0;
+    int runs = 0;
+    // after the search: the front (indices into the points, best per GPU first), each mode's own front (for the
+    // chart's lines), a thinned cloud of the other candidates, and the front row loaded into the calculator
+    std::vector<std::size_t> front, front_agg, front_disagg, cloud;
+    int selected = -1;            // rank - 1 of the loaded row, -1 none
+};
+
 struct AppState {
     AppState(const moe::Catalog& cat, const moe::Tables& tab) : catalog(&cat), tables(&tab) {}
 
@@ -80,6 +114,7 @@ struct AppState {
     Pinned a;
     bool a_dirty = false;
     Perf perf;
+    PlanState plan;
 
     // ---- typed fields: the text being edited (applied when the field loses focus or on Enter)
     std::string active_edit;                     // key of the field being typed in, "" when none
@@ -98,7 +133,7 @@ struct AppState {
 
     // ---- display (ImGui works in device pixels; CSS px = device px / dpr)
     double dpr = 1;
-    int results_tab = 0;              // 0 overview, 1 compare, 2 operators, 3 all outputs, 4 serving
+    int results_tab = 0;              // 0 overview, 1 compare, 2 operators, 3 all outputs, 4 serving, 5 plan
     int requested_tab = -1;
 
     // ---- test hook
@@ -147,6 +182,22 @@ std::string sweep_y_column(const AppState& st);
 // The axis of the Serving tab's charts: serving.concurrency (aggregated) or serving.decode.batch (disaggregated).
 SweepAxis serving_axis(const moe::Scenario& s);
 bool serving_on(const moe::Scenario& s);
+
+// ---- the Plan tab
+// The plan's request for the current scenario and settings: the base scenario (serving on: the workload's prompt
+// and output lengths when it was off; the planner's fields reset), GPUs, SLA, the engine of runtime.engine and the
+// space (only the keys the settings narrow; the same JSON works as `moe-roofline plan --space FILE`).
+moe::Scenario plan_base(const moe::Scenario& s, const PlanSettings& p);
+moe::PlanRequest plan_request(const moe::Scenario& base, const PlanSettings& p);
+nlohmann::json plan_space_json(const moe::Scenario& base, const PlanSettings& p);
+std::string plan_settings_text(const PlanSettings& p);                // "g64_tpot30_agg_dis_mtp_fmt_tbo"
+bool plan_settings_from_text(std::string_view text, PlanSettings& p);  // false: malformed (p unchanged)
+void edit_plan_settings(AppState& st);   // a plan control changed: the URL follows
+void start_plan(AppState& st);           // starts the search (the frame loop runs it in slices)
+// Runs the search for about `budget_ms` of this frame; true while it still runs.
+bool step_plan(AppState& st, double budget_ms);
+// Loads front row `rank_index` (0 = best per GPU) into the calculator.
+void load_plan_row(AppState& st, int rank_index);
 
 bool needs_recompute(const AppState& st);
 // Runs the model for the current scenario and the sweeps the charts need (clears `dirty`, schedules the hook).

@@ -133,6 +133,9 @@ void frame(void* arg) {
     ImGui::EndChild();
 
     if (web::needs_recompute(st)) web::recompute(st);  // once per change, before any result is drawn
+    // The planner: started by its button or a link, then a slice per frame (the page stays responsive).
+    if (st.plan.run_requested) web::start_plan(st);
+    if (st.plan.running) web::step_plan(st, 30.0);
 
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_ChildBg, web::theme::vec(web::theme::kBackground));

@@ -27,6 +27,9 @@ void draw_frontier_chart(AppState& st, ImVec2 size);
 void draw_serving_chart(AppState& st, ImVec2 size);
 void draw_serving_frontier_chart(AppState& st, ImVec2 size);
 
+// The Plan tab (panels_plan.cpp): budget, SLA and space controls, the Pareto front as a chart and a table.
+void draw_plan_tab(AppState& st);
+
 // Starts / ends a chart card (a bordered child window); the card's rectangle is published as ui[name].
 bool begin_card(AppState& st, const char* name, ImVec2 size);
 void end_card();

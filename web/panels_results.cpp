@@ -732,11 +732,11 @@ void draw_results_panel(AppState& st) {
     }
 
     if (ImGui::BeginTabBar("results_tabs")) {
-        // The Serving tab (index 4, after Overview on screen) exists while serving is on.
-        const char* names[5] = {"Overview", "Compare A/B", "Operators", "All outputs", "Serving"};
+        // The Serving tab (index 4, after Overview on screen) exists while serving is on; Plan (5) always.
+        const char* names[6] = {"Overview", "Compare A/B", "Operators", "All outputs", "Serving", "Plan"};
         const bool serving = serving_on(st.scenario);
-        const int order[5] = {0, 4, 1, 2, 3};
-        for (int k = 0; k < 5; ++k) {
+        const int order[6] = {0, 4, 5, 1, 2, 3};
+        for (int k = 0; k < 6; ++k) {
             const int i = order[k];
             if (i == 4 && !serving) continue;
             const ImGuiTabItemFlags f = st.requested_tab == i ? ImGuiTabItemFlags_SetSelected : 0;
@@ -753,6 +753,7 @@ void draw_results_panel(AppState& st) {
                 case 2: draw_operators_tab(st); break;
                 case 3: draw_outputs_tab(st); break;
                 case 4: draw_serving_tab(st); break;
+                case 5: draw_plan_tab(st); break;
             }
             ImGui::EndTabItem();
         }

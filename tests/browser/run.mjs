@@ -716,3 +716,82 @@ test('(n) serving: the Serving section by real clicks, cards to the last digit, 
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('(o) plan: the Plan tab runs a search in slices, its front equals moe-roofline plan, a click loads a row', async () => {
+  const scenario = { model: 'qwen3-30b-a3b', hardware: 'h200', workload: { prompt_len: 2048, output_len: 1024 } };
+  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(scenario));
+  await click(page, 'tab.5', { scroll: false });
+  await waitHook(page, () => window.__moe.view.tab === 5 && 'plan.run' in window.__moe.ui);
+  await typeInto(page, 'plan.gpus', '16');
+  await waitHook(page, () => window.__moe.plan.settings.gpus === 16);
+  await typeInto(page, 'plan.tpot_ms', '30');
+  await waitHook(page, () => window.__moe.plan.settings.tpot_ms === 30);
+  await click(page, 'plan.run', { scroll: false });
+  // the search runs across frames: the page keeps publishing its progress and stays responsive
+  await page.waitForFunction(() => window.__moe.plan.state === 'running', null, { timeout: 30000 });
+  const t0 = Date.now();
+  const frames = await page.evaluate(() => new Promise((resolve) => {
+    let n = 0;
+    const t = performance.now();
+    const tick = () => { n++; if (performance.now() - t < 1000) requestAnimationFrame(tick); else resolve(n); };
+    requestAnimationFrame(tick);
+  }));
+  const h1 = await waitHook(page, () => window.__moe.plan.state === 'done');
+  const p = h1.plan;
+  console.log(`plan on the page: ${p.points} points in ${(p.wall_ms / 1000).toFixed(2)} s (${(p.compute_ms / 1000).toFixed(2)} s computing), ` +
+              `${frames} frames in the first second; front ${p.front.length} rows (${p.front_aggregated} aggregated, ${p.front_disaggregated} disaggregated front points)`);
+  assert.ok(frames >= 5, `the page froze while planning: ${frames} frames in a second`);
+  assert.ok(Date.now() - t0 < 120000);
+  assert.equal(p.progress, 1);
+  assert.equal(p.evaluated, p.points);
+  assert.ok(p.front.length >= 2, JSON.stringify(p.front));
+  assert.ok(p.front.some((r) => r.mode === 'disaggregated') || p.front_disaggregated > 0, 'no disaggregated deployment found');
+  assert.match(await page.evaluate(() => window.location.hash), /&plan=g16_tpot30_agg_dis_mtp_fmt_tbo/);
+
+  // the same request through the CLI: the same front, row by row, to the last digit
+  const spaceFile = path.join(opt.out, 'plan-space.json');
+  fs.writeFileSync(spaceFile, JSON.stringify(p.space));
+  const r = cli(opt.cli, ['plan', '-', '--gpus', '16', '--tpot-ms', '30', '--engine', p.engine, '--space', spaceFile,
+                          '--format', 'json'], p.base);
+  assert.equal(r.status, 0, r.stderr);
+  const plan = JSON.parse(r.stdout);
+  assert.equal(plan.counts.points, p.points);
+  assert.equal(plan.front.length, p.front.length);
+  for (let k = 0; k < p.front.length; k++) {
+    for (const key of ['output_tokens_per_s_per_gpu', 'tokens_per_s_per_user', 'ttft_ms', 'tpot_ms', 'mode', 'batch', 'parallel'])
+      assert.deepEqual(p.front[k][key], plan.front[k][key], `front row ${k + 1}: ${key}`);
+  }
+
+  // a click on a point of the front (a disaggregated one when there is one) loads it into the calculator
+  const k = Math.max(0, p.front.findIndex((row) => row.mode === 'disaggregated'));
+  await click(page, `plan.point.${k + 1}`, { scroll: false });
+  const h2 = await waitHook(page, (n) => window.__moe.last_action === `plan:load:${n}` && window.__moe.results.status === 'ok', k + 1);
+  assert.deepEqual(h2.scenario, core.compact(plan.front[k].scenario), 'the loaded scenario is the CLI row\'s');
+  assertSameAsCli(h2, 'plan row loaded');
+  assert.equal(h2.results['serving.output_tokens_per_s_per_gpu'], p.front[k].output_tokens_per_s_per_gpu);
+  assert.equal(h2.results['serving.tpot_ms'], p.front[k].tpot_ms);
+  assert.ok(h2.results['serving.tpot_ms'] <= 30);
+  assert.equal(h2.plan.selected, k);
+  assert.equal(h2.view.tab, 5, 'the Plan tab stays open');
+  // its link (through moe-roofline url --decode) evaluates to the same numbers
+  const dec = cli(opt.cli, ['url', '--decode', plan.front[k].link]);
+  assert.equal(dec.status, 0, dec.stderr);
+  assert.deepEqual(cliEval(opt.cli, JSON.parse(dec.stdout)).serving, cliEval(opt.cli, h2.scenario).serving);
+  assertOnScreen(h2, ['panel.plan', 'chart.plan', 'table.plan'], 1280, 800, 'Plan tab');
+  const shot = await screenshot(page, 'plan.png');
+
+  // a table row loads too
+  await click(page, 'plan.row.1', { scroll: false });
+  const h3 = await waitHook(page, () => window.__moe.last_action === 'plan:load:1' && window.__moe.results.status === 'ok');
+  assert.equal(h3.results['serving.output_tokens_per_s_per_gpu'], p.front[0].output_tokens_per_s_per_gpu);
+
+  // the link restores the settings, opens the tab and runs the same plan
+  const hash = await page.evaluate(() => window.location.hash);
+  await reload(page, server.url + hash);
+  const h4 = await page.waitForFunction(() => window.__moe.plan.state === 'done' && window.__moe.view.tab === 5, null, { timeout: 120000 })
+    .then(() => settle(page));
+  assert.deepEqual(h4.plan.front, p.front, 'the link gives the same plan');
+  assert.deepEqual(problems, []);
+  console.log(`screenshot: ${shot}`);
+  await context.close();
+});

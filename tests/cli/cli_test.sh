@@ -433,6 +433,56 @@ case_plan_scale_out() {  # plan: threaded and sharded runs are byte-identical to
     expect_bad_input "--shard: needs --format table or csv" "$bin" plan plan.json --gpus 8 --format json --shard 1/2
 }
 
+case_plan_serving_disaggregated() {  # with the serving layer: aggregated and disaggregated rows, each through its link meets the SLA and fits
+    echo '{"model":"deepseek-v3","hardware":"h200","serving":{"mode":"aggregated","isl":2048,"osl":1024}}' >served.json
+    echo '{"batch":[16,64,256],"mtp_draft_tokens":[0,1],"kv_cache":["fp8"]}' >space.json
+    expect_ok "$bin" plan served.json --gpus 32 --tpot-ms 40 --space space.json --format csv
+    cp .stdout front.csv
+    python3 - "$bin" front.csv <<'PY' || fail "the served front does not hold"
+import csv, json, subprocess, sys
+binary, path = sys.argv[1], sys.argv[2]
+rows = list(csv.DictReader(open(path)))
+assert len(rows) >= 2, f"a front of {len(rows)} rows"
+modes = {r["mode"] for r in rows}
+assert "disaggregated" in modes, modes
+for r in rows:
+    scenario = subprocess.run([binary, "url", "--decode", r["link"]], check=True, capture_output=True, text=True).stdout
+    e = json.loads(subprocess.run([binary, "eval", "-"], input=scenario, check=True, capture_output=True, text=True).stdout)
+    s = e["serving"]
+    assert e["status"] == "ok" and s["fits"] is True, (r["rank"], e["errors"])
+    assert s["tpot_ms"] <= 40 and s["tpot_ms"] == float(r["tpot_ms"]), (r["rank"], s["tpot_ms"], r["tpot_ms"])
+    assert s["output_tokens_per_s_per_gpu"] == float(r["output_tokens_per_s_per_gpu"]), r["rank"]
+    assert s["ttft_ms"] == float(r["ttft_ms"]), r["rank"]
+    assert int(s["gpus"]) == int(r["gpus"]), (r["rank"], s["gpus"], r["gpus"])
+    if r["mode"] == "disaggregated":
+        assert "--disaggregation-mode prefill" in r["prefill_command"] and "--disaggregation-mode decode" in r["command"], r
+        assert int(r["gpus"]) == int(r["prefill_workers"]) * int(r["prefill_tp"]) * int(r["prefill_dp"]) + int(r["decode_workers"]) * int(r["tp"]) * int(r["dp"]) * int(r["pp"]), r
+    else:
+        assert e["memory"]["fits"] is True, r["rank"]
+g = [float(r["output_tokens_per_s_per_gpu"]) for r in rows]
+u = [float(r["tokens_per_s_per_user"]) for r in rows]
+for i in range(len(rows)):
+    for j in range(len(rows)):
+        assert not (i != j and g[j] >= g[i] and u[j] >= u[i] and (g[j] > g[i] or u[j] > u[i])), f"row {i+1} dominated by {j+1}"
+PY
+    # threads and shards give the same bytes with disaggregated rows too
+    expect_ok "$bin" plan served.json --gpus 16 --tpot-ms 60 --space space.json --all --format csv --threads 1
+    cp .stdout one.txt
+    expect_ok "$bin" plan served.json --gpus 16 --tpot-ms 60 --space space.json --all --format csv --threads 3
+    cmp -s .stdout one.txt || fail "--threads 3 differs from --threads 1"
+    rm -f parts.txt
+    for k in 1 2 3; do
+        expect_ok "$bin" plan served.json --gpus 16 --tpot-ms 60 --space space.json --all --format csv --shard $k/3
+        cat .stdout >>parts.txt
+    done
+    cmp -s parts.txt one.txt || fail "3 shards concatenated differ from the whole"
+    grep -q ',disaggregated,' one.txt || fail "no disaggregated rows"
+    # disaggregated without the serving layer is a usage error naming the space key
+    echo '{"mode":["disaggregated"]}' >dis.json
+    write_plan_scenario
+    expect_bad_input "space.mode: disaggregated plans need the serving layer" "$bin" plan plan.json --gpus 8 --space dis.json
+}
+
 case_sweep_scale_out() {  # sweep: threaded and sharded runs are byte-identical to one thread
     write_scenarios
     local axes=(--axis parallel.ep=1,8,3 --axis workload.batch=1:300:+1 --axis workload.context_len=1024,8192 -q)

@@ -170,8 +170,17 @@ TEST_CASE("plan_space_from_json: errors name the key") {
     CHECK_FALSE(moe::plan_space_from_json(nlohmann::json::parse(R"({"kv_cache":["nvfp4"]})"), space, errs));
     CHECK(errs[0].path == "space.kv_cache");
     errs.clear();
-    CHECK_FALSE(moe::plan_space_from_json(nlohmann::json::parse(R"({"mode":["disaggregated"]})"), space, errs));
-    CHECK(errs[0].message.find("only aggregated") != std::string::npos);
+    CHECK_FALSE(moe::plan_space_from_json(nlohmann::json::parse(R"({"mode":["colocated"]})"), space, errs));
+    CHECK(errs[0].path == "space.mode");
+    errs.clear();
+    // disaggregated parses, but needs the serving layer to be enumerated
+    CHECK(moe::plan_space_from_json(nlohmann::json::parse(R"({"mode":["disaggregated"],"decode_workers":[1,2]})"), space, errs));
+    CHECK(space.decode_workers == std::vector<int>{1, 2});
+    moe::PlanRequest req;
+    req.space = space;
+    CHECK(moe::enumerate_plan(dsv3_h200(), req, errs).empty());
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "space.mode");
     errs.clear();
     CHECK(moe::plan_space_from_json(nlohmann::json::parse(R"({"weights":["auto","fp8"],"a2a_backend":"pplx"})"), space, errs));
     CHECK(space.weights.size() == 2);
@@ -225,4 +234,115 @@ TEST_CASE("launch commands carry the layout in each engine's flags") {
     for (const char* flag : {"trtllm-serve deepseek-ai/DeepSeek-V3", "--tp_size 16", "--ep_size 16", "enable_attention_dp: true",
                              "decoding_type: MTP, num_nextn_predict_layers: 2", "dtype: fp8", "--extra_llm_api_options"})
         CHECK_MESSAGE(tr.find(flag) != std::string::npos, tr, " lacks ", flag);
+}
+
+namespace {
+// DeepSeek-V3 on H200 served at 2K in / 1K out (the serving layer on: aggregated and disaggregated points).
+moe::Scenario dsv3_h200_serving() {
+    return moe_test::scenario(R"({"model":"deepseek-v3","hardware":"h200","serving":{"mode":"aggregated","isl":2048,"osl":1024}})");
+}
+
+bool same(const moe::PointResult& a, const moe::PointResult& b) {
+    return a.ok == b.ok && a.fits == b.fits && a.gpus == b.gpus && a.error == b.error &&
+           (!a.ok || (a.ttft_ms == b.ttft_ms && a.tpot_ms == b.tpot_ms &&
+                      a.output_tokens_per_s_per_gpu == b.output_tokens_per_s_per_gpu && a.tokens_per_s_per_user == b.tokens_per_s_per_user));
+}
+}  // namespace
+
+TEST_CASE("disaggregated plans: pools that divide the budget, the shared steps give evaluate()'s numbers") {
+    const moe::Scenario base = dsv3_h200_serving();
+    moe::PlanRequest req;
+    req.gpus = 32;
+    req.sla.tpot_ms = 50;
+    moe::Issues errs;
+    REQUIRE(moe::plan_space_from_json(nlohmann::json::parse(R"({"batch":[16,128],"mtp_draft_tokens":[0,1],"kv_cache":["fp8"]})"),
+                                      req.space, errs));
+    const std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);
+    REQUIRE(errs.empty());
+    std::size_t agg = 0, dis = 0;
+    for (const moe::PlanPoint& p : pts) {
+        if (p.mode == moe::PlanMode::aggregated) {
+            ++agg;
+            CHECK(dis == 0);  // aggregated points first
+            continue;
+        }
+        ++dis;
+        CHECK(p.prefill_workers >= 1);
+        CHECK(p.decode_workers >= 1);
+        CHECK(32 % p.world() == 0);
+        CHECK(p.replicas * p.world() == 32);
+        CHECK(p.world() == p.prefill_workers * p.prefill_tp * p.prefill_dp + p.decode_workers * p.tp * p.dp * p.pp);
+    }
+    REQUIRE(agg > 0);
+    REQUIRE(dis > 0);
+    // The range (with its shared pool steps) against evaluate_point() on each point's own scenario, for a sample
+    // of the disaggregated points and a few aggregated ones.
+    std::vector<moe::PointResult> res(pts.size());
+    moe::evaluate_plan_range(base, pts, 0, pts.size(), moe::builtin_tables(), res.data());
+    const std::size_t stride = std::max<std::size_t>(1, pts.size() / 400);
+    for (std::size_t i = 0; i < pts.size(); i += stride) {
+        moe::Scenario s = base;
+        moe::apply_point(s, pts[i]);
+        INFO("point " << i);
+        CHECK(same(moe::evaluate_point(s, moe::builtin_tables()), res[i]));
+    }
+    // The front: each row's scenario meets the SLA and fits, by evaluate().
+    const moe::PlanSummary sum = moe::summarize_plan(pts, res, req.sla);
+    REQUIRE(!sum.front.empty());
+    bool any_dis = false;
+    for (std::size_t i : sum.front) {
+        moe::Scenario s = base;
+        moe::apply_point(s, pts[i]);
+        const moe::Estimate e = moe::evaluate(s, moe::builtin_tables());
+        REQUIRE(e.ok);
+        CHECK(e.serving.fits);
+        CHECK(e.serving.tpot_ms <= 50);
+        CHECK(e.serving.output_tokens_per_s_per_gpu == res[i].output_tokens_per_s_per_gpu);
+        any_dis |= pts[i].mode == moe::PlanMode::disaggregated;
+        if (pts[i].mode == moe::PlanMode::disaggregated) {
+            CHECK(s.serving.mode == moe::ServingMode::disaggregated);
+            CHECK(e.serving.gpus == pts[i].world());
+            CHECK(moe::prefill_launch_command(s, pts[i], moe::ServingEngine::sglang).find("--disaggregation-mode prefill") != std::string::npos);
+            CHECK(moe::launch_command(s, pts[i], moe::ServingEngine::sglang).find("--disaggregation-mode decode") != std::string::npos);
+        } else {
+            CHECK(e.memory.fits);
+        }
+    }
+    MESSAGE("front: " << sum.front.size() << " rows, disaggregated among them: " << any_dis);
+}
+
+TEST_CASE("PlanSearch: slices of any size give evaluate_plan_range()'s results and front") {
+    const moe::Scenario base = dsv3_h200_serving();
+    moe::PlanRequest req;
+    req.gpus = 16;
+    req.sla.tpot_ms = 60;
+    moe::Issues errs;
+    REQUIRE(moe::plan_space_from_json(nlohmann::json::parse(R"({"batch":[8,64,256],"mtp_draft_tokens":[0,2]})"), req.space, errs));
+    const std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);
+    std::vector<moe::PointResult> res(pts.size());
+    moe::evaluate_plan_range(base, pts, 0, pts.size(), moe::builtin_tables(), res.data());
+    const moe::PlanSummary whole = moe::summarize_plan(pts, res, req.sla);
+    for (std::size_t slice : {std::size_t(1), std::size_t(7), std::size_t(1000), std::size_t(1) << 30}) {
+        moe::PlanSearch search;
+        REQUIRE(search.start(base, req, errs));
+        CHECK(search.progress() == 0.0);
+        std::size_t steps = 0;
+        while (!search.done()) {
+            CHECK(search.step(slice, moe::builtin_tables()) > 0);
+            ++steps;
+            if (steps > pts.size() + 1) break;
+        }
+        CHECK(search.progress() == 1.0);
+        REQUIRE(search.points().size() == pts.size());
+        for (std::size_t i = 0; i < pts.size(); ++i) REQUIRE(same(search.results()[i], res[i]));
+        CHECK(search.summary().front == whole.front);
+        CHECK(search.step(10, moe::builtin_tables()) == 0);
+        // a row's scenario is the base with the point applied
+        const moe::Scenario s = search.scenario_of(whole.front.front());
+        CHECK(same(moe::evaluate_point(s, moe::builtin_tables()), res[whole.front.front()]));
+    }
+    moe::PlanSearch bad;
+    req.gpus = 0;
+    CHECK_FALSE(bad.start(base, req, errs));
+    CHECK_FALSE(bad.started());
 }

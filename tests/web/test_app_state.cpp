@@ -149,3 +149,54 @@ TEST_CASE("serving: recompute sweeps the deployment over its concurrency; step s
     web::recompute(st);
     CHECK(st.serving.size() == 0);
 }
+
+TEST_CASE("plan: settings round-trip through the URL; a link with &plan= runs it; a loaded row gives the same plan") {
+    web::PlanSettings p;
+    p.gpus = 16;
+    p.tpot_ms = 42.5;
+    p.ttft_ms = 2000;
+    p.disaggregated = false;
+    p.mtp = false;
+    web::PlanSettings q;
+    REQUIRE(web::plan_settings_from_text(web::plan_settings_text(p), q));
+    CHECK(q == p);
+    CHECK(web::plan_settings_text(p) == "g16_ttft2000_tpot42.5_agg_fmt_tbo");
+    for (const char* bad : {"", "g0_agg", "g8", "g8_agg_x", "g8_tpot-3_agg", "g8_tpotnan_agg", "g1.5_agg", "g8_tpot1e999_agg"})
+        CHECK_MESSAGE(!web::plan_settings_from_text(bad, q), bad);
+
+    web::AppState st = make_state();
+    const std::string frag = fragment_of(R"({"model":"qwen3-30b-a3b","hardware":"h200"})") + "&plan=g8_tpot40_agg_dis_fmt";
+    web::load_fragment(st, frag);
+    CHECK(st.plan.in_url);
+    CHECK(st.plan.run_requested);
+    CHECK(st.requested_tab == 5);
+    CHECK(st.plan.settings.gpus == 8);
+    web::recompute(st);
+    web::start_plan(st);
+    CHECK(st.plan.running);
+    while (web::step_plan(st, 1000)) {
+    }
+    REQUIRE(st.plan.search.done());
+    REQUIRE(!st.plan.front.empty());
+    CHECK(web::build_fragment(st).find("&plan=g8_tpot40_agg_dis_fmt") != std::string::npos);
+    nlohmann::json hook = nlohmann::json::parse(web::hook_json(st));
+    CHECK(hook["plan"]["state"] == "done");
+    CHECK(hook["plan"]["front"].size() == st.plan.front.size());
+    CHECK(hook["plan"]["space"]["mtp_draft_tokens"] == nlohmann::json::array({0}));
+    CHECK(hook["plan"]["engine"] == "sglang");
+    // the best row into the calculator: its serving numbers are the plan's
+    const std::vector<std::size_t> front = st.plan.front;
+    const moe::PointResult best = st.plan.search.results()[front[0]];
+    web::load_plan_row(st, 0);
+    CHECK(st.dirty);
+    web::recompute(st);
+    CHECK(st.estimate.serving.output_tokens_per_s_per_gpu == best.output_tokens_per_s_per_gpu);
+    CHECK(st.estimate.serving.tpot_ms == best.tpot_ms);
+    CHECK(st.estimate.serving.tpot_ms <= 40);
+    // running the plan again from the loaded row's scenario finds the same front
+    web::start_plan(st);
+    while (web::step_plan(st, 1000)) {
+    }
+    CHECK(st.plan.front == front);
+    CHECK(st.plan.search.results()[front[0]].output_tokens_per_s_per_gpu == best.output_tokens_per_s_per_gpu);
+}

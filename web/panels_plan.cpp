@@ -1,0 +1,334 @@
+// panels_plan.cpp — the Plan tab (DESIGN §9): the GPU budget, the SLA and the search space on the left; the Pareto
+// front of output tokens/s per GPU against tokens/s per user as a chart (aggregated and disaggregated in two
+// colours, the SLA drawn) and as a table on the right. A click on a point or a row loads that deployment into the
+// calculator. The search itself runs in slices in the frame loop (step_plan): this file only draws what it found.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "format.h"
+#include "panels.h"
+#include "plot.h"
+#include "theme.h"
+#include "widgets.h"
+
+namespace web {
+
+namespace {
+
+constexpr ImU32 kAggregated = theme::kAccent;
+constexpr ImU32 kDisaggregated = theme::rgba(240, 150, 70);
+
+ImU32 mode_colour(const moe::PlanPoint& p) {
+    return p.mode == moe::PlanMode::disaggregated ? kDisaggregated : kAggregated;
+}
+
+std::string tick(double v) { return fmt::si(v); }
+
+// "tp1 dp16 ep16" (pp only when > 1)
+std::string layout_text(int tp, int dp, int ep, int pp) {
+    char buf[64];
+    if (pp > 1) std::snprintf(buf, sizeof buf, "tp%d dp%d ep%d pp%d", tp, dp, ep, pp);
+    else std::snprintf(buf, sizeof buf, "tp%d dp%d ep%d", tp, dp, ep);
+    return buf;
+}
+
+std::string dtype_text(const moe::DtypeSel& d, const char* auto_text) { return d.is_auto ? auto_text : moe::dtype_name(d.value); }
+
+// A typed number (0 = no limit); true when the user finished an edit.
+bool limit_input(AppState& st, const char* id, const char* label, double& value, const char* help) {
+    form_label(label);
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - theme::px(26));
+    ImGui::InputDouble(id, &value, 0, 0, value > 0 ? "%g" : "none", ImGuiInputTextFlags_AutoSelectAll);
+    record_last_item(st, std::string("plan.") + (id + 2));
+    const bool done = ImGui::IsItemDeactivatedAfterEdit();
+    if (done && !(value >= 0 && std::isfinite(value))) value = 0;
+    help_marker(help);
+    return done;
+}
+
+bool check(AppState& st, const char* label, const char* name, bool& value, const char* help) {
+    const bool changed = ImGui::Checkbox(label, &value);
+    record_last_item(st, name);
+    help_marker(help);
+    return changed;
+}
+
+void draw_plan_controls(AppState& st) {
+    PlanState& pl = st.plan;
+    PlanSettings& p = pl.settings;
+    const moe::Scenario& s = st.scenario;
+    bool edited = false;
+
+    section_title("Budget and SLA");
+    form_label("GPUs");
+    {
+        const float bw = ImGui::GetFrameHeight();
+        if (ImGui::Button("\u2212##plan_gpus", ImVec2(bw, 0)) && p.gpus > 1) p.gpus /= 2, edited = true;
+        record_last_item(st, "plan.gpus.minus");
+        ImGui::SameLine(0, theme::px(2));
+        ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - bw - theme::px(4));
+        int g = p.gpus;
+        ImGui::InputInt("##gpus", &g, 0, 0, ImGuiInputTextFlags_AutoSelectAll);
+        record_last_item(st, "plan.gpus");
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("The GPU budget: every layout whose GPUs divide it, the rest of the budget running replicas of it.");
+        if (ImGui::IsItemDeactivatedAfterEdit()) {
+            p.gpus = std::clamp(g, 1, 65536);
+            edited = true;
+        } else if (ImGui::IsItemActive()) {
+            p.gpus = std::clamp(g, 1, 65536);
+        }
+        ImGui::SameLine(0, theme::px(2));
+        if (ImGui::Button("+##plan_gpus", ImVec2(bw, 0)) && p.gpus < 65536) p.gpus *= 2, edited = true;
+        record_last_item(st, "plan.gpus.plus");
+    }
+    edited |= limit_input(st, "##ttft_ms", "TTFT \u2264 ms", p.ttft_ms, "Time to first token under load (serving.ttft_ms); none: no limit.");
+    edited |= limit_input(st, "##tpot_ms", "TPOT \u2264 ms", p.tpot_ms, "Time per output token under load (serving.tpot_ms); none: no limit.");
+    edited |= limit_input(st, "##min_user", "tokens/s/user \u2265", p.min_tokens_per_s_per_user,
+                          "Output tokens per second each user sees at least (serving.tokens_per_s_per_user); none: no limit.");
+
+    ImGui::Spacing();
+    section_title("Search space");
+    edited |= check(st, "aggregated", "plan.aggregated", p.aggregated, "One layout serves prompts and decoding (continuous batching).");
+    edited |= check(st, "disaggregated", "plan.disaggregated", p.disaggregated,
+                    "Prefill workers and decode workers, each pool its own layout, prefill:decode worker ratios whose GPUs divide the budget.");
+    if (!p.aggregated && !p.disaggregated) p.aggregated = true;
+    edited |= check(st, "MTP draft tokens 0..3", "plan.mtp", p.mtp, "Multi-token prediction (models with MTP layers).");
+    edited |= check(st, "weight and KV formats", "plan.formats", p.formats,
+                    "The checkpoint's formats and the lower ones the GPU computes in (FP8, FP4), KV cache BF16 and FP8; off: the scenario's.");
+    edited |= check(st, "two-batch overlap", "plan.overlap", p.overlap, "Two-batch overlap on and off (where experts are spread over GPUs).");
+    if (edited) edit_plan_settings(st);
+
+    ImGui::Spacing();
+    ImGui::TextDisabled("%s on %s, %d in / %d out tokens", s.model.name.c_str(), s.gpu.name.c_str(),
+                        s.serving.mode == moe::ServingMode::off ? s.workload.prompt_len : s.serving.isl,
+                        s.serving.mode == moe::ServingMode::off ? s.workload.output_len : s.serving.osl);
+    ImGui::TextDisabled("engine: %s (runtime.engine)", moe::engine_kind_name(s.runtime.engine));
+    ImGui::Spacing();
+    const bool running = pl.running;
+    if (running) ImGui::BeginDisabled();
+    if (ImGui::Button(pl.search.started() ? "Run again" : "Run the plan", ImVec2(-1, theme::px(30)))) pl.run_requested = true;
+    record_last_item(st, "plan.run");
+    if (running) ImGui::EndDisabled();
+
+    // progress and the counts
+    const moe::PlanSearch& search = pl.search;
+    if (search.started()) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%s / %s points", fmt::number(double(search.evaluated()), 9).c_str(),
+                      fmt::number(double(search.points().size()), 9).c_str());
+        ImGui::ProgressBar(float(search.progress()), ImVec2(-1, 0), buf);
+        record_last_item(st, "plan.progress");
+        if (!running) {
+            const std::size_t* c = search.summary().counts;
+            ImGui::PushTextWrapPos(0.0f);
+            ImGui::TextDisabled("%s s (%s s computing). Front: %zu rows of %s candidates; %s do not fit, %s miss TTFT, "
+                                "%s miss TPOT, %s below tokens/s per user, %s invalid.",
+                                fmt::number(pl.wall_ms / 1000, 3).c_str(), fmt::number(pl.compute_ms / 1000, 3).c_str(),
+                                pl.front.size(), fmt::number(double(c[int(moe::Verdict::candidate)]), 9).c_str(),
+                                fmt::number(double(c[int(moe::Verdict::no_fit)]), 9).c_str(),
+                                fmt::number(double(c[int(moe::Verdict::ttft)]), 9).c_str(),
+                                fmt::number(double(c[int(moe::Verdict::tpot)]), 9).c_str(),
+                                fmt::number(double(c[int(moe::Verdict::per_user)]), 9).c_str(),
+                                fmt::number(double(c[int(moe::Verdict::error)]), 9).c_str());
+            ImGui::PopTextWrapPos();
+        }
+    }
+    if (!pl.error.empty()) {
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextColored(theme::vec(theme::kBad), "%s", pl.error.c_str());
+        ImGui::PopTextWrapPos();
+    }
+}
+
+void draw_plan_chart(AppState& st, ImVec2 size) {
+    PlanState& pl = st.plan;
+    if (!begin_card(st, "chart.plan", size)) {
+        end_card();
+        return;
+    }
+    const moe::PlanSearch& s = pl.search;
+    if (!s.started() || pl.running || pl.front.empty()) {
+        ImGui::PushFont(theme::fonts().bold);
+        ImGui::TextUnformatted("Pareto front \u00b7 output tokens/s per GPU vs tokens/s per user");
+        ImGui::PopFont();
+        ImGui::TextDisabled("%s", pl.running ? "Searching\u2026" : s.started() ? "No deployment fits and meets the SLA." :
+                                                                          "Set the budget and the SLA, then run the plan.");
+        end_card();
+        return;
+    }
+    const auto& pts = s.points();
+    const auto& res = s.results();
+    auto xy = [&](const std::vector<std::size_t>& idx, std::vector<double>& x, std::vector<double>& y) {
+        x.resize(idx.size());
+        y.resize(idx.size());
+        for (std::size_t k = 0; k < idx.size(); ++k) {
+            x[k] = res[idx[k]].tokens_per_s_per_user;
+            y[k] = res[idx[k]].output_tokens_per_s_per_gpu;
+        }
+    };
+    std::vector<double> cx, cy, ax, ay, dx, dy, fx, fy;
+    xy(pl.cloud, cx, cy);
+    xy(pl.front_agg, ax, ay);
+    xy(pl.front_disagg, dx, dy);
+    xy(pl.front, fx, fy);
+    std::vector<ImU32> cloud_colours(pl.cloud.size()), front_colours(pl.front.size());
+    for (std::size_t k = 0; k < pl.cloud.size(); ++k) cloud_colours[k] = theme::with_alpha(mode_colour(pts[pl.cloud[k]]), 0.35f);
+    for (std::size_t k = 0; k < pl.front.size(); ++k) front_colours[k] = mode_colour(pts[pl.front[k]]);
+    const PlanSettings& p = pl.settings;
+    if (plot::begin_plot("##plan", ImVec2(-1, -1), "Pareto front \u00b7 output tokens/s per GPU vs tokens/s per user")) {
+        plot::setup_axis(plot::Axis::x, "per user", plot::AxisFlags_ZeroMin, tick, "tokens/s");
+        plot::setup_axis(plot::Axis::y, "output per GPU", plot::AxisFlags_ZeroMin, tick, "tokens/s");
+        plot::setup_legend(plot::Legend::inside_ne);
+        // The SLA: a TPOT limit is a floor on tokens/s per user (1000 / TPOT); the region left of it is shaded.
+        double sla_x = 0;
+        if (p.tpot_ms > 0) sla_x = 1000.0 / p.tpot_ms;
+        sla_x = std::max(sla_x, p.min_tokens_per_s_per_user);
+        if (ax.size() > 1) plot::plot_line("aggregated", ax.data(), ay.data(), int(ax.size()), theme::with_alpha(kAggregated, 0.7f), 1.5f, plot::ItemFlags_NoHover);
+        else if (!ax.empty()) plot::legend_entry("aggregated", kAggregated);
+        if (dx.size() > 1) plot::plot_line("disaggregated", dx.data(), dy.data(), int(dx.size()), theme::with_alpha(kDisaggregated, 0.7f), 1.5f, plot::ItemFlags_NoHover);
+        else if (!dx.empty()) plot::legend_entry("disaggregated", kDisaggregated);
+        if (sla_x > 0) {
+            char label[64];
+            if (p.tpot_ms > 0 && sla_x == 1000.0 / p.tpot_ms) std::snprintf(label, sizeof label, "SLA: TPOT \u2264 %g ms", p.tpot_ms);
+            else std::snprintf(label, sizeof label, "SLA: \u2265 %g tokens/s per user", p.min_tokens_per_s_per_user);
+            plot::plot_vline(label, sla_x, theme::kBad);
+        }
+        const int front = plot::plot_scatter("##front", fx.data(), fy.data(), int(fx.size()), kAggregated, 4.5f,
+                                             plot::ItemFlags_CustomTooltip | plot::ItemFlags_NoLegend, nullptr, front_colours.data());
+        if (pl.selected >= 0 && std::size_t(pl.selected) < fx.size())
+            plot::plot_marker(fx[std::size_t(pl.selected)], fy[std::size_t(pl.selected)], theme::kText, 8);
+        if (p.ttft_ms > 0) {
+            char label[64];
+            std::snprintf(label, sizeof label, "and TTFT \u2264 %g ms", p.ttft_ms);
+            plot::legend_entry(label, theme::kTextDim);
+        }
+        const plot::Hover h = plot::end_plot();
+        {  // the other candidates as small squares (4 vertices each: scatter discs would overflow ImGui's 16-bit
+           // indices at a few hundred points)
+            const ImVec4 area = plot::plot_area();
+            ImDrawList* dl = ImGui::GetWindowDrawList();
+            dl->PushClipRect(ImVec2(area.x, area.y), ImVec2(area.z, area.w), true);
+            const float r = theme::px(1.2f);
+            for (std::size_t k = 0; k < cx.size(); ++k) {
+                const ImVec2 c = plot::to_pixels(cx[k], cy[k]);
+                dl->AddRectFilled(ImVec2(c.x - r, c.y - r), ImVec2(c.x + r, c.y + r), cloud_colours[k]);
+            }
+            dl->PopClipRect();
+        }
+        if (sla_x > 0) {  // shade what misses the per-user SLA
+            const ImVec4 area = plot::plot_area();
+            const float x1 = std::min(area.z, plot::to_pixels(sla_x, 0).x);
+            if (x1 > area.x) ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(area.x, area.y), ImVec2(x1, area.w), theme::with_alpha(theme::kBad, 0.06f));
+        }
+        // the front's points for the browser tests (a click on one loads it)
+        for (std::size_t k = 0; k < fx.size(); ++k) {
+            const ImVec2 c = plot::to_pixels(fx[k], fy[k]);
+            const float r = theme::px(3);
+            record_rect(st, "plan.point." + std::to_string(k + 1), ImVec2(c.x - r, c.y - r), ImVec2(c.x + r, c.y + r));
+        }
+        if (h.item == front && h.index >= 0 && std::size_t(h.index) < pl.front.size()) {
+            const std::size_t i = pl.front[std::size_t(h.index)];
+            const moe::PlanPoint& pt = pts[i];
+            const moe::PointResult& r = res[i];
+            ImGui::BeginTooltip();
+            ImGui::Text("#%d %s, %d GPUs x %d", h.index + 1, pt.mode == moe::PlanMode::disaggregated ? "disaggregated" : "aggregated",
+                        pt.world(), pt.replicas);
+            ImGui::Text("%s output tokens/s per GPU, %s tokens/s per user", fmt::number(r.output_tokens_per_s_per_gpu, 4).c_str(),
+                        fmt::number(r.tokens_per_s_per_user, 4).c_str());
+            ImGui::Text("TTFT %s, TPOT %s", fmt::time_ms(r.ttft_ms).c_str(), fmt::time_ms(r.tpot_ms).c_str());
+            ImGui::TextDisabled("click: load it into the calculator");
+            ImGui::EndTooltip();
+            if (ImGui::IsMouseClicked(0)) load_plan_row(st, h.index);
+        }
+    }
+    end_card();
+}
+
+void draw_plan_table(AppState& st) {
+    PlanState& pl = st.plan;
+    const moe::PlanSearch& s = pl.search;
+    if (!s.started() || pl.running || pl.front.empty()) return;
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                                  ImGuiTableFlags_SizingFixedFit;
+    if (!ImGui::BeginTable("plan_front", 11, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
+    ImGui::TableSetupScrollFreeze(0, 1);
+    const char* headers[] = {"#", "mode", "tok/s/GPU", "tok/s/user", "TTFT", "TPOT", "GPUs", "layout (decode)", "batch",
+                             "mtp / weights / kv / tbo", "prefill pool"};
+    for (const char* hd : headers) ImGui::TableSetupColumn(hd);
+    ImGui::TableHeadersRow();
+    const moe::ModelSpec& m = s.base().model;
+    for (std::size_t k = 0; k < pl.front.size(); ++k) {
+        const moe::PlanPoint& p = s.points()[pl.front[k]];
+        const moe::PointResult& r = s.results()[pl.front[k]];
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        char id[32];
+        std::snprintf(id, sizeof id, "%zu##plan_row", k + 1);
+        if (ImGui::Selectable(id, pl.selected == int(k), ImGuiSelectableFlags_SpanAllColumns)) load_plan_row(st, int(k));
+        record_last_item(st, "plan.row." + std::to_string(k + 1));
+        ImGui::TableNextColumn();
+        const bool dis = p.mode == moe::PlanMode::disaggregated;
+        ImGui::TextColored(theme::vec(mode_colour(p)), "%s", dis ? "disagg" : "agg");
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(fmt::number(r.output_tokens_per_s_per_gpu, 4).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(fmt::number(r.tokens_per_s_per_user, 4).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(fmt::time_ms(r.ttft_ms).c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(fmt::time_ms(r.tpot_ms).c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%d x %d", p.world(), p.replicas);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted((dis ? std::to_string(p.decode_workers) + " x " : std::string()).append(layout_text(p.tp, p.dp, p.ep, p.pp)).c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%d", p.batch);
+        ImGui::TableNextColumn();
+        const std::string auto_w = m.weight_dtype == m.expert_dtype ? moe::dtype_name(m.weight_dtype) : "ckpt";
+        ImGui::Text("%d / %s / %s / %s", int(p.mtp), dtype_text(p.weights, auto_w.c_str()).c_str(), dtype_text(p.kv_cache, "auto").c_str(),
+                    p.two_batch_overlap ? "on" : "off");
+        ImGui::TableNextColumn();
+        if (dis) ImGui::TextUnformatted((std::to_string(p.prefill_workers) + " x " + layout_text(p.prefill_tp, p.prefill_dp, p.prefill_ep, 1)).c_str());
+        else ImGui::TextDisabled("\u2014");
+    }
+    ImGui::EndTable();
+}
+
+}  // namespace
+
+void draw_plan_tab(AppState& st) {
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const ImVec2 gap = ImGui::GetStyle().ItemSpacing;
+    const float left = std::clamp(avail.x * 0.26f, theme::px(230), theme::px(300));
+    const float h = std::max(theme::px(300), avail.y);
+    ImGui::BeginChild("plan_controls", ImVec2(left, h), true);
+    {
+        const ImVec2 p = ImGui::GetWindowPos(), sz = ImGui::GetWindowSize();
+        record_rect(st, "panel.plan", p, ImVec2(p.x + sz.x, p.y + sz.y));
+    }
+    draw_plan_controls(st);
+    ImGui::EndChild();
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    const float w = avail.x - left - gap.x;
+    const bool table = st.plan.search.started() && !st.plan.running && !st.plan.front.empty();
+    const float chart_h = table ? std::max(theme::px(260), h * 0.58f) : h;
+    draw_plan_chart(st, ImVec2(w, chart_h));
+    if (table) {
+        ImGui::BeginChild("plan_table", ImVec2(w, h - chart_h - gap.y), false);
+        {
+            const ImVec2 p = ImGui::GetWindowPos(), sz = ImGui::GetWindowSize();
+            record_rect(st, "table.plan", p, ImVec2(p.x + sz.x, p.y + sz.y));
+        }
+        draw_plan_table(st);
+        ImGui::EndChild();
+    }
+    ImGui::EndGroup();
+}
+
+}  // namespace web
