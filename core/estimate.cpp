@@ -11,6 +11,7 @@ const char* engine_name(Engine e) {
         case Engine::nvlink: return "nvlink";
         case Engine::rdma: return "rdma";
         case Engine::host: return "host";
+        case Engine::mesh: return "mesh";
     }
     return "?";
 }
@@ -94,14 +95,21 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
     add_family(s.gpu.tables);
     c.own_tables = nf == 1;
     add_family(s.gpu.tables_fallback);
-    add_family("h800");
-    add_family("h100");
+    // Mesh and unified-memory chips (Tenstorrent, Apple) run other kernels than the CUDA ones measured in
+    // bench_data: without a family of their own they use the analytical fallback, not an NVIDIA table.
+    const bool cuda_like = s.gpu.topology == Topology::switch_ || s.gpu.topology == Topology::rack;
+    if (cuda_like || nf > 0) {
+        add_family("h800");
+        add_family("h100");
+    }
     e.weights_dtype = c.w_attn;
     e.experts_dtype = c.w_exp;
     e.kv_dtype = c.kv;
-    if (s.gpu.tables.empty())
+    if (s.gpu.tables.empty() && c.families[0])
         e.warnings.push_back(s.gpu.name + " has no measured kernel tables: efficiencies are borrowed from " +
-                             (c.families[0] ? c.families[0] : "none") + " through the roofline");
+                             c.families[0] + " through the roofline");
+    else if (!c.families[0])
+        e.warnings.push_back(s.gpu.name + " has no measured kernel tables: every operator uses the analytical fallback");
     if (is_fp4_like(pick(s.precision.experts, m.expert_dtype)) && c.w_exp == Dtype::fp8)
         e.warnings.push_back("FP4 experts are pre-expanded to FP8 on " + s.gpu.name + " (no FP4 tensor cores): expert memory doubles");
 
@@ -119,6 +127,13 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
         run_phase(c, e, ps, e.decode_backend, e.decode);
     }
     memory(c, e);
+    if (s.runtime.expert_offload.tier == OffloadTier::host && s.gpu.host_memory_bytes > 0 &&
+        e.memory.offloaded_experts_bytes > s.gpu.host_memory_bytes) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "offloaded experts need %.1f GB of host memory per GPU, the hardware has %.1f GB",
+                      e.memory.offloaded_experts_bytes / 1e9, s.gpu.host_memory_bytes / 1e9);
+        e.warnings.push_back(buf);
+    }
     if (!e.memory.fits) {
         char buf[160];
         std::snprintf(buf, sizeof buf, "does not fit: needs %.1f GB per GPU, %.1f GB usable (%.1f GB short)", e.memory.total_bytes / 1e9,

@@ -29,25 +29,32 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
     time_op(c, router, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
     L.pre.push_back(router);
 
-    if (!masked) {
+    const bool per_token = c.s.runtime.expert_layout == ExpertLayout::per_token;
+    if (!masked && !per_token) {
         // contiguous layout: permute tokens into expert order and back (read + write each way)
         L.post.push_back(memory_op(c, "moe.permute", ph, 2.0 * pairs * m.hidden * act_b));
     }
     kernels::Cost k = kernels::grouped_experts(pairs, active, m.hidden, inter, bytes_with_scales(c.w_exp), act_b);
-    const double wbytes = active * 3.0 * m.hidden * inter * bytes_with_scales(c.w_exp);
-    OpRecord op = make_op("moe.routed_experts", ph, k.flops, wbytes, k.bytes - wbytes);
+    double wbytes = active * 3.0 * m.hidden * inter * bytes_with_scales(c.w_exp);
+    const double acts = k.bytes - wbytes;
+    // Per-token execution (seed 003's baseline): every token-expert pair loads its expert's weights itself.
+    if (per_token) wbytes = pairs * 3.0 * m.hidden * inter * bytes_with_scales(c.w_exp);
+    OpRecord op = make_op("moe.routed_experts", ph, k.flops, wbytes, acts);
     const double tokens_per_gpu = tokens_world / c.ep;
     TableHit hit = lookup(c, [&](const char* f) {
         return c.t.grouped_gemm(f, masked, m.num_experts, m.top_k, m.hidden, int(inter), c.ep, tokens_per_gpu);
     });
     // Analytical fallback: grouped-GEMM efficiency times the tile quantisation of each expert's rows to the
-    // kernel's M tile (64 masked, 128 contiguous in DeepGEMM): seed 004's stepwise compute.
-    const double tile = masked ? 64.0 : 128.0;
-    const double per_expert = pairs / std::max(1.0, active);
+    // kernel's M tile (64 masked, 128 contiguous in DeepGEMM; the hardware's tile_tokens where it computes in fixed
+    // tiles, 32 on Tensix): seed 004's stepwise compute. Per-token execution runs one row per call.
+    const double tile = c.g.tile_tokens > 1 ? double(c.g.tile_tokens) : (masked ? 64.0 : 128.0);
+    const double per_expert = per_token ? 1.0 : pairs / std::max(1.0, active);
     const double tile_eff = per_expert / (std::ceil(per_expert / tile) * tile);
-    time_op(c, op, comp, hit, c.cal.grouped_compute_eff * tile_eff, c.cal.hbm_bw_eff);
+    const double eff = c.g.matmul_efficiency > 0 ? c.g.matmul_efficiency : c.cal.grouped_compute_eff;
+    time_op(c, op, comp, hit, eff * tile_eff, c.cal.hbm_bw_eff);
     L.post.push_back(op);
-    if (!masked) L.post.push_back(memory_op(c, "moe.unpermute", ph, 2.0 * pairs * m.hidden * 2.0));
+    if (!masked && !per_token) L.post.push_back(memory_op(c, "moe.unpermute", ph, 2.0 * pairs * m.hidden * 2.0));
+    offload_ops(c, ph, tokens_world, per_token, L);
 }
 
 }  // namespace moe::detail
