@@ -47,7 +47,8 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
     // Analytical fallback: grouped-GEMM efficiency times the tile quantisation of each expert's rows to the
     // kernel's M tile (64 masked, 128 contiguous in DeepGEMM; the hardware's tile_tokens where it computes in fixed
     // tiles, 32 on Tensix): seed 004's stepwise compute. Per-token execution runs one row per call.
-    const double tile = c.g.tile_tokens > 1 ? double(c.g.tile_tokens) : (masked ? 64.0 : 128.0);
+    const bool deepgemm = c.g.topology == Topology::switch_ || c.g.topology == Topology::rack;  // CUDA kernels
+    const double tile = c.g.tile_tokens > 1 ? double(c.g.tile_tokens) : !deepgemm ? 1.0 : masked ? 64.0 : 128.0;
     const double per_expert = per_token ? 1.0 : pairs / std::max(1.0, active);
     const double tile_eff = per_expert / (std::ceil(per_expert / tile) * tile);
     const double eff = c.g.matmul_efficiency > 0 ? c.g.matmul_efficiency : c.cal.grouped_compute_eff;
