@@ -194,6 +194,8 @@ const GpuField kGpuFields[] = {
     {"ssd_bandwidth_GBps", "SSD GB/s", false},
 };
 
+const char* gpu_field_help(const char* key);
+
 // A string-valued GPU field (topology, mesh_wrap) as a combo writing the hardware override object.
 void gpu_choice(AppState& st, const char* key, const char* label, const char* const* choices, const char* current,
                 const std::string& base, const moe::GpuSpec* preset) {
@@ -274,7 +276,9 @@ void hardware_section(AppState& st) {
         else if (s.gpu.topology != moe::Topology::unified)
             topo += ", " + std::to_string(s.gpu.gpus_per_node) + " per NVLink domain";
         if (s.gpu.tile_tokens > 1) topo += ", tiles of " + std::to_string(s.gpu.tile_tokens);
-        ImGui::TextDisabled("topology: %s", topo.c_str());
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("topology: %s", topo.c_str());
+        ImGui::PopStyleColor();
         record_last_item(st, "hardware.topology_summary");
         if (s.gpu.host_bandwidth_GBps > 0 || s.gpu.ssd_bandwidth_GBps > 0)
             ImGui::TextDisabled("tiers: host %s GB/s%s%s", fmt::number(s.gpu.host_bandwidth_GBps, 3).c_str(),
