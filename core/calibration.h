@@ -34,6 +34,10 @@ struct Calibration {
     double allreduce_eff = 0.70;
     double allreduce_latency_us = 10;
     double allgather_eff = 0.75;
+    // Mesh all-to-all (core/topology.cpp): fitted on seed 004's dispatch table on a Tenstorrent Galaxy
+    double mesh_latency_us = 22.7;         // fixed cost of one dispatch / combine kernel
+    double mesh_link_eff = 0.346;          // fraction of the link to one neighbour a token stream reaches
+    double mesh_write_eff = 0.411;         // fraction of DRAM bandwidth writing received tokens
     // Host / runtime
     double prefill_overhead_ms = 2.0;
     double decode_overhead_ms = 1.0;

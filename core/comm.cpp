@@ -68,6 +68,7 @@ static CommHit engine_allreduce(const Ctx& c, Phase ph, int n, double message) {
 // series is missing.
 // Fallback (analytical): ring, 2(n-1)/n of the data crosses each GPU's link, plus a latency per log2 n step.
 OpRecord allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n) {
+    if (c.g.topology == Topology::mesh) return mesh_allreduce_op(c, name, ph, T, n);
     const double bytes = 2.0 * (n - 1) / n * T * c.m.hidden * 2.0;
     const bool inter_node = n > c.gpn;
     const double link_Bps = (inter_node ? c.g.rdma_bandwidth_GBps : c.g.nvlink_bandwidth_GBps) * 1e9;
@@ -105,6 +106,10 @@ void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L) {
     const double cb = dtype_bytes(c.comb);
     const double nvl = c.g.nvlink_bandwidth_GBps * 1e9, rdma = c.g.rdma_bandwidth_GBps * 1e9;
     const int group = c.tp * c.dp;  // GPUs whose tokens meet in the MoE
+    if (c.g.topology == Topology::mesh && be != A2ABackend::none && be != A2ABackend::auto_ && c.ep > 1) {
+        mesh_ep_comm(c, ph, T, L);  // seed 004's dispatch and combine, whatever the NVIDIA backend named
+        return;
+    }
     switch (be) {
         case A2ABackend::none:
         case A2ABackend::auto_:

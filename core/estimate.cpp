@@ -11,6 +11,7 @@ const char* engine_name(Engine e) {
         case Engine::nvlink: return "nvlink";
         case Engine::rdma: return "rdma";
         case Engine::host: return "host";
+        case Engine::mesh: return "mesh";
     }
     return "?";
 }
@@ -97,8 +98,11 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
     c.own_tables = nf == 1;
     add_family(s.gpu.tables_fallback);
     // A GPU that names no table family at all (tables and tables_fallback both empty: tables turned off) is costed
-    // by the analytical fallback alone; otherwise the H800 and H100 tables are the last resort.
-    if (!s.gpu.tables.empty() || !s.gpu.tables_fallback.empty()) {
+    // by the analytical fallback alone, and so are mesh and unified-memory chips (Tenstorrent, Apple) without a family
+    // of their own: they run other kernels than the CUDA ones measured in bench_data. Otherwise the H800 and H100
+    // tables are the last resort.
+    const bool cuda_like = s.gpu.topology == Topology::switch_ || s.gpu.topology == Topology::rack;
+    if ((!s.gpu.tables.empty() || !s.gpu.tables_fallback.empty()) && (cuda_like || nf > 0)) {
         add_family("h800");
         add_family("h100");
     }
@@ -146,6 +150,13 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
             break;
         }
     memory(c, e);
+    if (s.runtime.expert_offload.tier == OffloadTier::host && s.gpu.host_memory_bytes > 0 &&
+        e.memory.offloaded_experts_bytes > s.gpu.host_memory_bytes) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "offloaded experts need %.1f GB of host memory per GPU, the hardware has %.1f GB",
+                      e.memory.offloaded_experts_bytes / 1e9, s.gpu.host_memory_bytes / 1e9);
+        e.warnings.push_back(buf);
+    }
     if (!e.memory.fits) {
         char buf[160];
         std::snprintf(buf, sizeof buf, "does not fit: needs %.1f GB per GPU, %.1f GB usable (%.1f GB short)", e.memory.total_bytes / 1e9,

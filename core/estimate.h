@@ -15,7 +15,7 @@
 
 namespace moe {
 
-enum class Engine : std::uint8_t { tensor, hbm, nvlink, rdma, host };
+enum class Engine : std::uint8_t { tensor, hbm, nvlink, rdma, host, mesh };
 const char* engine_name(Engine e);
 
 // One operator of one layer group, per occurrence (multiply time by `count` for its share of the step).
@@ -27,7 +27,8 @@ struct OpRecord {
     double flops = 0;
     double weight_bytes = 0;      // HBM reads of weights
     double activation_bytes = 0;  // HBM reads/writes of activations and KV cache
-    double comm_bytes = 0;        // bytes sent per GPU
+    double comm_bytes = 0;        // bytes sent per GPU (offload: streamed in from the host tier)
+    double hops = 0;              // mesh: link-hops per token of the message (0 elsewhere: one switch hop)
     Engine engine = Engine::tensor;
     Dtype compute_dtype = Dtype::bf16;  // the format the tensor cores ran in (its roof on a roofline chart)
     Bound bound = Bound::compute;
@@ -57,6 +58,8 @@ struct PhaseResult {
     double exposed_comm_ms = 0;       // communication not hidden by overlap
     double overhead_ms = 0;
     double pp_bubble_ms = 0;
+    double offload_ms = 0;            // expert streaming from the host tier not hidden by prefetch
+    double offload_bytes = 0;         // expert bytes streamed per step, per GPU
     double tokens_per_s_cluster = 0;
     // Provenance: share of the step's operator time by efficiency source.
     double share_measured = 0, share_interpolated = 0, share_transferred = 0, share_analytical = 0;
@@ -66,6 +69,8 @@ struct PhaseResult {
 struct MemoryResult {
     double weights_bytes = 0, kv_cache_bytes = 0, activation_bytes = 0, workspace_bytes = 0;
     double comm_buffer_bytes = 0, reserved_bytes = 0, total_bytes = 0, capacity_bytes = 0;
+    double offloaded_experts_bytes = 0;  // expert weights kept in the host tier / on SSD (not in HBM)
+    double offload_hit_rate = 1;      // share of token-expert selections served by the HBM cache (decode)
     double usable_bytes = 0;          // capacity * mem_fraction
     bool fits = false;
     double shortfall_bytes = 0;       // how much is missing when it does not fit

@@ -5,6 +5,8 @@
 //   ops_attention.cpp  attention projections and the attention core of one layer; Gated DeltaNet layers
 //   ops_ffn.cpp        dense FFN, shared experts, router and routed experts of one layer
 //   comm.cpp           TP all-reduce, all-gather, DeepEP normal / low-latency, pplx
+//   topology.cpp       all-to-all and all-reduce on a mesh of chips (public part in topology.h)
+//   offload.cpp        experts streamed from the host tier / SSD into HBM
 //   step.cpp           one layer under the overlap policy, and one forward step (prefill chunk or decode step)
 //   memory.cpp         memory per GPU and the largest batch / context that fit
 //   estimate.cpp       estimate(): resolves the scenario into a Ctx and runs the above
@@ -82,6 +84,8 @@ struct LayerOps {
     std::vector<OpRecord> shared;  // shared experts: before the dispatch, or under it (runtime.shared_expert_overlap)
     double dispatch_us = 0, combine_us = 0, allreduce_us = 0;
     std::vector<OpRecord> comm;  // records of the communication ops
+    double stream_us = 0;        // experts streamed in from the host tier (offload.cpp)
+    std::vector<OpRecord> stream;
     LayerOps() {
         pre.reserve(12);
         post.reserve(4);
@@ -107,6 +111,7 @@ struct LayerTime {
     double exposed_us = 0;   // per layer, after overlap
     double compute_us = 0;   // per layer, both micro-batches
     double comm_us = 0;
+    double stream_exposed_us = 0;  // expert streaming not hidden by prefetch
     std::vector<OpRecord> ops;  // per-layer records (both micro-batches folded: times x micro-batches)
 };
 
@@ -131,6 +136,21 @@ OpRecord allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n)
 // All-gather inside the attention TP group of `bytes_per_rank` from each of n ranks (context parallelism's KV).
 OpRecord attn_allgather_op(const Ctx& c, const char* name, Phase ph, double bytes_per_rank, int n);
 void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L);
+// topology.cpp
+OpRecord mesh_allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n);
+void mesh_ep_comm(const Ctx& c, Phase ph, double T, LayerOps& L);
+// offload.cpp
+struct OffloadPlan {
+    bool on = false;
+    double local = 0, cached = 0;       // experts per layer on this GPU, and of them in HBM
+    double miss_experts = 0;            // distinct uncached experts selected in one step (grouped execution)
+    double miss_pairs = 0;              // token-expert pairs on uncached experts (per-token execution)
+    double hit_rate = 1;                // share of selections served from HBM
+    double expert_bytes = 0;            // one expert's weights on this GPU
+    double link_GBps = 0;               // the tier's bandwidth
+};
+OffloadPlan offload_plan(const Ctx& c, double tokens_world);
+void offload_ops(const Ctx& c, Phase ph, double tokens_world, bool per_token, LayerOps& L);
 // step.cpp
 LayerOps build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked);
 // One layer split into n_mb micro-batches under the overlap policy `ov` (none, tbo or full; never auto).

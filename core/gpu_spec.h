@@ -4,12 +4,23 @@
 //   g.peak_tflops(moe::Dtype::fp8)
 #pragma once
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "types.h"
 
 namespace moe {
+
+// How the devices of one deployment are connected (DESIGN §10):
+//   switch   every GPU of a node on one NVLink switch, RDMA between nodes (the v1 model)
+//   rack     one NVLink domain of gpus_per_node GPUs, up to 72 (GB200/GB300 NVL72): wide EP inside pays no RDMA
+//   mesh     a 2D mesh of mesh_rows x mesh_cols chips joined by links_per_chip point-to-point links
+//            (Tenstorrent Galaxy, seed 004): all-to-all costed by hops along lines or rings (core/topology.cpp)
+//   unified  one chip whose CPU and GPU share memory (Apple silicon, seed 003)
+enum class Topology : std::uint8_t { switch_, rack, mesh, unified };
+const char* topology_name(Topology t);
+const char* const* topology_choices();  // null-terminated, in enum order
 
 struct GpuSpec {
     std::string id;                     // preset id, e.g. "h800"
@@ -24,9 +35,26 @@ struct GpuSpec {
     double rdma_bandwidth_GBps = 0;     // per GPU NIC, one direction
     int gpus_per_node = 8;
     int sm_count = 132;
+    Topology topology = Topology::switch_;
+    int mesh_rows = 1, mesh_cols = 1;   // mesh: chips along the dispatch axis (rows) and the TP axis (columns)
+    bool mesh_ring = false;             // mesh: the axes wrap around (ring / torus) rather than end (line)
+    int links_per_chip = 0;             // mesh: point-to-point links of one chip, shared by its 4 neighbours
+    double link_bandwidth_GBps = 0;     // mesh: one link, one direction (100 GbE = 12.5 GB/s)
+    double matmul_efficiency = 0;       // fraction of peak a matmul reaches without a measured table (0: calibration's)
+    int tile_tokens = 1;                // compute granularity: an expert's token count is rounded up to this (32 on Tensix)
+    double host_memory_bytes = 0;       // memory tier below HBM (CPU DRAM; 0: none)
+    double host_bandwidth_GBps = 0;     // host -> device, one direction (PCIe / C2C; unified: a copy in shared memory)
+    double ssd_bandwidth_GBps = 0;      // SSD read bandwidth (0: unknown)
     std::string tables;                 // bench_data family measured on this GPU ("h800", "h20", "h100"), or ""
     std::string tables_fallback;        // family to borrow from when a table is missing (same arch preferred)
 
+    int mesh_chips() const { return mesh_rows * mesh_cols; }
+    // Bandwidth from a chip to one mesh neighbour, one direction: its links split over the 4 directions of a 2D mesh
+    // (2 on a 1-row mesh).
+    double neighbour_GBps() const {
+        const int dirs = (mesh_rows > 1 ? 2 : 0) + (mesh_cols > 1 ? 2 : 0);
+        return links_per_chip * link_bandwidth_GBps / std::max(1, dirs);
+    }
     // Peak dense TFLOPS for GEMMs computed in `d` (fp8 falls back to bf16 where unsupported, 4-bit to fp8).
     double peak_tflops(Dtype d) const;
     // The format the tensor cores actually compute in for weights stored as `d` (Hopper: fp4 -> fp8).

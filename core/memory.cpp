@@ -47,6 +47,18 @@ void memory(const Ctx& c, Estimate& e) {
     r.weights_attention_bytes = ((n_layers - n_linear) * attn_sharded + n_linear * linear_sharded) * bytes_with_scales(c.w_attn);
     const double local_experts = m.is_moe() ? double(m.num_experts + s.routing.redundant_experts) / c.ep : 0.0;
     r.weights_experts_bytes = n_moe * local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp);
+    // Expert offload (DESIGN §10): only the cached experts stay in HBM, plus a staging buffer for the streamed
+    // ones (the misses of one layer, two layers' worth with prefetch); the rest lives in the host tier / on SSD.
+    double offload_staging = 0;
+    if (m.is_moe() && s.runtime.expert_offload.tier != OffloadTier::none) {
+        const double tokens_world = double(s.workload.batch) * (1 + s.runtime.mtp_draft_tokens) * c.dp;
+        const OffloadPlan op = offload_plan(c, tokens_world);
+        const double per_layer = m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp);
+        r.weights_experts_bytes = n_moe * op.cached * per_layer;
+        r.offloaded_experts_bytes = n_moe * (op.local - op.cached) * per_layer;
+        r.offload_hit_rate = op.hit_rate;
+        offload_staging = std::ceil(op.miss_experts) * per_layer * (s.runtime.expert_offload.prefetch ? 2.0 : 1.0);
+    }
     r.weights_shared_bytes = n_moe * m.shared_params() / c.tp * bytes_with_scales(c.w_shared);
     r.weights_dense_ffn_bytes = n_dense * m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared);
     const double embed = double(m.vocab) * h / c.tp * bytes_with_scales(c.w_embed);
@@ -114,7 +126,7 @@ void memory(const Ctx& c, Estimate& e) {
     // (seed 002 §5: max tokens per expert x inter x 4, load factor over the mean).
     const double gg_ws_per_token = m.is_moe() ? moe_pairs_per_token * c.cal.grouped_load_factor * m.moe_intermediate / c.moe_tp * 4.0 : 0.0;
     const double attn_ws_per_seq = Hr * (m.attn == AttnKind::mla ? m.kv_lora_rank : m.head_dim) * 4.0 * 16.0;  // split-KV partials
-    const double ws_fixed = c.cal.cublas_workspace_MB * 1e6;
+    const double ws_fixed = c.cal.cublas_workspace_MB * 1e6 + offload_staging;
     const double ws_prefill = C * gg_ws_per_token;
     const A2ABackend bp = e.prefill_backend, bd = e.decode_backend;
     const bool ll_decode = m.is_moe() && decode && (bd == A2ABackend::deepep_low_latency || bd == A2ABackend::pplx);
@@ -227,7 +239,7 @@ void memory(const Ctx& c, Estimate& e) {
                       &r.reserved_bytes, &r.weights_attention_bytes, &r.weights_experts_bytes, &r.weights_shared_bytes,
                       &r.weights_dense_ffn_bytes, &r.weights_embedding_bytes, &r.weights_other_bytes, &r.weights_mtp_bytes,
                       &r.activation_prefill_bytes, &r.activation_decode_bytes, &r.logits_bytes, &r.linear_state_bytes,
-                      &r.linear_state_bytes_per_request})
+                      &r.linear_state_bytes_per_request, &r.offloaded_experts_bytes})
         *v = std::ceil(*v);  // whole bytes
     r.total_bytes = r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.workspace_bytes + r.comm_buffer_bytes + r.reserved_bytes;
     r.capacity_bytes = std::floor(r.capacity_bytes);

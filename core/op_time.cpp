@@ -64,7 +64,8 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
     const int k_key = int(std::min(K, 1e9)), n_key = int(std::min(N, 1e9));
     const int in_bytes = comp == Dtype::fp8 || is_fp4_like(comp) ? 1 : 2;  // FP4 looks up the FP8 tables
     TableHit hit = lookup(c, [&](const char* f) { return c.t.gemm(f, M, k_key, n_key, in_bytes); });
-    time_op(c, op, comp, hit, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff, dequant);
+    time_op(c, op, comp, hit, c.g.matmul_efficiency > 0 ? c.g.matmul_efficiency : c.cal.gemm_compute_eff, c.cal.hbm_bw_eff,
+            dequant);
     return op;
 }
 

@@ -51,8 +51,11 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
     time_op(c, router, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
     L.pre.push_back(router);
 
+    const double tokens_world = T * c.dp;  // distinct tokens entering the MoE across the EP group
     const double pairs = pairs_of(T);
-    if (!masked) {
+    // Per-token execution (seed 003's baseline): every token-expert pair loads its expert's weights itself.
+    const bool per_token = c.s.runtime.expert_layout == ExpertLayout::per_token;
+    if (!masked && !per_token) {
         // contiguous layout: permute tokens into expert order and back (read + write each way)
         L.post.push_back(memory_op(c, "moe.permute", ph, 2.0 * pairs * m.hidden * act_b));
     }
@@ -60,29 +63,40 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
     auto query = [&](const char* f, double t) {
         return c.t.grouped_gemm(f, masked, m.num_experts, m.top_k, m.hidden, int(inter), c.ep, t * c.dp / c.ep);
     };
-    if (tables_apply)
+    if (tables_apply && !per_token)
         for (int i = 0; i < 4 && c.families[i] && !family; ++i)
             if (query(c.families[i], T).found) family = c.families[i];
+    // CUDA kernels (DeepGEMM, Marlin) on switch and rack systems; mesh and unified chips run their own.
+    const bool cuda = c.g.topology == Topology::switch_ || c.g.topology == Topology::rack;
+    const double eff0 = c.g.matmul_efficiency > 0 ? c.g.matmul_efficiency : c.cal.grouped_compute_eff;
     // The kernel at t tokens per attention rank, timed from the table or the analytical fallback.
     auto op_at = [&](double t) {
         const double p = pairs_of(t), active = active_of(t);
         kernels::Cost k = kernels::grouped_experts(p, active, m.hidden, inter, wb, act_b);
-        const double wbytes = active * 3.0 * m.hidden * inter * wb;
-        OpRecord op = make_op("moe.routed_experts", ph, k.flops, wbytes, k.bytes - wbytes);
+        double wbytes = active * 3.0 * m.hidden * inter * wb;
+        const double acts = k.bytes - wbytes;
+        if (per_token) wbytes = p * 3.0 * m.hidden * inter * wb;
+        OpRecord op = make_op("moe.routed_experts", ph, k.flops, wbytes, acts);
         TableHit hit;
         if (family) {
             hit = query(family, t);
             if (!(family == c.families[0] && c.own_tables)) hit.source = Source::transferred;
         }
         // Analytical fallback: grouped-GEMM efficiency times the tile quantisation of each expert's rows to the
-        // kernel's M tile (64 masked, 128 contiguous in DeepGEMM; W4A16 Marlin MoE picks 8..64 by the rows per
-        // expert): seed 004's stepwise compute.
-        const double per_expert = p / std::max(1.0, active);
-        const double tile = dequant ? marlin_moe_block_m(per_expert) : masked ? 64.0 : 128.0;
+        // kernel's M tile: the hardware's tile_tokens where it computes in fixed tiles (32 on Tensix: seed 004's
+        // stepwise compute), else 64 masked, 128 contiguous in DeepGEMM, and for W4A16 Marlin MoE 8..64 by the rows
+        // per expert. Per-token execution runs one row per call.
+        const double per_expert = per_token ? 1.0 : p / std::max(1.0, active);
+        const bool marlin = dequant && cuda;
+        const double tile = c.g.tile_tokens > 1 ? double(c.g.tile_tokens)
+                            : marlin            ? marlin_moe_block_m(per_expert)
+                            : !cuda             ? 1.0
+                            : masked            ? 64.0
+                                                : 128.0;
         const double tile_eff = per_expert / (std::ceil(per_expert / tile) * tile);
         // W4A16: every active expert's weights are dequantised once per M tile of its tokens
-        const double dq = dequant ? active * 3.0 * m.hidden * inter * std::ceil(per_expert / tile) : 0.0;
-        time_op(c, op, comp, hit, c.cal.grouped_compute_eff * tile_eff, c.cal.hbm_bw_eff, dq);
+        const double dq = marlin ? active * 3.0 * m.hidden * inter * std::ceil(per_expert / tile) : 0.0;
+        time_op(c, op, comp, hit, eff0 * tile_eff, c.cal.hbm_bw_eff, dq);
         return op;
     };
     OpRecord op = op_at(T);
@@ -117,7 +131,8 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
         }
     }
     L.post.push_back(op);
-    if (!masked) L.post.push_back(memory_op(c, "moe.unpermute", ph, 2.0 * pairs * m.hidden * 2.0));
+    if (!masked && !per_token) L.post.push_back(memory_op(c, "moe.unpermute", ph, 2.0 * pairs * m.hidden * 2.0));
+    offload_ops(c, ph, tokens_world, per_token, L);
 }
 
 }  // namespace moe::detail

@@ -13,7 +13,8 @@ namespace {
 
 const char* const kPhaseChoices[] = {"both", "prefill", "decode", nullptr};
 const char* const kBackendChoices[] = {"auto", "none", "allgather", "deepep_normal", "deepep_low_latency", "pplx", nullptr};
-const char* const kLayoutChoices[] = {"auto", "contiguous", "masked", nullptr};
+const char* const kLayoutChoices[] = {"auto", "contiguous", "masked", "per_token", nullptr};
+const char* const kOffloadTierChoices[] = {"none", "host", "ssd", nullptr};
 const char* const kEngineChoices[] = {"sglang", "vllm", "trtllm", "ideal", nullptr};
 const char* const kServingModeChoices[] = {"off", "aggregated", "disaggregated", nullptr};
 const char* const kFp4Choices[] = {"dequant", "expand", nullptr};
@@ -61,7 +62,7 @@ const std::vector<FieldImpl>& field_impls() {
         {{"runtime.micro_batches", FieldType::integer, "", 0, 64, nullptr, "Micro-batches each step is split into (0: 2 with two-batch overlap, else 1)."}, MOE_PTR(runtime.micro_batches)},
         {{"runtime.shared_expert_overlap", FieldType::boolean, "", 0, 0, nullptr, "Run the shared experts while the dispatch is in flight (vLLM's prepare_no_receive), instead of before it."}, MOE_PTR(runtime.shared_expert_overlap)},
         {{"runtime.comm_sms", FieldType::integer, "SMs", 0, 1024, nullptr, "SMs that DeepEP normal-mode kernels take from compute while they run."}, MOE_PTR(runtime.comm_sms)},
-        {{"runtime.expert_layout", FieldType::choice, "", 0, 0, kLayoutChoices, "Expert activation layout: contiguous (permute/unpermute) or masked (per-expert padded batches)."}, MOE_PTR(runtime.expert_layout)},
+        {{"runtime.expert_layout", FieldType::choice, "", 0, 0, kLayoutChoices, "Expert activation layout: contiguous (permute/unpermute), masked (per-expert padded batches) or per_token (no grouping: each token-expert pair loads its expert's weights, seed 003's baseline)."}, MOE_PTR(runtime.expert_layout)},
         {{"runtime.mtp_draft_tokens", FieldType::integer, "tokens", 0, 8, nullptr, "Speculative tokens per decode step drafted by the model's MTP layers (0: off)."}, MOE_PTR(runtime.mtp_draft_tokens)},
         {{"runtime.mtp_acceptance_rate", FieldType::number, "", 0, 1, nullptr, "Probability each draft token is accepted; tokens per step = 1 + a + a^2 + ..."}, MOE_PTR(runtime.mtp_acceptance_rate)},
         {{"runtime.prefill_overhead_ms", FieldType::number, "ms", -1, 1e4, nullptr, "Host overhead per prefill forward (scheduling, launches); -1: calibrated default."}, MOE_PTR(runtime.prefill_overhead_ms)},
@@ -69,6 +70,10 @@ const std::vector<FieldImpl>& field_impls() {
         {{"runtime.mem_fraction", FieldType::number, "", 0.05, 1, nullptr, "Share of HBM the engine may use (SGLang mem_fraction_static, vLLM gpu_memory_utilization)."}, MOE_PTR(runtime.mem_fraction)},
         {{"runtime.reserve_GB", FieldType::number, "GB", -1, 1e4, nullptr, "Memory held by the CUDA context, graphs and allocator; -1: calibrated default."}, MOE_PTR(runtime.reserve_GB)},
         {{"runtime.kv_block_tokens", FieldType::integer, "tokens", 1, 4096, nullptr, "Paged-KV block size; each request's KV is rounded up to whole blocks."}, MOE_PTR(runtime.kv_block_tokens)},
+        {{"runtime.expert_offload.tier", FieldType::choice, "", 0, 0, kOffloadTierChoices, "Where experts beyond the HBM cache live: none (all in HBM), host (CPU memory, streamed at hardware.host_bandwidth_GBps) or ssd (at hardware.ssd_bandwidth_GBps)."}, MOE_PTR(runtime.expert_offload.tier)},
+        {{"runtime.expert_offload.cached_experts_per_layer", FieldType::integer, "experts", 0, 1e6, nullptr, "Experts per MoE layer per GPU kept in HBM (the hottest); the others are streamed in when selected."}, MOE_PTR(runtime.expert_offload.cached_experts_per_layer)},
+        {{"runtime.expert_offload.prefetch", FieldType::boolean, "", 0, 0, nullptr, "Stream a layer's missing experts while the previous layer computes (only the excess is exposed)."}, MOE_PTR(runtime.expert_offload.prefetch)},
+        {{"runtime.expert_offload.skew", FieldType::number, "", 0, 4, nullptr, "Zipf exponent of expert popularity (0: uniform routing); hotter experts make the cache hit more often."}, MOE_PTR(runtime.expert_offload.skew)},
         {{"runtime.engine", FieldType::choice, "", 0, 0, kEngineChoices, "Serving engine whose system constants apply (per-step overheads, scheduling, memory fraction, KV block): sglang, vllm, trtllm, or ideal (none)."}, MOE_PTR(runtime.engine)},
         {{"routing.imbalance", FieldType::number, "", 1, 64, nullptr, "Tokens reaching the busiest EP rank over the mean (1 = perfectly balanced)."}, MOE_PTR(routing.imbalance)},
         {{"routing.redundant_experts", FieldType::integer, "experts", 0, 65536, nullptr, "Extra copies of hot experts placed across EP ranks (EPLB)."}, MOE_PTR(routing.redundant_experts)},
@@ -446,6 +451,33 @@ void validate_layout(const Scenario& s, const ParallelConfig& p, const std::stri
 }
 }  // namespace
 
+namespace {
+// The topology and memory tiers against the layout and the offload settings (DESIGN §10).
+void validate_hardware_use(const Scenario& s, Issues& e) {
+    const GpuSpec& g = s.gpu;
+    const long long world = 1LL * s.parallel.tp * s.parallel.dp * s.parallel.pp;
+    if (g.topology == Topology::mesh && world > g.mesh_chips())
+        e.push_back({"parallel", "tp*dp*pp = " + std::to_string(world) + " chips exceeds the " + std::to_string(g.mesh_rows) +
+                                     " x " + std::to_string(g.mesh_cols) + " mesh (hardware.mesh_rows x hardware.mesh_cols)"});
+    if (g.topology == Topology::unified && world > 1)
+        e.push_back({"parallel", "a unified-memory chip is one device: tp*dp*pp must be 1, got " + std::to_string(world)});
+    const ExpertOffloadConfig& o = s.runtime.expert_offload;
+    if (o.tier == OffloadTier::none) return;
+    if (!s.model.is_moe()) {
+        e.push_back({"runtime.expert_offload.tier", "the model has no routed experts to offload"});
+        return;
+    }
+    if (o.tier == OffloadTier::host && !(g.host_bandwidth_GBps > 0))
+        e.push_back({"runtime.expert_offload.tier", "host needs hardware.host_bandwidth_GBps > 0"});
+    if (o.tier == OffloadTier::ssd && !(g.ssd_bandwidth_GBps > 0))
+        e.push_back({"runtime.expert_offload.tier", "ssd needs hardware.ssd_bandwidth_GBps > 0"});
+    const int local = (s.model.num_experts + s.routing.redundant_experts) / std::max(1, s.parallel.ep);
+    if (o.cached_experts_per_layer > local)
+        e.push_back({"runtime.expert_offload.cached_experts_per_layer",
+                     std::to_string(o.cached_experts_per_layer) + " exceeds the " + std::to_string(local) + " experts per layer on one GPU"});
+}
+}  // namespace
+
 Issues validate_scenario(const Scenario& s) {
     Issues e;
     const ModelSpec& m = s.model;
@@ -478,6 +510,7 @@ Issues validate_scenario(const Scenario& s) {
         e.push_back({"precision.combine", std::string(dtype_name(s.precision.combine.value)) + " is not a combine format (bf16, fp16, fp8)"});
     if (s.runtime.mtp_draft_tokens > 0 && m.mtp_layers == 0)
         e.push_back({"runtime.mtp_draft_tokens", "the model has no MTP layers (num_nextn_predict_layers = 0)"});
+    validate_hardware_use(s, e);
     if (s.runtime.comm_sms >= s.gpu.sm_count)
         e.push_back({"runtime.comm_sms", std::to_string(s.runtime.comm_sms) + " leaves no SMs for compute (the GPU has " +
                                              std::to_string(s.gpu.sm_count) + ")"});
@@ -489,5 +522,6 @@ const char* phase_sel_name(PhaseSel p) { return kPhaseChoices[int(p)]; }
 const char* engine_kind_name(EngineKind k) { return kEngineChoices[int(k)]; }
 const char* serving_mode_name(ServingMode m) { return kServingModeChoices[int(m)]; }
 const char* overlap_kind_name(OverlapKind k) { return kOverlapChoices[int(k)]; }
+const char* offload_tier_name(OffloadTier t) { return kOffloadTierChoices[int(t)]; }
 
 }  // namespace moe

@@ -24,7 +24,10 @@
 namespace moe {
 
 enum class A2ABackend : std::uint8_t { auto_, none, allgather, deepep_normal, deepep_low_latency, pplx };
-enum class ExpertLayout : std::uint8_t { auto_, contiguous, masked };
+// per_token: no grouping, every token-expert pair loads its expert's weights itself (seed 003's baseline).
+enum class ExpertLayout : std::uint8_t { auto_, contiguous, masked, per_token };
+// Where the experts beyond the HBM cache live (DESIGN §10): none = every expert in HBM.
+enum class OffloadTier : std::uint8_t { none, host, ssd };
 enum class PhaseSel : std::uint8_t { both, prefill, decode };
 // The serving engine whose system constants apply (core/engine.h): per-step overheads, scheduling, memory fraction.
 enum class EngineKind : std::uint8_t { sglang, vllm, trtllm, ideal };
@@ -74,6 +77,16 @@ struct PrecisionConfig {
     Fp4OnHopper fp4_on_hopper = Fp4OnHopper::dequant;  // 4-bit weights on GPUs without FP4 tensor cores
 };
 
+// DESIGN §10, seed 003: experts beyond `cached_experts_per_layer` (per layer, per GPU) live in the slower tier and
+// are streamed into HBM when a token selects them. The cache holds the hottest experts; `skew` is the Zipf exponent
+// of expert popularity (0: every expert equally likely).
+struct ExpertOffloadConfig {
+    OffloadTier tier = OffloadTier::none;
+    int cached_experts_per_layer = 0;
+    bool prefetch = false;   // stream the next layer's experts during this layer's compute
+    double skew = 0.0;
+};
+
 struct RuntimeConfig {
     A2ABackend a2a_backend = A2ABackend::auto_;
     bool two_batch_overlap = false;    // kept for old scenarios and links: overlap auto + this = tbo
@@ -90,6 +103,7 @@ struct RuntimeConfig {
     double reserve_GB = -1;            // CUDA context, graphs, allocator slack; <0: calibrated default
     int kv_block_tokens = 16;          // paged-KV block size (rounding of each request's KV)
     EngineKind engine = EngineKind::sglang;  // system constants of the serving engine (core/engine.h)
+    ExpertOffloadConfig expert_offload;
 };
 
 // One pool of a disaggregated deployment: each worker's layout, how many workers, requests per attention-DP rank.
@@ -196,5 +210,6 @@ const char* phase_sel_name(PhaseSel p);
 const char* engine_kind_name(EngineKind k);
 const char* serving_mode_name(ServingMode m);
 const char* overlap_kind_name(OverlapKind k);
+const char* offload_tier_name(OffloadTier t);
 
 }  // namespace moe

@@ -108,6 +108,11 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
     }
     out.compute_us = n_mb * (c_pre + c_shared + c_post);
     out.comm_us = n_mb * (L.dispatch_us + L.combine_us + L.allreduce_us);
+    // Experts streamed from the host tier: serial, or with prefetch under the previous layer's compute (a layer of
+    // the same group: the same compute), only the excess exposed.
+    const double stream_us = n_mb * L.stream_us;
+    out.stream_exposed_us = c.s.runtime.expert_offload.prefetch ? std::max(0.0, stream_us - out.compute_us) : stream_us;
+    out.exposed_us += out.stream_exposed_us;
     // Records: per-layer totals over the micro-batches; exposed share of comm spread over the comm records.
     const double hidden_comm = std::max(0.0, out.compute_us + out.comm_us - out.exposed_us);
     const double comm_total = out.comm_us;
@@ -125,6 +130,12 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
         o.time_us *= n_mb;
         o.comm_bytes *= n_mb;
         o.exposed_us = comm_total > 0 ? o.time_us * std::max(0.0, 1.0 - hidden_comm / comm_total) : 0;
+        out.ops.push_back(o);
+    }
+    for (OpRecord& o : L.stream) {
+        o.time_us *= n_mb;
+        o.comm_bytes *= n_mb;
+        o.exposed_us = stream_us > 0 ? o.time_us * out.stream_exposed_us / stream_us : 0;
         out.ops.push_back(o);
     }
     return out;
@@ -159,7 +170,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         if (it == groups.end()) groups.push_back({l, 1});
         else it->count++;
     }
-    double total_us = 0, compute_us = 0, comm_us = 0, exposed_comm_us = 0;
+    double total_us = 0, compute_us = 0, comm_us = 0, exposed_comm_us = 0, offload_us = 0, offload_bytes = 0;
     std::vector<std::pair<OpRecord, double>> weighted;  // op, weight (us per step)
     for (size_t gi = 0; gi < groups.size(); ++gi) {
         const Group& g = groups[gi];
@@ -174,8 +185,11 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         out.groups.push_back(lg);
         total_us += g.count * lt.exposed_us;
         compute_us += g.count * lt.compute_us;
+        offload_us += g.count * lt.stream_exposed_us;
+        for (const OpRecord& o : lt.ops)
+            if (o.bound == Bound::offload) offload_bytes += g.count * o.comm_bytes;
         comm_us += g.count * lt.comm_us;
-        exposed_comm_us += g.count * std::max(0.0, lt.exposed_us - lt.compute_us);
+        exposed_comm_us += g.count * std::max(0.0, lt.exposed_us - lt.stream_exposed_us - lt.compute_us);
         for (OpRecord& o : lt.ops) {
             o.group = gidx;
             o.count = g.count;
@@ -246,13 +260,15 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     out.compute_ms = compute_us / 1000.0;
     out.comm_ms = comm_us / 1000.0;
     out.exposed_comm_ms = exposed_comm_us / 1000.0;
+    out.offload_ms = offload_us / 1000.0;
+    out.offload_bytes = offload_bytes;
     // provenance shares over compute-op time
     double denom = 0;
     for (const OpRecord& o : e.ops)
-        if (o.phase == ps.phase && o.bound != Bound::comm) denom += o.time_us * o.count;
+        if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload) denom += o.time_us * o.count;
     if (denom > 0)
         for (const OpRecord& o : e.ops)
-            if (o.phase == ps.phase && o.bound != Bound::comm) add_share(out, o, o.time_us * o.count / denom);
+            if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload) add_share(out, o, o.time_us * o.count / denom);
     const double world_tp = c.tp;
     if (ps.phase == Phase::prefill) {
         const double stage_ms = out.step_ms / c.pp;

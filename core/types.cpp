@@ -59,6 +59,7 @@ const char* bound_name(Bound b) {
         case Bound::comm: return "comm";
         case Bound::latency: return "latency";
         case Bound::none: return "none";
+        case Bound::offload: return "offload";
     }
     return "?";
 }

@@ -28,7 +28,7 @@ enum class Phase : std::uint8_t { prefill, decode };
 const char* phase_name(Phase p);
 
 // What bounds an operator's time.
-enum class Bound : std::uint8_t { compute, memory, comm, latency, none };
+enum class Bound : std::uint8_t { compute, memory, comm, latency, none, offload };
 const char* bound_name(Bound b);
 
 // Where an efficiency came from (DESIGN §3 "every lookup says where its number came from").

@@ -63,7 +63,11 @@ void op_tooltip(const moe::OpRecord& op, const moe::PhaseResult& pr, double step
     if (op.flops > 0) ImGui::Text("%s GFLOP", fmt::number(op.flops / 1e9, 4).c_str());
     if (op.weight_bytes + op.activation_bytes > 0)
         ImGui::Text("HBM: %s weights + %s activations / KV", fmt::bytes(op.weight_bytes).c_str(), fmt::bytes(op.activation_bytes).c_str());
-    if (op.comm_bytes > 0) ImGui::Text("sent: %s per GPU (%s)", fmt::bytes(op.comm_bytes).c_str(), moe::engine_name(op.engine));
+    if (op.comm_bytes > 0 && op.bound == moe::Bound::offload)
+        ImGui::Text("streamed in: %s per GPU over the host link", fmt::bytes(op.comm_bytes).c_str());
+    else if (op.comm_bytes > 0)
+        ImGui::Text("sent: %s per GPU (%s)", fmt::bytes(op.comm_bytes).c_str(), moe::engine_name(op.engine));
+    if (op.hops > 0) ImGui::Text("%s link-hops per token on the mesh", fmt::number(op.hops, 3).c_str());
     if (op.flops > 0) ImGui::Text("computes in %s", moe::dtype_name(op.compute_dtype));
     ImGui::Text("efficiency %.2f of the roofline,", op.efficiency);
     ImGui::SameLine();
@@ -120,6 +124,9 @@ void draw_layer_chart(AppState& st, ImVec2 size) {
         plot::legend_entry("memory", theme::kMemory);
         plot::legend_entry("comm", theme::kComm);
         plot::legend_entry("hidden by overlap", theme::kComm, plot::ItemFlags_Hatched);
+        // expert streaming from the host tier: only when the scenario offloads experts
+        if (std::any_of(e.ops.begin(), e.ops.end(), [&](const moe::OpRecord& o) { return o.phase == ph && o.bound == moe::Bound::offload; }))
+            plot::legend_entry("expert streaming", theme::kOffload);
         std::vector<int> item_op;  // plot item id -> index into e.ops
         std::vector<double> cursor(pr.groups.size(), 0.0);
         const double half = 0.32;

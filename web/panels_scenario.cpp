@@ -179,6 +179,7 @@ struct GpuField {
     const char* key;
     const char* label;
     bool integer;
+    bool mesh_only = false;  // shown when the topology is a mesh
 };
 const GpuField kGpuFields[] = {
     {"dense_tflops_bf16", "BF16 TFLOPS", false}, {"dense_tflops_fp8", "FP8 TFLOPS", false},
@@ -186,11 +187,50 @@ const GpuField kGpuFields[] = {
     {"hbm_capacity_GiB", "HBM GiB", false},      {"nvlink_bandwidth_GBps", "NVLink GB/s", false},
     {"rdma_bandwidth_GBps", "RDMA GB/s", false}, {"gpus_per_node", "GPUs per node", true},
     {"sm_count", "SMs", true},
+    {"mesh_rows", "Mesh rows", true, true}, {"mesh_cols", "Mesh columns", true, true},
+    {"links_per_chip", "Links per chip", true, true}, {"link_bandwidth_GBps", "Link GB/s", false, true},
+    {"tile_tokens", "Tile tokens", true},    {"matmul_efficiency", "Matmul efficiency", false},
+    {"host_memory_bytes", "Host memory bytes", false}, {"host_bandwidth_GBps", "Host GB/s", false},
+    {"ssd_bandwidth_GBps", "SSD GB/s", false},
 };
+
+const char* gpu_field_help(const char* key);
+
+// A string-valued GPU field (topology, mesh_wrap) as a combo writing the hardware override object.
+void gpu_choice(AppState& st, const char* key, const char* label, const char* const* choices, const char* current,
+                const std::string& base, const moe::GpuSpec* preset) {
+    const moe::Scenario& s = st.scenario;
+    const bool custom = s.hardware_inline.is_object();
+    form_label(label, custom && s.hardware_inline.contains(key));
+    ImGui::PushID(key);
+    std::string picked;
+    if (ImGui::BeginCombo("##v", current)) {
+        for (int i = 0; choices[i]; ++i) {
+            const bool sel = std::string(choices[i]) == current;
+            if (ImGui::Selectable(choices[i], sel) && !sel) picked = choices[i];
+            record_last_item(st, std::string("hardware.") + key + "=" + choices[i]);
+        }
+        ImGui::EndCombo();
+    }
+    record_last_item(st, std::string("hardware.") + key);
+    ImGui::PopID();
+    help_marker(gpu_field_help(key));
+    if (picked.empty()) return;
+    nlohmann::json obj = custom ? s.hardware_inline : nlohmann::json{{"base", base}};
+    const nlohmann::json preset_json = preset ? moe::gpu_spec_to_json(*preset) : nlohmann::json::object();
+    if (preset_json.contains(key) && preset_json[key] == picked) obj.erase(key);
+    else obj[key] = picked;
+    if (obj.size() == 1 && obj.contains("base") && !base.empty()) edit_field(st, "hardware", base);
+    else edit_field(st, "hardware", obj);
+    st.edit_error_path = st.edit_errors.empty() ? "" : "hardware";
+}
 
 const char* gpu_field_help(const char* key) {
     for (const moe::GpuFieldDesc& d : moe::gpu_fields())
         if (std::string(d.key) == key) return d.help;
+    if (std::string(key) == "topology")
+        return "switch: NVLink node + RDMA; rack: one NVLink domain up to 72 GPUs (NVL72); mesh: chips joined by point-to-point links, all-to-all costed in link-hops (Tenstorrent); unified: CPU and GPU share one memory (Apple).";
+    if (std::string(key) == "mesh_wrap") return "Mesh: whether each axis wraps around (ring) or ends (line).";
     return "";
 }
 
@@ -227,6 +267,24 @@ void hardware_section(AppState& st) {
         help_for_field("hardware");
     }
     ImGui::TextDisabled("%s", s.gpu.name.c_str());
+    {
+        // topology and memory tiers at a glance (DESIGN §10)
+        std::string topo = moe::topology_name(s.gpu.topology);
+        if (s.gpu.topology == moe::Topology::mesh)
+            topo += " " + std::to_string(s.gpu.mesh_rows) + " x " + std::to_string(s.gpu.mesh_cols) + (s.gpu.mesh_ring ? " ring" : " line") +
+                    ", " + fmt::number(s.gpu.neighbour_GBps(), 3) + " GB/s to a neighbour";
+        else if (s.gpu.topology != moe::Topology::unified)
+            topo += ", " + std::to_string(s.gpu.gpus_per_node) + " per NVLink domain";
+        if (s.gpu.tile_tokens > 1) topo += ", tiles of " + std::to_string(s.gpu.tile_tokens);
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("topology: %s", topo.c_str());
+        ImGui::PopStyleColor();
+        record_last_item(st, "hardware.topology_summary");
+        if (s.gpu.host_bandwidth_GBps > 0 || s.gpu.ssd_bandwidth_GBps > 0)
+            ImGui::TextDisabled("tiers: host %s GB/s%s%s", fmt::number(s.gpu.host_bandwidth_GBps, 3).c_str(),
+                                s.gpu.host_memory_bytes > 0 ? (", " + fmt::bytes(s.gpu.host_memory_bytes)).c_str() : "",
+                                s.gpu.ssd_bandwidth_GBps > 0 ? (", SSD " + fmt::number(s.gpu.ssd_bandwidth_GBps, 3) + " GB/s").c_str() : "");
+    }
     if (custom && !base.empty()) {
         ImGui::SameLine();
         if (ImGui::SmallButton("reset specs")) edit_field(st, "hardware", base);
@@ -246,7 +304,14 @@ void hardware_section(AppState& st) {
     const nlohmann::json spec = moe::gpu_spec_to_json(s.gpu);
     const moe::GpuSpec* preset = base.empty() ? nullptr : st.catalog->gpu(base);
     const nlohmann::json preset_json = preset ? moe::gpu_spec_to_json(*preset) : nlohmann::json::object();
+    {
+        static const char* const kWrapChoices[] = {"line", "ring", nullptr};
+        gpu_choice(st, "topology", "Topology", moe::topology_choices(), moe::topology_name(s.gpu.topology), base, preset);
+        if (s.gpu.topology == moe::Topology::mesh)
+            gpu_choice(st, "mesh_wrap", "Mesh axes", kWrapChoices, s.gpu.mesh_ring ? "ring" : "line", base, preset);
+    }
     for (const GpuField& f : kGpuFields) {
+        if (f.mesh_only && s.gpu.topology != moe::Topology::mesh) continue;
         const double cur = spec.value(f.key, 0.0);
         const bool overridden = custom && s.hardware_inline.contains(f.key);
         form_label(f.label, overridden);
@@ -439,6 +504,13 @@ void runtime_section(AppState& st) {
     field_checkbox(st, "runtime.two_batch_overlap", "Two-batch overlap");
     field_slider_int(st, "runtime.comm_sms", "Comm SMs", 0, std::max(1, st.scenario.gpu.sm_count), false);
     field_choice_combo(st, "runtime.expert_layout", "Expert layout");
+    // DESIGN §10: experts beyond the HBM cache streamed from host memory / SSD
+    field_choice_combo(st, "runtime.expert_offload.tier", "Expert offload");
+    if (st.scenario.runtime.expert_offload.tier != moe::OffloadTier::none) {
+        field_input_number(st, "runtime.expert_offload.cached_experts_per_layer", "Cached experts");
+        field_checkbox(st, "runtime.expert_offload.prefetch", "Prefetch");
+        field_slider_double(st, "runtime.expert_offload.skew", "Popularity skew", 0.0, 2.0, "%.2f");
+    }
     field_slider_int(st, "runtime.mtp_draft_tokens", "MTP drafts", 0, 8, false);
     if (st.scenario.runtime.mtp_draft_tokens > 0)
         field_slider_double(st, "runtime.mtp_acceptance_rate", "MTP acceptance", 0.0, 1.0, "%.2f");

@@ -69,6 +69,7 @@ ImU32 bound_colour(moe::Bound b) {
         case moe::Bound::comm: return kComm;
         case moe::Bound::latency:
         case moe::Bound::none: return kLatency;
+        case moe::Bound::offload: return kOffload;
     }
     return kLatency;
 }

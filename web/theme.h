@@ -46,6 +46,7 @@ inline constexpr ImU32 kCompute = rgba(76, 155, 232);
 inline constexpr ImU32 kMemory = rgba(232, 162, 60);
 inline constexpr ImU32 kComm = rgba(176, 124, 232);
 inline constexpr ImU32 kLatency = rgba(138, 148, 166);
+inline constexpr ImU32 kOffload = rgba(226, 104, 150);  // experts streamed from the host tier / SSD
 // Serving (the Serving tab and cards): time to first token and time per output token.
 inline constexpr ImU32 kTtft = rgba(98, 146, 240);   // = kAccent
 inline constexpr ImU32 kTpot = rgba(72, 196, 186);   // teal

@@ -795,3 +795,31 @@ test('(o) plan: the Plan tab runs a search in slices, its front equals moe-roofl
   console.log(`screenshot: ${shot}`);
   await context.close();
 });
+
+test('(t) a Tenstorrent mesh with offloaded experts: the page shows the topology, the hops and the streaming', async () => {
+  // seed 004's layout on the Galaxy preset, plus experts beyond a cache of 4 per layer streamed from host memory
+  const s = { model: 'deepseek-v3', hardware: 'wormhole-galaxy', parallel: { tp: 8, dp: 4, ep: 32 },
+              workload: { phase: 'decode', batch: 32 }, precision: { experts: 'mxfp4', dispatch: 'bf16' },
+              runtime: { expert_offload: { tier: 'host', cached_experts_per_layer: 4 } } };
+  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(s));
+  const h = await settle(page);
+  assert.equal(h.results.status, 'ok', JSON.stringify(h.errors));
+  assert.ok(h.results['decode.offload_ms'] > 0, 'no streaming exposed');
+  assert.ok(h.results['memory.offloaded_experts_bytes'] > 0);
+  assert.ok(h.results['memory.offload_hit_rate'] < 1);
+  assertSameAsCli(h, 'mesh with offload');
+  assert.ok(h.ui['hardware.topology_summary'], 'the Hardware panel shows the topology');
+  await screenshot(page, 'mesh-offload.png');
+  // the topology is editable: a line instead of a ring changes the dispatch
+  await click(page, 'hardware.specs');
+  await waitHook(page, () => 'hardware.mesh_wrap' in window.__moe.ui);
+  await click(page, 'hardware.mesh_wrap');
+  await waitHook(page, () => 'hardware.mesh_wrap=line' in window.__moe.ui);
+  await click(page, 'hardware.mesh_wrap=line', { scroll: false });
+  const h2 = await waitHook(page, () => window.__moe.scenario.hardware?.mesh_wrap === 'line');
+  assert.notEqual(h2.results['decode.step_ms'], h.results['decode.step_ms']);
+  assertSameAsCli(h2, 'mesh as a line');
+  await screenshot(page, 'mesh-hardware-panel.png');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
