@@ -353,6 +353,7 @@ void parallel_section(AppState& st) {
     field_pow2_stepper(st, "parallel.dp", "DP (attention)");
     field_pow2_stepper(st, "parallel.ep", "EP (experts)");
     field_pow2_stepper(st, "parallel.pp", "PP (stages)");
+    field_pow2_stepper(st, "parallel.cp", "CP (context)");
     field_input_number(st, "parallel.gpus_per_node", "GPUs per node", "from the GPU");
     const moe::Scenario& s = st.scenario;
     const int world = s.world();
@@ -396,6 +397,7 @@ void workload_section(AppState& st) {
     field_slider_int(st, "workload.prompt_len", "Prompt", 16, 1048576, true);
     field_slider_int(st, "workload.output_len", "Output", 1, 131072, true);
     field_slider_int(st, "workload.context_len", "Decode context", 128, 1048576, true, st.scenario.context_len());
+    field_slider_double(st, "workload.prefix_cache_hit", "Prefix cache hit", 0.0, 1.0, "%.2f");
     section_errors(st, {"workload"});
 }
 
@@ -486,6 +488,7 @@ void precision_section(AppState& st) {
     field_dtype_combo(st, "precision.kv_cache", "KV cache", known ? moe::dtype_name(e.kv_dtype) : nullptr);
     field_dtype_combo(st, "precision.dispatch", "Dispatch");
     field_dtype_combo(st, "precision.combine", "Combine");
+    field_choice_combo(st, "precision.fp4_on_hopper", "FP4 without FP4 cores");
     section_errors(st, {"precision"});
 }
 
@@ -502,6 +505,9 @@ void runtime_section(AppState& st) {
     }
     field_choice_combo(st, "runtime.a2a_backend", "All-to-all", resolved.c_str());
     field_checkbox(st, "runtime.two_batch_overlap", "Two-batch overlap");
+    field_choice_combo(st, "runtime.overlap", "Overlap");
+    field_input_number(st, "runtime.micro_batches", "Micro-batches", "auto");
+    field_checkbox(st, "runtime.shared_expert_overlap", "Shared experts under dispatch");
     field_slider_int(st, "runtime.comm_sms", "Comm SMs", 0, std::max(1, st.scenario.gpu.sm_count), false);
     field_choice_combo(st, "runtime.expert_layout", "Expert layout");
     // DESIGN §10: experts beyond the HBM cache streamed from host memory / SSD

@@ -762,8 +762,15 @@ test('(o) plan: the Plan tab runs a search in slices, its front equals moe-roofl
       assert.deepEqual(p.front[k][key], plan.front[k][key], `front row ${k + 1}: ${key}`);
   }
 
-  // a click on a point of the front (a disaggregated one when there is one) loads it into the calculator
-  const k = Math.max(0, p.front.findIndex((row) => row.mode === 'disaggregated'));
+  // a click on a point of the front loads it into the calculator: a disaggregated one when there is one, and one
+  // far enough from the others that the mouse is nearest to it (front points can sit a pixel apart)
+  const ui = (await hook(page)).ui;
+  const centre = (n) => { const r = ui[`plan.point.${n + 1}`]; return [r.x + r.w / 2, r.y + r.h / 2]; };
+  const isolation = (n) => Math.min(...p.front.map((_, m) => m === n ? Infinity
+    : Math.hypot(centre(n)[0] - centre(m)[0], centre(n)[1] - centre(m)[1])));
+  const order = p.front.map((row, n) => n).sort((a, b) =>
+    (p.front[b].mode === 'disaggregated') - (p.front[a].mode === 'disaggregated') || isolation(b) - isolation(a));
+  const k = order.find((n) => isolation(n) >= 12) ?? order[0];
   await click(page, `plan.point.${k + 1}`, { scroll: false });
   const h2 = await waitHook(page, (n) => window.__moe.last_action === `plan:load:${n}` && window.__moe.results.status === 'ok', k + 1);
   assert.deepEqual(h2.scenario, core.compact(plan.front[k].scenario), 'the loaded scenario is the CLI row\'s');
