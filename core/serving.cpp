@@ -204,6 +204,12 @@ double decode_at(const ServingSteps& st, double b) {
     return st.decode1_ms + f * (st.decode_ms - st.decode1_ms);
 }
 
+// The most requests memory lets run at once. The memory model's max_batch holds requests at their mean context
+// (isl + osl/2); an engine that reserves each request's whole output at admission (kv_reserve_output) fits fewer.
+double running_cap(const ServingSteps& st, const EngineConstants& k, double isl, double osl) {
+    return k.kv_reserve_output ? st.max_batch * (isl + 0.5 * osl) / (isl + osl) : st.max_batch;
+}
+
 // Mean over the requests j = 1..B of ceil(j * a): the forwards (or chunks) until request j's prompt is through,
 // when B prompts of a forwards' worth each arrive together.
 double mean_ceil_steps(double B, double a) {
@@ -229,11 +235,9 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     const Overheads ov = overheads(s, k);
     const double od = ov.decode_ms, op = ov.prefill_ms, q = ov.first_round_weight;
     const double n_dec = std::max(0.0, osl - 1.0);   // decode steps per request after the first token
-    // Memory caps the running batch; the rest wait for a slot. The memory model's max_batch holds requests at their
-    // mean context (isl + osl/2); an engine that reserves each request's whole output at admission fits fewer.
+    // Memory caps the running batch (running_cap); the rest wait for a slot.
     const double B = st.batch;
-    const double cap = k.kv_reserve_output ? st.max_batch * (isl + 0.5 * osl) / (isl + osl) : st.max_batch;
-    const double Br = std::max(1.0, std::min(B, std::floor(cap)));
+    const double Br = std::max(1.0, std::min(B, std::floor(running_cap(st, k, isl, osl))));
     r.fits = st.weights_fit && st.max_batch >= 1;
     r.running_batch = Br;
     const double Sd = decode_at(st, Br) * k.decode_kernel_scale + od;         // a decode step with its overhead
@@ -338,7 +342,7 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     const double ranks = double(sv.decode.workers) * st.dp;
     const double N = ranks * sv.decode.batch;
     const double isl = sv.isl;
-    const double cap = std::max(1.0, std::floor(k.kv_reserve_output ? st.max_batch * (isl + 0.5 * osl) / (isl + osl) : st.max_batch));
+    const double cap = std::max(1.0, std::floor(running_cap(st, k, isl, osl)));
     r.fits = st.weights_fit && st.max_batch >= 1;
     double b = std::min<double>(sv.decode.batch, cap);
     const double req_ovh = ov.request_ms;

@@ -206,19 +206,7 @@ const SCENARIO_B = { model: 'deepseek-v3', hardware: 'h800', parallel: { tp: 1, 
 const CHARTS = ['chart.layers', 'chart.memory', 'chart.roofline', 'chart.sweep', 'chart.frontier'];
 
 function assertChartsOnScreen(h, width, height, label) {
-  const rects = [...CHARTS, ...[0, 1, 2, 3, 4, 5].map((i) => `card.${i}`)].map((n) => [n, h.ui[n]]);
-  for (const [n, r] of rects) {
-    assert.ok(r, `${label}: ui["${n}"] not published`);
-    assert.ok(r.x >= 0 && r.y >= 0 && r.x + r.w <= width + 0.5 && r.y + r.h <= height + 0.5, `${label}: ${n} off screen ${JSON.stringify(r)}`);
-    if (n.startsWith('chart.')) assert.ok(r.w >= 250 && r.h >= 180, `${label}: ${n} too small ${JSON.stringify(r)}`);
-  }
-  for (let i = 0; i < rects.length; i++) {
-    for (let j = i + 1; j < rects.length; j++) {
-      const [a, b] = [rects[i][1], rects[j][1]];
-      const overlap = a.x < b.x + b.w - 0.5 && b.x < a.x + a.w - 0.5 && a.y < b.y + b.h - 0.5 && b.y < a.y + a.h - 0.5;
-      assert.ok(!overlap, `${label}: ${rects[i][0]} overlaps ${rects[j][0]}`);
-    }
-  }
+  assertOnScreen(h, [...CHARTS, ...[0, 1, 2, 3, 4, 5].map((i) => `card.${i}`)], width, height, label);
 }
 
 test('(a) the page loads without console errors, shows every chart, and follows a resize', async () => {
