@@ -153,7 +153,7 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
     }
     // Say when the routed experts are priced by the analytical fallback (their `source` says it per operator).
     for (const OpRecord& o : e.ops)
-        if (std::string_view(o.name) == "moe.routed_experts" && o.source == Source::analytical) {
+        if (o.source == Source::analytical && std::string_view(o.name) == "moe.routed_experts") {  // source first: no strlen per op
             e.warnings.push_back(std::string("routed experts: no measured grouped-GEMM table applies to ") +
                                  (dequantised(s.gpu, c.w_exp) ? std::string("W4A16 (") + dtype_name(c.w_exp) + " dequantised)"
                                                               : std::string(dtype_name(compute_of(s.gpu, c.w_exp)))) +

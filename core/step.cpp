@@ -199,8 +199,8 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         for (OpRecord& o : lt.ops) {
             o.group = gidx;
             o.count = g.count;
-            e.ops.push_back(o);
         }
+        e.ops.insert(e.ops.end(), lt.ops.begin(), lt.ops.end());
     }
     // Embedding lookup and LM head (decode: every token; prefill: the last token of each prompt).
     const double head_rows = ps.phase == Phase::decode ? ps.T : std::max(1.0, ps.T / s.prefill_computed_tokens());
