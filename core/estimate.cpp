@@ -1,5 +1,8 @@
 // estimate.cpp — estimate(): the scenario resolved into a Ctx, then the step model (DESIGN §3, §5).
 // The model itself lives in the files core/estimate_detail.h lists.
+#include <charconv>
+#include <cstdio>
+
 #include "estimate_detail.h"
 
 namespace moe {
@@ -31,6 +34,15 @@ bool all_finite(const Estimate& e) {
     for (const OpRecord& o : e.ops)
         if (!ok(o.time_us) || !ok(o.flops) || !ok(o.exposed_us)) return false;
     return true;
+}
+// std::to_chars with a precision formats as printf's "%.{precision}f" does (exact decimal of the double, C++17
+// [charconv.to.chars]); used where it is safe to swap one for the other: finite values short enough that the
+// snprintf buffers never truncated them.
+bool fixed1_exact(double v) { return std::isfinite(v) && std::fabs(v) < 1e15; }
+void append_fixed1(std::string& out, double v) {
+    char buf[48];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 1);
+    out.append(buf, r.ptr);
 }
 A2ABackend resolve_backend(const Scenario& s, Phase ph) {
     const A2ABackend b = s.runtime.a2a_backend;
@@ -141,7 +153,7 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
     }
     // Say when the routed experts are priced by the analytical fallback (their `source` says it per operator).
     for (const OpRecord& o : e.ops)
-        if (std::string_view(o.name) == "moe.routed_experts" && o.source == Source::analytical) {
+        if (o.source == Source::analytical && std::string_view(o.name) == "moe.routed_experts") {  // source first: no strlen per op
             e.warnings.push_back(std::string("routed experts: no measured grouped-GEMM table applies to ") +
                                  (dequantised(s.gpu, c.w_exp) ? std::string("W4A16 (") + dtype_name(c.w_exp) + " dequantised)"
                                                               : std::string(dtype_name(compute_of(s.gpu, c.w_exp)))) +
@@ -158,10 +170,26 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
         e.warnings.push_back(buf);
     }
     if (!e.memory.fits) {
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "does not fit: needs %.1f GB per GPU, %.1f GB usable (%.1f GB short)", e.memory.total_bytes / 1e9,
-                      e.memory.usable_bytes / 1e9, e.memory.shortfall_bytes / 1e9);
-        e.warnings.push_back(buf);
+        const double needs = e.memory.total_bytes / 1e9, usable = e.memory.usable_bytes / 1e9,
+                     short_by = e.memory.shortfall_bytes / 1e9;
+        if (fixed1_exact(needs) && fixed1_exact(usable) && fixed1_exact(short_by)) {
+            // every sweep point that does not fit builds this: to_chars, not snprintf (the same text, see fixed1_exact)
+            std::string w;
+            w.reserve(96);
+            w += "does not fit: needs ";
+            append_fixed1(w, needs);
+            w += " GB per GPU, ";
+            append_fixed1(w, usable);
+            w += " GB usable (";
+            append_fixed1(w, short_by);
+            w += " GB short)";
+            e.warnings.push_back(std::move(w));
+        } else {
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "does not fit: needs %.1f GB per GPU, %.1f GB usable (%.1f GB short)", needs,
+                          usable, short_by);
+            e.warnings.push_back(buf);
+        }
     }
     if (!all_finite(e)) {
         e.errors.push_back({"", "the model produced a non-finite number for this input (please report it)"});

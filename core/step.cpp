@@ -116,6 +116,7 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
     // Records: per-layer totals over the micro-batches; exposed share of comm spread over the comm records.
     const double hidden_comm = std::max(0.0, out.compute_us + out.comm_us - out.exposed_us);
     const double comm_total = out.comm_us;
+    out.ops.reserve(L.pre.size() + L.shared.size() + L.post.size() + L.comm.size() + L.stream.size());
     for (auto* v : {&L.pre, &L.shared, &L.post}) {
         for (OpRecord& o : *v) {
             o.time_us *= n_mb * slow;
@@ -163,6 +164,8 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     // Distinct layer kinds (MoE or dense, window, mixer) with their counts.
     struct Group { LayerDesc d; int count; };
     std::vector<Group> groups;
+    groups.reserve(4);
+    out.groups.reserve(4);
     for (const LayerDesc& l : m.layers) {
         auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
             return g.d.moe == l.moe && g.d.window == l.window && g.d.mixer == l.mixer && g.d.compress == l.compress;
@@ -176,13 +179,16 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         const Group& g = groups[gi];
         LayerTime lt = layer_time(c, ps, g.d, be, masked, ov, n_mb);
         LayerGroup lg;
-        lg.label = std::string(g.d.moe ? "MoE layers" : "dense layers") + (g.d.window > 0 ? " (window " + std::to_string(g.d.window) + ")" : "") +
-                   (g.d.mixer == Mixer::gated_deltanet ? " (Gated DeltaNet)" : "") +
-                   (g.d.compress == 4 ? " (CSA)" : g.d.compress > 0 ? " (HCA 1/" + std::to_string(g.d.compress) + ")" : "");
+        // the same text as concatenating the parts, appended into one string (no temporaries)
+        lg.label = g.d.moe ? "MoE layers" : "dense layers";
+        if (g.d.window > 0) lg.label.append(" (window ").append(std::to_string(g.d.window)).append(")");
+        if (g.d.mixer == Mixer::gated_deltanet) lg.label.append(" (Gated DeltaNet)");
+        if (g.d.compress == 4) lg.label.append(" (CSA)");
+        else if (g.d.compress > 0) lg.label.append(" (HCA 1/").append(std::to_string(g.d.compress)).append(")");
         lg.count = g.count;
         lg.time_us = lt.exposed_us;
         const int gidx = int(out.groups.size());
-        out.groups.push_back(lg);
+        out.groups.push_back(std::move(lg));
         total_us += g.count * lt.exposed_us;
         compute_us += g.count * lt.compute_us;
         offload_us += g.count * lt.stream_exposed_us;
@@ -193,8 +199,8 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         for (OpRecord& o : lt.ops) {
             o.group = gidx;
             o.count = g.count;
-            e.ops.push_back(o);
         }
+        e.ops.insert(e.ops.end(), lt.ops.begin(), lt.ops.end());
     }
     // Embedding lookup and LM head (decode: every token; prefill: the last token of each prompt).
     const double head_rows = ps.phase == Phase::decode ? ps.T : std::max(1.0, ps.T / s.prefill_computed_tokens());

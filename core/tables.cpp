@@ -1,6 +1,7 @@
 #include "tables.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -40,6 +41,7 @@ enum class Kind { gemm, grouped_masked, grouped_contiguous, mha_decode, mha_pref
 struct Point {
     double x, u;
     double roof = 0, lat = 0;  // seconds, kept where a per-call overhead may be taken off the latency (GEMM)
+    double lx = 0;             // lg(x), set by Tables::add_table (interpolation without two logs per lookup)
 };
 
 // u of a point, with `overhead` seconds of per-call timing overhead taken off its measured latency.
@@ -92,7 +94,7 @@ double interp_by(const std::vector<Point>& pts, double q, bool& exact, Value val
     if (same(hi->x, q)) { exact = true; return value(*hi); }
     auto lo = hi - 1;
     if (same(lo->x, q)) { exact = true; return value(*lo); }
-    const double t = (lg(q) - lg(lo->x)) / (lg(hi->x) - lg(lo->x));
+    const double t = (lg(q) - lo->lx) / (hi->lx - lo->lx);
     const double ul = value(*lo), uh = value(*hi);
     return ul + t * (uh - ul);
 }
@@ -177,11 +179,18 @@ const FamilyRef* family_ref(std::string_view family) {
     return nullptr;
 }
 
-Tables::Tables() = default;
+namespace {
+std::uint64_t next_generation() {
+    static std::atomic<std::uint64_t> counter{0};
+    return ++counter;  // never 0: an empty cache slot
+}
+}  // namespace
+
+Tables::Tables() : gen_(next_generation()) {}
 Tables::~Tables() {
     for (Table* t : tables_) delete t;
 }
-Tables::Tables(const Tables& o) : calibration(o.calibration) {
+Tables::Tables(const Tables& o) : calibration(o.calibration), gen_(next_generation()) {
     for (const Table* t : o.tables_) add_table(new Table(*t));
 }
 Tables& Tables::operator=(const Tables& o) {
@@ -192,11 +201,15 @@ Tables& Tables::operator=(const Tables& o) {
             for (int f = 0; f < kFamilySlots; ++f) std::swap(buckets_[k][f], copy.buckets_[k][f]);
         for (int f = 0; f < kFamilySlots; ++f) std::swap(stream_util_[f], copy.stream_util_[f]);
         calibration = o.calibration;
+        gen_ = next_generation();
     }
     return *this;
 }
 
 void Tables::add_table(Table* t) {
+    gen_ = next_generation();
+    for (auto& line : t->lines)
+        for (Point& p : line) p.lx = lg(p.x);
     for (int i = 0; i < 4; ++i) t->log_key[i] = std::log(std::max(1, t->key[i]));
     tables_.push_back(t);
     const int f = family_index(t->family);
@@ -659,7 +672,7 @@ struct GroupedPick {
 };
 }  // namespace
 
-static GroupedPick pick_grouped(const std::vector<const Tables::Table*>* want_list,
+static GroupedPick pick_grouped_scan(const std::vector<const Tables::Table*>* want_list,
                                 const std::vector<const Tables::Table*>* other_list, int E, int top_k, int hidden,
                                 int inter, int ep) {
     const int q[4] = {E, top_k, hidden, inter};
@@ -687,11 +700,33 @@ static GroupedPick pick_grouped(const std::vector<const Tables::Table*>* want_li
     return p;
 }
 
+// The pick depends only on the table set and the query's shape, not on its tokens: expert_ops() asks for it once per
+// point of the monotone envelope (and grouped_gemm_grid once more), so the last few picks are kept per thread.
+static GroupedPick pick_grouped(std::uint64_t gen, const std::vector<const Tables::Table*>* want_list,
+                                const std::vector<const Tables::Table*>* other_list, int E, int top_k, int hidden,
+                                int inter, int ep) {
+    struct Slot {
+        std::uint64_t gen;
+        const void *want, *other;
+        int E, top_k, hidden, inter, ep;
+        GroupedPick pick;
+    };
+    thread_local Slot cache[4] = {};
+    thread_local unsigned next = 0;
+    for (const Slot& sl : cache)
+        if (sl.gen == gen && sl.want == want_list && sl.other == other_list && sl.E == E && sl.top_k == top_k &&
+            sl.hidden == hidden && sl.inter == inter && sl.ep == ep)
+            return sl.pick;
+    const GroupedPick p = pick_grouped_scan(want_list, other_list, E, top_k, hidden, inter, ep);
+    cache[next++ & 3u] = {gen, want_list, other_list, E, top_k, hidden, inter, ep, p};
+    return p;
+}
+
 TableHit Tables::grouped_gemm(std::string_view family, bool masked, int E, int top_k, int hidden, int inter, int ep,
                               double tokens_per_gpu) const {
     const Kind want = masked ? Kind::grouped_masked : Kind::grouped_contiguous;
     const Kind other = masked ? Kind::grouped_contiguous : Kind::grouped_masked;
-    const GroupedPick p = pick_grouped(bucket(int(want), family), bucket(int(other), family), E, top_k, hidden, inter, ep);
+    const GroupedPick p = pick_grouped(gen_, bucket(int(want), family), bucket(int(other), family), E, top_k, hidden, inter, ep);
     TableHit h;
     if (!p.table) return h;
     bool exact;
@@ -706,7 +741,7 @@ std::vector<double> Tables::grouped_gemm_grid(std::string_view family, bool mask
                                               int inter, int ep) const {
     const Kind want = masked ? Kind::grouped_masked : Kind::grouped_contiguous;
     const Kind other = masked ? Kind::grouped_contiguous : Kind::grouped_masked;
-    const GroupedPick p = pick_grouped(bucket(int(want), family), bucket(int(other), family), E, top_k, hidden, inter, ep);
+    const GroupedPick p = pick_grouped(gen_, bucket(int(want), family), bucket(int(other), family), E, top_k, hidden, inter, ep);
     std::vector<double> out;
     if (!p.table || p.table->x1s.empty() || !(p.scale > 0)) return out;
     const auto& xs = p.table->x1s;
@@ -768,10 +803,32 @@ TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_by
     const int q[2] = {k, n};
     double best_d;
     const auto* list = bucket(int(Kind::gemm), family);
-    bool dtype_known = false;  // the family has tables of the query's input width: only those compete
-    if (list && in_bytes > 0)
-        for (const Table* t : *list) dtype_known = dtype_known || t->key[2] == in_bytes;
-    const Table* best = nearest(list, [&](const Table* t) { return !dtype_known || t->key[2] == in_bytes; }, q, 2, best_d);
+    // The table a shape reads depends only on (table set, family, k, n, in_bytes), not on m: the pick is kept in a
+    // small per-thread cache (the nearest-shape scan over a family's tables was a third of an estimate's time).
+    struct Slot {
+        std::uint64_t gen;
+        const void* list;
+        int k, n, in_bytes;
+        const Table* best;
+        double dist;
+    };
+    thread_local Slot cache[128] = {};
+    std::uint64_t hs = std::uint64_t(std::uint32_t(k)) * 0x9E3779B97F4A7C15ull ^ std::uint64_t(std::uint32_t(n)) * 0xC2B2AE3D27D4EB4Full ^
+                      std::uint64_t(std::uint32_t(in_bytes)) << 17 ^ std::uint64_t(reinterpret_cast<std::uintptr_t>(list));
+    hs ^= hs >> 29;
+    hs *= 0xBF58476D1CE4E5B9ull;
+    Slot& slot = cache[hs >> 57];
+    const Table* best;
+    if (slot.gen == gen_ && slot.list == list && slot.k == k && slot.n == n && slot.in_bytes == in_bytes) {
+        best = slot.best;
+        best_d = slot.dist;
+    } else {
+        bool dtype_known = false;  // the family has tables of the query's input width: only those compete
+        if (list && in_bytes > 0)
+            for (const Table* t : *list) dtype_known = dtype_known || t->key[2] == in_bytes;
+        best = nearest(list, [&](const Table* t) { return !dtype_known || t->key[2] == in_bytes; }, q, 2, best_d);
+        slot = {gen_, list, k, n, in_bytes, best, best_d};
+    }
     // InferSim's and BLIS's GEMM tables time each call from Python: short kernels carry a per-call overhead
     // (calibrated) that a kernel inside a CUDA graph does not pay; the kernel floor is added back by the estimator.
     // AIConfigurator's tables were timed inside CUDA graphs already.

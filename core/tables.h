@@ -7,6 +7,7 @@
 //   moe::TableHit h = builtin.gemm("h800", m, k, n);            // h.util, h.source, h.table
 //   moe::CommHit a = builtin.collective("h100", "all_reduce", "sglang", 8, 16384);  // a.latency_us, a.source
 #pragma once
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -96,6 +97,9 @@ private:
     static constexpr int kKinds = 8;     // table kinds (gemm, grouped x2, mha x2, mla x2, comm)
     static constexpr int kFamilySlots = 8;  // >= the number of known GPU families (family_ref)
     std::vector<Table*> tables_;
+    // Identifies this object's table set for the per-thread lookup caches (tables.cpp): a new value from a global
+    // counter whenever the set changes (construction, copy, assignment, add_table), so a cached pick never outlives it.
+    std::uint64_t gen_ = 0;
     // tables_ by kind and GPU family: each lookup walks one short list
     std::vector<const Table*> buckets_[kKinds][kFamilySlots];
     // per family: the best HBM streaming fraction its decode-attention (MHA) tables reach (the best points are the
