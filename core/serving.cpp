@@ -222,6 +222,24 @@ double mean_ceil_steps(double B, double a) {
     return a * (B + 1.0) / 2.0 + 0.5;
 }
 
+// Steady-state wait for the prefill capacity (mean value analysis of a closed loop): N clients, each spends Z
+// outside the prefill queue (decoding, overheads) and S of prefill work per request, served in arrival order with
+// deterministic service (the request in service has S/2 left on average). Returns the mean wait before a request's
+// own prefill starts. Exact recursion up to 4096 clients; beyond, the saturated asymptote.
+double prefill_wait(double N, double S, double Z) {
+    if (N <= 1 || S <= 0) return 0.0;
+    const int n_max = int(std::min(4096.0, std::floor(N)));
+    double Q = 0, U = 0, R = S;
+    for (int n = 1; n <= n_max; ++n) {
+        R = S + std::max(0.0, Q - U) * S + 0.5 * U * S;
+        const double X = n / (Z + R);
+        Q = X * R;
+        U = std::min(1.0, X * S);
+    }
+    if (N > n_max) R = std::max(R, N * S - Z);
+    return std::max(0.0, R - S);
+}
+
 // Aggregated serving of B requests per DP rank (docs/model.md, "Serving"). Two regimes bound what a benchmark sees:
 //  - synchronised rounds: the clients' requests arrive together (the first round always; later rounds too when the
 //    engine re-aligns them, as prefill-first scheduling does), wait for each other's prompts, then decode together;
@@ -243,6 +261,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     const double Sd = decode_at(st, Br) * k.decode_kernel_scale + od;         // a decode step with its overhead
     const double Sd_half = decode_at(st, 0.5 * (Br + 1)) * k.decode_kernel_scale + od;
     double sync_ttft, sync_tpot_pf, steady_ttft, steady_queue = 0, steady_tpot_pf;
+    bool prefill_bound = false;  // steady state: the prompts alone keep the prefill capacity busy
     if (k.mixed_batches) {
         const double P = st.mixed_tokens;
         const double X = st.mixed_extra_ms * k.prefill_kernel_scale + op;     // a step's extra for a full chunk
@@ -263,6 +282,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
             steady_tpot_pf = n_dec > 0 ? (Br - 1.0) * x1 / n_dec : 0.0;
         } else {  // prefill-bound: every step carries a full chunk, prompts queue
             steady_tpot_pf = X;
+            prefill_bound = true;
             steady_queue = std::max(0.0, Br * a * (Sd + X) - n_dec * (Sd + X) - steady_ttft);
         }
     } else {
@@ -288,8 +308,16 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
             steady_tpot_pf = n_dec > 0 ? other / n_dec : 0.0;
         } else {  // prefill-bound: prompts batch into full forwards, decoding gets what is left
             steady_tpot_pf = n_dec > 0 ? (Br - 1.0) / Br * W / n_dec : 0.0;
+            prefill_bound = true;
             steady_queue = std::max(0.0, W - steady_ttft);
         }
+    }
+    // Steady state: a prompt also waits for the prompts that arrived before it (the clients' prefill work queues
+    // for the same capacity). S_pf: one prompt's prefill time; Z: the rest of a request's life.
+    {
+        const double S_pf = steady_ttft - 0.5 * Sd;
+        const double Z = ov.request_ms + n_dec * (Sd + steady_tpot_pf) + 0.5 * Sd;
+        steady_queue = std::max(steady_queue, prefill_wait(Br, S_pf, Z));
     }
     const double ttft_sync_part = q * sync_ttft, ttft_steady_part = (1 - q) * (steady_ttft + steady_queue);
     const double tpot_pf = q * sync_tpot_pf + (1 - q) * steady_tpot_pf;
@@ -313,7 +341,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     r.output_tokens_per_s_per_gpu = r.requests_per_s * osl / st.gpus;
     r.tokens_per_s_per_user = r.tpot_ms > 0 ? 1000.0 / r.tpot_ms : 0.0;
     r.prefill_utilisation = r.e2e_latency_ms > 0 ? std::min(1.0, (ttft_kernels + n_dec * tpot_pf) / r.e2e_latency_ms) : 0.0;
-    r.bound = B > Br ? "memory" : (steady_queue > 0 ? "prefill" : "decode");
+    r.bound = B > Br ? "memory" : (prefill_bound ? "prefill" : "decode");
     return r;
 }
 

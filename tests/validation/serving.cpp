@@ -67,6 +67,13 @@ int to_int(const std::string& s, int dflt) {
     return end && *end == 0 && std::isfinite(v) ? int(v) : dflt;
 }
 
+// The run's concurrency from the source column ("...; silicon_concurrency=5; ..."), 0 if absent.
+int source_concurrency(const std::string& source) {
+    const std::string key = "silicon_concurrency=";
+    const size_t at = source.find(key);
+    return at == std::string::npos ? 0 : std::max(0, std::atoi(source.c_str() + at + key.size()));
+}
+
 // A quant mode of the CSV as our dtype ("" = the checkpoint's own).
 bool quant_dtype(const std::string& q, std::string& out) {
     if (q.empty()) { out = "auto"; return true; }
@@ -147,20 +154,38 @@ std::vector<Row> load_rows(const std::string& path, const moe::Catalog& cat, con
                 j["serving"]["concurrency"] = std::max(1, to_int(get("batch_size"), 1)) * dp;
             } else {
                 j["serving"]["mode"] = "disaggregated";
+                int decode_dp = 1;
                 for (const char* pool : {"prefill", "decode"}) {
                     const std::string p = std::string(pool) + "_";
-                    layout(p, j["serving"][pool]["parallel"]);
+                    const int dp = layout(p, j["serving"][pool]["parallel"]);
+                    if (std::string(pool) == "decode") decode_dp = dp;
+                    // a missing worker count is one worker (the row's run id names no more)
                     j["serving"][pool]["workers"] = std::max(1, to_int(get((p + "num_workers").c_str()), 1));
                     j["serving"][pool]["batch"] = std::max(1, to_int(get((p + "batch_size").c_str()), 1));
+                }
+                // Rows without a decode batch carry the run's concurrency in the source column
+                // ("silicon_concurrency=5"): spread it over the decode ranks. Without either, the load is unknown.
+                if (get("decode_batch_size").empty()) {
+                    const int conc = source_concurrency(get("silicon_data_source"));
+                    if (conc <= 0) r.skip = "disaggregated row with no decode batch and no concurrency";
+                    else {
+                        const int ranks = j["serving"]["decode"]["workers"].get<int>() * decode_dp;
+                        j["serving"]["decode"]["batch"] = std::max(1, (conc + ranks - 1) / ranks);
+                    }
                 }
                 j["parallel"] = j["serving"]["decode"]["parallel"];
             }
             moe::ParseResult pr = moe::scenario_from_json(j, cat);
-            if (!pr.ok()) r.skip = "invalid scenario: " + pr.errors.front().text();
+            if (!r.skip.empty()) {
+            } else if (!pr.ok()) r.skip = "invalid scenario: " + pr.errors.front().text();
             else {
                 r.scenario = pr.scenario;
                 r.steps = moe::serving_steps(r.scenario, tables, moe::builtin_engines().get(r.scenario.runtime.engine));
                 if (!r.steps.ok) r.skip = "step model: " + (r.steps.errors.empty() ? std::string("failed") : r.steps.errors.front().text());
+                // A row that names no worker counts was assumed to run one worker per pool; if one decode worker
+                // cannot hold the run's concurrency in memory, the run had more, and how many is not recorded.
+                else if (r.mode != "agg" && get("decode_num_workers").empty() && r.steps.max_batch < r.scenario.serving.decode.batch)
+                    r.skip = "disaggregated row without worker counts whose concurrency one decode worker cannot hold";
             }
         }
         rows.push_back(std::move(r));
