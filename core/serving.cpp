@@ -39,6 +39,13 @@ Scenario step_scenario(const Scenario& s, const ParallelConfig& p) {
     return x;
 }
 
+// Prompt tokens a request's prefill computes: workload.prefix_cache_hit of the prompt is read from the prefix cache
+// (Scenario::prefill_computed_tokens on the step scenario: whole tokens, at least the last one computed).
+double computed_isl(const Scenario& s) {
+    const double isl = s.serving.isl;
+    return isl - std::max(0.0, std::min(std::floor(s.workload.prefix_cache_hit * isl), isl - 1.0));
+}
+
 int gpus_of(const ParallelConfig& p) { return p.tp * p.dp * p.pp; }
 
 // The running batch's decode step and what the memory model says about it.
@@ -60,7 +67,7 @@ bool take(const Estimate& e, ServingSteps& st, const char* what) {
 
 bool serving_prefill_pool(const Scenario& s, const Tables& t, ServingSteps& st) {
     const PoolConfig& pp = s.serving.prefill;
-    const double isl = s.serving.isl;
+    const double isl = computed_isl(s);  // prompt tokens computed (prefix-cache hits are read)
     st.prefill_dp = pp.parallel.dp;
     st.prefill_gpus_per_worker = gpus_of(pp.parallel);
     // Prefill worker: one forward of `batch` prompts per DP rank.
@@ -115,7 +122,7 @@ void serving_link(const Scenario& s, ServingSteps& st) {
 ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConstants& k) {
     ServingSteps st;
     const ServingConfig& sv = s.serving;
-    const double isl = sv.isl;
+    const double isl = computed_isl(s);  // prompt tokens computed (prefix-cache hits are read)
     if (sv.mode == ServingMode::aggregated) {
         const ParallelConfig& p = s.parallel;
         st.dp = p.dp;
@@ -250,6 +257,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     ServingResult r;
     r.computed = true;
     const double isl = s.serving.isl, osl = s.serving.osl;
+    const double isl_c = computed_isl(s);  // the prompt tokens prefill computes (memory still holds all isl)
     const Overheads ov = overheads(s, k);
     const double od = ov.decode_ms, op = ov.prefill_ms, q = ov.first_round_weight;
     const double n_dec = std::max(0.0, osl - 1.0);   // decode steps per request after the first token
@@ -265,13 +273,13 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     if (k.mixed_batches) {
         const double P = st.mixed_tokens;
         const double X = st.mixed_extra_ms * k.prefill_kernel_scale + op;     // a step's extra for a full chunk
-        const double chunks = std::ceil(isl / P);
+        const double chunks = std::ceil(isl_c / P);
         const double x1 = st.mixed_single_extra_ms * k.prefill_kernel_scale + chunks * op;  // one prompt's extra
         // synchronised: all prompts through full chunks; request j's first token after ceil(j * isl / P) steps
-        const double a = isl / P;
+        const double a = isl_c / P;
         const double f_mean = mean_ceil_steps(Br, a), n_f = std::ceil(Br * a - 1e-9);
         // a round's prompts fill whole chunks; a round smaller than one chunk adds only its own tokens
-        const double Xs = st.mixed_extra_ms * k.prefill_kernel_scale * std::min(1.0, Br * isl / P) + op;
+        const double Xs = st.mixed_extra_ms * k.prefill_kernel_scale * std::min(1.0, Br * isl_c / P) + op;
         sync_ttft = f_mean * (Sd_half + Xs);
         // after its first token, a request decodes on the remaining mixed steps, then on pure decode steps
         sync_tpot_pf = n_dec > 0 ? std::min(n_f - f_mean, n_dec) * Xs / n_dec : 0.0;
@@ -288,17 +296,17 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     } else {
         // Separate prefill forwards of up to chunk_tokens that pause decoding (SGLang).
         const double C = st.chunk_tokens;
-        const double Sp1 = st.prefill_single_ms * k.prefill_kernel_scale + std::ceil(isl / C) * op;  // one prompt
+        const double Sp1 = st.prefill_single_ms * k.prefill_kernel_scale + std::ceil(isl_c / C) * op;  // one prompt
         const double SpC = st.prefill_ms * k.prefill_kernel_scale + op;                              // a full forward
         // forward of T tokens between one prompt and a full chunk: linear in the tokens
         auto forward = [&](double T) {
-            const double t1 = std::min(isl, C);
-            if (T <= t1 || C <= t1) return Sp1 / std::ceil(isl / C) * std::max(1.0, T / t1);
-            return Sp1 / std::ceil(isl / C) + (T - t1) / (C - t1) * (SpC - Sp1 / std::ceil(isl / C));
+            const double t1 = std::min(isl_c, C);
+            if (T <= t1 || C <= t1) return Sp1 / std::ceil(isl_c / C) * std::max(1.0, T / t1);
+            return Sp1 / std::ceil(isl_c / C) + (T - t1) / (C - t1) * (SpC - Sp1 / std::ceil(isl_c / C));
         };
-        const double total = Br * isl;                       // prompt tokens of a round
+        const double total = Br * isl_c;                     // prompt tokens of a round
         const double W = total <= C ? forward(total) : total / C * SpC;
-        const double a = isl / C;
+        const double a = isl_c / C;
         sync_ttft = total <= C ? W : mean_ceil_steps(Br, a) * SpC;
         // decoding starts when every prompt of the round is through (prefill first)
         sync_tpot_pf = n_dec > 0 ? std::max(0.0, W - sync_ttft) / n_dec : 0.0;
