@@ -89,6 +89,7 @@ const std::vector<Column> kColumns = {
     {"serving.kv_transfer_ms", "ms", ColumnType::number, S(kv_transfer_ms), nullptr, "Part of TTFT (disaggregated): moving one request's KV cache from a prefill to a decode worker."},
     {"serving.tpot_decode_ms", "ms", ColumnType::number, S(tpot_decode_ms), nullptr, "Part of TPOT: the decode step with the engine's per-step overhead."},
     {"serving.tpot_prefill_ms", "ms", ColumnType::number, S(tpot_prefill_ms), nullptr, "Part of TPOT: other requests' prefill work per output token."},
+    {"serving.tpot_preempt_ms", "ms", ColumnType::number, S(tpot_preempt_ms), nullptr, "Part of TPOT: time preempted, waiting for KV room, per output token (engines that admit a request without reserving its output's KV, when memory holds fewer requests than are in flight)."},
     {"serving.running_batch", "requests", ColumnType::number, S(running_batch), nullptr, "Requests decoding per attention-DP rank (the memory model or the prefill pool may hold it below the concurrency)."},
     {"serving.prefill_utilisation", "", ColumnType::number, S(prefill_utilisation), nullptr, "Share of the time (aggregated) or of the prefill pool (disaggregated) spent on prefill."},
     {"model.total_params", "params", ColumnType::number, [](const Estimate& e) { return e.total_params; }, nullptr, "Parameters of the model (embeddings included, MTP excluded)."},

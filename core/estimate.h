@@ -103,6 +103,7 @@ struct ServingResult {
     double kv_transfer_ms = 0;      // disaggregated
     double tpot_decode_ms = 0;      // the decode step itself
     double tpot_prefill_ms = 0;     // prefill work interleaved with decoding, per output token
+    double tpot_preempt_ms = 0;     // preempted and waiting for KV room (engines that do not reserve the output's KV)
     double running_batch = 0;       // requests decoding per DP rank
     double prefill_utilisation = 0; // share of time (or of the prefill pool) spent on prefill
     const char* bound = "";         // "decode", "prefill", "memory"

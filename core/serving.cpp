@@ -336,7 +336,17 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     // Requests beyond the running batch wait for a slot: B/Br - 1 request lifetimes.
     const double req_ovh = ov.request_ms;
     const double life = req_ovh + ttft_kernels + n_dec * r.tpot_ms;
-    const double slot_wait = B > Br ? (B / Br - 1.0) * life : 0.0;
+    double slot_wait = B > Br ? (B / Br - 1.0) * life : 0.0;
+    // An engine that admits requests with KV for their prompt only (vLLM, SGLang) lets in as many as memory holds
+    // prompts for, B_adm = Br * (isl + osl/2) / isl, and preempts when the growing contexts run out of room: the
+    // admitted requests' share of the wait falls between their tokens (TPOT), the rest still wait before their first.
+    if (slot_wait > 0 && !k.kv_reserve_output && n_dec > 0) {
+        const double B_adm = Br * (isl + 0.5 * osl) / isl;
+        const double f_ttft = std::clamp((B - B_adm) / (B - Br), 0.0, 1.0);
+        r.tpot_preempt_ms = (1 - f_ttft) * slot_wait / n_dec;
+        r.tpot_ms += r.tpot_preempt_ms;
+        slot_wait *= f_ttft;
+    }
     r.ttft_overhead_ms = req_ovh;
     r.ttft_prefill_ms = steady_ttft;
     r.ttft_queue_ms = (1 - q) * steady_queue + slot_wait;

@@ -702,6 +702,8 @@ void draw_serving_chart(AppState& st, ImVec2 size) {
                 ImGui::SameLine();
                 ImGui::TextDisabled("decode step %s, interleaved prefill %s", fmt::time_ms(v("serving.tpot_decode_ms")).c_str(),
                                     fmt::time_ms(v("serving.tpot_prefill_ms")).c_str());
+                if (v("serving.tpot_preempt_ms") > 0)
+                    ImGui::TextDisabled("preempted for KV room %s", fmt::time_ms(v("serving.tpot_preempt_ms")).c_str());
                 ImGui::Text("%s tokens/s per GPU, running batch %s per DP rank", fmt::number(v("serving.output_tokens_per_s_per_gpu"), 4).c_str(),
                             fmt::number(v("serving.running_batch"), 3).c_str());
                 ImGui::TextColored(theme::vec(s.fits[i] ? theme::kGood : theme::kBad), "%s",

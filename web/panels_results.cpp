@@ -158,8 +158,12 @@ void draw_serving_cards(AppState& st) {
     tpot.help = "serving.tpot_ms";
     split_time(ok ? r.tpot_ms : std::nan(""), tpot.value, tpot.unit);
     tpot.parts = {{"serving.tpot_decode_ms", "decode step", theme::kTpot},
-                  {"serving.tpot_prefill_ms", "interleaved prefill", theme::kCompute}};
-    if (ok) tpot.sub = r.tpot_prefill_ms > 0 ? "incl. " + fmt::time_ms(r.tpot_prefill_ms) + " prefill" : "decode steps only";
+                  {"serving.tpot_prefill_ms", "interleaved prefill", theme::kCompute},
+                  {"serving.tpot_preempt_ms", "preempted (memory)", theme::kMemory}};
+    if (ok)
+        tpot.sub = r.tpot_preempt_ms > 0   ? "incl. " + fmt::time_ms(r.tpot_preempt_ms) + " preempted"
+                   : r.tpot_prefill_ms > 0 ? "incl. " + fmt::time_ms(r.tpot_prefill_ms) + " prefill"
+                                           : "decode steps only";
     split_time(column_value(st.a.estimate, "serving.tpot_ms"), n, u);
     compare_sub(tpot, st, "serving.tpot_ms", false, n + " " + u);
 

@@ -182,10 +182,16 @@ std::vector<Row> load_rows(const std::string& path, const moe::Catalog& cat, con
                 r.scenario = pr.scenario;
                 r.steps = moe::serving_steps(r.scenario, tables, moe::builtin_engines().get(r.scenario.runtime.engine));
                 if (!r.steps.ok) r.skip = "step model: " + (r.steps.errors.empty() ? std::string("failed") : r.steps.errors.front().text());
-                // A row that names no worker counts was assumed to run one worker per pool; if one decode worker
-                // cannot hold the run's concurrency in memory, the run had more, and how many is not recorded.
-                else if (r.mode != "agg" && get("decode_num_workers").empty() && r.steps.max_batch < r.scenario.serving.decode.batch)
-                    r.skip = "disaggregated row without worker counts whose concurrency one decode worker cannot hold";
+                // A row that names no worker counts was assumed to run one worker per pool. If one worker per pool
+                // cannot carry the run's concurrency even with no engine overheads (the decode batch the prefill
+                // worker can feed, or that memory holds, is below the clients'), the run had more workers, and how
+                // many is not recorded.
+                else if (r.mode != "agg" && get("decode_num_workers").empty()) {
+                    const moe::ServingResult ideal =
+                        moe::serving_model(r.scenario, r.steps, moe::builtin_engines().get(moe::EngineKind::ideal));
+                    if (ideal.running_batch < 0.99 * r.scenario.serving.decode.batch)
+                        r.skip = "disaggregated row without worker counts: one worker per pool cannot carry its concurrency";
+                }
             }
         }
         rows.push_back(std::move(r));
