@@ -25,6 +25,11 @@ struct EngineConstants {
     // Kernel-level factors relative to the measured tables (engine kernels differ from the microbenchmarks').
     double decode_kernel_scale = 1.0;     // decode step kernel time x this
     double prefill_kernel_scale = 1.0;    // prefill kernel time x this
+    // The same two on Blackwell GPUs. The kernel tables are SGLang's kernels (AIConfigurator's SGLang collection);
+    // on Blackwell the engines' GEMM kernels differ more (SGLang DeepGEMM, TRT-LLM and vLLM CUTLASS/FlashInfer:
+    // a 16 x 16384 x 16384 FP8 GEMM takes 66 us in the B200 table, 70 us in the H200 one, on 1.7x the bandwidth).
+    double decode_kernel_scale_blackwell = 1.0;
+    double prefill_kernel_scale_blackwell = 1.0;
     // Scheduling.
     double wave_persistence = 0;          // share of a benchmark's rounds after the first in which the clients'
                                           // requests stay aligned (arrive together, wait for each other's prompts)
@@ -40,6 +45,14 @@ struct EngineConstants {
     double kv_transfer_eff = 0.8;         // fraction of the link bandwidth the transfer reaches
     double kv_transfer_latency_ms = 1.0;  // per request: handshake and completion notification
 };
+
+// The kernel scales that apply on a GPU of this architecture.
+inline double decode_kernel_scale(const EngineConstants& k, const std::string& arch) {
+    return arch == "blackwell" ? k.decode_kernel_scale_blackwell : k.decode_kernel_scale;
+}
+inline double prefill_kernel_scale(const EngineConstants& k, const std::string& arch) {
+    return arch == "blackwell" ? k.prefill_kernel_scale_blackwell : k.prefill_kernel_scale;
+}
 
 struct EngineSet {
     EngineConstants engines[4];  // indexed by EngineKind

@@ -347,7 +347,7 @@ std::vector<PrefillLayout> choose_prefill_layouts(const Scenario& base, const Pl
                 x.serving.prefill.parallel.pp = 1;
                 ServingSteps st;
                 if (!serving_prefill_pool(x, tables, st) || !st.prefill_fits) continue;
-                const double ms = st.prefill_ms * k.prefill_kernel_scale + overhead_ms;
+                const double ms = st.prefill_ms * prefill_kernel_scale(k, x.gpu.arch) + overhead_ms;
                 const double rate = dp / (ms * wp);
                 if (!any || rate > top_rate) best_rate = l, top_rate = rate;
                 if (!any || ms < top_ms) best_time = l, top_ms = ms;

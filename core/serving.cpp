@@ -260,26 +260,27 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     const double isl_c = computed_isl(s);  // the prompt tokens prefill computes (memory still holds all isl)
     const Overheads ov = overheads(s, k);
     const double od = ov.decode_ms, op = ov.prefill_ms, q = ov.first_round_weight;
+    const double dks = decode_kernel_scale(k, s.gpu.arch), pks = prefill_kernel_scale(k, s.gpu.arch);
     const double n_dec = std::max(0.0, osl - 1.0);   // decode steps per request after the first token
     // Memory caps the running batch (running_cap); the rest wait for a slot.
     const double B = st.batch;
     const double Br = std::max(1.0, std::min(B, std::floor(running_cap(st, k, isl, osl))));
     r.fits = st.weights_fit && st.max_batch >= 1;
     r.running_batch = Br;
-    const double Sd = decode_at(st, Br) * k.decode_kernel_scale + od;         // a decode step with its overhead
-    const double Sd_half = decode_at(st, 0.5 * (Br + 1)) * k.decode_kernel_scale + od;
+    const double Sd = decode_at(st, Br) * dks + od;         // a decode step with its overhead
+    const double Sd_half = decode_at(st, 0.5 * (Br + 1)) * dks + od;
     double sync_ttft, sync_tpot_pf, steady_ttft, steady_queue = 0, steady_tpot_pf;
     bool prefill_bound = false;  // steady state: the prompts alone keep the prefill capacity busy
     if (k.mixed_batches) {
         const double P = st.mixed_tokens;
-        const double X = st.mixed_extra_ms * k.prefill_kernel_scale + op;     // a step's extra for a full chunk
+        const double X = st.mixed_extra_ms * pks + op;     // a step's extra for a full chunk
         const double chunks = std::ceil(isl_c / P);
-        const double x1 = st.mixed_single_extra_ms * k.prefill_kernel_scale + chunks * op;  // one prompt's extra
+        const double x1 = st.mixed_single_extra_ms * pks + chunks * op;  // one prompt's extra
         // synchronised: all prompts through full chunks; request j's first token after ceil(j * isl / P) steps
         const double a = isl_c / P;
         const double f_mean = mean_ceil_steps(Br, a), n_f = std::ceil(Br * a - 1e-9);
         // a round's prompts fill whole chunks; a round smaller than one chunk adds only its own tokens
-        const double Xs = st.mixed_extra_ms * k.prefill_kernel_scale * std::min(1.0, Br * isl_c / P) + op;
+        const double Xs = st.mixed_extra_ms * pks * std::min(1.0, Br * isl_c / P) + op;
         sync_ttft = f_mean * (Sd_half + Xs);
         // after its first token, a request decodes on the remaining mixed steps, then on pure decode steps
         sync_tpot_pf = n_dec > 0 ? std::min(n_f - f_mean, n_dec) * Xs / n_dec : 0.0;
@@ -296,8 +297,8 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     } else {
         // Separate prefill forwards of up to chunk_tokens that pause decoding (SGLang).
         const double C = st.chunk_tokens;
-        const double Sp1 = st.prefill_single_ms * k.prefill_kernel_scale + std::ceil(isl_c / C) * op;  // one prompt
-        const double SpC = st.prefill_ms * k.prefill_kernel_scale + op;                              // a full forward
+        const double Sp1 = st.prefill_single_ms * pks + std::ceil(isl_c / C) * op;  // one prompt
+        const double SpC = st.prefill_ms * pks + op;                              // a full forward
         // forward of T tokens between one prompt and a full chunk: linear in the tokens
         auto forward = [&](double T) {
             const double t1 = std::min(isl_c, C);
@@ -374,10 +375,11 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     const double osl = sv.osl;
     const Overheads ov = overheads(s, k);
     const double od = ov.decode_ms, op = ov.prefill_ms;
+    const double dks = decode_kernel_scale(k, s.gpu.arch), pks = prefill_kernel_scale(k, s.gpu.arch);
     const double n_dec = std::max(0.0, osl - 1.0);
     const double wave_share = 1.0 / std::max(1, sv.requests_per_client);
     // Prefill pool: requests per ms.
-    const double Sp = st.prefill_ms * k.prefill_kernel_scale + op;
+    const double Sp = st.prefill_ms * pks + op;
     const double per_forward = double(sv.prefill.batch) * st.prefill_dp;
     const double rate_p = sv.prefill.workers * per_forward / Sp;
     // KV transfer of one request.
@@ -394,10 +396,10 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     const double req_ovh = ov.request_ms;
     const double ttft_base = req_ovh + Sp + r.kv_transfer_ms;
     // Fixed point: the decode batch that the prefill pool can feed. Decode-bound when the prefill pool keeps up.
-    double tpot = decode_at(st, b) * k.decode_kernel_scale + od;
+    double tpot = decode_at(st, b) * dks + od;
     double lambda = 0;  // requests per ms
     for (int it = 0; it < 30; ++it) {
-        tpot = decode_at(st, b) * k.decode_kernel_scale + od;
+        tpot = decode_at(st, b) * dks + od;
         const double rate_d = n_dec > 0 ? ranks * b / (n_dec * tpot) : rate_p;
         lambda = std::min(rate_p, rate_d);
         // Little's law over the whole loop: N = lambda * (ttft + n_dec * tpot)

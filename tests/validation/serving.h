@@ -8,6 +8,9 @@
 //                                                              rows (what ships), and report the leave-one-family-out
 //   moe-validate --serving --write docs/validation.md --readme README.md           regenerate the serving sections
 //   moe-validate --serving --check-fit                         the shipped presets/engines.json is what the fit gives
+//   moe-validate --serving --rows                              also each row: measured, predicted and the parts
+//   moe-validate --serving --per-group                         constants fitted in-sample per (engine, family, GPU):
+//                                                              what the model's structure reaches with free constants
 //
 // Rows come from tests/validation/serving_public.csv (a verbatim copy of ../shared/reference/serving_public.csv:
 // AIConfigurator's silicon sample, ai-dynamo/aiconfigurator @095f58a5, Apache-2.0).
