@@ -2,7 +2,7 @@
 // ideal engine (DESIGN §8.1). The step model (estimate()) prices kernels; the serving layer (serving.h) adds these.
 //
 //   const moe::EngineConstants& k = moe::builtin_engines().get(moe::EngineKind::vllm);
-//   k.decode_step_overhead_ms, k.mixed_batches ...
+//   k.decode_overhead_per_layer_us, k.mixed_batches ...
 //
 // The fitted values live in presets/engines.json, each with the fit that produced it (moe-validate --fit-serving,
 // on ../shared/reference/serving_public.csv with each model family left out in turn); the defaults below are the
@@ -20,8 +20,10 @@ struct EngineConstants {
     // Host and runtime time the kernels do not show.
     double request_overhead_ms = 0;       // per request, added to TTFT: HTTP, tokenisation, admission, first detokenise
     double request_overhead_per_ktoken_ms = 0;  // per 1000 prompt tokens, added to TTFT: tokenisation, input copy
-    double decode_step_overhead_ms = 0;   // per decode step under CUDA graphs: scheduling, sampling, launch gaps
-    double prefill_step_overhead_ms = 0;  // per forward that carries prefill tokens (eager launches, metadata)
+    // Per step, in proportion to the model's layers (each layer's kernels are launches and gaps; scheduling and
+    // sampling are spread over them): a 64-layer model's step carries 64 x these.
+    double decode_overhead_per_layer_us = 0;   // per decode step under CUDA graphs: scheduling, sampling, launch gaps
+    double prefill_overhead_per_layer_us = 0;  // per forward that carries prefill tokens (eager launches, metadata)
     // Kernel-level factors relative to the measured tables (engine kernels differ from the microbenchmarks').
     double decode_kernel_scale = 1.0;     // decode step kernel time x this
     double prefill_kernel_scale = 1.0;    // prefill kernel time x this
@@ -46,6 +48,10 @@ struct EngineConstants {
     double kv_transfer_latency_ms = 1.0;  // per request: handshake and completion notification
 };
 
+// The engine's per-step overheads for a model of `layers` layers (ms).
+inline double decode_step_overhead_ms(const EngineConstants& k, int layers) { return k.decode_overhead_per_layer_us * layers / 1000.0; }
+inline double prefill_step_overhead_ms(const EngineConstants& k, int layers) { return k.prefill_overhead_per_layer_us * layers / 1000.0; }
+
 // The kernel scales that apply on a GPU of this architecture.
 inline double decode_kernel_scale(const EngineConstants& k, const std::string& arch) {
     return arch == "blackwell" ? k.decode_kernel_scale_blackwell : k.decode_kernel_scale;
@@ -62,7 +68,7 @@ struct EngineSet {
 
 // The starting constants (no file): documented engine defaults, zero overheads.
 EngineSet default_engines();
-// {"sglang": {"decode_step_overhead_ms": {"value": 0.4, "source": "..."}, ...}, ...}; unknown keys are errors.
+// {"sglang": {"decode_overhead_per_layer_us": {"value": 30, "source": "..."}, ...}, ...}; unknown keys are errors.
 bool parse_engines(const nlohmann::json& j, EngineSet& out, Issues& errors);
 nlohmann::json engines_to_json(const EngineSet& set);
 // presets/engines.json as compiled in (defaults if the file is absent).

@@ -326,7 +326,7 @@ std::vector<PrefillLayout> choose_prefill_layouts(const Scenario& base, const Pl
     x.serving.mode = ServingMode::disaggregated;
     x.serving.prefill.batch = 1;
     const EngineConstants& k = builtin_engines().get(x.runtime.engine);
-    const double overhead_ms = x.runtime.prefill_overhead_ms >= 0 ? x.runtime.prefill_overhead_ms : k.prefill_step_overhead_ms;
+    const double overhead_ms = x.runtime.prefill_overhead_ms >= 0 ? x.runtime.prefill_overhead_ms : prefill_step_overhead_ms(k, x.model.num_layers);
     for (int wp : divisors(req.gpus)) {
         if (2 * wp > req.gpus || wp + 1 > s.max_gpus_per_replica) continue;
         bool any = false;

@@ -197,8 +197,8 @@ struct Overheads {
 };
 Overheads overheads(const Scenario& s, const EngineConstants& k) {
     const double rounds = std::max(1, s.serving.requests_per_client);
-    return {s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : k.decode_step_overhead_ms,
-            s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : k.prefill_step_overhead_ms,
+    return {s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : decode_step_overhead_ms(k, s.model.num_layers),
+            s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : prefill_step_overhead_ms(k, s.model.num_layers),
             k.request_overhead_ms + k.request_overhead_per_ktoken_ms * s.serving.isl / 1000.0,
             (1.0 + (rounds - 1.0) * k.wave_persistence) / rounds};
 }

@@ -161,9 +161,9 @@ TEST_CASE("engines: the shipped constants parse, and bad ones name their path") 
     CHECK_FALSE(moe::builtin_engines().get(moe::EngineKind::sglang).mixed_batches);  // SGLang: separate prefill
     CHECK(moe::builtin_engines().get(moe::EngineKind::vllm).mixed_batches);
     errs.clear();
-    CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"vllm":{"decode_step_overhead_ms":-1}})"), set, errs));
+    CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"vllm":{"decode_overhead_per_layer_us":-1}})"), set, errs));
     REQUIRE(errs.size() == 1);
-    CHECK(errs[0].path == "engines.vllm.decode_step_overhead_ms");
+    CHECK(errs[0].path == "engines.vllm.decode_overhead_per_layer_us");
     errs.clear();
     CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"tgi":{}})"), set, errs));
     CHECK(errs[0].path == "engines.tgi");

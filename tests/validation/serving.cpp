@@ -211,8 +211,8 @@ struct Param {
 const Param kParams[] = {
     {"request_overhead_ms", &moe::EngineConstants::request_overhead_ms, 0, 400, 20},
     {"request_overhead_per_ktoken_ms", &moe::EngineConstants::request_overhead_per_ktoken_ms, 0, 100, 5},
-    {"decode_step_overhead_ms", &moe::EngineConstants::decode_step_overhead_ms, 0, 20, 1},
-    {"prefill_step_overhead_ms", &moe::EngineConstants::prefill_step_overhead_ms, 0, 100, 5},
+    {"decode_overhead_per_layer_us", &moe::EngineConstants::decode_overhead_per_layer_us, 0, 300, 15},
+    {"prefill_overhead_per_layer_us", &moe::EngineConstants::prefill_overhead_per_layer_us, 0, 1500, 75},
     {"decode_kernel_scale", &moe::EngineConstants::decode_kernel_scale, 0.5, 3, 0.1},
     {"prefill_kernel_scale", &moe::EngineConstants::prefill_kernel_scale, 0.5, 3, 0.1},
     {"decode_kernel_scale_blackwell", &moe::EngineConstants::decode_kernel_scale_blackwell, 0.3, 3, 0.1},
@@ -468,7 +468,7 @@ int serving_main(int argc, char** argv) {
             std::vector<double> ga;
             for (Row* r : rs) { predict(*r, k); a.push_back(std::fabs(r->pred_ttft / r->ttft - 1)); b.push_back(std::fabs(r->pred_tpot / r->tpot - 1)); ga.push_back(a.back()); }
             std::printf("%-34s n=%4zu TTFT %5.1f%% req %6.1f +%5.1f/k dstep %5.2f pstep %5.1f dks %4.2f pks %4.2f wave %4.2f\n", key.c_str(), rs.size(), 100 * median(ga),
-                        k.request_overhead_ms, k.request_overhead_per_ktoken_ms, k.decode_step_overhead_ms, k.prefill_step_overhead_ms, k.decode_kernel_scale, k.prefill_kernel_scale, k.wave_persistence);
+                        k.request_overhead_ms, k.request_overhead_per_ktoken_ms, k.decode_overhead_per_layer_us, k.prefill_overhead_per_layer_us, k.decode_kernel_scale, k.prefill_kernel_scale, k.wave_persistence);
         }
         std::printf("per-group in-sample: TTFT %.1f%% TPOT %.1f%%\n", 100 * median(a), 100 * median(b));
         return 0;
@@ -562,6 +562,14 @@ int serving_main(int argc, char** argv) {
                            "\n### Rows not evaluated\n\n";
         for (const auto& [why, n] : skipped) body += "- " + std::to_string(n) + " rows: " + why + "\n";
         if (skipped.empty()) body += "None.\n";
+        // The shipped constants (presets/engines.json): the fit on all rows, each in [lo, hi] (docs/model.md, "Serving").
+        body += "\n### Fitted engine constants (all rows; presets/engines.json)\n\n| constant | range | sglang | vllm | trtllm |\n"
+                "|---|---|---:|---:|---:|\n";
+        for (const Param& p : kParams) {
+            body += std::string("| `") + p.name + "` | " + sig4(p.lo) + " .. " + sig4(p.hi) + " |";
+            for (int e = 0; e < 3; ++e) body += " " + sig4(fitted.engines[e].*p.field) + " |";
+            body += "\n";
+        }
         if (!write_marked(write_doc, "serving-validation", body)) {
             std::fprintf(stderr, "moe-validate: cannot write %s\n", write_doc.c_str());
             return 2;
