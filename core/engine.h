@@ -20,6 +20,8 @@ struct EngineConstants {
     // Host and runtime time the kernels do not show.
     double request_overhead_ms = 0;       // per request, added to TTFT: HTTP, tokenisation, admission, first detokenise
     double request_overhead_per_ktoken_ms = 0;  // per 1000 prompt tokens, added to TTFT: tokenisation, input copy
+    double request_overhead_per_client_ms = 0;  // per client in flight on the replica, added to TTFT: the one frontend
+                                                // (HTTP, tokeniser, detokeniser, streaming) serves every stream
     // Per step, in proportion to the model's layers (each layer's kernels are launches and gaps; scheduling and
     // sampling are spread over them): a 64-layer model's step carries 64 x these.
     double decode_overhead_per_layer_us = 0;   // per decode step under CUDA graphs: scheduling, sampling, launch gaps

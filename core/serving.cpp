@@ -197,9 +197,15 @@ struct Overheads {
 };
 Overheads overheads(const Scenario& s, const EngineConstants& k) {
     const double rounds = std::max(1, s.serving.requests_per_client);
+    // clients in flight on the deployment (disaggregated: the decode pool's)
+    const ServingConfig& sv = s.serving;
+    const double clients = sv.mode == ServingMode::disaggregated
+                               ? double(sv.decode.workers) * std::max(1, sv.decode.parallel.dp) * sv.decode.batch
+                               : double(sv.concurrency);
     return {s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : decode_step_overhead_ms(k, s.model.num_layers),
             s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : prefill_step_overhead_ms(k, s.model.num_layers),
-            k.request_overhead_ms + k.request_overhead_per_ktoken_ms * s.serving.isl / 1000.0,
+            k.request_overhead_ms + k.request_overhead_per_ktoken_ms * s.serving.isl / 1000.0 +
+                k.request_overhead_per_client_ms * clients,
             (1.0 + (rounds - 1.0) * k.wave_persistence) / rounds};
 }
 

@@ -211,6 +211,7 @@ struct Param {
 const Param kParams[] = {
     {"request_overhead_ms", &moe::EngineConstants::request_overhead_ms, 0, 400, 20},
     {"request_overhead_per_ktoken_ms", &moe::EngineConstants::request_overhead_per_ktoken_ms, 0, 100, 5},
+    {"request_overhead_per_client_ms", &moe::EngineConstants::request_overhead_per_client_ms, 0, 10, 0.5},
     {"decode_overhead_per_layer_us", &moe::EngineConstants::decode_overhead_per_layer_us, 0, 300, 15},
     {"prefill_overhead_per_layer_us", &moe::EngineConstants::prefill_overhead_per_layer_us, 0, 1500, 75},
     {"decode_kernel_scale", &moe::EngineConstants::decode_kernel_scale, 0.5, 3, 0.1},
