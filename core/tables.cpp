@@ -107,6 +107,9 @@ double interp1(const std::vector<Point>& pts, double q, bool& exact, double ovh 
 // Index of a GPU family in kFamilies (and in Tables' per-family arrays), or -1.
 int family_index(std::string_view family) {
     static_assert(kFamilyCount <= 8, "Tables::kFamilySlots too small");
+    // The estimator passes family_ref()'s own names: a pointer compare finds them without comparing text.
+    for (int f = 0; f < kFamilyCount; ++f)
+        if (family.data() == kFamilies[f].family && family.size() == std::char_traits<char>::length(kFamilies[f].family)) return f;
     for (int f = 0; f < kFamilyCount; ++f)
         if (family == kFamilies[f].family) return f;
     return -1;
