@@ -1,6 +1,16 @@
-// bench_estimate.cpp — speed of one estimate() (Google Benchmark). Target: <= 5 us median for DeepSeek-V3 decode.
+// bench_estimate.cpp — speed of one estimate() (Google Benchmark). Target (issue 13): <= 1 us median on the preset
+// scenarios.
 //   build-native/bench/bench_estimate --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//
+// Each benchmark cycles through 64 variants of its preset scenario, the batch and the context (decode KV length,
+// prefill prompt length) moved around the preset's values, one variant per call: the core keeps some results per
+// thread between calls (the routed experts' batch envelope, table picks), and a benchmark that repeated one scenario
+// would time those caches' hits instead of the model. What the caches share across these variants is what a sweep
+// or a plan over batch and context shares too.
 #include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "core/moe.h"
 
@@ -11,25 +21,41 @@ moe::Scenario preset(const char* id) {
     return moe::scenario_from_json(s->json, moe::builtin_catalog()).scenario;
 }
 
-void BM_EstimateDeepSeekV3Decode(benchmark::State& state) {
-    const moe::Scenario s = preset("deepseek-v3-decode-h800-ep128");
-    const moe::Tables& t = moe::builtin_tables();
-    for (auto _ : state) benchmark::DoNotOptimize(moe::estimate(s, t));
+// 64 variants: batch in [b/2, 3b/2) and the context (or prompt) in [c/2, 3c/2), in steps that are co-prime with
+// the cycle, so that neighbouring calls differ in both.
+std::vector<moe::Scenario> variants(const char* id) {
+    const moe::Scenario base = preset(id);
+    std::vector<moe::Scenario> out;
+    const int b0 = std::max(2, base.workload.batch), p0 = base.workload.prompt_len, c0 = base.context_len();
+    for (int i = 0; i < 64; ++i) {
+        moe::Scenario s = base;
+        s.workload.batch = std::max(1, b0 / 2 + (i * 37 % 64) * b0 / 64);
+        s.workload.context_len = std::max(1, c0 / 2 + (i * 23 % 64) * c0 / 64);
+        s.workload.prompt_len = std::max(1, p0 / 2 + (i * 23 % 64) * p0 / 64);
+        out.push_back(std::move(s));
+    }
+    return out;
 }
+
+void run(benchmark::State& state, const char* id) {
+    const std::vector<moe::Scenario> v = variants(id);
+    const moe::Tables& t = moe::builtin_tables();
+    for (const moe::Scenario& s : v)
+        if (!moe::estimate(s, t).ok) state.SkipWithError("a variant is invalid");
+    std::size_t i = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(moe::estimate(v[i], t));
+        i = (i + 1) & 63;
+    }
+}
+
+void BM_EstimateDeepSeekV3Decode(benchmark::State& state) { run(state, "deepseek-v3-decode-h800-ep128"); }
 BENCHMARK(BM_EstimateDeepSeekV3Decode);
 
-void BM_EstimateDeepSeekV3Prefill(benchmark::State& state) {
-    const moe::Scenario s = preset("deepseek-v3-prefill-h800-ep32");
-    const moe::Tables& t = moe::builtin_tables();
-    for (auto _ : state) benchmark::DoNotOptimize(moe::estimate(s, t));
-}
+void BM_EstimateDeepSeekV3Prefill(benchmark::State& state) { run(state, "deepseek-v3-prefill-h800-ep32"); }
 BENCHMARK(BM_EstimateDeepSeekV3Prefill);
 
-void BM_EstimateGptOssBothPhases(benchmark::State& state) {
-    const moe::Scenario s = preset("gpt-oss-120b-h100");
-    const moe::Tables& t = moe::builtin_tables();
-    for (auto _ : state) benchmark::DoNotOptimize(moe::estimate(s, t));
-}
+void BM_EstimateGptOssBothPhases(benchmark::State& state) { run(state, "gpt-oss-120b-h100"); }
 BENCHMARK(BM_EstimateGptOssBothPhases);
 
 void BM_ParseScenario(benchmark::State& state) {

@@ -91,6 +91,15 @@ struct LayerOps {
         post.reserve(4);
         comm.reserve(4);
     }
+    // Empty again, keeping the vectors' capacity (layer_time reuses one LayerOps per thread: no allocation per layer).
+    void clear() {
+        pre.clear();
+        post.clear();
+        shared.clear();
+        comm.clear();
+        stream.clear();
+        dispatch_us = combine_us = allreduce_us = stream_us = 0;
+    }
 };
 
 inline double sum_us(const std::vector<OpRecord>& v) {
@@ -112,7 +121,9 @@ struct LayerTime {
     double compute_us = 0;   // per layer, both micro-batches
     double comm_us = 0;
     double stream_exposed_us = 0;  // expert streaming not hidden by prefetch
-    std::vector<OpRecord> ops;  // per-layer records (both micro-batches folded: times x micro-batches)
+    // per-layer records (both micro-batches folded: times x micro-batches), appended by layer_time() to the vector it
+    // was given (the estimate's ops): [begin, end) there
+    std::size_t begin = 0, end = 0;
 };
 
 // op_time.cpp
@@ -152,10 +163,11 @@ struct OffloadPlan {
 OffloadPlan offload_plan(const Ctx& c, double tokens_world);
 void offload_ops(const Ctx& c, Phase ph, double tokens_world, bool per_token, LayerOps& L);
 // step.cpp
-LayerOps build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked);
-// One layer split into n_mb micro-batches under the overlap policy `ov` (none, tbo or full; never auto).
+void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, LayerOps& L);
+// One layer split into n_mb micro-batches under the overlap policy `ov` (none, tbo or full; never auto); its records
+// are appended to `ops` (LayerTime::begin / end say where).
 LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, OverlapKind ov,
-                     int n_mb);
+                     int n_mb, std::vector<OpRecord>& ops);
 void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, PhaseResult& out);
 // memory.cpp
 void memory(const Ctx& c, Estimate& e);

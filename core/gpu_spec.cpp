@@ -5,28 +5,7 @@
 namespace moe {
 using namespace detail;
 
-double GpuSpec::peak_tflops(Dtype d) const {
-    switch (compute_dtype(d)) {
-        case Dtype::fp8: return dense_tflops_fp8 > 0 ? dense_tflops_fp8 : dense_tflops_bf16;
-        case Dtype::mxfp4:
-        case Dtype::nvfp4: return dense_tflops_fp4 > 0 ? dense_tflops_fp4 : peak_tflops(Dtype::fp8);
-        case Dtype::fp32: return dense_tflops_bf16 / 2;  // not a GEMM dtype we serve in; a conservative guess
-        default: return dense_tflops_bf16;
-    }
-}
-
-Dtype GpuSpec::compute_dtype(Dtype d) const {
-    switch (d) {
-        case Dtype::mxfp4:
-        case Dtype::nvfp4:
-            // Native FP4 MMA only where the GPU has it (Blackwell); Hopper runs FP4 checkpoints as FP8 (seed 002 §6).
-            if (dense_tflops_fp4 > 0) return d;
-            return dense_tflops_fp8 > 0 ? Dtype::fp8 : Dtype::bf16;
-        case Dtype::int4: return Dtype::bf16;  // W4A16: dequantised in the GEMM, bf16 MMA
-        case Dtype::fp8: return dense_tflops_fp8 > 0 ? Dtype::fp8 : Dtype::bf16;
-        default: return d;
-    }
-}
+// GpuSpec::peak_tflops and compute_dtype are defined inline in gpu_spec.h.
 
 namespace {
 const char* const kTopologies[] = {"switch", "rack", "mesh", "unified", nullptr};

@@ -56,9 +56,29 @@ struct GpuSpec {
         return links_per_chip * link_bandwidth_GBps / std::max(1, dirs);
     }
     // Peak dense TFLOPS for GEMMs computed in `d` (fp8 falls back to bf16 where unsupported, 4-bit to fp8).
-    double peak_tflops(Dtype d) const;
+    // (Defined here, inline: the step model asks for every operator.)
+    double peak_tflops(Dtype d) const {
+        switch (compute_dtype(d)) {
+            case Dtype::fp8: return dense_tflops_fp8 > 0 ? dense_tflops_fp8 : dense_tflops_bf16;
+            case Dtype::mxfp4:
+            case Dtype::nvfp4: return dense_tflops_fp4 > 0 ? dense_tflops_fp4 : peak_tflops(Dtype::fp8);
+            case Dtype::fp32: return dense_tflops_bf16 / 2;  // not a GEMM dtype we serve in; a conservative guess
+            default: return dense_tflops_bf16;
+        }
+    }
     // The format the tensor cores actually compute in for weights stored as `d` (Hopper: fp4 -> fp8).
-    Dtype compute_dtype(Dtype d) const;
+    Dtype compute_dtype(Dtype d) const {
+        switch (d) {
+            case Dtype::mxfp4:
+            case Dtype::nvfp4:
+                // Native FP4 MMA only where the GPU has it (Blackwell); Hopper runs FP4 checkpoints as FP8 (seed 002 §6).
+                if (dense_tflops_fp4 > 0) return d;
+                return dense_tflops_fp8 > 0 ? Dtype::fp8 : Dtype::bf16;
+            case Dtype::int4: return Dtype::bf16;  // W4A16: dequantised in the GEMM, bf16 MMA
+            case Dtype::fp8: return dense_tflops_fp8 > 0 ? Dtype::fp8 : Dtype::bf16;
+            default: return d;
+        }
+    }
 };
 
 // The numeric GPU fields with unit, range and a one-line help, for the page's "(?)" and `presets fields`.

@@ -73,15 +73,16 @@ inline DeepGemmTiles deepgemm_tiles(double m, double n, double groups, double sm
     best.bm = m <= 64 ? 64 : 128;
     const double mb = std::ceil(std::max(m, 0.0) / best.bm) * std::max(groups, 0.0);
     double best_w = -1, best_last = 0;
-    // Whole block and SM counts (every real query) take the remainder in integers: fmod of whole numbers below 2^53
-    // is exact, so this is the same value without a libm call per candidate (15 per lookup).
+    // Whole block and SM counts (every real query) take the remainder without fmod: tiles and sms are whole numbers
+    // below 2^53 (tiles <= 1e9 x 62500), so tiles / sms rounds to a double on the same side of every integer as the
+    // exact quotient, its floor is the exact integer quotient and tiles - floor * sms the exact remainder: the same
+    // value as fmod (or an integer %, which was a 64-bit division per candidate, 15 per lookup).
     const bool whole = sms >= 1 && sms <= 1e6 && sms == std::floor(sms) && mb >= 0 && mb <= 1e9 && mb == std::floor(mb) &&
                        std::max(n, 0.0) <= 1e6;
-    const std::int64_t sms_i = whole ? std::int64_t(sms) : 1;
     for (int bn = 16; bn <= 128; bn += 8) {
         const double tiles = mb * std::ceil(std::max(n, 0.0) / bn);
         const double w = sms > 0 ? std::ceil(tiles / sms) : 0;
-        double last = whole ? double(std::int64_t(tiles) % sms_i) : sms > 0 ? std::fmod(tiles, sms) : 0;
+        double last = whole ? tiles - std::floor(tiles / sms) * sms : sms > 0 ? std::fmod(tiles, sms) : 0;
         if (last == 0) last = sms;  // a full last wave
         if (best_w < 0 || w < best_w || (w == best_w && last > best_last)) {
             best_w = w;
@@ -297,13 +298,20 @@ inline double head_dim_factor(double d, double d_table, double mma_tflops, doubl
 // output epilogue). Compute-bound, the kernel also loses its last partial wave; memory-bound, only the fill
 // fraction matters (few CTAs are still streaming by the last wave). Returns the useful share: used to move a
 // measured shape's efficiency to a shape the tables lack (K = 512 has 4 k-iterations per tile, K = 1536 twelve).
-inline double gemm_tile_efficiency(double m, double n, double k, double fixed_iters, double sms, bool compute_bound) {
+// `tiles(m, n, sms)` returns deepgemm_tiles(m, n, 1, sms) (the tables keep it per thread: gemm_tile_efficiency_by).
+template <class Tiles>
+inline double gemm_tile_efficiency_by(double m, double n, double k, double fixed_iters, double sms, bool compute_bound,
+                                      Tiles&& tiles) {
     if (m <= 0 || n <= 0 || k <= 0 || sms <= 0) return 1.0;
     const double kit = std::ceil(k / 128.0);
     if (!compute_bound) return kit / (kit + fixed_iters);
-    const DeepGemmTiles t = deepgemm_tiles(m, n, 1, sms);
+    const DeepGemmTiles t = tiles(m, n, sms);
     const double useful = m * n * k / (t.bm * t.bn * 128.0);  // tile-iterations of useful work
     return std::clamp(useful / (sms * deepgemm_waves(m, n, 1, t, sms) * (kit + fixed_iters)), 1e-6, 1.0);
+}
+inline double gemm_tile_efficiency(double m, double n, double k, double fixed_iters, double sms, bool compute_bound) {
+    return gemm_tile_efficiency_by(m, n, k, fixed_iters, sms, compute_bound,
+                                   [](double m_, double n_, double sms_) { return deepgemm_tiles(m_, n_, 1, sms_); });
 }
 
 }  // namespace moe::kernels

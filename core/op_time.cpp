@@ -34,10 +34,13 @@ void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, dou
     }
     // W4A16: the dequantisation runs on the ALUs beside the tensor cores and overlaps the MMAs and the loads: a third
     // roof, at the issue rate calibration.dequant_flops_per_weight already accounts for (no efficiency on top).
-    const double t_dq = dequant_elems * c.cal.dequant_flops_per_weight / (c.g.peak_tflops(Dtype::bf16) * 1e12);
-    if (t_dq > t) {
-        t = t_dq;
-        op.bound = Bound::compute;
+    // (Without elements to dequantise t_dq is 0 or NaN, never above t: skipped, the same result.)
+    if (dequant_elems > 0) {
+        const double t_dq = dequant_elems * c.cal.dequant_flops_per_weight / (c.g.peak_tflops(Dtype::bf16) * 1e12);
+        if (t_dq > t) {
+            t = t_dq;
+            op.bound = Bound::compute;
+        }
     }
     op.engine = op.bound == Bound::compute ? Engine::tensor : Engine::hbm;
     op.time_us = std::max(t * 1e6, c.cal.kernel_floor_us);

@@ -1,5 +1,7 @@
 // ops_ffn.cpp — dense FFN and shared experts, the router and the routed experts of one layer (seed 000 §4; seeds 001, 003, 004).
 // Part of the step model; core/estimate_detail.h lists the files and what each computes.
+#include <cstring>
+
 #include "estimate_detail.h"
 
 namespace moe::detail {
@@ -27,6 +29,89 @@ double marlin_moe_block_m(double rows_per_expert) {
         if (rows_per_expert / b < 0.9) return b;
     return 64.0;
 }
+
+namespace {
+
+// The monotone envelope of the routed experts' time over the grouped-GEMM table's token grid: at each grid point x
+// (tokens per GPU, ascending), env = the slowest time of the kernel at any grid point up to x, with the logs the
+// interpolation between grid points takes. It depends on everything the kernel's time does except the query's
+// batch, so it is kept per thread for the last few shapes: a sweep or plan over the batch (or the context, which
+// the experts do not see) computes it once per layout instead of once per point.
+struct Envelope {
+    std::vector<double> x, log_x, env, log_env;
+};
+
+// Every input of the kernel's time at a grid point (expert_ops' op_at), as 64-bit words: equal keys, equal envelopes.
+constexpr int kEnvKeyWords = 27;
+struct EnvSlot {
+    std::uint64_t key[kEnvKeyWords] = {};
+    bool used = false;
+    Envelope env;
+};
+
+template <class OpAt>
+const Envelope& envelope(const Ctx& c, const char* family, bool masked, double inter, double wb, double act_b, Dtype comp,
+                         double eff0, bool marlin, bool cuda, OpAt&& op_at) {
+    const ModelSpec& m = c.m;
+    std::uint64_t key[kEnvKeyWords];
+    int n = 0;
+    auto word = [&](std::uint64_t v) { key[n++] = v; };
+    auto num = [&](double v) {
+        std::uint64_t b;
+        std::memcpy(&b, &v, sizeof b);
+        word(b);
+    };
+    word(std::uint64_t(reinterpret_cast<std::uintptr_t>(&c.t)));
+    word(c.t.generation());
+    word(std::uint64_t(reinterpret_cast<std::uintptr_t>(family)));  // a FamilyRef's static name
+    word(std::uint64_t(masked) | std::uint64_t(marlin) << 1 | std::uint64_t(cuda) << 2 |
+         std::uint64_t(c.s.runtime.expert_layout == ExpertLayout::per_token) << 3);
+    word(std::uint64_t(std::uint32_t(m.num_experts)));
+    word(std::uint64_t(std::uint32_t(m.top_k)));
+    word(std::uint64_t(std::uint32_t(m.hidden)));
+    word(std::uint64_t(std::uint32_t(c.s.routing.redundant_experts)));
+    word(std::uint64_t(std::uint32_t(c.ep)));
+    word(std::uint64_t(std::uint32_t(c.dp)));
+    word(std::uint64_t(std::uint32_t(c.g.tile_tokens)));
+    word(std::uint64_t(comp));
+    word(std::uint64_t(c.g.compute_dtype(comp)));
+    num(inter);
+    num(wb);
+    num(act_b);
+    num(c.s.routing.imbalance);
+    num(eff0);
+    num(c.cal.hbm_bw_eff);
+    num(c.cal.kernel_floor_us);
+    num(c.cal.dequant_flops_per_weight);
+    num(c.g.peak_tflops(comp));
+    num(c.g.peak_tflops(Dtype::bf16));
+    num(c.bw);
+    num(double(m.moe_intermediate));
+    num(double(c.moe_tp));
+    num(double(m.num_experts + c.s.routing.redundant_experts) / c.ep);
+    thread_local EnvSlot cache[8];
+    thread_local unsigned next = 0;
+    for (EnvSlot& sl : cache)
+        if (sl.used && std::memcmp(sl.key, key, sizeof key) == 0) return sl.env;
+    EnvSlot& sl = cache[next++ & 7u];
+    std::memcpy(sl.key, key, sizeof key);
+    sl.used = true;
+    Envelope& e = sl.env;
+    e.x = c.t.grouped_gemm_grid(family, masked, m.num_experts, m.top_k, m.hidden, int(inter), c.ep);
+    e.log_x.clear();
+    e.env.clear();
+    e.log_env.clear();
+    double env = 0;
+    for (double x : e.x) {
+        env = std::max(env, op_at(x * c.ep / c.dp).time_us);
+        e.log_x.push_back(std::log(x));
+        e.env.push_back(env);
+        e.log_env.push_back(std::log(env));
+    }
+    return e;
+}
+
+}  // namespace
 
 // Routed experts on the busiest EP rank (seed 000 §4, with the lazy-loading floor of seeds 003/004 and the
 // layouts of seed 001).
@@ -104,29 +189,22 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
         // Expert time never falls as the batch grows: a measured point faster than a smaller one (InferSim's H800
         // masked rows at 256 tokens per GPU beat those at 128) is held at the slower time, and between measured
         // points the time is interpolated in log time over log tokens, so it is monotone by construction.
-        const std::vector<double> grid = c.t.grouped_gemm_grid(family, masked, m.num_experts, m.top_k, m.hidden, int(inter), c.ep);
+        const Envelope& env = envelope(c, family, masked, inter, wb, act_b, comp, eff0, cuda && dequant, cuda, op_at);
+        const std::vector<double>& grid = env.x;
         const double q = T * c.dp / c.ep;  // the grid's unit: tokens per GPU
         if (!grid.empty() && q > grid.front()) {
-            double env_lo = 0, x_lo = grid.front(), env = 0;
-            bool inside = false;
-            for (double x : grid) {
-                env = std::max(env, op_at(x * c.ep / c.dp).time_us);
-                if (x < q) {
-                    env_lo = env;
-                    x_lo = x;
-                } else {  // the first point at or above the query
-                    const double f = x > x_lo ? (std::log(q) - std::log(x_lo)) / (std::log(x) - std::log(x_lo)) : 1.0;
-                    const double t_us = std::exp(std::log(env_lo) + f * (std::log(env) - std::log(env_lo)));
-                    op.efficiency *= op.time_us / t_us;
-                    op.time_us = t_us;
-                    if (op.source == Source::measured && f < 1.0) op.source = Source::interpolated;
-                    inside = true;
-                    break;
-                }
-            }
-            if (!inside && env > op.time_us) {  // past the last point: never below the slowest point measured
-                op.efficiency *= op.time_us / env;
-                op.time_us = env;
+            // the first point at or above the query (grid ascending, q above its first point: i >= 1)
+            const std::size_t i = std::size_t(std::lower_bound(grid.begin(), grid.end(), q) - grid.begin());
+            if (i < grid.size()) {
+                const double x = grid[i], x_lo = grid[i - 1];
+                const double f = x > x_lo ? (std::log(q) - env.log_x[i - 1]) / (env.log_x[i] - env.log_x[i - 1]) : 1.0;
+                const double t_us = std::exp(env.log_env[i - 1] + f * (env.log_env[i] - env.log_env[i - 1]));
+                op.efficiency *= op.time_us / t_us;
+                op.time_us = t_us;
+                if (op.source == Source::measured && f < 1.0) op.source = Source::interpolated;
+            } else if (env.env.back() > op.time_us) {  // past the last point: never below the slowest point measured
+                op.efficiency *= op.time_us / env.env.back();
+                op.time_us = env.env.back();
             }
         }
     }

@@ -526,11 +526,12 @@ std::string joined(const Issues& errors) {
 
 }  // namespace
 
-PointResult evaluate_point(const Scenario& s, const Tables& tables) {
+namespace {
+PointResult evaluate_point_memo(const Scenario& s, const Tables& tables, ServingStepMemo* memo) {
     // The serving layer's numbers when the scenario turns it on, else the step-level model's.
     PointResult r;
     r.gpus = s.world();
-    const Estimate e = s.serving.mode != ServingMode::off ? evaluate(s, tables) : estimate(s, tables);
+    const Estimate e = s.serving.mode != ServingMode::off ? evaluate(s, tables, builtin_engines(), memo) : estimate(s, tables);
     if (!e.ok) {
         r.error = joined(e.errors);
         return r;
@@ -545,6 +546,9 @@ PointResult evaluate_point(const Scenario& s, const Tables& tables) {
     r.fits = e.memory.fits;
     return r;
 }
+}  // namespace
+
+PointResult evaluate_point(const Scenario& s, const Tables& tables) { return evaluate_point_memo(s, tables, nullptr); }
 
 namespace {
 
@@ -611,10 +615,29 @@ void evaluate_plan_range(const Scenario& base, const std::vector<PlanPoint>& poi
                          std::size_t end, const Tables& tables, PointResult* out) {
     Scenario s = base;  // one copy per range; each point only sets plain fields
     PoolCache pools;
+    // Aggregated points with the serving layer: consecutive points that differ only in the batch (innermost in the
+    // enumeration; it sets the concurrency) share the steps the concurrency does not change (ServingStepMemo).
+    ServingStepMemo memo;
+    const PlanPoint* memo_point = nullptr;
+    auto same_but_batch = [](const PlanPoint& a, const PlanPoint& b) {
+        return a.tp == b.tp && a.dp == b.dp && a.ep == b.ep && a.pp == b.pp && a.mtp == b.mtp &&
+               a.weights.is_auto == b.weights.is_auto && a.weights.value == b.weights.value &&
+               a.kv_cache.is_auto == b.kv_cache.is_auto && a.kv_cache.value == b.kv_cache.value &&
+               a.two_batch_overlap == b.two_batch_overlap && a.a2a == b.a2a && a.mode == b.mode;
+    };
     for (std::size_t i = begin; i < end && i < points.size(); ++i) {
-        apply_point(s, points[i]);
-        out[i - begin] = s.serving.mode == ServingMode::disaggregated ? pools.evaluate(s, points[i], tables)
-                                                                      : evaluate_point(s, tables);
+        const PlanPoint& p = points[i];
+        apply_point(s, p);
+        if (s.serving.mode == ServingMode::disaggregated) {
+            out[i - begin] = pools.evaluate(s, p, tables);
+            memo_point = nullptr;
+        } else if (s.serving.mode == ServingMode::aggregated) {
+            if (!memo_point || !same_but_batch(*memo_point, p)) memo = ServingStepMemo();
+            memo_point = &p;
+            out[i - begin] = evaluate_point_memo(s, tables, &memo);
+        } else {
+            out[i - begin] = evaluate_point(s, tables);
+        }
     }
 }
 

@@ -61,6 +61,26 @@ bool take(const Estimate& e, ServingSteps& st, const char* what) {
     return false;
 }
 
+// A step through the memo (ServingStepMemo): the estimate's outcome, its step time and attention time of phase `ph`.
+template <class Make>
+const ServingStepMemo::Part& memo_step(ServingStepMemo::Part* memo, ServingStepMemo::Part& scratch, const Tables& t,
+                                       Phase ph, Make&& make) {
+    ServingStepMemo::Part& p = memo ? *memo : scratch;
+    if (p.have) return p;
+    const Estimate e = estimate(make(), t);
+    p.have = true;
+    p.ok = e.ok;
+    p.errors = e.errors;
+    p.step_ms = ph == Phase::prefill ? e.prefill.step_ms : e.decode.step_ms;
+    p.attention_ms = attention_ms(e, ph);
+    return p;
+}
+bool take(const ServingStepMemo::Part& p, ServingSteps& st, const char* what) {
+    if (p.ok) return true;
+    for (const Issue& i : p.errors) st.errors.push_back({i.path, std::string(what) + ": " + i.message});
+    return false;
+}
+
 }  // namespace
 
 // ---- disaggregated pools, each on its own (the planner caches them: a pool's steps do not depend on the other's)
@@ -119,7 +139,7 @@ void serving_link(const Scenario& s, ServingSteps& st) {
     st.kv_link_GBps = lanes * (same_domain ? s.gpu.nvlink_bandwidth_GBps : s.gpu.rdma_bandwidth_GBps);
 }
 
-ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConstants& k) {
+ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConstants& k, ServingStepMemo* memo) {
     ServingSteps st;
     const ServingConfig& sv = s.serving;
     const double isl = computed_isl(s);  // prompt tokens computed (prefix-cache hits are read)
@@ -145,32 +165,39 @@ ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConst
         take_decode(a, st);
         // Step 2: mixed: the decode batch's tokens as a prefill-shaped forward (the non-attention baseline the
         // chunk adds to); separate: one request's prompt alone (its first chunk).
-        Scenario y = x;
-        y.workload.phase = PhaseSel::prefill;
-        y.workload.prefill_tokens = mixed ? b : int(std::min(isl, C));
-        const Estimate e2 = estimate(y, t);
+        // (Separate forwards: the concurrency does not change it, the memo may hold it.)
+        ServingStepMemo::Part scratch;
+        const ServingStepMemo::Part& e2 = memo_step(memo && !mixed ? &memo->single : nullptr, scratch, t, Phase::prefill, [&] {
+            Scenario y = x;
+            y.workload.phase = PhaseSel::prefill;
+            y.workload.prefill_tokens = mixed ? b : int(std::min(isl, C));
+            return y;
+        });
         if (!take(e2, st, "serving step")) return st;
         const double chunks = std::ceil(isl / (mixed ? st.mixed_tokens : C));
         if (mixed) {
             const double P = st.mixed_tokens, T = P + b;
             const double attn_T = attention_ms(a, Phase::prefill);
             const double non_attn_T = a.prefill.step_ms - attn_T;
-            const double non_attn_b = e2.prefill.step_ms - attention_ms(e2, Phase::prefill);
+            const double non_attn_b = e2.step_ms - e2.attention_ms;
             st.mixed_extra_ms = std::max(0.0, non_attn_T - non_attn_b) + attn_T * P / T;
             // one request's prompt rides on `chunks` steps; the added work is linear in its tokens
             st.mixed_single_extra_ms = st.mixed_extra_ms * isl / P;
             st.prefill_ms = a.prefill.step_ms;
         } else {
             st.prefill_ms = a.prefill.step_ms;
-            st.prefill_single_ms = e2.prefill.step_ms * chunks;
+            st.prefill_single_ms = e2.step_ms * chunks;
         }
-        // Step 3: decode at batch 1 (how the step shrinks when fewer requests are decoding).
-        Scenario z = x;
-        z.workload.phase = PhaseSel::decode;
-        z.workload.batch = 1;
-        const Estimate e3 = estimate(z, t);
+        // Step 3: decode at batch 1 (how the step shrinks when fewer requests are decoding; the memo may hold it).
+        ServingStepMemo::Part scratch3;
+        const ServingStepMemo::Part& e3 = memo_step(memo ? &memo->decode1 : nullptr, scratch3, t, Phase::decode, [&] {
+            Scenario z = x;
+            z.workload.phase = PhaseSel::decode;
+            z.workload.batch = 1;
+            return z;
+        });
         if (!take(e3, st, "serving step")) return st;
-        st.decode1_ms = e3.decode.step_ms;
+        st.decode1_ms = e3.step_ms;
         st.ok = true;
         return st;
     }
@@ -450,11 +477,11 @@ ServingResult serving_model(const Scenario& s, const ServingSteps& st, const Eng
 // [SECTION] evaluate()
 // ---------------------------------------------------------------------------------------------------------------
 
-Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines) {
+Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo) {
     Estimate e = estimate(s, t);
     if (!e.ok || s.serving.mode == ServingMode::off) return e;
     const EngineConstants& k = engines.get(s.runtime.engine);
-    ServingSteps st = serving_steps(s, t, k);
+    ServingSteps st = serving_steps(s, t, k, memo);
     if (!st.ok) {
         e.ok = false;
         e.errors.insert(e.errors.end(), st.errors.begin(), st.errors.end());

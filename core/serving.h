@@ -41,8 +41,23 @@ struct ServingSteps {
 };
 
 
+// The steps of an aggregated deployment that its concurrency does not change: the decode step at batch 1 and, with
+// separate prefill forwards (not mixed batches), one prompt's prefill alone. A caller that evaluates scenarios
+// differing only in serving.concurrency and workload.batch (the planner: batch innermost) passes one memo to
+// serving_steps() / evaluate() and resets it (memo = {}) whenever anything else changes; the numbers are those
+// computed without it.
+struct ServingStepMemo {
+    struct Part {
+        bool have = false, ok = false;
+        Issues errors;
+        double step_ms = 0, attention_ms = 0;
+    };
+    Part single;   // one prompt's prefill alone (separate prefill forwards only)
+    Part decode1;  // the decode step at batch 1
+};
+
 // `k` decides the steps' shape (mixed batches or separate prefill forwards); its other constants are not used here.
-ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConstants& k);
+ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConstants& k, ServingStepMemo* memo = nullptr);
 ServingResult serving_model(const Scenario& s, const ServingSteps& st, const EngineConstants& k);
 
 // serving_steps() of a disaggregated scenario is these three, in this order: the prefill pool's fields, the decode
@@ -54,6 +69,6 @@ void serving_link(const Scenario& s, ServingSteps& st);
 // estimate() of the scenario, plus e.serving when serving.mode is not off (errors of the serving layer come back
 // in e.errors like any other).
 Estimate evaluate(const Scenario& s, const Tables& t);
-Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines);
+Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo = nullptr);
 
 }  // namespace moe

@@ -37,8 +37,7 @@ double micro_batch_pipeline(double c, double d, double m, int n) {
 
 namespace moe::detail {
 
-LayerOps build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked) {
-    LayerOps L;
+void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, LayerOps& L) {
     if (ld.mixer == Mixer::gated_deltanet) linear_attention_ops(c, ps, L);
     else attention_ops(c, ps, ld, L);
     L.pre.push_back(memory_op(c, "layer.misc", ps.phase, c.cal.misc_passes * ps.T * c.m.hidden * 2.0));
@@ -70,17 +69,20 @@ LayerOps build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
             L.comm.push_back(ar);
         }
     }
-    return L;
 }
 
 LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, OverlapKind ov,
-                     int n_mb) {
+                     int n_mb, std::vector<OpRecord>& ops) {
     LayerTime out;
     n_mb = std::max(1, n_mb);
     PhaseShape mb = ps;
     mb.T = ps.T / n_mb;
     mb.batch = ps.batch / n_mb;
-    LayerOps L = build_layer(c, mb, ld, be, masked);
+    // One scratch LayerOps per thread, cleared for each layer: its vectors keep their capacity (layer_time never
+    // runs inside itself).
+    thread_local LayerOps L;
+    L.clear();
+    build_layer(c, mb, ld, be, masked, L);
     double c_pre = sum_us(L.pre), c_post = sum_us(L.post), c_shared = sum_us(L.shared);
     const bool has_ep_comm = L.dispatch_us > 0 || L.combine_us > 0;
     double slow = 1.0;
@@ -116,7 +118,7 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
     // Records: per-layer totals over the micro-batches; exposed share of comm spread over the comm records.
     const double hidden_comm = std::max(0.0, out.compute_us + out.comm_us - out.exposed_us);
     const double comm_total = out.comm_us;
-    out.ops.reserve(L.pre.size() + L.shared.size() + L.post.size() + L.comm.size() + L.stream.size());
+    out.begin = ops.size();
     for (auto* v : {&L.pre, &L.shared, &L.post}) {
         for (OpRecord& o : *v) {
             o.time_us *= n_mb * slow;
@@ -124,21 +126,22 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
             o.activation_bytes *= n_mb;
             o.weight_bytes *= n_mb;
             o.exposed_us = o.time_us;
-            out.ops.push_back(o);
+            ops.push_back(o);
         }
     }
     for (OpRecord& o : L.comm) {
         o.time_us *= n_mb;
         o.comm_bytes *= n_mb;
         o.exposed_us = comm_total > 0 ? o.time_us * std::max(0.0, 1.0 - hidden_comm / comm_total) : 0;
-        out.ops.push_back(o);
+        ops.push_back(o);
     }
     for (OpRecord& o : L.stream) {
         o.time_us *= n_mb;
         o.comm_bytes *= n_mb;
         o.exposed_us = stream_us > 0 ? o.time_us * out.stream_exposed_us / stream_us : 0;
-        out.ops.push_back(o);
+        ops.push_back(o);
     }
+    out.end = ops.size();
     return out;
 }
 
@@ -166,18 +169,37 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     std::vector<Group> groups;
     groups.reserve(4);
     out.groups.reserve(4);
+    auto same_kind = [](const LayerDesc& a, const LayerDesc& b) {
+        return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress;
+    };
+    // Neighbouring layers are mostly of one kind: a run of layers like the previous one is counted locally and added
+    // to that layer's group (the groups are distinct, so it is the only match) when the run ends.
+    std::size_t last = 0;
+    int run = 0;
+    LayerDesc prev;
     for (const LayerDesc& l : m.layers) {
-        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) {
-            return g.d.moe == l.moe && g.d.window == l.window && g.d.mixer == l.mixer && g.d.compress == l.compress;
-        });
-        if (it == groups.end()) groups.push_back({l, 1});
-        else it->count++;
+        if (!groups.empty() && same_kind(prev, l)) {
+            ++run;
+            continue;
+        }
+        if (!groups.empty()) groups[last].count += run;
+        run = 0;
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_kind(g.d, l); });
+        if (it == groups.end()) {
+            groups.push_back({l, 1});
+            last = groups.size() - 1;
+        } else {
+            it->count++;
+            last = std::size_t(it - groups.begin());
+        }
+        prev = l;
     }
+    if (!groups.empty()) groups[last].count += run;
     double total_us = 0, compute_us = 0, comm_us = 0, exposed_comm_us = 0, offload_us = 0, offload_bytes = 0;
     std::vector<std::pair<OpRecord, double>> weighted;  // op, weight (us per step)
     for (size_t gi = 0; gi < groups.size(); ++gi) {
         const Group& g = groups[gi];
-        LayerTime lt = layer_time(c, ps, g.d, be, masked, ov, n_mb);
+        const LayerTime lt = layer_time(c, ps, g.d, be, masked, ov, n_mb, e.ops);
         LayerGroup lg;
         // the same text as concatenating the parts, appended into one string (no temporaries)
         lg.label = g.d.moe ? "MoE layers" : "dense layers";
@@ -192,15 +214,14 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         total_us += g.count * lt.exposed_us;
         compute_us += g.count * lt.compute_us;
         offload_us += g.count * lt.stream_exposed_us;
-        for (const OpRecord& o : lt.ops)
-            if (o.bound == Bound::offload) offload_bytes += g.count * o.comm_bytes;
+        for (std::size_t i = lt.begin; i < lt.end; ++i)
+            if (e.ops[i].bound == Bound::offload) offload_bytes += g.count * e.ops[i].comm_bytes;
         comm_us += g.count * lt.comm_us;
         exposed_comm_us += g.count * std::max(0.0, lt.exposed_us - lt.stream_exposed_us - lt.compute_us);
-        for (OpRecord& o : lt.ops) {
-            o.group = gidx;
-            o.count = g.count;
+        for (std::size_t i = lt.begin; i < lt.end; ++i) {
+            e.ops[i].group = gidx;
+            e.ops[i].count = g.count;
         }
-        e.ops.insert(e.ops.end(), lt.ops.begin(), lt.ops.end());
     }
     // Embedding lookup and LM head (decode: every token; prefill: the last token of each prompt).
     const double head_rows = ps.phase == Phase::decode ? ps.T : std::max(1.0, ps.T / s.prefill_computed_tokens());
@@ -228,7 +249,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         d.T = ps.batch;
         LayerDesc ld = m.mtp_layer;
         ld.moe = m.is_moe();
-        LayerTime lt = layer_time(c, d, ld, be, masked, OverlapKind::none, 1);
+        const LayerTime lt = layer_time(c, d, ld, be, masked, OverlapKind::none, 1, e.ops);
         OpRecord eh = gemm_op(c, "mtp.eh_proj", ps.phase, d.T, 2.0 * m.hidden, m.hidden, c.w_attn);
         OpRecord lm = gemm_op(c, "mtp.lm_head", ps.phase, d.T, m.hidden, double(m.vocab) / c.tp, c.w_embed);
         const double per_draft = lt.exposed_us + eh.time_us + lm.time_us;
@@ -238,7 +259,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         g.time_us = per_draft;
         const int gidx = int(out.groups.size());
         out.groups.push_back(g);
-        for (OpRecord& o : lt.ops) { o.group = gidx; o.count = g.count; o.name = o.name; e.ops.push_back(o); }
+        for (std::size_t i = lt.begin; i < lt.end; ++i) { e.ops[i].group = gidx; e.ops[i].count = g.count; }
         for (OpRecord* o : {&eh, &lm}) { o->group = gidx; o->count = g.count; o->exposed_us = o->time_us; e.ops.push_back(*o); }
         total_us += g.count * per_draft;
         compute_us += g.count * (lt.compute_us + eh.time_us + lm.time_us);

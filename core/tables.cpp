@@ -107,6 +107,9 @@ double interp1(const std::vector<Point>& pts, double q, bool& exact, double ovh 
 // Index of a GPU family in kFamilies (and in Tables' per-family arrays), or -1.
 int family_index(std::string_view family) {
     static_assert(kFamilyCount <= 8, "Tables::kFamilySlots too small");
+    // The estimator passes family_ref()'s own names: a pointer compare finds them without comparing text.
+    for (int f = 0; f < kFamilyCount; ++f)
+        if (family.data() == kFamilies[f].family && family.size() == std::char_traits<char>::length(kFamilies[f].family)) return f;
     for (int f = 0; f < kFamilyCount; ++f)
         if (family == kFamilies[f].family) return f;
     return -1;
@@ -799,6 +802,35 @@ TableHit hit_from(const Tables::Table* t, double dist, double q1, double q2, dou
 }
 }  // namespace
 
+namespace {
+// kernels::deepgemm_tiles(m, n, 1, sms), kept per thread: the pick depends on m only through BM (m <= 64) and the
+// m-block count ceil(m / BM), so the GEMMs of a sweep or plan over the batch share a few picks per shape (the pick
+// tries 15 BN values; it was most of a transferred GEMM lookup's time).
+kernels::DeepGemmTiles dense_tiles(double m, double n, double sms) {
+    const double bm = m <= 64 ? 64 : 128;
+    const double mb = std::ceil(std::max(m, 0.0) / bm);
+    struct Slot {
+        double bm, mb, n, sms;
+        kernels::DeepGemmTiles tiles;
+        bool used;
+    };
+    thread_local Slot cache[256] = {};
+    std::uint64_t h[3];
+    std::memcpy(&h[0], &mb, 8);
+    std::memcpy(&h[1], &n, 8);
+    std::memcpy(&h[2], &sms, 8);
+    std::uint64_t hs = (h[0] * 0x9E3779B97F4A7C15ull) ^ (h[1] * 0xC2B2AE3D27D4EB4Full) ^ (h[2] * 0x165667B19E3779F9ull) ^
+                       (bm == 64 ? 0x27D4EB2F165667C5ull : 0);
+    hs ^= hs >> 31;
+    hs *= 0xBF58476D1CE4E5B9ull;
+    Slot& sl = cache[hs >> 56];
+    // bitwise compares: the same doubles (NaN never reaches here: m, n, sms are checked positive by the caller)
+    if (sl.used && sl.bm == bm && sl.mb == mb && sl.n == n && sl.sms == sms) return sl.tiles;
+    sl = {bm, mb, n, sms, kernels::deepgemm_tiles(m, n, 1, sms), true};
+    return sl.tiles;
+}
+}  // namespace
+
 TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_bytes) const {
     const int q[2] = {k, n};
     double best_d;
@@ -843,8 +875,8 @@ TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_by
     const kernels::Cost c = kernels::gemm(m, k, n, in_b, in_b);
     const bool compute = c.flops / ((in_b == 1 ? ref->tflops_fp8 : ref->tflops_bf16) * 1e12) >= c.bytes / (ref->hbm_GBps * 1e9);
     const double f = calibration.gemm_tile_fixed_iters;
-    const double ratio = kernels::gemm_tile_efficiency(m, n, k, f, ref->sm_count, compute) /
-                         kernels::gemm_tile_efficiency(m, best->key[1], best->key[0], f, ref->sm_count, compute);
+    const double ratio = kernels::gemm_tile_efficiency_by(m, n, k, f, ref->sm_count, compute, dense_tiles) /
+                         kernels::gemm_tile_efficiency_by(m, best->key[1], best->key[0], f, ref->sm_count, compute, dense_tiles);
     h.util = std::clamp(h.util * ratio, 1e-9, 1.0);
     return h;
 }
@@ -906,25 +938,47 @@ namespace {
 // cost, which a kernel inside a forward pass does not pay; the estimator adds the kernel floor back) is the
 // intercept of a weighted least-squares line through the table's points, kept within [0, half the shortest
 // latency]; rate is then each point's efficiency per useful tile.
-TableHit prefill_hit(const Tables::Table* t, double dist, double seq_len, double seqs, double window, int heads, int sms,
-                     const Calibration& cal, double hd_factor) {
+TableHit prefill_hit(std::uint64_t gen, const Tables::Table* t, double dist, double seq_len, double seqs, double window,
+                     int heads, int sms, const Calibration& cal, double hd_factor) {
     TableHit h;
     if (!t || t->lines.empty() || t->lines[0].empty()) return h;
     const std::vector<Point>& pts = t->lines[0];
     const FamilyRef* ref = family_ref(t->family);
     const double ref_sms = ref ? ref->sm_count : 132;
     const double k = cal.attn_tile_fixed_iters;
-    auto own_eff = [&](double L) { return kernels::flash_tile_efficiency(1, t->key[0], L, 0, k, ref_sms); };
-    double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, shortest = 1e300;
-    for (const Point& p : pts) {
-        const double x = p.roof / own_eff(p.x), y = p.lat, w = 1.0 / (y * y);
-        sw += w; sx += w * x; sy += w * y; sxx += w * x * x; sxy += w * x * y;
-        shortest = std::min(shortest, y);
+    // The fit and each point's rate depend on the table and k alone: kept per thread for the last few tables.
+    struct Slot {
+        std::uint64_t gen = 0;  // the table set's generation: a Table freed and another allocated at its address
+        const Tables::Table* t = nullptr;
+        double k = 0, ref_sms = 0;
+        std::vector<double> rates;  // rate of each point of pts
+    };
+    thread_local Slot cache[8];
+    thread_local unsigned next = 0;
+    Slot* slot = nullptr;
+    for (Slot& sl : cache)
+        if (sl.gen == gen && sl.t == t && sl.k == k && sl.ref_sms == ref_sms && sl.rates.size() == pts.size()) slot = &sl;
+    if (!slot) {
+        slot = &cache[next++ & 7u];
+        auto own_eff = [&](double L) { return kernels::flash_tile_efficiency(1, t->key[0], L, 0, k, ref_sms); };
+        double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, shortest = 1e300;
+        for (const Point& p : pts) {
+            const double x = p.roof / own_eff(p.x), y = p.lat, w = 1.0 / (y * y);
+            sw += w; sx += w * x; sy += w * y; sxx += w * x * x; sxy += w * x * y;
+            shortest = std::min(shortest, y);
+        }
+        const double den = sw * sxx - sx * sx;
+        double ovh = pts.size() >= 2 && den > 0 ? (sy - (sw * sxy - sx * sy) / den * sx) / sw : 0;
+        ovh = std::clamp(ovh, 0.0, 0.5 * shortest);
+        slot->gen = gen;
+        slot->t = t;
+        slot->k = k;
+        slot->ref_sms = ref_sms;
+        slot->rates.clear();
+        for (const Point& p : pts) slot->rates.push_back(std::min(1.0, p.roof / std::max(p.lat - ovh, p.roof) / own_eff(p.x)));
     }
-    const double den = sw * sxx - sx * sx;
-    double ovh = pts.size() >= 2 && den > 0 ? (sy - (sw * sxy - sx * sy) / den * sx) / sw : 0;
-    ovh = std::clamp(ovh, 0.0, 0.5 * shortest);
-    auto rate = [&](const Point& p) { return std::min(1.0, p.roof / std::max(p.lat - ovh, p.roof) / own_eff(p.x)); };
+    const std::vector<double>& rates = slot->rates;
+    auto rate = [&](const Point& p) { return rates[std::size_t(&p - pts.data())]; };
     bool exact;
     const double r = interp_by(pts, seq_len, exact, rate);
     const double eff = kernels::flash_tile_efficiency(seqs, heads, seq_len, window, k, sms > 0 ? sms : ref_sms);
@@ -947,7 +1001,7 @@ TableHit Tables::mha_prefill(std::string_view family, int heads, int kv_heads, i
     const double hd = t && ref ? kernels::head_dim_factor(head_dim, t->key[2], ref->tflops_bf16, ref->sfu_tflops,
                                                           calibration.attn_softmax_exposed)
                                : 1.0;
-    return prefill_hit(t, d, seq_len, seqs, window, heads, sms, calibration, hd);
+    return prefill_hit(gen_, t, d, seq_len, seqs, window, heads, sms, calibration, hd);
 }
 
 TableHit Tables::mla_decode(std::string_view family, int heads, int kv_lora, int rope, double batch, double kv_len,
@@ -982,7 +1036,7 @@ TableHit Tables::mla_prefill(std::string_view family, int heads, int qk_nope, in
     const int q[3] = {heads, qk_nope, rope};
     double d;
     const Table* t = nearest(bucket(int(Kind::mla_prefill), family), [](const Table*) { return true; }, q, 3, d);
-    return prefill_hit(t, d, seq_len, seqs, window, heads, sms, calibration, 1.0);
+    return prefill_hit(gen_, t, d, seq_len, seqs, window, heads, sms, calibration, 1.0);
 }
 
 #define MOE_CAL_FIELDS(X)                                                                                     \

@@ -86,6 +86,9 @@ public:
 
     // Calibration constants (presets/calibration.json for the built-in tables).
     Calibration calibration;
+    // Identifies this object's table set (not its calibration): a fresh value whenever the set changes, never 0. For
+    // caches of lookups kept across calls (per thread), with the address of the object.
+    std::uint64_t generation() const { return gen_; }
 
     struct Table;
     Tables();

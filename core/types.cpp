@@ -27,28 +27,7 @@ const char* dtype_name(Dtype d) {
     return "?";
 }
 
-double dtype_bytes(Dtype d) {
-    switch (d) {
-        case Dtype::fp32: return 4;
-        case Dtype::bf16:
-        case Dtype::fp16: return 2;
-        case Dtype::fp8: return 1;
-        case Dtype::mxfp4:
-        case Dtype::nvfp4:
-        case Dtype::int4: return 0.5;
-    }
-    return 2;
-}
-
-double dtype_scale_bytes_per_elem(Dtype d) {
-    switch (d) {
-        case Dtype::fp8: return 4.0 / (128.0 * 128.0);  // one fp32 scale per 128x128 weight block
-        case Dtype::mxfp4: return 1.0 / 32.0;           // one E8M0 byte per 32 elements (OCP MX)
-        case Dtype::nvfp4: return 1.0 / 16.0;           // one E4M3 byte per 16 elements (+ per-tensor fp32)
-        case Dtype::int4: return 2.0 / 128.0;           // one bf16 scale per group of 128 (GPTQ/AWQ)
-        default: return 0;
-    }
-}
+// dtype_bytes and dtype_scale_bytes_per_elem are defined inline in types.h.
 
 const char* phase_name(Phase p) { return p == Phase::prefill ? "prefill" : "decode"; }
 

@@ -17,10 +17,29 @@ enum class Dtype : std::uint8_t { fp32, bf16, fp16, fp8, mxfp4, nvfp4, int4 };
 
 bool parse_dtype(std::string_view text, Dtype& out);
 const char* dtype_name(Dtype d);
-double dtype_bytes(Dtype d);
+inline double dtype_bytes(Dtype d) {
+    switch (d) {
+        case Dtype::fp32: return 4;
+        case Dtype::bf16:
+        case Dtype::fp16: return 2;
+        case Dtype::fp8: return 1;
+        case Dtype::mxfp4:
+        case Dtype::nvfp4:
+        case Dtype::int4: return 0.5;
+    }
+    return 2;
+}
 // Extra bytes per element for the format's scales: fp8 128x128 blocks (fp32 scale), mxfp4 one E8M0 byte
 // per 32, nvfp4 one FP8 byte per 16 (+ a per-tensor fp32, negligible), int4 one bf16 scale per 128 (GPTQ/AWQ g128).
-double dtype_scale_bytes_per_elem(Dtype d);
+inline double dtype_scale_bytes_per_elem(Dtype d) {
+    switch (d) {
+        case Dtype::fp8: return 4.0 / (128.0 * 128.0);  // one fp32 scale per 128x128 weight block
+        case Dtype::mxfp4: return 1.0 / 32.0;           // one E8M0 byte per 32 elements (OCP MX)
+        case Dtype::nvfp4: return 1.0 / 16.0;           // one E4M3 byte per 16 elements (+ per-tensor fp32)
+        case Dtype::int4: return 2.0 / 128.0;           // one bf16 scale per group of 128 (GPTQ/AWQ)
+        default: return 0;
+    }
+}
 // Is the format a 4-bit one (mxfp4, nvfp4, int4)?
 inline bool is_fp4_like(Dtype d) { return d == Dtype::mxfp4 || d == Dtype::nvfp4 || d == Dtype::int4; }
 
