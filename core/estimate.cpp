@@ -104,6 +104,7 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
             if (f == c.families[i]) return;
         const FamilyRef* ref = family_ref(f);  // the stored name outlives the scenario string
         if (!ref || !tables.has_family(f)) return;
+        c.family_views[nf] = ref->family;
         c.families[nf++] = ref->family;
     };
     add_family(s.gpu.tables);

@@ -13,6 +13,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <vector>
 
 #include "estimate.h"
@@ -38,6 +39,7 @@ struct Ctx {
     double sm_share = 1.0;  // fraction of SMs left to compute while DeepEP normal kernels run
     // families to look tables up in, in order of preference
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
+    std::string_view family_views[4] = {};  // the same names with their lengths (the table lookups take string_views)
     bool own_tables = false;  // families[0] is the GPU's own (measured on it)
 };
 
@@ -69,7 +71,7 @@ inline Dtype pick(const DtypeSel& sel, Dtype fallback) { return sel.is_auto ? fa
 template <class F>
 TableHit lookup(const Ctx& c, F&& f) {
     for (int i = 0; i < 4 && c.families[i]; ++i) {
-        TableHit h = f(c.families[i]);
+        TableHit h = f(c.family_views[i]);
         if (h.found) {
             if (!(i == 0 && c.own_tables)) h.source = Source::transferred;
             return h;

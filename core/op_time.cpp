@@ -66,7 +66,7 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
     // The tables key shapes by int; wider GEMMs (only absurd configs reach 2^31) look up the widest measured shapes.
     const int k_key = int(std::min(K, 1e9)), n_key = int(std::min(N, 1e9));
     const int in_bytes = comp == Dtype::fp8 || is_fp4_like(comp) ? 1 : 2;  // FP4 looks up the FP8 tables
-    TableHit hit = lookup(c, [&](const char* f) { return c.t.gemm(f, M, k_key, n_key, in_bytes); });
+    TableHit hit = lookup(c, [&](std::string_view f) { return c.t.gemm(f, M, k_key, n_key, in_bytes); });
     time_op(c, op, comp, hit, c.g.matmul_efficiency > 0 ? c.g.matmul_efficiency : c.cal.gemm_compute_eff, c.cal.hbm_bw_eff,
             dequant);
     return op;

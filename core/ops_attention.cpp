@@ -180,7 +180,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
             const double q_per_seq = T / std::max(1.0, ps.batch);  // > 1 with MTP verification
             kernels::Cost k = kernels::mla_decode(ps.batch, ctx, Hr, m.kv_lora_rank, m.qk_rope_head_dim, kvb);
             OpRecord core = make_op("attn.core", ph, k.flops * q_per_seq, 0, k.bytes);
-            TableHit hit = lookup(c, [&](const char* f) {
+            TableHit hit = lookup(c, [&](std::string_view f) {
                 return c.t.mla_decode(f, int(Hr * q_per_seq + 0.5), m.kv_lora_rank, m.qk_rope_head_dim, ps.batch, ctx,
                                       c.kv == Dtype::fp8);
             });
@@ -200,7 +200,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
             // a cached prefix is read back from the latent cache (expanded by kv_b in the same pass)
             if (a.lo > 0) k.bytes += a.seqs * a.lo * (m.kv_lora_rank + m.qk_rope_head_dim) * kvb;
             OpRecord core = make_op("attn.core", ph, k.flops, 0, k.bytes);
-            TableHit hit = lookup(c, [&](const char* f) {
+            TableHit hit = lookup(c, [&](std::string_view f) {
                 return c.t.mla_prefill(f, int(Hr), m.qk_nope_head_dim, m.qk_rope_head_dim, ps.ctx, ps.batch, cap, c.g.sm_count);
             });
             time_op(c, core, Dtype::bf16, hit, c.cal.attn_prefill_compute_eff, c.cal.hbm_bw_eff);
@@ -220,7 +220,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
         const double q_per_seq = T / std::max(1.0, ps.batch);
         kernels::Cost k = kernels::mha_decode(ps.batch, ctx, Hr, Hkv, d, kvb);
         OpRecord core = make_op("attn.core", ph, k.flops * q_per_seq, 0, k.bytes);
-        TableHit hit = lookup(c, [&](const char* f) {
+        TableHit hit = lookup(c, [&](std::string_view f) {
             return c.t.mha_decode(f, int(Hr), int(Hkv), int(d), ps.batch, ctx, c.kv == Dtype::fp8);
         });
         time_op(c, core, Dtype::bf16, hit, c.cal.attn_prefill_compute_eff, c.cal.attn_decode_bw_eff);
@@ -231,7 +231,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
         kernels::Cost k = kernels::mha_prefill(T, attended, Hr, Hkv, d, kvb);
         if (a.lo > 0) k.bytes += a.seqs * (window > 0 ? std::min(a.lo, double(window)) : a.lo) * 2.0 * Hkv * d * kvb;
         OpRecord core = make_op("attn.core", ph, k.flops, 0, k.bytes);
-        TableHit hit = lookup(c, [&](const char* f) {
+        TableHit hit = lookup(c, [&](std::string_view f) {
             return c.t.mha_prefill(f, int(Hr), int(Hkv), int(d), ps.ctx, ps.batch, window, c.g.sm_count);
         });
         time_op(c, core, Dtype::bf16, hit, c.cal.attn_prefill_compute_eff, c.cal.hbm_bw_eff);

@@ -145,12 +145,13 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
         L.post.push_back(memory_op(c, "moe.permute", ph, 2.0 * pairs * m.hidden * act_b));
     }
     const char* family = nullptr;  // the first family with a table for this kernel
-    auto query = [&](const char* f, double t) {
+    std::string_view family_view;
+    auto query = [&](std::string_view f, double t) {
         return c.t.grouped_gemm(f, masked, m.num_experts, m.top_k, m.hidden, int(inter), c.ep, t * c.dp / c.ep);
     };
     if (tables_apply && !per_token)
         for (int i = 0; i < 4 && c.families[i] && !family; ++i)
-            if (query(c.families[i], T).found) family = c.families[i];
+            if (query(c.family_views[i], T).found) family = c.families[i], family_view = c.family_views[i];
     // CUDA kernels (DeepGEMM, Marlin) on switch and rack systems; mesh and unified chips run their own.
     const bool cuda = c.g.topology == Topology::switch_ || c.g.topology == Topology::rack;
     const double eff0 = c.g.matmul_efficiency > 0 ? c.g.matmul_efficiency : c.cal.grouped_compute_eff;
@@ -164,7 +165,7 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
         OpRecord op = make_op("moe.routed_experts", ph, k.flops, wbytes, acts);
         TableHit hit;
         if (family) {
-            hit = query(family, t);
+            hit = query(family_view, t);
             if (!(family == c.families[0] && c.own_tables)) hit.source = Source::transferred;
         }
         // Analytical fallback: grouped-GEMM efficiency times the tile quantisation of each expert's rows to the

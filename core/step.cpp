@@ -166,8 +166,8 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     const OverlapKind ov = s.overlap() == OverlapKind::tbo && n_mb < 2 ? OverlapKind::none : s.overlap();
     // Distinct layer kinds (MoE or dense, window, mixer) with their counts.
     struct Group { LayerDesc d; int count; };
-    std::vector<Group> groups;
-    groups.reserve(4);
+    thread_local std::vector<Group> groups;  // scratch, per thread (run_phase never runs inside itself)
+    groups.clear();
     out.groups.reserve(4);
     auto same_kind = [](const LayerDesc& a, const LayerDesc& b) {
         return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress;

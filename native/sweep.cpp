@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <string_view>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -195,22 +196,29 @@ public:
     }
 
     // `numbers`: false for a point whose axis value could not be set (no estimate ran): number cells stay empty.
+    // The row is assembled in a fixed buffer (Line) and appended to `buf` once, instead of one std::string append
+    // per cell; the same bytes.
     void row(const std::vector<Axis>& axes, const std::vector<std::size_t>& index, const moe::Estimate& e,
              std::string& buf, bool numbers = true) {
+        Line line(buf);
         bool first = true;
         for (std::size_t a = 0; a < axes.size(); ++a) {
-            if (!first) buf += ',';
+            if (!first) line.put(',');
             first = false;
-            buf += axes[a].cells[index[a]];
+            line.put(axes[a].cells[index[a]]);
         }
         for (std::size_t i = 0; i < columns_.size(); ++i) {
             const moe::Column* c = columns_[i];
-            if (!first) buf += ',';
+            if (!first) line.put(',');
             first = false;
             if (c->type == moe::ColumnType::text) {
-                if (c->text == text_status_ && e.ok) buf += "ok";           // the common case, without a std::string
-                else if (c->text == text_error_ && e.errors.empty()) {}       // empty cell
-                else moe::append_csv_cell(buf, c->text(e));
+                if (c->text == text_status_ && e.ok) line.put(std::string_view("ok"));  // the common case, without a std::string
+                else if (c->text == text_error_ && e.errors.empty()) {}                  // empty cell
+                else {
+                    std::string cell;
+                    moe::append_csv_cell(cell, c->text(e));
+                    line.put(cell);
+                }
             } else if (numbers) {
                 // moe::format_value's text, without its std::string and snprintf (tests/cli/values_test.cpp)
                 const double v = c->number(e);
@@ -225,13 +233,44 @@ public:
                         append_number(text_[i], v);
                     }
                 }
-                buf += text_[i];
+                line.put(text_[i]);
             }
         }
-        buf += '\n';
+        line.put('\n');
     }
 
 private:
+    // Characters gathered in a stack buffer and appended to `out` in large pieces (when full, and at the end).
+    class Line {
+    public:
+        explicit Line(std::string& out) : out_(out) {}
+        ~Line() { flush(); }
+        void put(char ch) {
+            if (n_ == sizeof buf_) flush();
+            buf_[n_++] = ch;
+        }
+        void put(std::string_view text) {
+            if (text.size() > sizeof buf_ - n_) {
+                flush();
+                if (text.size() > sizeof buf_) {
+                    out_.append(text.data(), text.size());
+                    return;
+                }
+            }
+            std::memcpy(buf_ + n_, text.data(), text.size());
+            n_ += text.size();
+        }
+        void flush() {
+            out_.append(buf_, n_);
+            n_ = 0;
+        }
+
+    private:
+        std::string& out_;
+        char buf_[2048];
+        std::size_t n_ = 0;
+    };
+
     static constexpr std::uint64_t kNoValue = 0x7ff4dead0000beefull;  // a signalling NaN no column returns
     const std::vector<const moe::Column*>& columns_;
     std::vector<std::uint64_t> last_;
