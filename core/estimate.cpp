@@ -1,6 +1,5 @@
 // estimate.cpp — estimate(): the scenario resolved into a Ctx, then the step model (DESIGN §3, §5).
 // The model itself lives in the files core/estimate_detail.h lists.
-#include <charconv>
 #include <cstdio>
 
 #include "estimate_detail.h"
@@ -35,14 +34,13 @@ bool all_finite(const Estimate& e) {
         if (!ok(o.time_us) || !ok(o.flops) || !ok(o.exposed_us)) return false;
     return true;
 }
-// std::to_chars with a precision formats as printf's "%.{precision}f" does (exact decimal of the double, C++17
-// [charconv.to.chars]); used where it is safe to swap one for the other: finite values short enough that the
-// snprintf buffers never truncated them.
+// "%.1f" of a finite value short enough that the buffer never truncates it. (Not std::to_chars: Emscripten 3.1.6's
+// libc++ has no floating-point to_chars, and the core compiles to wasm too.)
 bool fixed1_exact(double v) { return std::isfinite(v) && std::fabs(v) < 1e15; }
 void append_fixed1(std::string& out, double v) {
     char buf[48];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 1);
-    out.append(buf, r.ptr);
+    const int n = std::snprintf(buf, sizeof buf, "%.1f", v);
+    if (n > 0) out.append(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
 }
 A2ABackend resolve_backend(const Scenario& s, Phase ph) {
     const A2ABackend b = s.runtime.a2a_backend;
@@ -174,7 +172,7 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
         const double needs = e.memory.total_bytes / 1e9, usable = e.memory.usable_bytes / 1e9,
                      short_by = e.memory.shortfall_bytes / 1e9;
         if (fixed1_exact(needs) && fixed1_exact(usable) && fixed1_exact(short_by)) {
-            // every sweep point that does not fit builds this: to_chars, not snprintf (the same text, see fixed1_exact)
+            // every sweep point that does not fit builds this (appended in place, see fixed1_exact)
             std::string w;
             w.reserve(96);
             w += "does not fit: needs ";
