@@ -140,7 +140,16 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
     const double pairs = pairs_of(T);
     // Per-token execution (seed 003's baseline): every token-expert pair loads its expert's weights itself.
     const bool per_token = c.s.runtime.expert_layout == ExpertLayout::per_token;
-    if (!masked && !per_token) {
+    // The whole routed-expert layer measured on this GPU (bench_data/moe: AIC's SGLang runs, permutation and combine
+    // included) for this exact shape, format and moe_tp x ep layout, at the EP group's tokens scaled to the busiest
+    // rank. Contiguous layouts only (DeepEP's masked kernels, per-token and offloaded experts are other kernels); the
+    // GPU's own family only (a latency does not transfer to another GPU).
+    MoeHit layer;
+    if (!masked && !per_token && c.own_tables && c.families[0] && c.s.routing.redundant_experts == 0 &&
+        c.s.runtime.expert_offload.tier == OffloadTier::none)
+        layer = c.t.moe_layer(c.families[0], c.w_exp == Dtype::fp16 ? Dtype::bf16 : c.w_exp, m.hidden, m.moe_intermediate,
+                              m.top_k, m.num_experts, c.moe_tp, c.ep, tokens_world * c.s.routing.imbalance);
+    if (!masked && !per_token && !layer.found) {
         // contiguous layout: permute tokens into expert order and back (read + write each way)
         L.post.push_back(memory_op(c, "moe.permute", ph, 2.0 * pairs * m.hidden * act_b));
     }
@@ -149,7 +158,7 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
     auto query = [&](std::string_view f, double t) {
         return c.t.grouped_gemm(f, masked, m.num_experts, m.top_k, m.hidden, int(inter), c.ep, t * c.dp / c.ep);
     };
-    if (tables_apply && !per_token)
+    if (tables_apply && !per_token && !layer.found)
         for (int i = 0; i < 4 && c.families[i] && !family; ++i)
             if (query(c.family_views[i], T).found) family = c.families[i], family_view = c.family_views[i];
     // CUDA kernels (DeepGEMM, Marlin) on switch and rack systems; mesh and unified chips run their own.
@@ -186,7 +195,14 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
         return op;
     };
     OpRecord op = op_at(T);
-    if (family) {
+    if (layer.found) {  // the measured time; flops and bytes stay the model's (efficiency = roofline / measured)
+        const double roof_us = 1e6 * std::max(op.flops / (c.g.peak_tflops(comp) * 1e12),
+                                              (op.weight_bytes + op.activation_bytes) / c.bw);
+        op.time_us = layer.latency_us;
+        op.efficiency = roof_us / layer.latency_us;
+        op.source = layer.source;
+        op.table = layer.table;
+    } else if (family) {
         // Expert time never falls as the batch grows: a measured point faster than a smaller one (InferSim's H800
         // masked rows at 256 tokens per GPU beat those at 128) is held at the slower time, and between measured
         // points the time is interpolated in log time over log tokens, so it is monotone by construction.
@@ -210,7 +226,7 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
         }
     }
     L.post.push_back(op);
-    if (!masked && !per_token) L.post.push_back(memory_op(c, "moe.unpermute", ph, 2.0 * pairs * m.hidden * 2.0));
+    if (!masked && !per_token && !layer.found) L.post.push_back(memory_op(c, "moe.unpermute", ph, 2.0 * pairs * m.hidden * 2.0));
     offload_ops(c, ph, tokens_world, per_token, L);
 }
 

@@ -193,13 +193,14 @@ Tables::Tables() : gen_(next_generation()) {}
 Tables::~Tables() {
     for (Table* t : tables_) delete t;
 }
-Tables::Tables(const Tables& o) : calibration(o.calibration), gen_(next_generation()) {
+Tables::Tables(const Tables& o) : calibration(o.calibration), gen_(next_generation()), moe_(o.moe_) {
     for (const Table* t : o.tables_) add_table(new Table(*t));
 }
 Tables& Tables::operator=(const Tables& o) {
     if (this != &o) {
         Tables copy(o);
         std::swap(tables_, copy.tables_);
+        std::swap(moe_, copy.moe_);
         for (int k = 0; k < kKinds; ++k)
             for (int f = 0; f < kFamilySlots; ++f) std::swap(buckets_[k][f], copy.buckets_[k][f]);
         for (int f = 0; f < kFamilySlots; ++f) std::swap(stream_util_[f], copy.stream_util_[f]);
@@ -308,6 +309,14 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
         return false;
     }
     const std::string& kind_s = parts[0];
+    if (kind_s == "moe") {  // bench_data/moe/<family>/<file>.csv: tables_moe.cpp
+        const FamilyRef* ref = parts.size() == 3 ? family_ref(parts[1]) : nullptr;
+        if (!ref) {
+            errors.push_back({where, "expected bench_data/moe/<family>/<file>.csv with a known GPU family"});
+            return false;
+        }
+        return load_moe_csv("bench_data/moe/" + parts[1] + "/" + parts[2], *ref, text, errors);
+    }
     if (kind_s != "gemm" && kind_s != "grouped_gemm" && kind_s != "mha" && kind_s != "mla" && kind_s != "comm")
         return true;  // unused kinds
     auto t = std::make_unique<Table>();

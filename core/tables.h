@@ -38,12 +38,32 @@ struct CommHit {
     const char* table = "";
 };
 
+struct FamilyRef;
+
+// Result of a measured MoE-layer lookup: the routed-expert layer's latency itself (bench_data/moe: one MoE layer's
+// token permutation, gate/up GEMM, activation, down GEMM and weighted combine on one GPU).
+struct MoeHit {
+    bool found = false;
+    double latency_us = 0;
+    Source source = Source::analytical;  // measured (a grid point) or interpolated (between, below or past the points)
+    const char* table = "";
+};
+
+// One (dtype, shape, layout) series of a bench_data/moe table: latency over the tokens entering the MoE layer.
+struct MoeSeries {
+    const FamilyRef* ref = nullptr;  // the GPU family it was measured on
+    std::string path;
+    Dtype dtype = Dtype::bf16;
+    int hidden = 0, inter = 0, top_k = 0, experts = 0, tp = 0, ep = 0;
+    std::vector<double> tokens, us;  // ascending tokens, latency in us
+};
+
 class Tables {
 public:
     // path: "bench_data/<kind>/[<phase>/]<family>/<file>.csv". Files of kinds the model does not use (dsa, gdn)
     // are accepted and ignored. Rows are checked: numeric, finite, positive latency.
     bool load_csv(std::string_view path, std::string_view text, Issues& errors);
-    std::size_t table_count() const { return tables_.size(); }
+    std::size_t table_count() const { return tables_.size() + moe_.size(); }
     std::size_t row_count() const;
     bool has_family(std::string_view family) const;
 
@@ -67,6 +87,12 @@ public:
     // points to keep its time monotone in the batch (a measured point may be faster than a smaller one).
     std::vector<double> grouped_gemm_grid(std::string_view family, bool masked, int num_experts, int top_k, int hidden,
                                           int moe_intermediate, int ep) const;
+    // Routed-expert MoE layer measured as a whole (bench_data/moe/<family>/*.csv, core/tables_moe.cpp): the exact
+    // (dtype, hidden, moe intermediate of the whole model, top-k, routed experts, moe_tp, ep) key; `tokens` = tokens
+    // entering the layer across the EP group. Interpolated log-log in tokens; below the first point the first point's
+    // time, past the last point the last point's time scaled linearly in tokens. Not found: no such key.
+    MoeHit moe_layer(std::string_view family, Dtype dtype, int hidden, int inter, int top_k, int experts, int tp, int ep,
+                     double tokens) const;
     // Attention cores, by heads per GPU.
     TableHit mha_decode(std::string_view family, int heads, int kv_heads, int head_dim, double batch, double kv_len,
                         bool fp8_kv) const;
@@ -108,6 +134,9 @@ private:
     // per family: the best HBM streaming fraction its decode-attention (MHA) tables reach (the best points are the
     // memory-bound ones); used to split an MLA decode point into its compute and memory sides
     double stream_util_[kFamilySlots] = {};
+    // bench_data/moe series, sorted by (family, dtype, hidden, inter, top_k, experts, tp, ep) (tables_moe.cpp)
+    std::vector<MoeSeries> moe_;
+    bool load_moe_csv(const std::string& path, const FamilyRef& ref, std::string_view text, Issues& errors);
     void add_table(Table* t);
     const std::vector<const Table*>* bucket(int kind, std::string_view family) const;
 };

@@ -5,7 +5,8 @@ Reads  ../shared/anchors/aic/perf/<system>/<backend>-<version>/<family>/<table>.
        (NVIDIA AIConfigurator, ai-dynamo/aiconfigurator @ 095f58a51c4ca8e61b66ec108d86f223f8d559ce, Apache-2.0;
        units and column meanings in ../shared/anchors/aic/SOURCE.md)
 Writes bench_data/comm/<gpu family>/collectives.csv, bench_data/gemm/<gpu family>/sglang_cuda_graph.csv and
-       bench_data/mha/{decode,prefill}/<gpu family>/<heads>-<kv heads>-<head dim>.csv (h200, b200).
+       bench_data/mha/{decode,prefill}/<gpu family>/<heads>-<kv heads>-<head dim>.csv (h200, b200) and
+       bench_data/moe/<gpu family>/sglang.csv (h100, h200, b200).
 
     python3 scripts/distill_aic.py [--aic DIR] [--out DIR]      # from the repository root; re-runs are byte-identical
 
@@ -22,6 +23,11 @@ Python standard library only (csv, gzip). What is kept, and why (bench_data/READ
     B200), full attention (window 0), 8 per-GPU head shapes. Decode: bf16 and fp8 KV cache, batch in {1, 4, 16, 64,
     256, 1024} x KV length (isl + step) in {1024, 4096, 16384, 65536}, where measured. Prefill: one sequence
     (batch 1, no cached prefix), bf16 attention and KV, seq_len 512 .. 16384 at powers of two.
+  * moe: SGLang 0.5.14's routed-expert layer (moe_perf: permutation, gate/up GEMM, activation, down GEMM, weighted
+    combine on one GPU), `balanced` routing, the expert shapes of the model presets, the dtypes the model prices
+    (bf16, fp8 = fp8_block, nvfp4 and mxfp4 = w4a8_mxfp4_mxfp8 on B200, int4 = int4_wo),
+    every (moe_tp, moe_ep) with tp x ep <= 64, tokens in MOE_TOKENS. Per key the kernel_source with the smallest
+    summed latency over those tokens; latencies made non-decreasing in tokens (running max; the script counts them).
 """
 import argparse
 import csv
@@ -55,6 +61,39 @@ ATTN_BATCH = [1, 4, 16, 64, 256, 1024]
 ATTN_KV = [1024, 4096, 16384, 65536]
 ATTN_SEQ = [512, 1024, 2048, 4096, 8192, 16384]
 KV_NAMES = {"bfloat16": "bf16", "fp8": "fp8"}
+
+MOE_SOURCE = "sglang-0.5.14/moe/moe_perf.csv.gz"
+# AIC moe_dtype -> the expert format the model prices it as, per architecture: on Blackwell MXFP4 runs on the FP4
+# tensor cores (SGLang's default MXFP8 activations); NVFP4 only where FP4 tensor cores exist. Hopper's w4a16_mxfp4
+# rows (sglang_fused_moe_triton) are left out: 3.2x slower than vLLM's triton_kernels MXFP4 path on the same GPU and
+# shape (gpt-oss-120b, 64 tokens: 2.22 vs 0.69 ms), not the kernel SGLang serves gpt-oss with on Hopper.
+MOE_DTYPES = {
+    "hopper": {"bfloat16": "bf16", "fp8_block": "fp8", "int4_wo": "int4"},
+    "blackwell": {"bfloat16": "bf16", "fp8_block": "fp8", "nvfp4": "nvfp4", "w4a8_mxfp4_mxfp8": "mxfp4", "int4_wo": "int4"},
+}
+MOE_ARCH = {"h100_sxm": "hopper", "h200_sxm": "hopper", "b200_sxm": "blackwell"}
+# (hidden, moe_intermediate, top_k, routed experts) of the MoE model presets (presets/models/)
+MOE_SHAPES = [
+    (7168, 2048, 8, 256),   # DeepSeek-V3 / R1 / V3.2
+    (7168, 2048, 8, 384),   # Kimi-K2 / K2.5
+    (7168, 3072, 6, 384),   # DeepSeek-V4-Pro
+    (4096, 2048, 6, 256),   # DeepSeek-V4-Flash
+    (6144, 2048, 8, 256),   # GLM-5 / GLM-5.2
+    (3072, 1536, 8, 256),   # MiniMax-M2.5
+    (2880, 2880, 4, 128),   # gpt-oss-120b
+    (2880, 2880, 4, 32),    # gpt-oss-20b
+    (4096, 1024, 10, 512),  # Qwen3.5-397B-A17B
+    (4096, 1536, 8, 128),   # Qwen3-235B-A22B
+    (2048, 768, 8, 128),    # Qwen3-30B-A3B
+    (2048, 512, 8, 256),    # Qwen3.5-35B-A3B
+    (2048, 512, 10, 512),   # Qwen3-Next-80B-A3B
+    (2048, 1408, 6, 64),    # DeepSeek-V2-Lite
+    (5120, 8192, 1, 128),   # Llama-4-Maverick
+    (5120, 8192, 1, 16),    # Llama-4-Scout
+    (4096, 14336, 2, 8),    # Mixtral-8x7B
+]
+MOE_TOKENS = [1, 4, 16, 64, 256, 1024, 2048, 4096, 8192, 16384]
+MOE_MAX_GPUS = 64  # moe_tp x moe_ep
 
 
 def rows(path):
@@ -163,6 +202,45 @@ def attention(sysdir, kernel):
             {s: sorted(p.items()) for s, p in pre.items()})
 
 
+def moe(sysdir, arch, log):
+    """[(dtype, hidden, inter, topk, experts, tp, ep, tokens, latency_us)] and the kernel picks per key."""
+    names, shapes, want_t = MOE_DTYPES[arch], set(MOE_SHAPES), set(MOE_TOKENS)
+    series = {}  # (dtype, h, i, k, e, tp, ep) -> {kernel: {tokens: ms}}
+    for r in rows(os.path.join(sysdir, MOE_SOURCE)):
+        dt = names.get(r["moe_dtype"])
+        if dt is None or r["distribution"] != "balanced":
+            continue
+        shape = (int(r["hidden_size"]), int(r["inter_size"]), int(r["topk"]), int(r["num_experts"]))
+        tp, ep, t = int(r["moe_tp_size"]), int(r["moe_ep_size"]), int(r["num_tokens"])
+        if shape not in shapes or tp * ep > MOE_MAX_GPUS or t not in want_t:
+            continue
+        pts = series.setdefault((dt, *shape, tp, ep), {}).setdefault(r["kernel_source"], {})
+        if t in pts:
+            sys.exit(f"{sysdir}: repeated MoE key {dt} {shape} {tp} {ep} {t} {r['kernel_source']}")
+        pts[t] = float(r["latency"])
+    out, picks, adjusted, partial = [], {}, 0, 0
+    for key in sorted(series):
+        kernels = series[key]
+        full = [k for k in sorted(kernels) if len(kernels[k]) == len(MOE_TOKENS)]
+        if not full:  # keep the kernel covering most token counts (ties: the faster over the common points)
+            partial += 1
+            most = max(len(p) for p in kernels.values())
+            full = [k for k in sorted(kernels) if len(kernels[k]) == most]
+        best = min(full, key=lambda k: (sum(kernels[k].values()), k))
+        picks[best] = picks.get(best, 0) + 1
+        run = 0.0
+        for t in sorted(kernels[best]):
+            us = float(fmt_us(kernels[best][t]))
+            if us < run:
+                adjusted += 1
+                us = run
+            run = us
+            out.append((*key, t, f"{us:.4g}" if us < 1e4 else f"{us:.0f}"))
+    log.append(f"{os.path.basename(sysdir)} moe: {len(series)} keys, {len(out)} rows, kernels {picks}, "
+               f"{adjusted} points raised to a smaller token count's time, {partial} keys without the full token grid")
+    return out
+
+
 def write_csv(path, header, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", newline="") as f:
@@ -197,6 +275,10 @@ def main():
                                    ["kv_dtype", "batch_size", "kv_len", "latency_us"], dec[(h, kv, d)])
                 total += write_csv(os.path.join(a.out, "mha", "prefill", family, name), ["seq_len", "latency_us"],
                                    pre[(h, kv, d)])
+        if system in MOE_ARCH:
+            total += write_csv(os.path.join(a.out, "moe", family, "sglang.csv"),
+                               ["dtype", "hidden", "inter", "topk", "experts", "tp", "ep", "tokens", "latency_us"],
+                               moe(sysdir, MOE_ARCH[system], log))
     for line in log:
         print(line)
     print(f"wrote {total} bytes")

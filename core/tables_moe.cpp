@@ -1,0 +1,176 @@
+// tables_moe.cpp — measured routed-expert MoE layers (bench_data/moe/<family>/*.csv, distilled from AIConfigurator's
+// SGLang moe_perf by scripts/distill_aic.py): loading and the latency lookup (Tables::moe_layer, tables.h).
+//
+//   dtype,hidden,inter,topk,experts,tp,ep,tokens,latency_us
+//   nvfp4,6144,2048,8,256,8,1,8192,499.8
+//
+// One row: one MoE layer's routed experts on one GPU of a moe_tp x ep layout (token permutation, gate/up GEMM,
+// activation, down GEMM, weighted combine), `tokens` entering the layer across the EP group, balanced routing.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "tables.h"
+
+namespace moe {
+
+namespace {
+
+using Key = std::tuple<const FamilyRef*, int, int, int, int, int, int, int>;  // family, dtype, h, i, k, e, tp, ep
+
+Key key_of(const MoeSeries& s) {
+    return {s.ref, int(s.dtype), s.hidden, s.inter, s.top_k, s.experts, s.tp, s.ep};
+}
+
+bool parse_number(std::string_view cell, double& out) {
+    while (!cell.empty() && (cell.front() == ' ' || cell.front() == '\t')) cell.remove_prefix(1);
+    while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\t')) cell.remove_suffix(1);
+    if (cell.empty() || cell.size() > 64) return false;
+    const std::string s(cell);
+    char* end = nullptr;
+    out = std::strtod(s.c_str(), &end);
+    return end == s.c_str() + s.size() && std::isfinite(out);
+}
+
+}  // namespace
+
+bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::string_view text, Issues& errors) {
+    std::vector<std::string_view> lines;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        lines.push_back(line);
+        if (nl == std::string_view::npos) break;
+        text.remove_prefix(nl + 1);
+    }
+    auto cells_of = [](std::string_view line) {
+        std::vector<std::string_view> cells;
+        while (true) {
+            const auto comma = line.find(',');
+            cells.push_back(line.substr(0, comma));
+            if (comma == std::string_view::npos) break;
+            line.remove_prefix(comma + 1);
+        }
+        return cells;
+    };
+    if (lines.empty() || lines[0].empty()) {
+        errors.push_back({path, "empty file"});
+        return false;
+    }
+    static const char* const kCols[] = {"dtype", "hidden", "inter", "topk", "experts", "tp", "ep", "tokens", "latency_us"};
+    int col[9];
+    {
+        const auto header = cells_of(lines[0]);
+        for (int i = 0; i < 9; ++i) {
+            col[i] = -1;
+            for (size_t j = 0; j < header.size(); ++j)
+                if (header[j] == kCols[i]) col[i] = int(j);
+            if (col[i] < 0) {
+                errors.push_back({path + ":1", std::string("missing column '") + kCols[i] + "'"});
+                return false;
+            }
+        }
+    }
+    std::map<Key, MoeSeries> series;
+    const size_t errors_before = errors.size();
+    for (size_t i = 1; i < lines.size(); ++i) {
+        if (lines[i].empty()) continue;
+        const auto cells = cells_of(lines[i]);
+        const std::string where = path + ":" + std::to_string(i + 1);
+        auto cell = [&](int c) { return size_t(col[c]) < cells.size() ? cells[size_t(col[c])] : std::string_view(); };
+        MoeSeries s;
+        s.ref = &ref;
+        if (!parse_dtype(cell(0), s.dtype)) {
+            errors.push_back({where, "column 'dtype' is not a known format"});
+            continue;
+        }
+        double v[8];
+        bool ok = true;
+        for (int c = 1; c < 9 && ok; ++c) {
+            // shape and layout: whole numbers from 1 to 2^24; tokens and latency: positive and finite
+            const double hi = c < 7 ? 16777216.0 : 1e12;
+            if (!parse_number(cell(c), v[c - 1]) || !(v[c - 1] > 0) || v[c - 1] > hi ||
+                (c < 8 && v[c - 1] != std::floor(v[c - 1])) || (c < 7 && v[c - 1] < 1)) {
+                errors.push_back({where, std::string("column '") + kCols[c] + "' is not a positive number in range"});
+                ok = false;
+            }
+        }
+        if (!ok) continue;
+        s.hidden = int(v[0]);
+        s.inter = int(v[1]);
+        s.top_k = int(v[2]);
+        s.experts = int(v[3]);
+        s.tp = int(v[4]);
+        s.ep = int(v[5]);
+        MoeSeries& dst = series.emplace(key_of(s), s).first->second;
+        if (std::find(dst.tokens.begin(), dst.tokens.end(), v[6]) != dst.tokens.end()) {
+            errors.push_back({where, "repeated token count for this key"});
+            continue;
+        }
+        dst.tokens.push_back(v[6]);
+        dst.us.push_back(v[7]);
+    }
+    if (errors.size() != errors_before) return false;
+    if (series.empty()) {
+        errors.push_back({path, "no data rows"});
+        return false;
+    }
+    for (auto& [k, s] : series) {
+        std::vector<size_t> order(s.tokens.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.tokens[a] < s.tokens[b]; });
+        std::vector<double> t, u;
+        for (size_t i : order) {
+            t.push_back(s.tokens[i]);
+            u.push_back(s.us[i]);
+        }
+        s.tokens.swap(t);
+        s.us.swap(u);
+        s.path = path;
+        // a later file with the same key replaces the earlier series
+        auto it = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
+        if (it != moe_.end() && key_of(*it) == k) *it = std::move(s);
+        else moe_.insert(it, std::move(s));
+    }
+    return true;
+}
+
+MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int inter, int top_k, int experts, int tp,
+                         int ep, double tokens) const {
+    MoeHit h;
+    const FamilyRef* ref = family_ref(family);
+    if (!ref || moe_.empty() || !(tokens > 0) || !std::isfinite(tokens)) return h;
+    const Key k{ref, int(dtype), hidden, inter, top_k, experts, tp, ep};
+    auto it = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
+    if (it == moe_.end() || key_of(*it) != k) return h;
+    const std::vector<double>& x = it->tokens;
+    const std::vector<double>& y = it->us;
+    h.found = true;
+    h.table = it->path.c_str();
+    h.source = Source::interpolated;
+    if (tokens <= x.front()) {  // below the first point: the first point's time (a kernel has a floor)
+        h.latency_us = y.front();
+        if (std::fabs(tokens - x.front()) <= 1e-9 * x.front()) h.source = Source::measured;
+        return h;
+    }
+    if (tokens >= x.back()) {  // past the last point: the last point's time per token
+        h.latency_us = y.back() * tokens / x.back();
+        if (std::fabs(tokens - x.back()) <= 1e-9 * x.back()) h.source = Source::measured;
+        return h;
+    }
+    const size_t hi = size_t(std::lower_bound(x.begin(), x.end(), tokens) - x.begin());
+    if (std::fabs(tokens - x[hi]) <= 1e-9 * x[hi]) {
+        h.latency_us = y[hi];
+        h.source = Source::measured;
+        return h;
+    }
+    const double f = (std::log(tokens) - std::log(x[hi - 1])) / (std::log(x[hi]) - std::log(x[hi - 1]));
+    h.latency_us = std::exp(std::log(y[hi - 1]) + f * (std::log(y[hi]) - std::log(y[hi - 1])));
+    return h;
+}
+
+}  // namespace moe

@@ -1,0 +1,164 @@
+// test_moe_tables.cpp — the measured routed-expert MoE layers (bench_data/moe/<family>/sglang.csv, distilled by
+// scripts/distill_aic.py from AIConfigurator's SGLang 0.5.14 moe_perf): lookups, and the step model taking the
+// routed experts' time from them (permute and unpermute included in the measurement).
+// AIC = ai-dynamo/aiconfigurator @ 095f58a5, files under shared/anchors/aic/perf/ (line numbers count the header as 1).
+#include <string>
+
+#include "test_helpers.h"
+
+using moe::Dtype;
+using moe::Phase;
+using moe::Source;
+using moe_test::find_op;
+using moe_test::run;
+
+namespace {
+
+const char* kGlm5B200 =
+    R"({"model":"glm-5","hardware":"b200","parallel":{"tp":8},"precision":{"weights":"nvfp4"},)"
+    R"("workload":{"phase":"prefill","prefill_tokens":8192,"prompt_len":8192}})";
+
+moe::MoeHit glm5(const moe::Tables& t, double tokens) {
+    return t.moe_layer("b200", Dtype::nvfp4, 6144, 2048, 8, 256, 8, 1, tokens);
+}
+
+}  // namespace
+
+TEST_CASE("AIC MoE layers: a measured point reads back exactly") {
+    const moe::Tables& t = moe::builtin_tables();
+    // b200_sxm/sglang-0.5.14/moe/moe_perf.csv.gz line 26430:
+    // SGLang,0.5.14,NVIDIA B200,moe,sglang_flashinfer_trtllm_moe,nvfp4,8192,6144,2048,8,256,8,1,balanced,0.4997830581665039
+    // -> bench_data/moe/b200/sglang.csv: nvfp4,6144,2048,8,256,8,1,8192,499.8
+    const moe::MoeHit h = glm5(t, 8192);
+    REQUIRE(h.found);
+    CHECK(h.source == Source::measured);
+    CHECK(std::string(h.table) == "bench_data/moe/b200/sglang.csv");
+    CHECK(std::fabs(h.latency_us - 499.8) <= 1e-9 * 499.8);
+    // h100_sxm/sglang-0.5.14/moe/moe_perf.csv.gz line 17354: sglang_fused_moe_triton, fp8_block, 1024 tokens, DeepSeek-V3
+    // shape, moe_tp 1 x ep 8, 1.0310374450683593 ms -> fp8,7168,2048,8,256,1,8,1024,1031
+    const moe::MoeHit d = t.moe_layer("h100", Dtype::fp8, 7168, 2048, 8, 256, 1, 8, 1024);
+    REQUIRE(d.found);
+    CHECK(std::fabs(d.latency_us - 1031.0) <= 1e-9 * 1031.0);
+}
+
+TEST_CASE("AIC MoE layers: log-log between points, held below the first, linear past the last") {
+    const moe::Tables& t = moe::builtin_tables();
+    const double lo = glm5(t, 4096).latency_us, hi = glm5(t, 8192).latency_us;  // 326.3, 499.8
+    CHECK(lo == doctest::Approx(326.3));
+    const moe::MoeHit mid = glm5(t, 4096 * std::sqrt(2.0));
+    CHECK(mid.source == Source::interpolated);
+    CHECK(mid.latency_us == doctest::Approx(std::sqrt(lo * hi)).epsilon(1e-9));
+    CHECK(mid.latency_us > lo);
+    CHECK(mid.latency_us < hi);
+    // below the first point (1 token): that point's time
+    CHECK(glm5(t, 0.25).latency_us == doctest::Approx(glm5(t, 1).latency_us).epsilon(1e-12));
+    CHECK(glm5(t, 0.25).source == Source::interpolated);
+    // past the last (16384 tokens, 941.5 us): linear in tokens
+    CHECK(glm5(t, 65536).latency_us == doctest::Approx(4 * 941.5).epsilon(1e-9));
+}
+
+TEST_CASE("AIC MoE layers: every series is monotone in tokens") {
+    const moe::Tables& t = moe::builtin_tables();
+    struct Key { const char* fam; Dtype d; int h, i, k, e, tp, ep; };
+    const Key keys[] = {{"b200", Dtype::nvfp4, 6144, 2048, 8, 256, 8, 1}, {"b200", Dtype::fp8, 7168, 2048, 8, 256, 1, 8},
+                        {"b200", Dtype::mxfp4, 2880, 2880, 4, 128, 4, 1},  {"h200", Dtype::bf16, 2048, 768, 8, 128, 2, 2},
+                        {"h100", Dtype::fp8, 3072, 1536, 8, 256, 4, 16},
+                        {"h100", Dtype::int4, 7168, 2048, 8, 384, 8, 1}};
+    for (const Key& k : keys) {
+        INFO(k.fam << " " << moe::dtype_name(k.d) << " " << k.h << "/" << k.i << " tp" << k.tp << " ep" << k.ep);
+        double prev = 0;
+        for (double x = 0.5; x < 1e5; x *= 1.19) {
+            const moe::MoeHit h = t.moe_layer(k.fam, k.d, k.h, k.i, k.k, k.e, k.tp, k.ep, x);
+            REQUIRE(h.found);
+            CHECK(h.latency_us >= prev);
+            prev = h.latency_us;
+        }
+    }
+}
+
+TEST_CASE("AIC MoE layers: absent keys are not found") {
+    const moe::Tables& t = moe::builtin_tables();
+    CHECK(!t.moe_layer("h800", Dtype::fp8, 7168, 2048, 8, 256, 1, 8, 1024).found);   // no such family table
+    CHECK(!t.moe_layer("h100", Dtype::nvfp4, 7168, 2048, 8, 256, 1, 8, 1024).found); // no NVFP4 on Hopper
+    CHECK(!t.moe_layer("h100", Dtype::mxfp4, 2880, 2880, 4, 128, 1, 1, 64).found);   // Hopper MXFP4: W4A16 model
+    CHECK(!t.moe_layer("b200", Dtype::nvfp4, 6144, 2048, 8, 256, 8, 16, 1024).found); // tp x ep > 64 not kept
+    CHECK(!t.moe_layer("b200", Dtype::nvfp4, 6144, 2048, 8, 255, 8, 1, 1024).found);  // another shape
+    CHECK(!t.moe_layer("b200", Dtype::nvfp4, 6144, 2048, 8, 256, 8, 1, 0).found);     // no tokens
+}
+
+TEST_CASE("AIC MoE layers: the loader checks its rows") {
+    moe::Tables t;
+    moe::Issues errs;
+    const char* hdr = "dtype,hidden,inter,topk,experts,tp,ep,tokens,latency_us\n";
+    CHECK(t.load_csv("bench_data/moe/h100/x.csv", std::string(hdr) + "bf16,64,32,2,8,1,1,1,5\nbf16,64,32,2,8,1,1,4,9\n", errs));
+    CHECK(errs.empty());
+    CHECK(t.table_count() == 1);
+    CHECK(t.moe_layer("h100", Dtype::bf16, 64, 32, 2, 8, 1, 1, 2).latency_us == doctest::Approx(std::sqrt(45.0)));
+    CHECK(!t.load_csv("bench_data/moe/h100/y.csv", std::string(hdr) + "bf16,64,32,2,8,1,1,1,5\nbf16,64,32,2,8,1,1,1,6\n", errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "bench_data/moe/h100/y.csv:3");
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/moe/h100/z.csv", std::string(hdr) + "fp6,64,32,2,8,1,1,1,5\nbf16,64,32,2.5,8,1,1,1,5\n"
+                      "bf16,64,32,2,8,1,1,1,-5\n", errs));
+    CHECK(errs.size() == 3);
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/moe/h100/w.csv", "dtype,hidden\nbf16,64\n", errs));
+    CHECK(errs.size() == 1);
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/moe/nosuch/w.csv", hdr, errs));
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/moe/h100/w.csv", hdr, errs));  // a header alone
+    CHECK(t.table_count() == 1);
+}
+
+TEST_CASE("AIC MoE layers: the step model takes the routed experts from them (worked example: GLM-5 NVFP4 on B200)") {
+    // GLM-5 (hidden 6144, moe_intermediate 2048, top-8 of 256), NVFP4 experts, TP8 (moe_tp 8, ep 1), a prefill of 8192
+    // tokens: the layer is the table point of b200_sxm/sglang-0.5.14/moe/moe_perf.csv.gz line 26430, 0.49978 ms
+    // (permutation and weighted combine included, so no moe.permute / moe.unpermute passes), against 960 us of
+    // permute (224) + grouped GEMM transferred from InferSim's H800 tables (512) + unpermute (224) before.
+    const moe::Estimate e = run(kGlm5B200);
+    const moe::OpRecord* op = find_op(e, "moe.routed_experts", Phase::prefill);
+    REQUIRE(op);
+    CHECK(op->time_us == doctest::Approx(499.8).epsilon(1e-9));
+    CHECK(op->source == Source::measured);
+    CHECK(std::string(op->table) == "bench_data/moe/b200/sglang.csv");
+    CHECK(op->efficiency > 0);
+    CHECK(op->efficiency < 1);
+    CHECK(op->flops > 0);
+    CHECK(op->weight_bytes > 0);
+    CHECK(!find_op(e, "moe.permute", Phase::prefill));
+    CHECK(!find_op(e, "moe.unpermute", Phase::prefill));
+
+    // The busiest rank: routing.imbalance scales the tokens looked up (8192 x 1.5 = 12288: between 8192 and 16384).
+    std::string skew = kGlm5B200;
+    skew.insert(skew.size() - 1, R"(,"routing":{"imbalance":1.5})");
+    const moe::OpRecord* sk = find_op(run(skew), "moe.routed_experts", Phase::prefill);
+    REQUIRE(sk);
+    CHECK(sk->source == Source::interpolated);
+    CHECK(sk->time_us == doctest::Approx(moe::builtin_tables().moe_layer("b200", Dtype::nvfp4, 6144, 2048, 8, 256, 8, 1,
+                                                                         12288).latency_us).epsilon(1e-9));
+}
+
+TEST_CASE("AIC MoE layers: other GPUs, formats and layouts keep the grouped-GEMM path") {
+    // H800 has no MoE-layer table: permute, grouped GEMM, unpermute.
+    const moe::Estimate h800 = run(R"({"model":"deepseek-v3","hardware":"h800","parallel":{"tp":8},)"
+                                   R"("workload":{"phase":"prefill","prefill_tokens":4096,"prompt_len":4096}})");
+    CHECK(find_op(h800, "moe.permute", Phase::prefill));
+    CHECK(find_op(h800, "moe.unpermute", Phase::prefill));
+    CHECK(std::string(find_op(h800, "moe.routed_experts", Phase::prefill)->table).rfind("bench_data/grouped_gemm/", 0) == 0);
+    // B200 with a format the table does not hold for this shape (INT4 GLM-5): the old path.
+    std::string int4 = kGlm5B200;
+    int4.replace(int4.find("nvfp4"), 5, "int4");
+    const moe::Estimate b_int4 = run(int4);
+    CHECK(find_op(b_int4, "moe.permute", Phase::prefill));
+    CHECK(std::string(find_op(b_int4, "moe.routed_experts", Phase::prefill)->table).rfind("bench_data/moe/", 0) != 0);
+    // H100 PCIe borrows the H100 family's tables: a latency does not transfer to another GPU.
+    const moe::Estimate pcie = run(R"({"model":"qwen3-30b-a3b","hardware":"h100-pcie","parallel":{"tp":2},)"
+                                   R"("workload":{"phase":"prefill","prefill_tokens":4096,"prompt_len":4096}})");
+    CHECK(find_op(pcie, "moe.permute", Phase::prefill));
+    // The same on H100 SXM: the table.
+    const moe::Estimate sxm = run(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm","parallel":{"tp":2},)"
+                                  R"("workload":{"phase":"prefill","prefill_tokens":4096,"prompt_len":4096}})");
+    CHECK(!find_op(sxm, "moe.permute", Phase::prefill));
+    CHECK(std::string(find_op(sxm, "moe.routed_experts", Phase::prefill)->table) == "bench_data/moe/h100/sglang.csv");
+}
