@@ -6,7 +6,7 @@
 # Run as a script (cmake -DOUT=... -DROOT=... -DLIST=<file with one path a line> -P embed.cmake) it writes OUT:
 #   namespace moe { const EmbeddedFile kEmbeddedFiles[] = {{"presets/models/x.json", data_0, sizeof(data_0) - 1}, ...}; }
 # Text files become C++ raw strings (readable, fast to compile); a file that a raw string cannot hold exactly
-# (carriage returns, NUL bytes, the delimiter itself) becomes a byte array. Sizes come from the compiler (sizeof).
+# (carriage returns, NUL bytes, the delimiter itself) or that is longer than a literal may be becomes a byte array. Sizes come from the compiler (sizeof).
 
 if(NOT CMAKE_SCRIPT_MODE_FILE)
   set(_MOE_EMBED_SCRIPT "${CMAKE_CURRENT_LIST_FILE}")
@@ -50,7 +50,9 @@ foreach(f IN LISTS files)
   string(FIND "${text}" "\r" has_cr)
   string(FIND "${text}" ")${delim}\"" has_delim)
   set(name "data_${index}")
-  if(text_len EQUAL size AND has_cr EQUAL -1 AND has_delim EQUAL -1)
+  # A string literal longer than 65,536 characters is beyond what C++ compilers must accept (clang's
+  # -Woverlength-strings under -Wpedantic): such a file becomes a byte array too.
+  if(text_len EQUAL size AND has_cr EQUAL -1 AND has_delim EQUAL -1 AND size LESS 65000)
     string(APPEND body "static const char ${name}[] = R\"${delim}(${text})${delim}\";\n")
   else()
     file(READ "${f}" hex HEX)

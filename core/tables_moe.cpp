@@ -119,7 +119,9 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
         errors.push_back({path, "no data rows"});
         return false;
     }
-    for (auto& [k, s] : series) {
+    for (auto& entry : series) {
+        const Key& k = entry.first;
+        MoeSeries& s = entry.second;  // (clang-14 cannot capture a structured binding in the lambda below)
         std::vector<size_t> order(s.tokens.size());
         for (size_t i = 0; i < order.size(); ++i) order[i] = i;
         std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.tokens[a] < s.tokens[b]; });
