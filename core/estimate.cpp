@@ -56,26 +56,54 @@ A2ABackend resolve_backend(const Scenario& s, Phase ph) {
 
 using namespace detail;
 
+// `e` back to a default Estimate, its vectors emptied but keeping their capacity (estimate_into's reuse).
+static void reset_estimate(Estimate& e) {
+    Issues errors = std::move(e.errors);
+    std::vector<std::string> warnings = std::move(e.warnings);
+    std::vector<OpRecord> ops = std::move(e.ops);
+    std::vector<LayerGroup> prefill_groups = std::move(e.prefill.groups), decode_groups = std::move(e.decode.groups);
+    e = Estimate{};
+    errors.clear();
+    warnings.clear();
+    ops.clear();
+    prefill_groups.clear();
+    decode_groups.clear();
+    e.errors = std::move(errors);
+    e.warnings = std::move(warnings);
+    e.ops = std::move(ops);
+    e.prefill.groups = std::move(prefill_groups);
+    e.decode.groups = std::move(decode_groups);
+}
+
 Estimate estimate(const Scenario& s, const Tables& tables) {
     Estimate e;
-    e.errors = validate_scenario(s);
+    estimate_into(s, tables, e);
+    return e;
+}
+
+void estimate_into(const Scenario& s, const Tables& tables, Estimate& e, bool want_warnings) {
+    reset_estimate(e);
+    {
+        Issues errors = validate_scenario(s);
+        if (!errors.empty()) e.errors.swap(errors);
+    }
     const ModelSpec& m = s.model;
     e.total_params = m.total_params;
     e.active_params = m.active_params;
-    if (!e.errors.empty()) return e;
+    if (!e.errors.empty()) return;
     e.prefill_backend = resolve_backend(s, Phase::prefill);
     e.decode_backend = resolve_backend(s, Phase::decode);
     for (A2ABackend b : {e.prefill_backend, e.decode_backend})
         if (b == A2ABackend::none && m.is_moe() && (s.parallel.ep > 1 || s.parallel.dp > 1)) {
             e.errors.push_back({"runtime.a2a_backend", "none cannot move tokens between GPUs; with ep > 1 or dp > 1 pick allgather, deepep_normal, deepep_low_latency or pplx"});
-            return e;
+            return;
         }
     // Token counts that would overflow double precision arithmetic are rejected by the field ranges; guard the
     // product of the largest ones anyway.
     const double tokens = double(s.workload.batch) * (1 + s.runtime.mtp_draft_tokens) + s.workload.prefill_tokens;
     if (tokens * s.parallel.dp * m.hidden > 1e18) {
         e.errors.push_back({"workload", "token counts too large to model"});
-        return e;
+        return;
     }
 
     const Dtype base = m.weight_dtype;
@@ -120,12 +148,12 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
     e.weights_dtype = c.w_attn;
     e.experts_dtype = c.w_exp;
     e.kv_dtype = c.kv;
-    if (s.gpu.tables.empty())
+    if (want_warnings && s.gpu.tables.empty())
         e.warnings.push_back(s.gpu.name + " has no measured kernel tables: " +
                              (c.families[0] ? std::string("efficiencies are borrowed from ") + c.families[0] + " through the roofline"
                                             : std::string("every kernel takes the analytical fallback")));
     const Dtype exp_asked = pick(s.precision.experts, s.precision.weights.is_auto ? m.expert_dtype : s.precision.weights.value);
-    if ((exp_asked == Dtype::mxfp4 || exp_asked == Dtype::nvfp4) && !native_fp4(s.gpu, exp_asked)) {
+    if (want_warnings && (exp_asked == Dtype::mxfp4 || exp_asked == Dtype::nvfp4) && !native_fp4(s.gpu, exp_asked)) {
         if (c.w_exp != exp_asked)
             e.warnings.push_back(std::string("FP4 experts are pre-expanded to ") + dtype_name(c.w_exp) + " on " + s.gpu.name +
                                  " (no FP4 tensor cores, precision.fp4_on_hopper = expand): expert memory doubles");
@@ -151,24 +179,25 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
         run_phase(c, e, ps, e.decode_backend, e.decode);
     }
     // Say when the routed experts are priced by the analytical fallback (their `source` says it per operator).
-    for (const OpRecord& o : e.ops)
-        if (o.source == Source::analytical && std::string_view(o.name) == "moe.routed_experts") {  // source first: no strlen per op
-            e.warnings.push_back(std::string("routed experts: no measured grouped-GEMM table applies to ") +
-                                 (dequantised(s.gpu, c.w_exp) ? std::string("W4A16 (") + dtype_name(c.w_exp) + " dequantised)"
-                                                              : std::string(dtype_name(compute_of(s.gpu, c.w_exp)))) +
-                                 " experts on " + s.gpu.name + " (the tables are tensor-core grouped GEMMs on Hopper); "
-                                 "analytical fallback");
-            break;
-        }
+    if (want_warnings)
+        for (const OpRecord& o : e.ops)
+            if (o.source == Source::analytical && std::string_view(o.name) == "moe.routed_experts") {  // source first: no strlen per op
+                e.warnings.push_back(std::string("routed experts: no measured grouped-GEMM table applies to ") +
+                                     (dequantised(s.gpu, c.w_exp) ? std::string("W4A16 (") + dtype_name(c.w_exp) + " dequantised)"
+                                                                  : std::string(dtype_name(compute_of(s.gpu, c.w_exp)))) +
+                                     " experts on " + s.gpu.name + " (the tables are tensor-core grouped GEMMs on Hopper); "
+                                     "analytical fallback");
+                break;
+            }
     memory(c, e);
-    if (s.runtime.expert_offload.tier == OffloadTier::host && s.gpu.host_memory_bytes > 0 &&
+    if (want_warnings && s.runtime.expert_offload.tier == OffloadTier::host && s.gpu.host_memory_bytes > 0 &&
         e.memory.offloaded_experts_bytes > s.gpu.host_memory_bytes) {
         char buf[200];
         std::snprintf(buf, sizeof buf, "offloaded experts need %.1f GB of host memory per GPU, the hardware has %.1f GB",
                       e.memory.offloaded_experts_bytes / 1e9, s.gpu.host_memory_bytes / 1e9);
         e.warnings.push_back(buf);
     }
-    if (!e.memory.fits) {
+    if (want_warnings && !e.memory.fits) {
         const double needs = e.memory.total_bytes / 1e9, usable = e.memory.usable_bytes / 1e9,
                      short_by = e.memory.shortfall_bytes / 1e9;
         if (fixed1_exact(needs) && fixed1_exact(usable) && fixed1_exact(short_by)) {
@@ -192,10 +221,9 @@ Estimate estimate(const Scenario& s, const Tables& tables) {
     }
     if (!all_finite(e)) {
         e.errors.push_back({"", "the model produced a non-finite number for this input (please report it)"});
-        return e;
+        return;
     }
     e.ok = true;
-    return e;
 }
 
 }  // namespace moe

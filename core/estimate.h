@@ -125,6 +125,10 @@ struct Estimate {
 };
 
 Estimate estimate(const Scenario& s, const Tables& tables);
+// estimate() into `out`, which is reset first: the same Estimate as estimate() returns, but `out`'s vectors keep their
+// capacity (a sweep reuses one Estimate per thread: no allocation per point). With warnings = false no warning text
+// is built (out.warnings stays empty), for callers that never show warnings (the sweep's CSV has no such column).
+void estimate_into(const Scenario& s, const Tables& tables, Estimate& out, bool warnings = true);
 
 // Overlap policies, exposed for tests. Seed 000 §5.3 (used for prefill): two micro-batches, the first dispatch and
 // the last combine exposed. Decode TBO: four slots per layer, each micro-batch's communication under the other's

@@ -478,28 +478,38 @@ ServingResult serving_model(const Scenario& s, const ServingSteps& st, const Eng
 // ---------------------------------------------------------------------------------------------------------------
 
 Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo) {
-    Estimate e = estimate(s, t);
-    if (!e.ok || s.serving.mode == ServingMode::off) return e;
+    Estimate e;
+    evaluate_into(s, t, engines, memo, e);
+    return e;
+}
+
+void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo, Estimate& e,
+                   bool want_warnings) {
+    estimate_into(s, t, e, want_warnings);
+    if (!e.ok || s.serving.mode == ServingMode::off) return;
     const EngineConstants& k = engines.get(s.runtime.engine);
     ServingSteps st = serving_steps(s, t, k, memo);
     if (!st.ok) {
         e.ok = false;
         e.errors.insert(e.errors.end(), st.errors.begin(), st.errors.end());
-        return e;
+        return;
     }
-    e.warnings.insert(e.warnings.end(), st.warnings.begin(), st.warnings.end());
+    if (want_warnings) e.warnings.insert(e.warnings.end(), st.warnings.begin(), st.warnings.end());
     e.serving = serving_model(s, st, k);
     const ServingResult& r = e.serving;
     for (double v : {r.ttft_ms, r.tpot_ms, r.e2e_latency_ms, r.output_tokens_per_s_per_gpu, r.tokens_per_s_per_user, r.requests_per_s})
         if (!std::isfinite(v)) {
             e.ok = false;
             e.errors.push_back({"serving", "the serving model produced a non-finite number for this input (please report it)"});
-            return e;
+            return;
         }
-    if (!r.fits) e.warnings.push_back("serving: the deployment does not fit one request's KV cache next to the weights");
-    return e;
+    if (want_warnings && !r.fits) e.warnings.push_back("serving: the deployment does not fit one request's KV cache next to the weights");
 }
 
 Estimate evaluate(const Scenario& s, const Tables& t) { return evaluate(s, t, builtin_engines()); }
+
+void evaluate_into(const Scenario& s, const Tables& t, Estimate& out, bool warnings) {
+    evaluate_into(s, t, builtin_engines(), nullptr, out, warnings);
+}
 
 }  // namespace moe

@@ -70,5 +70,9 @@ void serving_link(const Scenario& s, ServingSteps& st);
 // in e.errors like any other).
 Estimate evaluate(const Scenario& s, const Tables& t);
 Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo = nullptr);
+// evaluate() into `out` (estimate_into(): `out` reset, its vectors' capacity kept; warnings = false builds none).
+void evaluate_into(const Scenario& s, const Tables& t, Estimate& out, bool warnings = true);
+void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo, Estimate& out,
+                   bool warnings = true);
 
 }  // namespace moe

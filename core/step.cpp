@@ -158,6 +158,9 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     const Scenario& s = c.s;
     const ModelSpec& m = c.m;
     out.computed = true;
+    // This phase's records start here (estimate_into runs each phase once, prefill first): the provenance sums below
+    // skip the other phase's records, which their phase test excluded anyway.
+    const std::size_t phase_begin = e.ops.size();
     const bool masked = s.runtime.expert_layout == ExpertLayout::masked ||
                         (s.runtime.expert_layout == ExpertLayout::auto_ &&
                          (be == A2ABackend::deepep_low_latency || be == A2ABackend::pplx));
@@ -196,7 +199,6 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     }
     if (!groups.empty()) groups[last].count += run;
     double total_us = 0, compute_us = 0, comm_us = 0, exposed_comm_us = 0, offload_us = 0, offload_bytes = 0;
-    std::vector<std::pair<OpRecord, double>> weighted;  // op, weight (us per step)
     for (size_t gi = 0; gi < groups.size(); ++gi) {
         const Group& g = groups[gi];
         const LayerTime lt = layer_time(c, ps, g.d, be, masked, ov, n_mb, e.ops);
@@ -291,11 +293,16 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     out.offload_bytes = offload_bytes;
     // provenance shares over compute-op time
     double denom = 0;
-    for (const OpRecord& o : e.ops)
+    const std::size_t n_ops = e.ops.size();
+    for (std::size_t i = phase_begin; i < n_ops; ++i) {
+        const OpRecord& o = e.ops[i];
         if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload) denom += o.time_us * o.count;
+    }
     if (denom > 0)
-        for (const OpRecord& o : e.ops)
+        for (std::size_t i = phase_begin; i < n_ops; ++i) {
+            const OpRecord& o = e.ops[i];
             if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload) add_share(out, o, o.time_us * o.count / denom);
+        }
     const double world_tp = c.tp;
     if (ps.phase == Phase::prefill) {
         const double stage_ms = out.step_ms / c.pp;

@@ -108,8 +108,15 @@ double interp1(const std::vector<Point>& pts, double q, bool& exact, double ovh 
 int family_index(std::string_view family) {
     static_assert(kFamilyCount <= 8, "Tables::kFamilySlots too small");
     // The estimator passes family_ref()'s own names: a pointer compare finds them without comparing text.
+    struct Lengths {
+        std::size_t n[kFamilyCount];
+        Lengths() {
+            for (int f = 0; f < kFamilyCount; ++f) n[f] = std::char_traits<char>::length(kFamilies[f].family);
+        }
+    };
+    static const Lengths lengths;  // the names' lengths, measured once (no strlen per lookup)
     for (int f = 0; f < kFamilyCount; ++f)
-        if (family.data() == kFamilies[f].family && family.size() == std::char_traits<char>::length(kFamilies[f].family)) return f;
+        if (family.data() == kFamilies[f].family && family.size() == lengths.n[f]) return f;
     for (int f = 0; f < kFamilyCount; ++f)
         if (family == kFamilies[f].family) return f;
     return -1;

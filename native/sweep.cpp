@@ -174,11 +174,23 @@ private:
 
 // Formats rows into a string. One per thread: it keeps, per output column, the last number and its text, since
 // across neighbouring points most columns repeat (weights, capacity, parameters, often a whole phase): the
-// repeated text is copied instead of formatted again. Byte-identical to formatting every cell.
+// repeated text is copied instead of formatted again. Byte-identical to formatting every cell. Each column's kind
+// (number, boolean, status, error, other text) is resolved once, and numbers are written straight into fixed
+// buffers (write_number), without a std::string per cell.
 class RowWriter {
 public:
-    explicit RowWriter(const std::vector<const moe::Column*>& columns)
-        : columns_(columns), last_(columns.size(), kNoValue), text_(columns.size()) {}
+    explicit RowWriter(const std::vector<const moe::Column*>& columns) : columns_(columns), cells_(columns.size()) {
+        const auto status = moe::find_column("status")->text, error = moe::find_column("error")->text;
+        for (std::size_t i = 0; i < columns.size(); ++i) {
+            const moe::Column* c = columns[i];
+            Cell& cell = cells_[i];
+            cell.number = c->number;
+            if (c->type == moe::ColumnType::text)
+                cell.kind = c->text == status ? Kind::status : c->text == error ? Kind::error : Kind::text;
+            else
+                cell.kind = c->type == moe::ColumnType::boolean ? Kind::boolean : Kind::number;
+        }
+    }
 
     static void header(const std::vector<Axis>& axes, const std::vector<const moe::Column*>& columns, std::string& buf) {
         bool first = true;
@@ -196,8 +208,7 @@ public:
     }
 
     // `numbers`: false for a point whose axis value could not be set (no estimate ran): number cells stay empty.
-    // The row is assembled in a fixed buffer (Line) and appended to `buf` once, instead of one std::string append
-    // per cell; the same bytes.
+    // The row is assembled in a fixed buffer (Line) and appended to `buf` once; the same bytes.
     void row(const std::vector<Axis>& axes, const std::vector<std::size_t>& index, const moe::Estimate& e,
              std::string& buf, bool numbers = true) {
         Line line(buf);
@@ -207,39 +218,65 @@ public:
             first = false;
             line.put(axes[a].cells[index[a]]);
         }
-        for (std::size_t i = 0; i < columns_.size(); ++i) {
-            const moe::Column* c = columns_[i];
+        for (std::size_t i = 0; i < cells_.size(); ++i) {
+            Cell& cell = cells_[i];
             if (!first) line.put(',');
             first = false;
-            if (c->type == moe::ColumnType::text) {
-                if (c->text == text_status_ && e.ok) line.put(std::string_view("ok"));  // the common case, without a std::string
-                else if (c->text == text_error_ && e.errors.empty()) {}                  // empty cell
-                else {
-                    std::string cell;
-                    moe::append_csv_cell(cell, c->text(e));
-                    line.put(cell);
-                }
-            } else if (numbers) {
-                // moe::format_value's text, without its std::string and snprintf (tests/cli/values_test.cpp)
-                const double v = c->number(e);
-                std::uint64_t bits;
-                std::memcpy(&bits, &v, sizeof bits);
-                if (bits != last_[i]) {
-                    last_[i] = bits;
-                    text_[i].clear();
-                    if (c->type == moe::ColumnType::boolean) {
-                        if (std::isfinite(v)) text_[i] = v != 0 ? "true" : "false";
-                    } else {
-                        append_number(text_[i], v);
+            switch (cell.kind) {
+                case Kind::status:
+                    if (e.ok) {
+                        line.put(std::string_view("ok"));  // the common case, without a std::string
+                        continue;
                     }
+                    break;
+                case Kind::error:
+                    if (e.errors.empty()) continue;  // empty cell
+                    break;
+                case Kind::text: break;
+                case Kind::number:
+                case Kind::boolean: {
+                    if (!numbers) continue;
+                    // moe::format_value's text, without its std::string and snprintf (tests/cli/values_test.cpp)
+                    const double v = cell.number(e);
+                    std::uint64_t bits;
+                    std::memcpy(&bits, &v, sizeof bits);
+                    if (bits != cell.bits) {
+                        cell.bits = bits;
+                        char* end = cell.text;
+                        if (cell.kind == Kind::boolean) {
+                            if (std::isfinite(v)) {
+                                const char* word = v != 0 ? "true" : "false";
+                                const std::size_t n = std::strlen(word);
+                                std::memcpy(end, word, n);
+                                end += n;
+                            }
+                        } else {
+                            end = write_number(end, v);
+                        }
+                        cell.len = std::uint8_t(end - cell.text);
+                    }
+                    line.put_cell(cell.text, cell.len);
+                    continue;
                 }
-                line.put(text_[i]);
             }
+            std::string text;
+            moe::append_csv_cell(text, columns_[i]->text(e));
+            line.put(text);
         }
         line.put('\n');
     }
 
 private:
+    enum class Kind : std::uint8_t { number, boolean, status, error, text };
+    static constexpr std::uint64_t kNoValue = 0x7ff4dead0000beefull;  // a signalling NaN no column returns
+    struct Cell {
+        std::uint64_t bits = kNoValue;  // the number `text` shows
+        double (*number)(const moe::Estimate&) = nullptr;
+        Kind kind = Kind::number;
+        std::uint8_t len = 0;
+        char text[kNumberChars];
+    };
+
     // Characters gathered in a stack buffer and appended to `out` in large pieces (when full, and at the end).
     class Line {
     public:
@@ -260,6 +297,12 @@ private:
             std::memcpy(buf_ + n_, text.data(), text.size());
             n_ += text.size();
         }
+        // A cell's text of `len` <= kNumberChars characters, copied as a fixed-size block (one or two moves).
+        void put_cell(const char (&text)[kNumberChars], std::size_t len) {
+            if (sizeof buf_ - n_ < kNumberChars) flush();
+            std::memcpy(buf_ + n_, text, kNumberChars);
+            n_ += len;
+        }
         void flush() {
             out_.append(buf_, n_);
             n_ = 0;
@@ -271,12 +314,8 @@ private:
         std::size_t n_ = 0;
     };
 
-    static constexpr std::uint64_t kNoValue = 0x7ff4dead0000beefull;  // a signalling NaN no column returns
     const std::vector<const moe::Column*>& columns_;
-    std::vector<std::uint64_t> last_;
-    std::vector<std::string> text_;
-    std::string (*text_status_)(const moe::Estimate&) = moe::find_column("status")->text;
-    std::string (*text_error_)(const moe::Estimate&) = moe::find_column("error")->text;
+    std::vector<Cell> cells_;
 };
 
 // Points per work item: big enough that threads rarely meet, small enough to keep every core busy to the end.
@@ -310,7 +349,9 @@ struct Worker {
                 if (!err.empty()) issues.push_back({"", err});
             if (issues.empty()) {
                 // estimate() validates the point first; an invalid one comes back with ok = false and its errors.
-                writer.row(axes, index, moe::evaluate(s, tables), buf);
+                // One Estimate per worker, reused (its vectors keep their capacity); the CSV shows no warnings.
+                moe::evaluate_into(s, tables, estimate, /*warnings=*/false);
+                writer.row(axes, index, estimate, buf);
             } else {
                 failed.errors = issues;
                 writer.row(axes, index, failed, buf, /*numbers=*/false);
@@ -332,6 +373,7 @@ struct Worker {
     std::vector<std::size_t> index;
     std::vector<std::string> axis_error;  // set_path's complaint about the axis's current value
     moe::Issues issues;
+    moe::Estimate estimate;               // the current point's
     moe::Estimate failed;                 // for points whose axis value could not be set
     RowWriter writer;
 };

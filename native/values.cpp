@@ -3,6 +3,7 @@
 
 #include <cfloat>
 #include <charconv>
+#include <cstring>
 #include <cmath>
 #include <system_error>
 
@@ -137,17 +138,14 @@ bool is_power_of_two(double v) {
 // one unless the rounding interval is lopsided (v a power of two: then the exact loop runs, as for subnormals); for k = 17, %.15g and
 // %.16g cannot round-trip and %.17g is the correctly rounded 17 digits, as the shortest is. %g then removes
 // trailing zeros, so only the digits, the exponent X and the style rule (fixed when P > X >= -4) remain.
-void append_number(std::string& out, double v) {
-    if (!std::isfinite(v)) return;
-    char buf[48];
+char* write_number(char* out, double v) {
+    if (!std::isfinite(v)) return out;
     if (v == std::floor(v) && std::fabs(v) < 1e15) {
-        char* end = buf;
-        if (v == 0 && std::signbit(v)) *end++ = '-';  // "%.0f" prints -0 as "-0"
-        end = std::to_chars(end, buf + sizeof buf, static_cast<long long>(v)).ptr;
-        out.append(buf, end);
-        return;
+        if (v == 0 && std::signbit(v)) *out++ = '-';  // "%.0f" prints -0 as "-0"
+        return std::to_chars(out, out + kNumberChars, static_cast<long long>(v)).ptr;
     }
     // Shortest scientific form: [-]d[.ddd]e(+|-)XX
+    char buf[48];
     char* end = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific).ptr;
     const char* p = buf;
     const bool negative = *p == '-';
@@ -159,27 +157,41 @@ void append_number(std::string& out, double v) {
     int exponent = 0;
     std::from_chars(p + 1 + (p[1] == '+'), end, exponent);
     if ((k == 16 && is_power_of_two(v)) || std::fabs(v) < DBL_MIN) {  // subnormals have fewer than 53 bits
-        out.append(buf, format_by_trial(buf, buf + sizeof buf, v));
-        return;
+        end = format_by_trial(buf, buf + sizeof buf, v);
+        std::memcpy(out, buf, std::size_t(end - buf));
+        return out + (end - buf);
     }
     const int precision = k <= 15 ? 15 : k;
-    if (negative) out += '-';
+    if (negative) *out++ = '-';
     if (exponent < precision && exponent >= -4) {  // fixed
         if (exponent < 0) {
-            out += "0.";
-            out.append(std::size_t(-exponent - 1), '0');
-            out.append(digits, std::size_t(k));
+            *out++ = '0';
+            *out++ = '.';
+            for (int z = 0; z < -exponent - 1; ++z) *out++ = '0';
+            std::memcpy(out, digits, std::size_t(k));
+            out += k;
         } else if (k <= exponent + 1) {
-            out.append(digits, std::size_t(k));
-            out.append(std::size_t(exponent + 1 - k), '0');
+            std::memcpy(out, digits, std::size_t(k));
+            out += k;
+            for (int z = 0; z < exponent + 1 - k; ++z) *out++ = '0';
         } else {
-            out.append(digits, std::size_t(exponent + 1));
-            out += '.';
-            out.append(digits + exponent + 1, std::size_t(k - exponent - 1));
+            std::memcpy(out, digits, std::size_t(exponent + 1));
+            out += exponent + 1;
+            *out++ = '.';
+            std::memcpy(out, digits + exponent + 1, std::size_t(k - exponent - 1));
+            out += k - exponent - 1;
         }
-    } else {  // scientific, as the shortest form already is
-        out.append(negative ? buf + 1 : buf, end);
+        return out;
     }
+    // scientific, as the shortest form already is
+    const char* from = negative ? buf + 1 : buf;
+    std::memcpy(out, from, std::size_t(end - from));
+    return out + (end - from);
+}
+
+void append_number(std::string& out, double v) {
+    char buf[kNumberChars];
+    out.append(buf, write_number(buf, v));
 }
 
 std::string number_text(double v) {

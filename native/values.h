@@ -39,6 +39,9 @@ bool parse_number(std::string_view text, double& out);
 // that reads back to the same double; nothing for NaN/inf), byte for byte, but with std::to_chars/from_chars
 // instead of snprintf/strtod: about 5x faster, which is most of a sweep's time per row. Appends to `out`.
 void append_number(std::string& out, double v);
+// append_number's text written at `out` (room for kNumberChars characters; it writes at most 24); returns its end.
+constexpr std::size_t kNumberChars = 32;
+char* write_number(char* out, double v);
 std::string number_text(double v);
 
 }  // namespace cli
