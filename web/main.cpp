@@ -135,7 +135,18 @@ void frame(void* arg) {
     if (web::needs_recompute(st)) web::recompute(st);  // once per change, before any result is drawn
     // The planner: started by its button or a link, then a slice per frame (the page stays responsive).
     if (st.plan.run_requested) web::start_plan(st);
-    if (st.plan.running) web::step_plan(st, 30.0);
+    if (st.plan.running) {
+        // The slice is sized against the rest of the frame (drawing, compositing): 1.5x what the last frame spent
+        // outside the search, 30..80 ms, so the search gets ~60% of the time and the page still draws >= 10 frames
+        // a second even where drawing is slow (software WebGL: ~40 ms a frame).
+        static double last_start_ms = -1, last_slice_ms = 0;
+        const double start = web::now_ms();
+        const double other = last_start_ms < 0 ? 30.0 : std::max(0.0, start - last_start_ms - last_slice_ms);
+        const double budget = std::clamp(1.5 * other, 30.0, 80.0);
+        web::step_plan(st, budget);
+        last_slice_ms = web::now_ms() - start;
+        last_start_ms = st.plan.running ? start : -1;
+    }
 
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_ChildBg, web::theme::vec(web::theme::kBackground));
