@@ -132,7 +132,8 @@ TEST_CASE("AIC MoE layers: the step model takes the routed experts from them (wo
     // The busiest rank: routing.imbalance scales the tokens looked up (8192 x 1.5 = 12288: between 8192 and 16384).
     std::string skew = kGlm5B200;
     skew.insert(skew.size() - 1, R"(,"routing":{"imbalance":1.5})");
-    const moe::OpRecord* sk = find_op(run(skew), "moe.routed_experts", Phase::prefill);
+    const moe::Estimate skewed = run(skew);  // kept alive: find_op points into its records
+    const moe::OpRecord* sk = find_op(skewed, "moe.routed_experts", Phase::prefill);
     REQUIRE(sk);
     CHECK(sk->source == Source::interpolated);
     CHECK(sk->time_us == doctest::Approx(moe::builtin_tables().moe_layer("b200", Dtype::nvfp4, 6144, 2048, 8, 256, 8, 1,
