@@ -9,6 +9,7 @@
 #include <string>
 #include <tuple>
 
+#include "csv_cells.h"
 #include "embedded.h"
 #include "kernels.h"
 #include "json_util.h"
@@ -57,30 +58,8 @@ constexpr double kMaxShape = 1e9;  // shape columns become int keys
 // operator's time (roofline / utilisation) overflowed.
 constexpr double kMaxLatencyUs = 1e9;
 
-// Split a CSV line into trimmed cells (no quoting in our tables).
-std::vector<std::string_view> split(std::string_view line) {
-    std::vector<std::string_view> cells;
-    while (true) {
-        auto comma = line.find(',');
-        std::string_view c = line.substr(0, comma);
-        while (!c.empty() && (c.front() == ' ' || c.front() == '\t')) c.remove_prefix(1);
-        while (!c.empty() && (c.back() == ' ' || c.back() == '\t' || c.back() == '\r')) c.remove_suffix(1);
-        cells.push_back(c);
-        if (comma == std::string_view::npos) break;
-        line.remove_prefix(comma + 1);
-    }
-    return cells;
-}
-
-bool to_double(std::string_view s, double& out) {
-    if (s.empty() || s.size() > 64) return false;
-    char buf[65];
-    std::memcpy(buf, s.data(), s.size());
-    buf[s.size()] = 0;
-    char* end = nullptr;
-    out = std::strtod(buf, &end);
-    return end == buf + s.size() && std::isfinite(out);
-}
+using detail::split_cells;
+using detail::cell_to_double;
 
 // Interpolate value(point) over sorted points in log x, clamped at the ends. exact = q sits on a grid point.
 template <class Value>
@@ -273,7 +252,7 @@ static double masked_uniform_us(double t_us, double expected_m, double groups, d
     const kernels::DeepGemmTiles tiles = kernels::deepgemm_tiles(expected_m, n, groups, sms);
     const double w_uni = kernels::deepgemm_waves(expected_m, n, groups, tiles, sms);
     double w_tab = -1, mfu = 0;
-    if (to_double(mfu_cell, mfu) && mfu > 0 && mfu <= 1) {
+    if (cell_to_double(mfu_cell, mfu) && mfu > 0 && mfu <= 1) {
         // half a unit of the cell's last decimal, plus a little for the rounding of the time
         double half = 5e-7 * mfu;
         const auto dot = mfu_cell.find('.');
@@ -375,7 +354,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             std::string_view c = f.substr(0, dash);
             if (c.substr(0, 2) == "tp") c.remove_prefix(2);
             double v;
-            if (!to_double(c, v) || v < 1 || v > 1e6 || v != std::floor(v)) {
+            if (!cell_to_double(c, v) || v < 1 || v > 1e6 || v != std::floor(v)) {
                 errors.push_back({where, "file name must be <heads>-<kv heads>-<head dim>[-tp<N>].csv"});
                 return false;
             }
@@ -424,9 +403,9 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
     std::vector<std::string> header;
     size_t first = 1;
     {
-        auto cells = split(lines[0]);
+        auto cells = split_cells(lines[0]);
         double dummy;
-        const bool looks_like_data = t->kind == Kind::mha_decode && cells.size() == 6 && to_double(cells[2], dummy);
+        const bool looks_like_data = t->kind == Kind::mha_decode && cells.size() == 6 && cell_to_double(cells[2], dummy);
         if (looks_like_data) {
             header.assign(std::begin(kStd), std::end(kStd));
             first = 0;
@@ -454,7 +433,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
     };
     auto num = [&](const std::vector<std::string_view>& cells, const char* name, size_t line_no, double& out) {
         int c = col(name);
-        if (c < 0 || size_t(c) >= cells.size() || !to_double(cells[size_t(c)], out)) {
+        if (c < 0 || size_t(c) >= cells.size() || !cell_to_double(cells[size_t(c)], out)) {
             errors.push_back({where + ":" + std::to_string(line_no + 1), "column '" + std::string(name) + "' is not a number"});
             return false;
         }
@@ -471,7 +450,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             const bool fp8_default = t->family != "h100";
             t->graph_timed = file.find("cuda_graph") != std::string::npos;
             for (size_t i = first; i < lines.size(); ++i) {
-                auto cells = split(lines[i]);
+                auto cells = split_cells(lines[i]);
                 double m, k, n, lat;
                 if (!num(cells, "m", i, m) || !num(cells, "k", i, k) || !num(cells, "n", i, n) || !num(cells, "latency_us", i, lat)) continue;
                 if (m < 1 || k < 1 || n < 1 || k > kMaxShape || n > kMaxShape || lat <= 0 || lat > kMaxLatencyUs) {
@@ -511,7 +490,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             std::map<std::string, std::unique_ptr<Table>> series;
             const int opc = col("op"), implc = col("impl");
             for (size_t i = first; i < lines.size(); ++i) {
-                auto cells = split(lines[i]);
+                auto cells = split_cells(lines[i]);
                 double gpus, bytes, lat;
                 if (!num(cells, "num_gpus", i, gpus) || !num(cells, "message_bytes", i, bytes) || !num(cells, "latency_us", i, lat)) continue;
                 const std::string_view op = size_t(opc) < cells.size() ? cells[size_t(opc)] : std::string_view();
@@ -549,7 +528,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 return false;
             std::map<std::vector<int>, std::unique_ptr<Table>> shapes;
             for (size_t i = first; i < lines.size(); ++i) {
-                auto cells = split(lines[i]);
+                auto cells = split_cells(lines[i]);
                 double E, gpus, local, k, h, inter, tokens, up, down;
                 if (!num(cells, "num_experts", i, E) || !num(cells, "num_gpus", i, gpus) || !num(cells, "num_local_experts", i, local) ||
                     !num(cells, "topk", i, k) || !num(cells, "hidden_size", i, h) || !num(cells, "intermediate_size", i, inter) ||
@@ -574,7 +553,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                         const int c = col(name);
                         return c >= 0 && size_t(c) < cells.size() ? cells[size_t(c)] : std::string_view();
                     };
-                    if (!to_double(cell("tokens_per_expert"), em) || em < 1) em = std::nearbyint(tokens * k / local);
+                    if (!cell_to_double(cell("tokens_per_expert"), em) || em < 1) em = std::nearbyint(tokens * k / local);
                     up = masked_uniform_us(up, em, local, 2.0 * inter, h, cell("up_mfu"), *ref);
                     down = masked_uniform_us(down, em, local, h, inter, cell("down_mfu"), *ref);
                 }
@@ -600,7 +579,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             const int kvcol = col("kv_dtype");
             std::unique_ptr<Table> fp8t;
             for (size_t i = first; i < lines.size(); ++i) {
-                auto cells = split(lines[i]);
+                auto cells = split_cells(lines[i]);
                 double b, L, lat;
                 if (!num(cells, "batch_size", i, b) || !num(cells, "kv_len", i, L) || !num(cells, "latency_us", i, lat)) continue;
                 if (b < 1 || L < 1 || lat <= 0 || lat > kMaxLatencyUs) {
@@ -631,7 +610,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
         case Kind::mla_prefill: {
             if (!need({"seq_len", "latency_us"})) return false;
             for (size_t i = first; i < lines.size(); ++i) {
-                auto cells = split(lines[i]);
+                auto cells = split_cells(lines[i]);
                 double L, lat;
                 if (!num(cells, "seq_len", i, L) || !num(cells, "latency_us", i, lat)) continue;
                 if (L < 1 || lat <= 0 || lat > kMaxLatencyUs) {

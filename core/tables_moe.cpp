@@ -13,6 +13,7 @@
 #include <string>
 #include <tuple>
 
+#include "csv_cells.h"
 #include "tables.h"
 
 namespace moe {
@@ -23,16 +24,6 @@ using Key = std::tuple<const FamilyRef*, int, int, int, int, int, int, int>;  //
 
 Key key_of(const MoeSeries& s) {
     return {s.ref, int(s.dtype), s.hidden, s.inter, s.top_k, s.experts, s.tp, s.ep};
-}
-
-bool parse_number(std::string_view cell, double& out) {
-    while (!cell.empty() && (cell.front() == ' ' || cell.front() == '\t')) cell.remove_prefix(1);
-    while (!cell.empty() && (cell.back() == ' ' || cell.back() == '\t')) cell.remove_suffix(1);
-    if (cell.empty() || cell.size() > 64) return false;
-    const std::string s(cell);
-    char* end = nullptr;
-    out = std::strtod(s.c_str(), &end);
-    return end == s.c_str() + s.size() && std::isfinite(out);
 }
 
 }  // namespace
@@ -47,16 +38,6 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
         if (nl == std::string_view::npos) break;
         text.remove_prefix(nl + 1);
     }
-    auto cells_of = [](std::string_view line) {
-        std::vector<std::string_view> cells;
-        while (true) {
-            const auto comma = line.find(',');
-            cells.push_back(line.substr(0, comma));
-            if (comma == std::string_view::npos) break;
-            line.remove_prefix(comma + 1);
-        }
-        return cells;
-    };
     if (lines.empty() || lines[0].empty()) {
         errors.push_back({path, "empty file"});
         return false;
@@ -64,7 +45,7 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
     static const char* const kCols[] = {"dtype", "hidden", "inter", "topk", "experts", "tp", "ep", "tokens", "latency_us"};
     int col[9];
     {
-        const auto header = cells_of(lines[0]);
+        const auto header = detail::split_cells(lines[0]);
         for (int i = 0; i < 9; ++i) {
             col[i] = -1;
             for (size_t j = 0; j < header.size(); ++j)
@@ -79,7 +60,7 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
     const size_t errors_before = errors.size();
     for (size_t i = 1; i < lines.size(); ++i) {
         if (lines[i].empty()) continue;
-        const auto cells = cells_of(lines[i]);
+        const auto cells = detail::split_cells(lines[i]);
         const std::string where = path + ":" + std::to_string(i + 1);
         auto cell = [&](int c) { return size_t(col[c]) < cells.size() ? cells[size_t(col[c])] : std::string_view(); };
         MoeSeries s;
@@ -93,7 +74,7 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
         for (int c = 1; c < 9 && ok; ++c) {
             // shape and layout: whole numbers from 1 to 2^24; tokens and latency: positive and finite
             const double hi = c < 7 ? 16777216.0 : 1e12;
-            if (!parse_number(cell(c), v[c - 1]) || !(v[c - 1] > 0) || v[c - 1] > hi ||
+            if (!detail::cell_to_double(cell(c), v[c - 1]) || !(v[c - 1] > 0) || v[c - 1] > hi ||
                 (c < 8 && v[c - 1] != std::floor(v[c - 1])) || (c < 7 && v[c - 1] < 1)) {
                 errors.push_back({where, std::string("column '") + kCols[c] + "' is not a positive number in range"});
                 ok = false;
