@@ -326,7 +326,6 @@ std::vector<PrefillLayout> choose_prefill_layouts(const Scenario& base, const Pl
     x.serving.mode = ServingMode::disaggregated;
     x.serving.prefill.batch = 1;
     const EngineConstants& k = builtin_engines().get(x.runtime.engine);
-    const double overhead_ms = x.runtime.prefill_overhead_ms >= 0 ? x.runtime.prefill_overhead_ms : prefill_step_overhead_ms(k, x.model.num_layers);
     for (int wp : divisors(req.gpus)) {
         if (2 * wp > req.gpus || wp + 1 > s.max_gpus_per_replica) continue;
         bool any = false;
@@ -347,7 +346,7 @@ std::vector<PrefillLayout> choose_prefill_layouts(const Scenario& base, const Pl
                 x.serving.prefill.parallel.pp = 1;
                 ServingSteps st;
                 if (!serving_prefill_pool(x, tables, st) || !st.prefill_fits) continue;
-                const double ms = st.prefill_ms * prefill_kernel_scale(k, x.gpu.arch) + overhead_ms;
+                const double ms = prefill_forward_ms(x, st, k);
                 const double rate = dp / (ms * wp);
                 if (!any || rate > top_rate) best_rate = l, top_rate = rate;
                 if (!any || ms < top_ms) best_time = l, top_ms = ms;
@@ -531,7 +530,10 @@ PointResult evaluate_point_memo(const Scenario& s, const Tables& tables, Serving
     // The serving layer's numbers when the scenario turns it on, else the step-level model's.
     PointResult r;
     r.gpus = s.world();
-    const Estimate e = s.serving.mode != ServingMode::off ? evaluate(s, tables, builtin_engines(), memo) : estimate(s, tables);
+    // (a plan point keeps no warnings: none are built)
+    Estimate e;
+    if (s.serving.mode != ServingMode::off) evaluate_into(s, tables, builtin_engines(), memo, e, false);
+    else estimate_into(s, tables, e, false);
     if (!e.ok) {
         r.error = joined(e.errors);
         return r;

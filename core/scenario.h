@@ -129,6 +129,12 @@ struct RoutingConfig {
     int redundant_experts = 0;     // extra replicas of hot experts spread across EP ranks (EPLB)
 };
 
+// Tokens of a prompt of `prompt_len` found in the prefix cache at hit share `hit`: whole tokens, leaving at least
+// the last one to compute (its logits start decoding). The step model and the serving layer both use it.
+inline double prefix_cached_tokens(double prompt_len, double hit) {
+    return std::max(0.0, std::min(std::floor(hit * prompt_len), prompt_len - 1.0));
+}
+
 struct Scenario {
     std::string model_ref = "qwen3-30b-a3b";  // preset id; "inline" when model_inline holds a config
     nlohmann::json model_inline;              // an HF config.json object (null when a preset)
@@ -159,10 +165,7 @@ struct Scenario {
     }
     // Tokens of each prompt served from the prefix cache: prefix_cache_hit of the prompt, whole tokens, leaving at
     // least the last token to compute (its logits start decoding).
-    double prefill_cached_tokens() const {
-        const double hit = std::floor(workload.prefix_cache_hit * workload.prompt_len);
-        return std::max(0.0, std::min(hit, double(workload.prompt_len) - 1.0));
-    }
+    double prefill_cached_tokens() const { return prefix_cached_tokens(workload.prompt_len, workload.prefix_cache_hit); }
     double prefill_computed_tokens() const { return workload.prompt_len - prefill_cached_tokens(); }
 };
 

@@ -39,11 +39,17 @@ Scenario step_scenario(const Scenario& s, const ParallelConfig& p) {
     return x;
 }
 
-// Prompt tokens a request's prefill computes: workload.prefix_cache_hit of the prompt is read from the prefix cache
-// (Scenario::prefill_computed_tokens on the step scenario: whole tokens, at least the last one computed).
+// Prompt tokens a request's prefill computes: workload.prefix_cache_hit of the prompt is read from the prefix cache.
 double computed_isl(const Scenario& s) {
-    const double isl = s.serving.isl;
-    return isl - std::max(0.0, std::min(std::floor(s.workload.prefix_cache_hit * isl), isl - 1.0));
+    return s.serving.isl - prefix_cached_tokens(s.serving.isl, s.workload.prefix_cache_hit);
+}
+
+// Clients in flight on the deployment: aggregated, serving.concurrency; disaggregated, the decode pool's workers x
+// DP ranks x batch.
+double clients_in_flight(const ServingConfig& sv) {
+    return sv.mode == ServingMode::disaggregated
+               ? double(sv.decode.workers) * std::max(1, sv.decode.parallel.dp) * sv.decode.batch
+               : double(sv.concurrency);
 }
 
 int gpus_of(const ParallelConfig& p) { return p.tp * p.dp * p.pp; }
@@ -224,17 +230,20 @@ struct Overheads {
 };
 Overheads overheads(const Scenario& s, const EngineConstants& k) {
     const double rounds = std::max(1, s.serving.requests_per_client);
-    // clients in flight on the deployment (disaggregated: the decode pool's)
-    const ServingConfig& sv = s.serving;
-    const double clients = sv.mode == ServingMode::disaggregated
-                               ? double(sv.decode.workers) * std::max(1, sv.decode.parallel.dp) * sv.decode.batch
-                               : double(sv.concurrency);
     return {s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : decode_step_overhead_ms(k, s.model.num_layers),
             s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : prefill_step_overhead_ms(k, s.model.num_layers),
             k.request_overhead_ms + k.request_overhead_per_ktoken_ms * s.serving.isl / 1000.0 +
-                k.request_overhead_per_client_ms * clients,
+                k.request_overhead_per_client_ms * clients_in_flight(s.serving),
             (1.0 + (rounds - 1.0) * k.wave_persistence) / rounds};
 }
+
+}  // namespace
+
+double prefill_forward_ms(const Scenario& s, const ServingSteps& st, const EngineConstants& k) {
+    return st.prefill_ms * prefill_kernel_scale(k, s.gpu.arch) + overheads(s, k).prefill_ms;
+}
+
+namespace {
 
 // Decode step at a running batch b between 1 and the full batch (linear in b between the two evaluated points:
 // the weight read is shared, the per-sequence work grows with b).
@@ -407,12 +416,12 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     const ServingConfig& sv = s.serving;
     const double osl = sv.osl;
     const Overheads ov = overheads(s, k);
-    const double od = ov.decode_ms, op = ov.prefill_ms;
-    const double dks = decode_kernel_scale(k, s.gpu.arch), pks = prefill_kernel_scale(k, s.gpu.arch);
+    const double od = ov.decode_ms;
+    const double dks = decode_kernel_scale(k, s.gpu.arch);
     const double n_dec = std::max(0.0, osl - 1.0);
     const double wave_share = 1.0 / std::max(1, sv.requests_per_client);
     // Prefill pool: requests per ms.
-    const double Sp = st.prefill_ms * pks + op;
+    const double Sp = prefill_forward_ms(s, st, k);
     const double per_forward = double(sv.prefill.batch) * st.prefill_dp;
     const double rate_p = sv.prefill.workers * per_forward / Sp;
     // KV transfer of one request.
@@ -421,7 +430,7 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
                            : 0.0;
     // Decode pool: N closed-loop clients, the memory model caps each rank's running batch.
     const double ranks = double(sv.decode.workers) * st.dp;
-    const double N = ranks * sv.decode.batch;
+    const double N = clients_in_flight(sv);
     const double isl = sv.isl;
     const double cap = std::max(1.0, std::floor(running_cap(st, k, isl, osl)));
     r.fits = st.weights_fit && st.max_batch >= 1;

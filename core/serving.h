@@ -65,6 +65,9 @@ ServingResult serving_model(const Scenario& s, const ServingSteps& st, const Eng
 bool serving_prefill_pool(const Scenario& s, const Tables& t, ServingSteps& st);
 bool serving_decode_pool(const Scenario& s, const Tables& t, ServingSteps& st);
 void serving_link(const Scenario& s, ServingSteps& st);
+// A disaggregated prefill worker's forward (ms): serving_prefill_pool()'s kernel time x the engine's prefill kernel
+// scale on this GPU, plus the per-forward overhead (runtime.prefill_overhead_ms when set, else the engine's).
+double prefill_forward_ms(const Scenario& s, const ServingSteps& st, const EngineConstants& k);
 
 // estimate() of the scenario, plus e.serving when serving.mode is not off (errors of the serving layer come back
 // in e.errors like any other).
