@@ -34,14 +34,6 @@ bool all_finite(const Estimate& e) {
         if (!ok(o.time_us) || !ok(o.flops) || !ok(o.exposed_us)) return false;
     return true;
 }
-// "%.1f" of a finite value short enough that the buffer never truncates it. (Not std::to_chars: Emscripten 3.1.6's
-// libc++ has no floating-point to_chars, and the core compiles to wasm too.)
-bool fixed1_exact(double v) { return std::isfinite(v) && std::fabs(v) < 1e15; }
-void append_fixed1(std::string& out, double v) {
-    char buf[48];
-    const int n = std::snprintf(buf, sizeof buf, "%.1f", v);
-    if (n > 0) out.append(buf, std::min<size_t>(size_t(n), sizeof buf - 1));
-}
 A2ABackend resolve_backend(const Scenario& s, Phase ph) {
     const A2ABackend b = s.runtime.a2a_backend;
     if (!s.model.is_moe()) return A2ABackend::none;
@@ -198,26 +190,11 @@ void estimate_into(const Scenario& s, const Tables& tables, Estimate& e, bool wa
         e.warnings.push_back(buf);
     }
     if (want_warnings && !e.memory.fits) {
-        const double needs = e.memory.total_bytes / 1e9, usable = e.memory.usable_bytes / 1e9,
-                     short_by = e.memory.shortfall_bytes / 1e9;
-        if (fixed1_exact(needs) && fixed1_exact(usable) && fixed1_exact(short_by)) {
-            // every sweep point that does not fit builds this (appended in place, see fixed1_exact)
-            std::string w;
-            w.reserve(96);
-            w += "does not fit: needs ";
-            append_fixed1(w, needs);
-            w += " GB per GPU, ";
-            append_fixed1(w, usable);
-            w += " GB usable (";
-            append_fixed1(w, short_by);
-            w += " GB short)";
-            e.warnings.push_back(std::move(w));
-        } else {
-            char buf[160];
-            std::snprintf(buf, sizeof buf, "does not fit: needs %.1f GB per GPU, %.1f GB usable (%.1f GB short)", needs,
-                          usable, short_by);
-            e.warnings.push_back(buf);
-        }
+        // (sweeps ask for no warnings: this text is built only where it is shown)
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "does not fit: needs %.1f GB per GPU, %.1f GB usable (%.1f GB short)", e.memory.total_bytes / 1e9,
+                      e.memory.usable_bytes / 1e9, e.memory.shortfall_bytes / 1e9);
+        e.warnings.push_back(buf);
     }
     if (!all_finite(e)) {
         e.errors.push_back({"", "the model produced a non-finite number for this input (please report it)"});
