@@ -463,13 +463,14 @@ int serving_main(int argc, char** argv) {
         std::map<std::string, std::vector<Row*>> g;
         for (Row& r : rows) if (r.skip.empty()) g[r.backend + "|" + r.family + "|" + r.system].push_back(&r);
         std::vector<double> a, b;
+        moe::EngineSet start = moe::builtin_engines();
         for (auto& [key, rs] : g) {
-            moe::EngineConstants k = engine_of(*const_cast<moe::EngineSet*>(&moe::builtin_engines()), rs[0]->backend);
-            k = fit_engine(rs, k);
+            const moe::EngineConstants k = fit_engine(rs, engine_of(start, rs[0]->backend));
             std::vector<double> ga;
             for (Row* r : rs) { predict(*r, k); a.push_back(std::fabs(r->pred_ttft / r->ttft - 1)); b.push_back(std::fabs(r->pred_tpot / r->tpot - 1)); ga.push_back(a.back()); }
-            std::printf("%-34s n=%4zu TTFT %5.1f%% req %6.1f +%5.1f/k dstep %5.2f pstep %5.1f dks %4.2f pks %4.2f wave %4.2f\n", key.c_str(), rs.size(), 100 * median(ga),
-                        k.request_overhead_ms, k.request_overhead_per_ktoken_ms, k.decode_overhead_per_layer_us, k.prefill_overhead_per_layer_us, k.decode_kernel_scale, k.prefill_kernel_scale, k.wave_persistence);
+            std::printf("%-34s n=%4zu TTFT %5.1f%%", key.c_str(), rs.size(), 100 * median(ga));
+            for (const Param& p : kParams) std::printf(" %s=%s", p.name, sig4(k.*p.field).c_str());
+            std::printf("\n");
         }
         std::printf("per-group in-sample: TTFT %.1f%% TPOT %.1f%%\n", 100 * median(a), 100 * median(b));
         return 0;
