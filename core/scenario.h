@@ -120,8 +120,12 @@ struct ServingConfig {
     int osl = 1024;                 // output tokens per request
     int concurrency = 64;           // aggregated: requests in flight per replica (all its DP ranks)
     int requests_per_client = 10;   // benchmark length: each client sends this many requests (the first together)
+    double length_spread = 0;       // each request's isl and osl drawn uniformly from [(1 - spread) x, x] (0: fixed)
     PoolConfig prefill{{1, 1, 1, 1, 0}, 1, 1};
     PoolConfig decode{{1, 1, 1, 1, 0}, 1, 64};
+    // The mean request lengths the benchmark sends (length_spread draws them below the nominal isl and osl).
+    double mean_isl() const { return isl * (1.0 - 0.5 * length_spread); }
+    double mean_osl() const { return osl * (1.0 - 0.5 * length_spread); }
 };
 
 struct RoutingConfig {

@@ -33,15 +33,19 @@ Scenario step_scenario(const Scenario& s, const ParallelConfig& p) {
     x.serving.mode = ServingMode::off;
     x.runtime.prefill_overhead_ms = 0;
     x.runtime.decode_overhead_ms = 0;
-    x.workload.prompt_len = s.serving.isl;
-    x.workload.output_len = s.serving.osl;
-    x.workload.context_len = std::max(1, s.serving.isl + s.serving.osl / 2);
+    // the mean request (serving.length_spread draws lengths below the nominal ones)
+    const double isl = s.serving.mean_isl(), osl = s.serving.mean_osl();
+    x.workload.prompt_len = std::max(1, int(std::lround(isl)));
+    x.workload.output_len = std::max(1, int(std::lround(osl)));
+    x.workload.context_len = std::max(1, int(std::lround(isl + 0.5 * osl)));
     return x;
 }
 
-// Prompt tokens a request's prefill computes: workload.prefix_cache_hit of the prompt is read from the prefix cache.
+// Prompt tokens the mean request's prefill computes: workload.prefix_cache_hit of the prompt is read from the
+// prefix cache.
 double computed_isl(const Scenario& s) {
-    return s.serving.isl - prefix_cached_tokens(s.serving.isl, s.workload.prefix_cache_hit);
+    const double isl = s.serving.mean_isl();
+    return isl - prefix_cached_tokens(isl, s.workload.prefix_cache_hit);
 }
 
 // Clients in flight on the deployment: aggregated, serving.concurrency; disaggregated, the decode pool's workers x
@@ -131,7 +135,7 @@ bool serving_decode_pool(const Scenario& s, const Tables& t, ServingSteps& st) {
     st.decode1_ms = d1.decode.step_ms;
     // KV of one request, whole model (every TP shard), in the cache's format.
     const ModelSpec& m = s.model;
-    st.kv_bytes_per_request = m.kv_bytes_per_request(s.serving.isl, m.num_kv_heads, dtype_bytes(d.kv_dtype), 1.0);
+    st.kv_bytes_per_request = m.kv_bytes_per_request(s.serving.mean_isl(), m.num_kv_heads, dtype_bytes(d.kv_dtype), 1.0);
     return true;
 }
 
@@ -223,18 +227,27 @@ namespace {
 // [SECTION] aggregated
 // ---------------------------------------------------------------------------------------------------------------
 
-// The per-step overheads (the scenario's runtime fields when set, else the engine's), the per-request overhead and
-// the weight q of the synchronised first round(s) (docs/model.md, "Serving").
+// The per-step overheads (the scenario's runtime fields when set, else the engine's) and the per-request overhead
+// (docs/model.md, "Serving").
 struct Overheads {
-    double decode_ms, prefill_ms, request_ms, first_round_weight;
+    double decode_ms, prefill_ms, request_ms;
 };
 Overheads overheads(const Scenario& s, const EngineConstants& k) {
-    const double rounds = std::max(1, s.serving.requests_per_client);
     return {s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : decode_step_overhead_ms(k, s.model.num_layers),
             s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : prefill_step_overhead_ms(k, s.model.num_layers),
-            k.request_overhead_ms + k.request_overhead_per_ktoken_ms * s.serving.isl / 1000.0 +
-                k.request_overhead_per_client_ms * clients_in_flight(s.serving),
-            (1.0 + (rounds - 1.0) * k.wave_persistence) / rounds};
+            k.request_overhead_ms + k.request_overhead_per_ktoken_ms * s.serving.mean_isl() / 1000.0 +
+                k.request_overhead_per_client_ms * clients_in_flight(s.serving)};
+}
+
+// The weight q of synchronised rounds in the run's mean: the first of k rounds always; each later one by the
+// engine's wave_persistence (fixed lengths), times the share g = W / (W + D) of a round that still arrives together
+// when the requests' lengths differ: the previous round's finishes are spread over D = spread x osl x the decode
+// step, its prompts take W to prefill (docs/model.md, "Serving").
+double first_round_weight(const Scenario& s, const EngineConstants& k, double round_prefill_ms, double decode_step_ms) {
+    const double rounds = std::max(1, s.serving.requests_per_client);
+    const double spread_ms = s.serving.length_spread * s.serving.osl * decode_step_ms;
+    const double g = round_prefill_ms > 0 ? round_prefill_ms / (round_prefill_ms + spread_ms) : 1.0;
+    return (1.0 + (rounds - 1.0) * k.wave_persistence * g) / rounds;
 }
 
 }  // namespace
@@ -298,10 +311,10 @@ double prefill_wait(double N, double S, double Z) {
 ServingResult aggregated(const Scenario& s, const ServingSteps& st, const EngineConstants& k) {
     ServingResult r;
     r.computed = true;
-    const double isl = s.serving.isl, osl = s.serving.osl;
+    const double isl = s.serving.mean_isl(), osl = s.serving.mean_osl();
     const double isl_c = computed_isl(s);  // the prompt tokens prefill computes (memory still holds all isl)
     const Overheads ov = overheads(s, k);
-    const double od = ov.decode_ms, op = ov.prefill_ms, q = ov.first_round_weight;
+    const double od = ov.decode_ms, op = ov.prefill_ms;
     const double dks = decode_kernel_scale(k, s.gpu.arch), pks = prefill_kernel_scale(k, s.gpu.arch);
     const double n_dec = std::max(0.0, osl - 1.0);   // decode steps per request after the first token
     // Memory caps the running batch (running_cap); the rest wait for a slot.
@@ -312,6 +325,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     const double Sd = decode_at(st, Br) * dks + od;         // a decode step with its overhead
     const double Sd_half = decode_at(st, 0.5 * (Br + 1)) * dks + od;
     double sync_ttft, sync_tpot_pf, steady_ttft, steady_queue = 0, steady_tpot_pf;
+    double round_ms;  // a synchronised round's prefill: until the last of its prompts is through
     bool prefill_bound = false;  // steady state: the prompts alone keep the prefill capacity busy
     if (k.mixed_batches) {
         const double P = st.mixed_tokens;
@@ -324,6 +338,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
         // a round's prompts fill whole chunks; a round smaller than one chunk adds only its own tokens
         const double Xs = st.mixed_extra_ms * pks * std::min(1.0, Br * isl_c / P) + op;
         sync_ttft = f_mean * (Sd_half + Xs);
+        round_ms = n_f * (Sd_half + Xs);
         // after its first token, a request decodes on the remaining mixed steps, then on pure decode steps
         sync_tpot_pf = n_dec > 0 ? std::min(n_f - f_mean, n_dec) * Xs / n_dec : 0.0;
         // steady state
@@ -351,6 +366,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
         const double W = total <= C ? forward(total) : total / C * SpC;
         const double a = isl_c / C;
         sync_ttft = total <= C ? W : mean_ceil_steps(Br, a) * SpC;
+        round_ms = W;
         // decoding starts when every prompt of the round is through (prefill first)
         sync_tpot_pf = n_dec > 0 ? std::max(0.0, W - sync_ttft) / n_dec : 0.0;
         steady_ttft = Sp1 + 0.5 * Sd;
@@ -370,6 +386,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
         const double Z = ov.request_ms + n_dec * (Sd + steady_tpot_pf) + 0.5 * Sd;
         steady_queue = std::max(steady_queue, prefill_wait(Br, S_pf, Z));
     }
+    const double q = first_round_weight(s, k, round_ms, Sd);
     const double ttft_sync_part = q * sync_ttft, ttft_steady_part = (1 - q) * (steady_ttft + steady_queue);
     const double tpot_pf = q * sync_tpot_pf + (1 - q) * steady_tpot_pf;
     r.tpot_decode_ms = Sd;
@@ -414,7 +431,7 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     ServingResult r;
     r.computed = true;
     const ServingConfig& sv = s.serving;
-    const double osl = sv.osl;
+    const double osl = sv.mean_osl();
     const Overheads ov = overheads(s, k);
     const double od = ov.decode_ms;
     const double dks = decode_kernel_scale(k, s.gpu.arch);
@@ -431,7 +448,7 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     // Decode pool: N closed-loop clients, the memory model caps each rank's running batch.
     const double ranks = double(sv.decode.workers) * st.dp;
     const double N = clients_in_flight(sv);
-    const double isl = sv.isl;
+    const double isl = sv.mean_isl();
     const double cap = std::max(1.0, std::floor(running_cap(st, k, isl, osl)));
     r.fits = st.weights_fit && st.max_batch >= 1;
     double b = std::min<double>(sv.decode.batch, cap);

@@ -448,6 +448,7 @@ void serving_section(AppState& st) {
     if (s.serving.mode == moe::ServingMode::aggregated) {
         field_slider_int(st, "serving.concurrency", "Concurrency", 1, 16384, true);
         field_input_number(st, "serving.requests_per_client", "Requests / client");
+        field_input_number(st, "serving.length_spread", "Length spread");
         const int world = s.world();
         const double per_rank = double(s.serving.concurrency) / std::max(1, s.parallel.dp);
         std::snprintf(buf, sizeof buf, "one replica of the layout above: %d GPU%s, %s request%s per DP rank, chunk %s", world,
@@ -456,6 +457,7 @@ void serving_section(AppState& st) {
         derived_row(st, "Deployment", buf, "derived.serving_gpus");
     } else {
         field_input_number(st, "serving.requests_per_client", "Requests / client");
+        field_input_number(st, "serving.length_spread", "Length spread");
         pool_controls(st, "prefill", "Prefill pool");
         pool_controls(st, "decode", "Decode pool");
         const int pg = pool_gpus(s.serving.prefill), dg = pool_gpus(s.serving.decode);

@@ -1,6 +1,7 @@
 // test_serving.cpp — the serving layer (core/serving.h, core/engine.h): fields, errors, the hand-worked arithmetic of
 // its parts, and its shape over concurrency.
 #include <cmath>
+#include <cstdio>
 
 #include "core/serving.h"
 #include "test_helpers.h"
@@ -141,6 +142,35 @@ TEST_CASE("serving: the steady-state wait for other prompts grows with concurren
     const double q8 = queue_at(8), q32 = queue_at(32);
     CHECK(q8 > 0.0);
     CHECK(q32 > q8);
+}
+
+TEST_CASE("serving: spread request lengths run at their mean and break up synchronised rounds") {
+    // serving.length_spread s draws each request's lengths uniformly from (1 - s) x to 1 x isl / osl (InferenceMAX's
+    // client: --random-range-ratio 0.8, s = 0.2). With one request per client there are no later rounds, so 1000 / 1000
+    // at s = 0.2 is the fixed-length 900 / 900 run exactly.
+    auto run = [](const char* engine, int isl, int osl, double spread, int rounds, int conc) {
+        char b[512];
+        std::snprintf(b, sizeof b, R"({"model":"qwen3-32b","hardware":"h100-sxm","parallel":{"tp":2},"runtime":{"engine":"%s"},
+            "serving":{"mode":"aggregated","isl":%d,"osl":%d,"length_spread":%g,"requests_per_client":%d,"concurrency":%d}})",
+                      engine, isl, osl, spread, rounds, conc);
+        return eval(b).serving;
+    };
+    for (const char* engine : {"sglang", "vllm", "trtllm"}) {
+        CAPTURE(engine);
+        const moe::ServingResult a = run(engine, 1000, 1000, 0.2, 1, 32), b = run(engine, 900, 900, 0.0, 1, 32);
+        CHECK(a.ttft_ms == doctest::Approx(b.ttft_ms).epsilon(1e-12));
+        CHECK(a.tpot_ms == doctest::Approx(b.tpot_ms).epsilon(1e-12));
+        CHECK(a.output_tokens_per_s_per_gpu == doctest::Approx(b.output_tokens_per_s_per_gpu).epsilon(1e-12));
+    }
+    // Ten rounds on SGLang (prefill first re-aligns fixed-length rounds): spread finishes arrive apart, so less of
+    // the later rounds waits for the whole round's prompts. Same mean lengths, smaller first-wave share of TTFT.
+    const moe::ServingResult fixed = run("sglang", 7373, 922, 0.0, 10, 64), spread = run("sglang", 8192, 1024, 0.2, 10, 64);
+    CHECK(spread.ttft_first_wave_ms < 0.9 * fixed.ttft_first_wave_ms);
+    CHECK(spread.ttft_ms < fixed.ttft_ms);
+    // bad input names the field
+    const moe::ParseResult bad = moe::parse_scenario(R"({"model":"qwen3-8b","serving":{"length_spread":1.5}})", moe::builtin_catalog());
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.errors.front().path == "serving.length_spread");
 }
 
 TEST_CASE("serving: a batch beyond memory waits for slots") {

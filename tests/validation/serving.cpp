@@ -74,6 +74,17 @@ int source_concurrency(const std::string& source) {
     return at == std::string::npos ? 0 : std::max(0, std::atoi(source.c_str() + at + key.size()));
 }
 
+// The benchmark client of a row, from its source column. InferenceMAX's runs (its dashboard exports
+// "source_file=<date>.csv model=... image=...", its database dump "db-dump/... workflow_run_id=...", and the
+// "gap-analysis" file that repeats them) use its sa-bench client: lengths drawn uniformly from [0.8 L, L]
+// (`--random-range-ratio 0.8`: serving.length_spread 0.2) and 10 x concurrency prompts (serving.requests_per_client
+// 10, the default). The other sources (AIConfigurator's own collection, one file per model) are taken as fixed lengths.
+double length_spread_of(const std::string& source) {
+    const bool dated_export = source.rfind("source_file=20", 0) == 0 && source.find(" model=") != std::string::npos;
+    const bool inferencemax = dated_export || source.rfind("db-dump/", 0) == 0 || source.find("gap-analysis") != std::string::npos;
+    return inferencemax ? 0.2 : 0.0;
+}
+
 // A quant mode of the CSV as our dtype ("" = the checkpoint's own).
 bool quant_dtype(const std::string& q, std::string& out) {
     if (q.empty()) { out = "auto"; return true; }
@@ -142,6 +153,7 @@ std::vector<Row> load_rows(const std::string& path, const moe::Catalog& cat, con
             if (r.backend == "trtllm" && (wq == "fp8" || wq == "nvfp4")) j["precision"]["kv_cache"] = "fp8";
             j["serving"]["isl"] = r.isl;
             j["serving"]["osl"] = r.osl;
+            j["serving"]["length_spread"] = length_spread_of(get("silicon_data_source"));
             auto layout = [&](const std::string& p, nlohmann::json& out) {
                 const int tp = to_int(get((p + "tp_size").c_str()), 1), dp = std::max(1, to_int(get((p + "attention_dp_size").c_str()), 1));
                 const int ep = std::max(1, to_int(get((p + "moe_ep_size").c_str()), 1)), pp = std::max(1, to_int(get((p + "pp_size").c_str()), 1));
