@@ -9,9 +9,9 @@
 //   moe::Scenario s = base;  moe::apply_point(s, pts[sum.front[0]]);         // the row's scenario: link, eval
 //   std::string cmd = moe::launch_command(s, pts[sum.front[0]], moe::ServingEngine::sglang);
 //
-// The objective comes from one function, evaluate_point(): today the step-level model (estimate(): prefill TTFT,
-// decode TPOT and tokens/s, memory fit); when the serving layer lands it calls serve() instead, and nothing else
-// here changes. Pure, no I/O, no threads: the CLI splits evaluate_plan_range() across cores, the page across frames.
+// The objective comes from one function, evaluate_point(): the serving layer's TTFT, TPOT and tokens/s when the
+// base scenario turns it on (evaluate()), else the step-level model's (estimate(): prefill TTFT, decode TPOT and
+// tokens/s, memory fit). Pure, no I/O, no threads: the CLI splits evaluate_plan_range() across cores, the page across frames.
 //
 // The space: layouts (tp, dp, ep, pp) whose world tp*dp*pp divides the GPU budget (the rest of the budget runs
 // replicas of it), tp dividing the attention heads, ep dividing tp*dp and the routed experts, experts' TP
@@ -41,7 +41,7 @@
 
 namespace moe {
 
-// Inference engines a plan row can be launched with (the scenario's runtime.engine once it exists).
+// Inference engines a plan row can be launched with (the scenario's runtime.engine, less `ideal`; same order).
 enum class ServingEngine : std::uint8_t { sglang, vllm, trtllm };
 const char* serving_engine_name(ServingEngine e);
 bool parse_serving_engine(std::string_view text, ServingEngine& out);

@@ -261,7 +261,7 @@ int main(int argc, char** argv) {
         ->check(positive)
         ->type_name("Z");
     plan->add_option("--space", space_file, "JSON file narrowing or widening the search space")->type_name("FILE");
-    plan->add_option("--engine", engine, "Engine of the launch commands (and its limits on layouts)")
+    plan->add_option("--engine", engine, "Engine of the plan: its serving constants, its limits on layouts and its launch commands (default: the scenario's runtime.engine)")
         ->check(CLI::IsMember({"sglang", "vllm", "trtllm"}))
         ->type_name("sglang|vllm|trtllm");
     plan->add_option("--format", format, "Output format (default table)")
@@ -316,6 +316,7 @@ int main(int argc, char** argv) {
             options.request.sla.tpot_ms = tpot_ms;
             options.request.sla.min_tokens_per_s_per_user = min_per_user;
             moe::parse_serving_engine(engine, options.request.engine);
+            options.engine_given = plan->count("--engine") > 0;
             options.space_file = space_file;
             options.format = plan->count("--format") ? format : "table";
             options.all = all;

@@ -218,12 +218,22 @@ private:
 
 }  // namespace
 
+static_assert(int(moe::EngineKind::sglang) == int(moe::ServingEngine::sglang) &&
+                  int(moe::EngineKind::vllm) == int(moe::ServingEngine::vllm) &&
+                  int(moe::EngineKind::trtllm) == int(moe::ServingEngine::trtllm),
+              "the planner's engines and the scenario's share their order");
+
 int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const PlanOptions& o) {
     if (o.format == "json" && o.shard.n > 1)
         throw UsageError("--shard: needs --format table or csv (JSON documents do not concatenate)");
     // The layout fields of the scenario are the planner's to choose: they may be anything that parses.
-    const moe::Scenario base = build_scenario(base_src, catalog, /*allow_cross_field=*/true);
+    moe::Scenario base = build_scenario(base_src, catalog, /*allow_cross_field=*/true);
     moe::PlanRequest req = o.request;
+    // One engine for the numbers and the commands: --engine sets the scenario's runtime.engine (its serving
+    // constants); without it the scenario's engine names the commands (ideal: SGLang's), as on the page.
+    if (o.engine_given) base.runtime.engine = moe::EngineKind(int(req.engine));
+    else if (base.runtime.engine != moe::EngineKind::ideal) req.engine = moe::ServingEngine(int(base.runtime.engine));
+    else req.engine = moe::ServingEngine::sglang;
     if (!o.space_file.empty()) {
         const json j = parse_json(read_file(o.space_file), o.space_file);
         moe::Issues issues;
@@ -258,6 +268,7 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
                 rows.push_back({i, 0, sum.verdicts[i] == moe::Verdict::candidate ? "dominated" : moe::verdict_name(sum.verdicts[i])});
 
     PlanOptions opts = o;
+    opts.request.engine = req.engine;  // the plan's engine (above), for the preamble and the launch commands
     PlanWriter writer(base, opts, points, results, sum);
     std::string out;
     if (o.format == "json") {

@@ -22,6 +22,7 @@ namespace cli {
 
 struct PlanOptions {
     moe::PlanRequest request;
+    bool engine_given = false;         // --engine: the plan's engine (else the scenario's runtime.engine)
     std::string space_file;            // --space FILE ("" = the default space)
     std::string format = "table";      // table | csv | json
     bool all = false;                  // list every point, not only the front

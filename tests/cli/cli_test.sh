@@ -477,6 +477,24 @@ PY
     done
     cmp -s parts.txt one.txt || fail "3 shards concatenated differ from the whole"
     grep -q ',disaggregated,' one.txt || fail "no disaggregated rows"
+    # one engine for numbers and commands: --engine vllm prices the rows with vLLM's constants (its links carry
+    # runtime.engine vllm and their numbers), and a scenario naming trtllm gets trtllm-serve without --engine
+    echo '{"mode":["aggregated"],"batch":[16,64],"kv_cache":["fp8"],"mtp_draft_tokens":[0],"tp":[8],"dp":[1]}' >agg.json
+    expect_ok "$bin" plan served.json --gpus 8 --space agg.json --engine vllm --format csv
+    cp .stdout vllm.csv
+    python3 - "$bin" vllm.csv <<'PY' || fail "--engine vllm: the rows are not vLLM's numbers"
+import csv, json, subprocess, sys
+binary, path = sys.argv[1], sys.argv[2]
+for r in csv.DictReader(open(path)):
+    assert r["command"].startswith("vllm serve"), r["command"]
+    scenario = json.loads(subprocess.run([binary, "url", "--decode", r["link"]], check=True, capture_output=True, text=True).stdout)
+    assert scenario["runtime"]["engine"] == "vllm", scenario
+    e = json.loads(subprocess.run([binary, "eval", "-"], input=json.dumps(scenario), check=True, capture_output=True, text=True).stdout)
+    assert e["serving"]["ttft_ms"] == float(r["ttft_ms"]), r["rank"]
+PY
+    expect_ok "$bin" plan served.json --gpus 8 --space agg.json --set runtime.engine=trtllm --format csv
+    python3 -c 'import csv,sys; rows=list(csv.DictReader(open(sys.argv[1]))); assert rows and all("trtllm-serve " in r["command"] for r in rows)' .stdout \
+        || fail "a trtllm scenario without --engine did not get trtllm-serve commands"
     # disaggregated without the serving layer is a usage error naming the space key
     echo '{"mode":["disaggregated"]}' >dis.json
     write_plan_scenario
