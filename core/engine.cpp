@@ -13,7 +13,8 @@ namespace moe {
     X(request_overhead_ms, 0, 1e4) X(request_overhead_per_ktoken_ms, 0, 1e4) X(request_overhead_per_client_ms, 0, 1e3) X(decode_overhead_per_layer_us, 0, 1e4) X(prefill_overhead_per_layer_us, 0, 1e5)          \
     X(decode_kernel_scale, 0.1, 10) X(prefill_kernel_scale, 0.1, 10) X(decode_kernel_scale_blackwell, 0.1, 10)        \
     X(prefill_kernel_scale_blackwell, 0.1, 10) X(mem_fraction, 0.05, 1)                                                \
-    X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 1e4) X(wave_persistence, 0, 1)
+    X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 1e4) X(wave_persistence, 0, 1)                         \
+    X(ttft_typical_error, 0, 100) X(tpot_typical_error, 0, 100)
 #define MOE_ENGINE_INTS(X) X(kv_block_tokens, 1, 4096)
 
 EngineSet default_engines() {

@@ -48,6 +48,11 @@ struct EngineConstants {
     // Disaggregated KV transfer (NIXL / Mooncake / UCX over RDMA).
     double kv_transfer_eff = 0.8;         // fraction of the link bandwidth the transfer reaches
     double kv_transfer_latency_ms = 1.0;  // per request: handshake and completion notification
+    // How far this engine's serving numbers typically are from measured runs (not used by the model): the median
+    // |error| of TTFT and TPOT over the engine's rows of the serving set, each model family predicted by constants
+    // fitted without it (moe-validate --serving; docs/validation.md). 0: not validated (the ideal engine).
+    double ttft_typical_error = 0;
+    double tpot_typical_error = 0;
 };
 
 // The engine's per-step overheads for a model of `layers` layers (ms).

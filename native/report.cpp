@@ -9,6 +9,7 @@
 
 #include "core/columns.h"
 #include "core/model_spec.h"
+#include "core/serving.h"
 #include "values.h"
 
 namespace cli {
@@ -213,11 +214,57 @@ void memory(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
     appendf(out, "  largest context that fits at batch %d: %.0f tokens\n", s.workload.batch, m.max_context);
 }
 
+// The deployment under load (DESIGN §8.2), above the step-level table's operators: what a user decides on.
+void serving(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
+    const moe::ServingResult& r = e.serving;
+    if (!r.computed) return;
+    const moe::ServingConfig& sv = s.serving;
+    const bool disagg = sv.mode == moe::ServingMode::disaggregated;
+    const char* engine = moe::engine_kind_name(s.runtime.engine);
+    if (disagg)
+        appendf(out, "Serving, disaggregated on %s: %d prefill worker(s) + %d decode worker(s) x batch %d per DP rank, %d in / %d out\n",
+                engine, sv.prefill.workers, sv.decode.workers, sv.decode.batch, sv.isl, sv.osl);
+    else
+        appendf(out, "Serving, aggregated on %s: %d requests in flight, %d in / %d out%s\n", engine, sv.concurrency, sv.isl,
+                sv.osl, sv.length_spread > 0 ? (", lengths spread " + sig3(sv.length_spread)).c_str() : "");
+    TextTable t({"", ">", "", ""});
+    t.add({"TTFT", sig3(r.ttft_ms), "ms",
+           "own prefill " + sig3(r.ttft_prefill_ms) + ", queue " + sig3(r.ttft_queue_ms) + ", first wave " +
+               sig3(r.ttft_first_wave_ms) + ", engine overhead " + sig3(r.ttft_overhead_ms) +
+               (disagg ? ", KV transfer " + sig3(r.kv_transfer_ms) : std::string())});
+    t.add({"TPOT", sig3(r.tpot_ms), "ms",
+           "decode step " + sig3(r.tpot_decode_ms) + ", interleaved prefill " + sig3(r.tpot_prefill_ms) +
+               (r.tpot_preempt_ms > 0 ? ", preempted (memory) " + sig3(r.tpot_preempt_ms) : std::string())});
+    t.add({"request latency", sig3(r.e2e_latency_ms), "ms", ""});
+    t.add({"output tokens/s per GPU", sig3(r.output_tokens_per_s_per_gpu), "", sig3(r.requests_per_s) + " requests/s on " + count(r.gpus) + " GPUs"});
+    t.add({"tokens/s per user", sig3(r.tokens_per_s_per_user), "", "running batch " + sig3(r.running_batch) + " per DP rank, " + r.bound + "-bound"});
+    std::string body;
+    t.render(body);
+    out += body.substr(body.find('\n') + 1);  // no header row
+    const moe::EngineConstants& k = moe::builtin_engines().get(s.runtime.engine);
+    if (k.ttft_typical_error > 0 || k.tpot_typical_error > 0)
+        appendf(out, "  typical error of %s's serving numbers against measured runs: TTFT %.0f%%, TPOT %.0f%% (median, each model "
+                     "family left out of the fit; docs/validation.md)\n",
+                engine, 100 * k.ttft_typical_error, 100 * k.tpot_typical_error);
+    out += "\nStep-level model at the scenario's workload (the batch, context and prompt above)\n";
+}
+
 }  // namespace
 
 std::string estimate_table(const moe::Scenario& s, const moe::Estimate& e) {
     std::string out;
-    headline(out, s, e);
+    std::string step;
+    headline(step, s, e);
+    // the headline's first three lines (the scenario), the serving block, then the step-level table
+    std::size_t cut = 0;
+    for (int i = 0; i < 4 && cut != std::string::npos; ++i) cut = step.find('\n', cut + (i ? 1 : 0));
+    if (e.serving.computed && cut != std::string::npos) {
+        out.append(step, 0, cut + 1);
+        serving(out, s, e);
+        out.append(step, cut + 1, std::string::npos);
+    } else {
+        out += step;
+    }
     operators(out, e, moe::Phase::prefill, e.prefill);
     operators(out, e, moe::Phase::decode, e.decode);
     memory(out, s, e);

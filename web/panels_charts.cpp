@@ -647,10 +647,18 @@ void draw_serving_chart(AppState& st, ImVec2 size) {
         series(st.a.serving, c_ttft, ttft_a, dima);
         series(st.a.serving, c_tpot, tpot_a, dima2);
     }
-    const char* title = st.scenario.serving.mode == moe::ServingMode::disaggregated
+    std::string title = st.scenario.serving.mode == moe::ServingMode::disaggregated
                             ? "TTFT and TPOT under load \u00b7 disaggregated"
                             : "TTFT and TPOT under load \u00b7 aggregated";
-    if (plot::begin_plot("##serving", ImVec2(-1, -1), title)) {
+    // how far this engine's serving numbers typically are from measured runs (presets/engines.json)
+    const moe::EngineConstants& k = moe::builtin_engines().get(st.scenario.runtime.engine);
+    if (k.ttft_typical_error > 0 || k.tpot_typical_error > 0) {
+        char note[128];
+        std::snprintf(note, sizeof note, " \u00b7 typical error TTFT \u00b1%.0f%%, TPOT \u00b1%.0f%%", 100 * k.ttft_typical_error,
+                      100 * k.tpot_typical_error);
+        title += note;
+    }
+    if (plot::begin_plot("##serving", ImVec2(-1, -1), title.c_str())) {
         plot::setup_axis(plot::Axis::x, serving_axis_label(axis), plot::AxisFlags_Log, tick_plain);
         plot::setup_axis(plot::Axis::y, "time", plot::AxisFlags_Log, tick_ms, "ms");
         // whole decades, so that both series sit between labelled ticks (TPOT is often below the first TTFT decade)

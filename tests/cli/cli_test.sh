@@ -558,6 +558,16 @@ case_serving() {  # issue 12: serving fields evaluate, sweep as axes, and bad on
     expect_bad_input "serving.decode.parallel.ep" "$bin" eval serve.json --set serving.mode=disaggregated \
         --set serving.decode.parallel.ep=3
     expect_bad_input "runtime.engine" "$bin" eval serve.json --set runtime.engine=tgi
+    # the table leads with the deployment under load: the JSON's TTFT, and the engine's typical error
+    expect_ok "$bin" eval serve.json --format table
+    grep -q '^Serving, aggregated on vllm: 64 requests in flight, 1024 in / 1024 out' .stdout || fail "table: no serving block: $(head -8 .stdout)"
+    ttft=$(json_get serve_out.json "'%.3g' % j['serving']['ttft_ms']")
+    python3 -c "import re,sys; t=open(sys.argv[1]).read(); m=re.search(r'^  TTFT +([0-9.]+) +ms', t, re.M); assert m and abs(float(m.group(1))/float(sys.argv[2])-1) < 0.01, (m and m.group(1), sys.argv[2])" .stdout "$ttft" ||
+        fail "table: serving TTFT differs from the JSON's $ttft"
+    grep -q "typical error of vllm's serving numbers against measured runs: TTFT [0-9]*%, TPOT [0-9]*%" .stdout || fail "table: no typical error"
+    # the ideal engine has no measured runs: no typical-error line
+    expect_ok "$bin" eval serve.json --set runtime.engine=ideal --format table
+    ! grep -q 'typical error' .stdout || fail "table: a typical error for the ideal engine"
 }
 
 case_list() { declare -F | sed -n 's/^declare -f case_//p' | grep -v '^list$'; }

@@ -190,6 +190,16 @@ TEST_CASE("engines: the shipped constants parse, and bad ones name their path") 
     CHECK(errs.empty());
     CHECK_FALSE(moe::builtin_engines().get(moe::EngineKind::sglang).mixed_batches);  // SGLang: separate prefill
     CHECK(moe::builtin_engines().get(moe::EngineKind::vllm).mixed_batches);
+    // each validated engine ships its typical error against the serving set; the ideal engine has none
+    for (moe::EngineKind k : {moe::EngineKind::sglang, moe::EngineKind::vllm, moe::EngineKind::trtllm}) {
+        CHECK(moe::builtin_engines().get(k).ttft_typical_error > 0.0);
+        CHECK(moe::builtin_engines().get(k).tpot_typical_error > 0.0);
+    }
+    CHECK(moe::builtin_engines().get(moe::EngineKind::ideal).ttft_typical_error == 0.0);
+    errs.clear();
+    CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"sglang":{"ttft_typical_error":-0.1}})"), set, errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "engines.sglang.ttft_typical_error");
     errs.clear();
     CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"vllm":{"decode_overhead_per_layer_us":-1}})"), set, errs));
     REQUIRE(errs.size() == 1);

@@ -384,10 +384,14 @@ nlohmann::json engines_file(const moe::EngineSet& set, const Stats& all_fit, con
     // every constant as the core writes it; the fitted ones as {"value", "source"}
     const nlohmann::json plain = moe::engines_to_json(set);
     for (auto it = plain.begin(); it != plain.end(); ++it) j[it.key()] = it.value();
-    for (int e = 0; e < 3; ++e)
+    for (int e = 0; e < 3; ++e) {
         for (const Param& p : kParams)
             j[kEngines[e]][p.name] = {{"value", std::stod(sig4(set.engines[e].*p.field))},
                                       {"source", "fitted (moe-validate --serving --fit-serving)"}};
+        const char* src = "median |error| of this engine's rows, each model family left out of the fit (moe-validate --serving)";
+        j[kEngines[e]]["ttft_typical_error"] = {{"value", std::stod(sig4(set.engines[e].ttft_typical_error))}, {"source", src}};
+        j[kEngines[e]]["tpot_typical_error"] = {{"value", std::stod(sig4(set.engines[e].tpot_typical_error))}, {"source", src}};
+    }
     return j;
 }
 
@@ -509,6 +513,15 @@ int serving_main(int argc, char** argv) {
     for (const Row& r : lofo)
         if (r.skip.empty()) all_lofo.push_back(&r);
     const Stats sf = stats_of(all_fit), sl = stats_of(all_lofo);
+    // Each engine's typical error (shown next to its serving numbers): its rows' leave-one-family-out medians.
+    for (int e = 0; e < 3; ++e) {
+        std::vector<const Row*> mine;
+        for (const Row* r : all_lofo)
+            if (r->backend == kEngines[e]) mine.push_back(r);
+        const Stats se = stats_of(mine);
+        fitted.engines[e].ttft_typical_error = se.rows ? se.ttft_median : 0;
+        fitted.engines[e].tpot_typical_error = se.rows ? se.tpot_median : 0;
+    }
     if (verbose)
         for (const Row& r : lofo)
             std::printf("%s,%s,%s,%s,%s,%d,%d,%.4g,%.4g,%.4g,%.4g,%s,%s\n", r.id.c_str(), r.family.c_str(), r.backend.c_str(),
@@ -537,6 +550,17 @@ int serving_main(int argc, char** argv) {
         status = 1;
     }
     if (check_fit) {
+        for (int e = 0; e < 3; ++e)
+            for (double moe::EngineConstants::*field : {&moe::EngineConstants::ttft_typical_error, &moe::EngineConstants::tpot_typical_error}) {
+                const double a = shipped.engines[e].*field, b = std::stod(sig4(fitted.engines[e].*field));
+                if (std::fabs(a - b) > 1e-9 * std::max(1.0, std::fabs(b))) {
+                    std::fprintf(stderr, "engines.%s.%s: shipped %s but the serving set gives %s (run moe-validate --serving "
+                                         "--fit-serving --write-engines presets/engines.json and rebuild)\n", kEngines[e],
+                                 field == &moe::EngineConstants::ttft_typical_error ? "ttft_typical_error" : "tpot_typical_error",
+                                 sig4(a).c_str(), sig4(b).c_str());
+                    status = 1;
+                }
+            }
         for (int e = 0; e < 3; ++e)
             for (const Param& p : kParams) {
                 const double a = shipped.engines[e].*p.field, b = std::stod(sig4(fitted.engines[e].*p.field));
