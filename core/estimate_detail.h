@@ -41,6 +41,10 @@ struct Ctx {
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
     std::string_view family_views[4] = {};  // the same names with their lengths (the table lookups take string_views)
     bool own_tables = false;  // families[0] is the GPU's own (measured on it)
+    // gemm_op's results so far in this estimate (entries [0, n) of a per-thread array, op_time.cpp): a GEMM of the
+    // same shape and format times the same within one estimate (the attention of the MoE and dense layer groups,
+    // of windowed and full layers), so it is costed once.
+    mutable int gemm_memo_n = 0;
 };
 
 inline bool native_fp4(const GpuSpec& g, Dtype d) { return (d == Dtype::mxfp4 || d == Dtype::nvfp4) && g.dense_tflops_fp4 > 0; }
