@@ -119,10 +119,12 @@ void estimate_into(const Scenario& s, const Tables& tables, Estimate& e, bool wa
     auto add_family = [&](const std::string& f) {
         if (f.empty() || nf >= 4) return;
         for (int i = 0; i < nf; ++i)
-            if (f == c.families[i]) return;
+            if (std::string_view(f) == c.family_views[i]) return;
         const FamilyRef* ref = family_ref(f);  // the stored name outlives the scenario string
-        if (!ref || !tables.has_family(f)) return;
-        c.family_views[nf] = ref->family;
+        if (!ref) return;
+        const std::string_view name(ref->family, f.size());  // the same text as f
+        if (!tables.has_family(name)) return;
+        c.family_views[nf] = name;
         c.families[nf++] = ref->family;
     };
     add_family(s.gpu.tables);
