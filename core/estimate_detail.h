@@ -177,5 +177,9 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
 void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, PhaseResult& out);
 // memory.cpp
 void memory(const Ctx& c, Estimate& e);
+// estimate.cpp: v as printf's "%.1f" writes it, at out (at least 24 chars), without printf; returns the characters
+// written, or 0 where it leaves v to printf (negative, not finite, 1e15 and up, tiny, or an exact tie between two
+// tenths, whose rounding printf implementations may choose differently).
+std::size_t format_fixed1(double v, char* out);
 
 }  // namespace moe::detail
