@@ -84,8 +84,18 @@ TableHit lookup(const Ctx& c, F&& f) {
     return {};
 }
 
+// Records appended to a vector the list does not own, from index `first` on: a layer's attention-side records go
+// straight into the estimate's ops, where they come first among the layer's records (no copy out of a scratch list).
+struct OpList {
+    std::vector<OpRecord>* v = nullptr;
+    std::size_t first = 0;
+    void push_back(const OpRecord& o) { v->push_back(o); }
+    OpRecord* begin() const { return v->data() + first; }
+    OpRecord* end() const { return v->data() + v->size(); }
+};
+
 struct LayerOps {
-    std::vector<OpRecord> pre;   // attention side: runs on the attention rank (before dispatch)
+    OpList pre;                  // attention side: runs on the attention rank (before dispatch); in the estimate's ops
     std::vector<OpRecord> post;  // FFN / experts side (between dispatch and combine)
     std::vector<OpRecord> shared;  // shared experts: before the dispatch, or under it (runtime.shared_expert_overlap)
     double dispatch_us = 0, combine_us = 0, allreduce_us = 0;
@@ -93,13 +103,12 @@ struct LayerOps {
     double stream_us = 0;        // experts streamed in from the host tier (offload.cpp)
     std::vector<OpRecord> stream;
     LayerOps() {
-        pre.reserve(12);
         post.reserve(4);
         comm.reserve(4);
     }
     // Empty again, keeping the vectors' capacity (layer_time reuses one LayerOps per thread: no allocation per layer).
     void clear() {
-        pre.clear();
+        pre = OpList{};
         post.clear();
         shared.clear();
         comm.clear();
@@ -108,7 +117,8 @@ struct LayerOps {
     }
 };
 
-inline double sum_us(const std::vector<OpRecord>& v) {
+template <class List>
+double sum_us(const List& v) {
     double s = 0;
     for (const OpRecord& o : v) s += o.time_us;
     return s;

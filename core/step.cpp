@@ -82,6 +82,9 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
     // runs inside itself).
     thread_local LayerOps L;
     L.clear();
+    out.begin = ops.size();
+    L.pre.v = &ops;  // the attention-side records are built in place, first among the layer's
+    L.pre.first = out.begin;
     build_layer(c, mb, ld, be, masked, L);
     double c_pre = sum_us(L.pre), c_post = sum_us(L.post), c_shared = sum_us(L.shared);
     const bool has_ep_comm = L.dispatch_us > 0 || L.combine_us > 0;
@@ -118,14 +121,17 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
     // Records: per-layer totals over the micro-batches; exposed share of comm spread over the comm records.
     const double hidden_comm = std::max(0.0, out.compute_us + out.comm_us - out.exposed_us);
     const double comm_total = out.comm_us;
-    out.begin = ops.size();
-    for (auto* v : {&L.pre, &L.shared, &L.post}) {
+    auto fold = [&](OpRecord& o) {
+        o.time_us *= n_mb * slow;
+        o.flops *= n_mb;
+        o.activation_bytes *= n_mb;
+        o.weight_bytes *= n_mb;
+        o.exposed_us = o.time_us;
+    };
+    for (OpRecord& o : L.pre) fold(o);  // already in place
+    for (auto* v : {&L.shared, &L.post}) {
         for (OpRecord& o : *v) {
-            o.time_us *= n_mb * slow;
-            o.flops *= n_mb;
-            o.activation_bytes *= n_mb;
-            o.weight_bytes *= n_mb;
-            o.exposed_us = o.time_us;
+            fold(o);
             ops.push_back(o);
         }
     }
