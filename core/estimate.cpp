@@ -102,14 +102,21 @@ static void reset_estimate(Estimate& e) {
     e.decode.groups = std::move(decode_groups);
 }
 
+static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e, bool want_warnings);
+
 Estimate estimate(const Scenario& s, const Tables& tables) {
-    Estimate e;
-    estimate_into(s, tables, e);
+    Estimate e;  // a default Estimate already: nothing to reset
+    estimate_fresh(s, tables, e, true);
     return e;
 }
 
 void estimate_into(const Scenario& s, const Tables& tables, Estimate& e, bool want_warnings) {
     reset_estimate(e);
+    estimate_fresh(s, tables, e, want_warnings);
+}
+
+// estimate_into() of an Estimate that is a default one (its vectors may hold capacity).
+static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e, bool want_warnings) {
     {
         Issues errors = validate_scenario(s);
         if (!errors.empty()) e.errors.swap(errors);
