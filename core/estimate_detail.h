@@ -45,6 +45,9 @@ struct Ctx {
     // same shape and format times the same within one estimate (the attention of the MoE and dense layer groups,
     // of windowed and full layers), so it is costed once.
     mutable int gemm_memo_n = 0;
+    // run_phase has grouped the model's layers by kind for this estimate (a per-thread list, step.cpp): the second
+    // phase reuses the groups.
+    mutable bool layer_groups_done = false;
 };
 
 inline bool native_fp4(const GpuSpec& g, Dtype d) { return (d == Dtype::mxfp4 || d == Dtype::nvfp4) && g.dense_tflops_fp4 > 0; }

@@ -176,34 +176,38 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     // Distinct layer kinds (MoE or dense, window, mixer) with their counts.
     struct Group { LayerDesc d; int count; };
     thread_local std::vector<Group> groups;  // scratch, per thread (run_phase never runs inside itself)
-    groups.clear();
     out.groups.reserve(4);
     auto same_kind = [](const LayerDesc& a, const LayerDesc& b) {
         return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress;
     };
     // Neighbouring layers are mostly of one kind: a run of layers like the previous one is counted locally and added
     // to that layer's group (the groups are distinct, so it is the only match) when the run ends.
-    std::size_t last = 0;
-    int run = 0;
-    LayerDesc prev;
-    for (const LayerDesc& l : m.layers) {
-        if (!groups.empty() && same_kind(prev, l)) {
-            ++run;
-            continue;
+    // (Once per estimate: both phases group the same layers.)
+    if (!c.layer_groups_done) {
+        groups.clear();
+        std::size_t last = 0;
+        int run = 0;
+        LayerDesc prev;
+        for (const LayerDesc& l : m.layers) {
+            if (!groups.empty() && same_kind(prev, l)) {
+                ++run;
+                continue;
+            }
+            if (!groups.empty()) groups[last].count += run;
+            run = 0;
+            auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_kind(g.d, l); });
+            if (it == groups.end()) {
+                groups.push_back({l, 1});
+                last = groups.size() - 1;
+            } else {
+                it->count++;
+                last = std::size_t(it - groups.begin());
+            }
+            prev = l;
         }
         if (!groups.empty()) groups[last].count += run;
-        run = 0;
-        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_kind(g.d, l); });
-        if (it == groups.end()) {
-            groups.push_back({l, 1});
-            last = groups.size() - 1;
-        } else {
-            it->count++;
-            last = std::size_t(it - groups.begin());
-        }
-        prev = l;
+        c.layer_groups_done = true;
     }
-    if (!groups.empty()) groups[last].count += run;
     double total_us = 0, compute_us = 0, comm_us = 0, exposed_comm_us = 0, offload_us = 0, offload_bytes = 0;
     for (size_t gi = 0; gi < groups.size(); ++gi) {
         const Group& g = groups[gi];
