@@ -1,5 +1,6 @@
 // estimate.cpp — estimate(): the scenario resolved into a Ctx, then the step model (DESIGN §3, §5).
 // The model itself lives in the files core/estimate_detail.h lists.
+#include <cstdint>
 #include <cstdio>
 
 #include "estimate_detail.h"
@@ -44,6 +45,40 @@ A2ABackend resolve_backend(const Scenario& s, Phase ph) {
 }
 
 }  // namespace
+
+std::size_t format_fixed1(double v, char* out) {
+    if (!(v >= 0) || std::signbit(v) || !(v < 1e15)) return 0;
+    double whole = std::floor(v);
+    const double frac = v - whole;  // exact (v and floor(v) are within a factor of two, or floor(v) is 0)
+    if (frac != 0 && frac < 1e-250) return 0;  // keep the product's error below clear of underflow
+    // frac x 10 = p + err exactly (fma gives the product's rounding error); the tenths digit is its integer part
+    // and the rest decides the rounding, compared with one half exactly.
+    const double p = frac * 10.0, err = std::fma(frac, 10.0, -p);
+    double digit = std::floor(p);
+    if (p == digit && err < 0) digit -= 1;  // the product rounded up onto a whole number
+    // (p - digit) - 0.5 is exact (a multiple of p's ulp no larger than 1/2), and when it is not 0 it outweighs err
+    // (at most half an ulp of p)
+    const double a = (p - digit) - 0.5;
+    const bool up = a != 0 ? a > 0 : err != 0 ? err > 0 : false;
+    if (a == 0 && err == 0) return 0;  // an exact tie: printf's rounding rule
+    if (up && ++digit == 10) {
+        digit = 0;
+        whole += 1;
+    }
+    char tmp[20];
+    int n = 0;
+    std::uint64_t w = std::uint64_t(whole);
+    do {
+        tmp[n++] = char('0' + w % 10);
+        w /= 10;
+    } while (w);
+    std::size_t len = 0;
+    while (n) out[len++] = tmp[--n];
+    out[len++] = '.';
+    out[len++] = char('0' + int(digit));
+    return len;
+}
+
 }  // namespace detail
 
 using namespace detail;
@@ -67,14 +102,21 @@ static void reset_estimate(Estimate& e) {
     e.decode.groups = std::move(decode_groups);
 }
 
+static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e, bool want_warnings);
+
 Estimate estimate(const Scenario& s, const Tables& tables) {
-    Estimate e;
-    estimate_into(s, tables, e);
+    Estimate e;  // a default Estimate already: nothing to reset
+    estimate_fresh(s, tables, e, true);
     return e;
 }
 
 void estimate_into(const Scenario& s, const Tables& tables, Estimate& e, bool want_warnings) {
     reset_estimate(e);
+    estimate_fresh(s, tables, e, want_warnings);
+}
+
+// estimate_into() of an Estimate that is a default one (its vectors may hold capacity).
+static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e, bool want_warnings) {
     {
         Issues errors = validate_scenario(s);
         if (!errors.empty()) e.errors.swap(errors);
@@ -119,10 +161,12 @@ void estimate_into(const Scenario& s, const Tables& tables, Estimate& e, bool wa
     auto add_family = [&](const std::string& f) {
         if (f.empty() || nf >= 4) return;
         for (int i = 0; i < nf; ++i)
-            if (f == c.families[i]) return;
+            if (std::string_view(f) == c.family_views[i]) return;
         const FamilyRef* ref = family_ref(f);  // the stored name outlives the scenario string
-        if (!ref || !tables.has_family(f)) return;
-        c.family_views[nf] = ref->family;
+        if (!ref) return;
+        const std::string_view name(ref->family, f.size());  // the same text as f
+        if (!tables.has_family(name)) return;
+        c.family_views[nf] = name;
         c.families[nf++] = ref->family;
     };
     add_family(s.gpu.tables);
@@ -191,10 +235,23 @@ void estimate_into(const Scenario& s, const Tables& tables, Estimate& e, bool wa
     }
     if (want_warnings && !e.memory.fits) {
         // (sweeps ask for no warnings: this text is built only where it is shown)
+        const double needs = e.memory.total_bytes / 1e9, usable = e.memory.usable_bytes / 1e9,
+                     short_by = e.memory.shortfall_bytes / 1e9;
         char buf[160];
-        std::snprintf(buf, sizeof buf, "does not fit: needs %.1f GB per GPU, %.1f GB usable (%.1f GB short)", e.memory.total_bytes / 1e9,
-                      e.memory.usable_bytes / 1e9, e.memory.shortfall_bytes / 1e9);
-        e.warnings.push_back(buf);
+        // the same text as the snprintf below, its three numbers written by format_fixed1 where it can
+        char n0[24], n1[24], n2[24];
+        const std::size_t l0 = format_fixed1(needs, n0), l1 = format_fixed1(usable, n1), l2 = format_fixed1(short_by, n2);
+        if (l0 && l1 && l2) {
+            std::string w;
+            w.reserve(64 + l0 + l1 + l2);
+            w.append("does not fit: needs ").append(n0, l0).append(" GB per GPU, ").append(n1, l1).append(" GB usable (")
+                .append(n2, l2).append(" GB short)");
+            e.warnings.push_back(std::move(w));
+        } else {
+            std::snprintf(buf, sizeof buf, "does not fit: needs %.1f GB per GPU, %.1f GB usable (%.1f GB short)", needs, usable,
+                          short_by);
+            e.warnings.push_back(buf);
+        }
     }
     if (!all_finite(e)) {
         e.errors.push_back({"", "the model produced a non-finite number for this input (please report it)"});

@@ -41,6 +41,13 @@ struct Ctx {
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
     std::string_view family_views[4] = {};  // the same names with their lengths (the table lookups take string_views)
     bool own_tables = false;  // families[0] is the GPU's own (measured on it)
+    // gemm_op's results so far in this estimate (entries [0, n) of a per-thread array, op_time.cpp): a GEMM of the
+    // same shape and format times the same within one estimate (the attention of the MoE and dense layer groups,
+    // of windowed and full layers), so it is costed once.
+    mutable int gemm_memo_n = 0;
+    // run_phase has grouped the model's layers by kind for this estimate (a per-thread list, step.cpp): the second
+    // phase reuses the groups.
+    mutable bool layer_groups_done = false;
 };
 
 inline bool native_fp4(const GpuSpec& g, Dtype d) { return (d == Dtype::mxfp4 || d == Dtype::nvfp4) && g.dense_tflops_fp4 > 0; }
@@ -80,8 +87,18 @@ TableHit lookup(const Ctx& c, F&& f) {
     return {};
 }
 
+// Records appended to a vector the list does not own, from index `first` on: a layer's attention-side records go
+// straight into the estimate's ops, where they come first among the layer's records (no copy out of a scratch list).
+struct OpList {
+    std::vector<OpRecord>* v = nullptr;
+    std::size_t first = 0;
+    void push_back(const OpRecord& o) { v->push_back(o); }
+    OpRecord* begin() const { return v->data() + first; }
+    OpRecord* end() const { return v->data() + v->size(); }
+};
+
 struct LayerOps {
-    std::vector<OpRecord> pre;   // attention side: runs on the attention rank (before dispatch)
+    OpList pre;                  // attention side: runs on the attention rank (before dispatch); in the estimate's ops
     std::vector<OpRecord> post;  // FFN / experts side (between dispatch and combine)
     std::vector<OpRecord> shared;  // shared experts: before the dispatch, or under it (runtime.shared_expert_overlap)
     double dispatch_us = 0, combine_us = 0, allreduce_us = 0;
@@ -89,13 +106,12 @@ struct LayerOps {
     double stream_us = 0;        // experts streamed in from the host tier (offload.cpp)
     std::vector<OpRecord> stream;
     LayerOps() {
-        pre.reserve(12);
         post.reserve(4);
         comm.reserve(4);
     }
     // Empty again, keeping the vectors' capacity (layer_time reuses one LayerOps per thread: no allocation per layer).
     void clear() {
-        pre.clear();
+        pre = OpList{};
         post.clear();
         shared.clear();
         comm.clear();
@@ -104,7 +120,8 @@ struct LayerOps {
     }
 };
 
-inline double sum_us(const std::vector<OpRecord>& v) {
+template <class List>
+double sum_us(const List& v) {
     double s = 0;
     for (const OpRecord& o : v) s += o.time_us;
     return s;
@@ -173,5 +190,9 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
 void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, PhaseResult& out);
 // memory.cpp
 void memory(const Ctx& c, Estimate& e);
+// estimate.cpp: v as printf's "%.1f" writes it, at out (at least 24 chars), without printf; returns the characters
+// written, or 0 where it leaves v to printf (negative, not finite, 1e15 and up, tiny, or an exact tie between two
+// tenths, whose rounding printf implementations may choose differently).
+std::size_t format_fixed1(double v, char* out);
 
 }  // namespace moe::detail

@@ -222,16 +222,39 @@ void memory(const Ctx& c, Estimate& e) {
             const double rate = m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share) / c.cp;
             r.max_context = std::min(1e9, std::floor((budget - state_per_request) / rate / block) * block);
         } else {
-            double lo = 1, hi = 1;
-            while (hi < 1e9 && kv_request(hi) <= budget) hi *= 2;
-            if (hi >= 1e9) {
-                r.max_context = 1e9;  // windowed/compressed caches may never fill
+            // The largest whole context that fits, rounded down to whole blocks. kv_request is monotone in the
+            // context (every term is, and so is rounding) and constant over each block ((k - 1) x block, k x block],
+            // so that context is k x block for the largest k whose kv_request(k x block) fits: found by bisection
+            // over k, started from where the cache's straight line beyond its windows meets the budget (a few
+            // evaluations instead of ~50). The same answer as doubling from 1 to past the context, then bisecting:
+            // contexts from 2^29 on are reported as 1e9 (windowed/compressed caches may never fill).
+            const double x_top = 536870912.0;  // 2^29: the last power of two below 1e9
+            const double f_top = kv_request(x_top);
+            if (f_top <= budget) {
+                r.max_context = 1e9;
             } else {
-                for (int i = 0; i < 48 && hi - lo > 1; ++i) {
-                    const double mid = std::floor((lo + hi) / 2);
-                    (kv_request(mid) <= budget ? lo : hi) = mid;
+                double k_lo = 1, k_hi = std::ceil(x_top / block);  // kv_request fits at k_lo x block, not at k_hi's
+                const double slope = (f_top - kv_request(x_top / 2)) / (x_top / 2);
+                const double guess = std::floor((x_top - (f_top - budget) / slope) / block);
+                if (slope > 0 && std::isfinite(guess) && guess > k_lo && guess < k_hi) {
+                    // gallop out from the guess until the answer is bracketed
+                    const bool fits = kv_request(guess * block) <= budget;
+                    (fits ? k_lo : k_hi) = guess;
+                    for (double step = 1;; step *= 2) {
+                        const double k = fits ? k_lo + step : k_hi - step;
+                        if (k <= k_lo || k >= k_hi) break;
+                        if ((kv_request(k * block) <= budget) != fits) {
+                            (fits ? k_hi : k_lo) = k;
+                            break;
+                        }
+                        (fits ? k_lo : k_hi) = k;
+                    }
                 }
-                r.max_context = std::floor(lo / block) * block;
+                while (k_hi - k_lo > 1) {
+                    const double mid = std::floor((k_lo + k_hi) / 2);
+                    (kv_request(mid * block) <= budget ? k_lo : k_hi) = mid;
+                }
+                r.max_context = k_lo * block;
             }
         }
     }

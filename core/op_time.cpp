@@ -1,5 +1,8 @@
 // op_time.cpp — the one function that turns an operator record into time: a roofline over the measured tables or the analytical fallback, and the record builders for GEMMs and memory passes.
 // Part of the step model; core/estimate_detail.h lists the files and what each computes.
+#include <cstdint>
+#include <cstring>
+
 #include "estimate_detail.h"
 
 namespace moe::detail {
@@ -56,8 +59,43 @@ OpRecord make_op(const char* name, Phase ph, double flops, double wbytes, double
     return op;
 }
 
-// A dense GEMM (M x K) x (K x N) with weights in `w`.
+namespace {
+OpRecord gemm_op_uncached(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w);
+// the same double, bit for bit (0.0 and -0.0 differ)
+inline bool same_bits(double a, double b) {
+    std::uint64_t x, y;
+    std::memcpy(&x, &a, sizeof x);
+    std::memcpy(&y, &b, sizeof y);
+    return x == y;
+}
+}  // namespace
+
+// A dense GEMM (M x K) x (K x N) with weights in `w`. Its record depends on the estimate (c) and the shape and format
+// alone, never on the name or phase: the estimate's earlier results are looked up first (Ctx::gemm_memo_n).
 OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w) {
+    struct Memo {
+        double M, K, N;
+        Dtype w;
+        OpRecord op;
+    };
+    constexpr int kMemo = 16;
+    thread_local Memo memo[kMemo];
+    for (int i = 0; i < c.gemm_memo_n; ++i) {
+        const Memo& e = memo[i];
+        if (same_bits(e.M, M) && same_bits(e.K, K) && same_bits(e.N, N) && e.w == w) {
+            OpRecord op = e.op;
+            op.name = name;
+            op.phase = ph;
+            return op;
+        }
+    }
+    OpRecord op = gemm_op_uncached(c, name, ph, M, K, N, w);
+    if (c.gemm_memo_n < kMemo) memo[c.gemm_memo_n++] = {M, K, N, w, op};
+    return op;
+}
+
+namespace {
+OpRecord gemm_op_uncached(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w) {
     const Dtype comp = compute_of(c.g, w);
     const double act_b = comp == Dtype::fp8 ? 1.0 : 2.0;
     kernels::Cost k = kernels::gemm(M, K, N, act_b, bytes_with_scales(w));
@@ -71,6 +109,7 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
             dequant);
     return op;
 }
+}  // namespace
 
 OpRecord memory_op(const Ctx& c, const char* name, Phase ph, double bytes) {
     OpRecord op = make_op(name, ph, 0, 0, bytes);

@@ -158,14 +158,15 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
     auto query = [&](std::string_view f, double t) {
         return c.t.grouped_gemm(f, masked, m.num_experts, m.top_k, m.hidden, int(inter), c.ep, t * c.dp / c.ep);
     };
+    TableHit hit_T;  // the family's hit at T (op_at(T) below takes it rather than asking again)
     if (tables_apply && !per_token && !layer.found)
         for (int i = 0; i < 4 && c.families[i] && !family; ++i)
-            if (query(c.family_views[i], T).found) family = c.families[i], family_view = c.family_views[i];
+            if ((hit_T = query(c.family_views[i], T)).found) family = c.families[i], family_view = c.family_views[i];
     // CUDA kernels (DeepGEMM, Marlin) on switch and rack systems; mesh and unified chips run their own.
     const bool cuda = c.g.topology == Topology::switch_ || c.g.topology == Topology::rack;
     const double eff0 = c.g.matmul_efficiency > 0 ? c.g.matmul_efficiency : c.cal.grouped_compute_eff;
     // The kernel at t tokens per attention rank, timed from the table or the analytical fallback.
-    auto op_at = [&](double t) {
+    auto op_at = [&](double t, const TableHit* known = nullptr) {
         const double p = pairs_of(t), active = active_of(t);
         kernels::Cost k = kernels::grouped_experts(p, active, m.hidden, inter, wb, act_b);
         double wbytes = active * 3.0 * m.hidden * inter * wb;
@@ -174,7 +175,7 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
         OpRecord op = make_op("moe.routed_experts", ph, k.flops, wbytes, acts);
         TableHit hit;
         if (family) {
-            hit = query(family_view, t);
+            hit = known ? *known : query(family_view, t);
             if (!(family == c.families[0] && c.own_tables)) hit.source = Source::transferred;
         }
         // Analytical fallback: grouped-GEMM efficiency times the tile quantisation of each expert's rows to the
@@ -194,7 +195,7 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
         time_op(c, op, comp, hit, eff0 * tile_eff, c.cal.hbm_bw_eff, dq);
         return op;
     };
-    OpRecord op = op_at(T);
+    OpRecord op = op_at(T, family ? &hit_T : nullptr);
     if (layer.found) {  // the measured time; flops and bytes stay the model's (efficiency = roofline / measured)
         const double roof_us = 1e6 * std::max(op.flops / (c.g.peak_tflops(comp) * 1e12),
                                               (op.weight_bytes + op.activation_bytes) / c.bw);

@@ -421,30 +421,32 @@ namespace {
 // "serving.decode.parallel").
 void validate_layout(const Scenario& s, const ParallelConfig& p, const std::string& prefix, Issues& e) {
     const ModelSpec& m = s.model;
-    const std::string tp = prefix + ".tp", ep = prefix + ".ep";
+    // the fields' paths, built only for an error (the checks pass on almost every call)
+    auto tp = [&] { return prefix + ".tp"; };
+    auto ep = [&] { return prefix + ".ep"; };
     const long long world = 1LL * p.tp * p.dp * p.pp;
     if (world > 65536) e.push_back({prefix, "tp*dp*pp = " + std::to_string(world) + " GPUs exceeds 65536"});
     if (m.num_heads % p.tp != 0)
-        e.push_back({tp, std::to_string(p.tp) + " does not divide " + std::to_string(m.num_heads) + " attention heads"});
+        e.push_back({tp(), std::to_string(p.tp) + " does not divide " + std::to_string(m.num_heads) + " attention heads"});
     if (p.cp < 1 || p.tp % p.cp != 0)
         e.push_back({prefix + ".cp", std::to_string(p.cp) + " does not divide tp = " + std::to_string(p.tp) +
                                          " (context parallelism splits the attention TP group)"});
     else if (m.attn != AttnKind::mla && m.num_kv_heads % p.tp != 0 && p.tp % m.num_kv_heads != 0)
-        e.push_back({tp, std::to_string(p.tp) + " neither divides nor is a multiple of " +
+        e.push_back({tp(), std::to_string(p.tp) + " neither divides nor is a multiple of " +
                              std::to_string(m.num_kv_heads) + " KV heads"});
     const long long attn_gpus = 1LL * p.tp * p.dp;
     if (attn_gpus % p.ep != 0)
-        e.push_back({ep, std::to_string(p.ep) + " does not divide tp*dp = " + std::to_string(attn_gpus)});
+        e.push_back({ep(), std::to_string(p.ep) + " does not divide tp*dp = " + std::to_string(attn_gpus)});
     if (!m.is_moe()) {
-        if (p.ep > 1) e.push_back({ep, "the model has no routed experts (use tp/dp)"});
+        if (p.ep > 1) e.push_back({ep(), "the model has no routed experts (use tp/dp)"});
     } else {
         const int slots = m.num_experts + s.routing.redundant_experts;
         if (slots % p.ep != 0)
-            e.push_back({ep, std::to_string(p.ep) + " does not divide " + std::to_string(m.num_experts) +
+            e.push_back({ep(), std::to_string(p.ep) + " does not divide " + std::to_string(m.num_experts) +
                                  " routed experts + " + std::to_string(s.routing.redundant_experts) + " redundant"});
         const int moe_tp = int(attn_gpus / std::max(1, p.ep));
         if (attn_gpus % p.ep == 0 && m.moe_intermediate % moe_tp != 0)
-            e.push_back({ep, "leaves experts tensor-parallel over " + std::to_string(moe_tp) +
+            e.push_back({ep(), "leaves experts tensor-parallel over " + std::to_string(moe_tp) +
                                  " GPUs, which does not divide moe_intermediate_size " + std::to_string(m.moe_intermediate)});
     }
     if (p.pp > m.num_layers)

@@ -82,6 +82,9 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
     // runs inside itself).
     thread_local LayerOps L;
     L.clear();
+    out.begin = ops.size();
+    L.pre.v = &ops;  // the attention-side records are built in place, first among the layer's
+    L.pre.first = out.begin;
     build_layer(c, mb, ld, be, masked, L);
     double c_pre = sum_us(L.pre), c_post = sum_us(L.post), c_shared = sum_us(L.shared);
     const bool has_ep_comm = L.dispatch_us > 0 || L.combine_us > 0;
@@ -118,14 +121,17 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
     // Records: per-layer totals over the micro-batches; exposed share of comm spread over the comm records.
     const double hidden_comm = std::max(0.0, out.compute_us + out.comm_us - out.exposed_us);
     const double comm_total = out.comm_us;
-    out.begin = ops.size();
-    for (auto* v : {&L.pre, &L.shared, &L.post}) {
+    auto fold = [&](OpRecord& o) {
+        o.time_us *= n_mb * slow;
+        o.flops *= n_mb;
+        o.activation_bytes *= n_mb;
+        o.weight_bytes *= n_mb;
+        o.exposed_us = o.time_us;
+    };
+    for (OpRecord& o : L.pre) fold(o);  // already in place
+    for (auto* v : {&L.shared, &L.post}) {
         for (OpRecord& o : *v) {
-            o.time_us *= n_mb * slow;
-            o.flops *= n_mb;
-            o.activation_bytes *= n_mb;
-            o.weight_bytes *= n_mb;
-            o.exposed_us = o.time_us;
+            fold(o);
             ops.push_back(o);
         }
     }
@@ -170,34 +176,38 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     // Distinct layer kinds (MoE or dense, window, mixer) with their counts.
     struct Group { LayerDesc d; int count; };
     thread_local std::vector<Group> groups;  // scratch, per thread (run_phase never runs inside itself)
-    groups.clear();
     out.groups.reserve(4);
     auto same_kind = [](const LayerDesc& a, const LayerDesc& b) {
         return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress;
     };
     // Neighbouring layers are mostly of one kind: a run of layers like the previous one is counted locally and added
     // to that layer's group (the groups are distinct, so it is the only match) when the run ends.
-    std::size_t last = 0;
-    int run = 0;
-    LayerDesc prev;
-    for (const LayerDesc& l : m.layers) {
-        if (!groups.empty() && same_kind(prev, l)) {
-            ++run;
-            continue;
+    // (Once per estimate: both phases group the same layers.)
+    if (!c.layer_groups_done) {
+        groups.clear();
+        std::size_t last = 0;
+        int run = 0;
+        LayerDesc prev;
+        for (const LayerDesc& l : m.layers) {
+            if (!groups.empty() && same_kind(prev, l)) {
+                ++run;
+                continue;
+            }
+            if (!groups.empty()) groups[last].count += run;
+            run = 0;
+            auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_kind(g.d, l); });
+            if (it == groups.end()) {
+                groups.push_back({l, 1});
+                last = groups.size() - 1;
+            } else {
+                it->count++;
+                last = std::size_t(it - groups.begin());
+            }
+            prev = l;
         }
         if (!groups.empty()) groups[last].count += run;
-        run = 0;
-        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_kind(g.d, l); });
-        if (it == groups.end()) {
-            groups.push_back({l, 1});
-            last = groups.size() - 1;
-        } else {
-            it->count++;
-            last = std::size_t(it - groups.begin());
-        }
-        prev = l;
+        c.layer_groups_done = true;
     }
-    if (!groups.empty()) groups[last].count += run;
     double total_us = 0, compute_us = 0, comm_us = 0, exposed_comm_us = 0, offload_us = 0, offload_bytes = 0;
     for (size_t gi = 0; gi < groups.size(); ++gi) {
         const Group& g = groups[gi];

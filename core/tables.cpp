@@ -97,7 +97,8 @@ int family_index(std::string_view family) {
     for (int f = 0; f < kFamilyCount; ++f)
         if (family.data() == kFamilies[f].family && family.size() == lengths.n[f]) return f;
     for (int f = 0; f < kFamilyCount; ++f)
-        if (family == kFamilies[f].family) return f;
+        if (family.size() == lengths.n[f] && family.compare(0, family.size(), kFamilies[f].family, lengths.n[f]) == 0)
+            return f;
     return -1;
 }
 
@@ -107,6 +108,7 @@ struct Tables::Table {
     std::string path;
     Kind kind;
     std::string family;
+    const FamilyRef* ref = nullptr;  // family_ref(family), set by Tables::add_table
     int key[4] = {0, 0, 0, 0};
     double log_key[4] = {0, 0, 0, 0};  // log(max(1, key[i])), set by add_table (shape distances without a log per table)
     bool fp8_kv = false;
@@ -114,6 +116,7 @@ struct Tables::Table {
     std::string variant;       // comm: "<op>/<impl>"; x1s = GPU counts, points (bytes, lat = latency in seconds)
     // 2-D grid, possibly sparse: lines[i] holds the points along axis 2 at x1s[i]. 1-D tables have x1s = {1}.
     std::vector<double> x1s;
+    std::vector<double> lx1s;  // lg(x1s[i]), set by Tables::add_table
     std::vector<std::vector<Point>> lines;
     std::size_t rows = 0;
 
@@ -149,7 +152,6 @@ struct Tables::Table {
         if (x1s.empty()) return 0;
         size_t hi = size_t(std::lower_bound(x1s.begin(), x1s.end(), q1) - x1s.begin());
         if (hi < x1s.size() && std::fabs(x1s[hi] - q1) <= 1e-9 * q1) return interp1(lines[hi], q2, exact, ovh);
-        const double l1 = lg(q1);
         if (hi == 0 || hi == x1s.size()) {  // outside the grid along axis 1: the edge line
             double u = interp1(hi == 0 ? lines.front() : lines.back(), q2, exact, ovh);
             exact = false;
@@ -157,15 +159,14 @@ struct Tables::Table {
         }
         bool e1, e2;
         const double u0 = interp1(lines[hi - 1], q2, e1, ovh), u1 = interp1(lines[hi], q2, e2, ovh);
-        const double t = (l1 - lg(x1s[hi - 1])) / (lg(x1s[hi]) - lg(x1s[hi - 1]));
+        const double t = (lg(q1) - lx1s[hi - 1]) / (lx1s[hi] - lx1s[hi - 1]);
         return u0 + t * (u1 - u0);
     }
 };
 
 const FamilyRef* family_ref(std::string_view family) {
-    for (const FamilyRef& f : kFamilies)
-        if (family == f.family) return &f;
-    return nullptr;
+    const int f = family_index(family);  // the names' lengths measured once: no strlen per known family per call
+    return f < 0 ? nullptr : &kFamilies[f];
 }
 
 namespace {
@@ -200,6 +201,9 @@ void Tables::add_table(Table* t) {
     gen_ = next_generation();
     for (auto& line : t->lines)
         for (Point& p : line) p.lx = lg(p.x);
+    t->ref = family_ref(t->family);
+    t->lx1s.clear();
+    for (double x : t->x1s) t->lx1s.push_back(lg(x));
     for (int i = 0; i < 4; ++i) t->log_key[i] = std::log(std::max(1, t->key[i]));
     tables_.push_back(t);
     const int f = family_index(t->family);
@@ -861,7 +865,7 @@ TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_by
     // AIConfigurator's tables were timed inside CUDA graphs already.
     const double ovh = best && !best->graph_timed ? calibration.gemm_table_overhead_us * 1e-6 : 0.0;
     TableHit h = hit_from(best, best_d, 1, m, ovh);
-    const FamilyRef* ref = best ? family_ref(best->family) : nullptr;
+    const FamilyRef* ref = best ? best->ref : nullptr;
     if (!h.found || best_d == 0 || !ref) return h;
     // Another shape: move the measured efficiency through DeepGEMM's tiling (kernels::gemm_tile_efficiency), the
     // target's tiles against the measured shape's at the same m, on the side of the roofline the target sits on
@@ -938,7 +942,7 @@ TableHit prefill_hit(std::uint64_t gen, const Tables::Table* t, double dist, dou
     TableHit h;
     if (!t || t->lines.empty() || t->lines[0].empty()) return h;
     const std::vector<Point>& pts = t->lines[0];
-    const FamilyRef* ref = family_ref(t->family);
+    const FamilyRef* ref = t->ref;
     const double ref_sms = ref ? ref->sm_count : 132;
     const double k = cal.attn_tile_fixed_iters;
     // The fit and each point's rate depend on the table and k alone: kept per thread for the last few tables.
@@ -1005,7 +1009,7 @@ TableHit Tables::mla_decode(std::string_view family, int heads, int kv_lora, int
     double d;
     const Table* t = nearest_kv(bucket(int(Kind::mla_decode), family), fp8_kv, q, d);
     TableHit h = hit_from(t, d, batch, kv_len);
-    const FamilyRef* ref = t ? family_ref(t->family) : nullptr;
+    const FamilyRef* ref = t ? t->ref : nullptr;
     if (!h.found || d == 0 || !ref) return h;
     // Another head count. The MLA tables (FlashInfer, 128 heads) sit just under the ridge at every point (compute
     // time 0.82 of memory time with a BF16 cache), so one roofline fraction cannot say which side limits the kernel.
