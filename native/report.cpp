@@ -99,6 +99,7 @@ std::string params(double n) {
 
 const char* dash = "-";
 
+// The scenario in three lines: model, GPUs and layout; parameters and workload; formats and backends.
 void headline(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
     const moe::ParallelConfig& p = s.parallel;
     const std::string model = s.model.name.empty() ? s.model_ref : s.model.name;
@@ -112,8 +113,10 @@ void headline(std::string& out, const moe::Scenario& s, const moe::Estimate& e) 
             moe::dtype_name(e.weights_dtype), moe::dtype_name(e.experts_dtype), moe::dtype_name(e.kv_dtype),
             moe::a2a_backend_name(e.prefill_backend), moe::a2a_backend_name(e.decode_backend),
             s.runtime.two_batch_overlap ? ", two-batch overlap" : "");
+}
 
-    // One column per phase the scenario computes (workload.phase: prefill, decode or both).
+// The step's headline numbers: one column per phase the scenario computes (workload.phase: prefill, decode or both).
+void phase_table(std::string& out, const moe::Estimate& e) {
     struct Col {
         const moe::PhaseResult* r;
         bool decode;
@@ -253,18 +256,9 @@ void serving(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
 
 std::string estimate_table(const moe::Scenario& s, const moe::Estimate& e) {
     std::string out;
-    std::string step;
-    headline(step, s, e);
-    // the headline's first three lines (the scenario), the serving block, then the step-level table
-    std::size_t cut = 0;
-    for (int i = 0; i < 4 && cut != std::string::npos; ++i) cut = step.find('\n', cut + (i ? 1 : 0));
-    if (e.serving.computed && cut != std::string::npos) {
-        out.append(step, 0, cut + 1);
-        serving(out, s, e);
-        out.append(step, cut + 1, std::string::npos);
-    } else {
-        out += step;
-    }
+    headline(out, s, e);
+    serving(out, s, e);
+    phase_table(out, e);
     operators(out, e, moe::Phase::prefill, e.prefill);
     operators(out, e, moe::Phase::decode, e.decode);
     memory(out, s, e);
