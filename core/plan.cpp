@@ -38,6 +38,23 @@ bool parse_serving_engine(std::string_view text, ServingEngine& out) {
         }
     return false;
 }
+ServingEngine serving_engine_of(EngineKind k) {
+    switch (k) {
+        case EngineKind::vllm: return ServingEngine::vllm;
+        case EngineKind::trtllm: return ServingEngine::trtllm;
+        case EngineKind::sglang:
+        case EngineKind::ideal: break;
+    }
+    return ServingEngine::sglang;
+}
+EngineKind engine_kind_of(ServingEngine e) {
+    switch (e) {
+        case ServingEngine::vllm: return EngineKind::vllm;
+        case ServingEngine::trtllm: return EngineKind::trtllm;
+        case ServingEngine::sglang: break;
+    }
+    return EngineKind::sglang;
+}
 const char* verdict_name(Verdict v) { return kVerdictNames[int(v)]; }
 
 // ---- [SECTION] space ----------------------------------------------------------------------------------------

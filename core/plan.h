@@ -41,10 +41,13 @@
 
 namespace moe {
 
-// Inference engines a plan row can be launched with (the scenario's runtime.engine, less `ideal`; same order).
+// Inference engines a plan row can be launched with (the scenario's runtime.engine, less `ideal`).
 enum class ServingEngine : std::uint8_t { sglang, vllm, trtllm };
 const char* serving_engine_name(ServingEngine e);
 bool parse_serving_engine(std::string_view text, ServingEngine& out);
+// The scenario's engine (runtime.engine) whose launch commands a plan prints (ideal: SGLang's), and back.
+ServingEngine serving_engine_of(EngineKind k);
+EngineKind engine_kind_of(ServingEngine e);
 
 enum class PlanMode : std::uint8_t { aggregated, disaggregated };
 

@@ -218,11 +218,6 @@ private:
 
 }  // namespace
 
-static_assert(int(moe::EngineKind::sglang) == int(moe::ServingEngine::sglang) &&
-                  int(moe::EngineKind::vllm) == int(moe::ServingEngine::vllm) &&
-                  int(moe::EngineKind::trtllm) == int(moe::ServingEngine::trtllm),
-              "the planner's engines and the scenario's share their order");
-
 int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const PlanOptions& o) {
     if (o.format == "json" && o.shard.n > 1)
         throw UsageError("--shard: needs --format table or csv (JSON documents do not concatenate)");
@@ -231,9 +226,8 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
     moe::PlanRequest req = o.request;
     // One engine for the numbers and the commands: --engine sets the scenario's runtime.engine (its serving
     // constants); without it the scenario's engine names the commands (ideal: SGLang's), as on the page.
-    if (o.engine_given) base.runtime.engine = moe::EngineKind(int(req.engine));
-    else if (base.runtime.engine != moe::EngineKind::ideal) req.engine = moe::ServingEngine(int(base.runtime.engine));
-    else req.engine = moe::ServingEngine::sglang;
+    if (o.engine_given) base.runtime.engine = moe::engine_kind_of(req.engine);
+    else req.engine = moe::serving_engine_of(base.runtime.engine);
     if (!o.space_file.empty()) {
         const json j = parse_json(read_file(o.space_file), o.space_file);
         moe::Issues issues;

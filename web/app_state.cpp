@@ -371,11 +371,7 @@ moe::Scenario plan_base(const moe::Scenario& s, const PlanSettings& p) {
     return b;
 }
 
-moe::ServingEngine plan_engine(const moe::Scenario& s) {
-    moe::ServingEngine e = moe::ServingEngine::sglang;
-    moe::parse_serving_engine(moe::engine_kind_name(s.runtime.engine), e);  // ideal: SGLang's commands
-    return e;
-}
+moe::ServingEngine plan_engine(const moe::Scenario& s) { return moe::serving_engine_of(s.runtime.engine); }
 
 nlohmann::json plan_space_json(const moe::Scenario& base, const PlanSettings& p) {
     nlohmann::json j = nlohmann::json::object();
