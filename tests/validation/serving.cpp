@@ -234,6 +234,16 @@ const Param kParams[] = {
 };
 constexpr int kNParams = int(sizeof(kParams) / sizeof(kParams[0]));
 
+// The engines' measured errors (not fitted: the leave-one-family-out medians, shown next to their numbers).
+struct Measured {
+    const char* name;
+    double moe::EngineConstants::*field;
+};
+const Measured kMeasured[] = {
+    {"ttft_typical_error", &moe::EngineConstants::ttft_typical_error},
+    {"tpot_typical_error", &moe::EngineConstants::tpot_typical_error},
+};
+
 void predict(Row& r, const moe::EngineConstants& k) {
     const moe::ServingResult s = moe::serving_model(r.scenario, r.steps, k);
     r.pred_ttft = s.ttft_ms;
@@ -388,9 +398,10 @@ nlohmann::json engines_file(const moe::EngineSet& set, const Stats& all_fit, con
         for (const Param& p : kParams)
             j[kEngines[e]][p.name] = {{"value", std::stod(sig4(set.engines[e].*p.field))},
                                       {"source", "fitted (moe-validate --serving --fit-serving)"}};
-        const char* src = "median |error| of this engine's rows, each model family left out of the fit (moe-validate --serving)";
-        j[kEngines[e]]["ttft_typical_error"] = {{"value", std::stod(sig4(set.engines[e].ttft_typical_error))}, {"source", src}};
-        j[kEngines[e]]["tpot_typical_error"] = {{"value", std::stod(sig4(set.engines[e].tpot_typical_error))}, {"source", src}};
+        for (const Measured& m : kMeasured)
+            j[kEngines[e]][m.name] = {{"value", std::stod(sig4(set.engines[e].*m.field))},
+                                      {"source", "median |error| of this engine's rows, each model family left out of the "
+                                                 "fit (moe-validate --serving)"}};
     }
     return j;
 }
@@ -550,26 +561,20 @@ int serving_main(int argc, char** argv) {
         status = 1;
     }
     if (check_fit) {
-        for (int e = 0; e < 3; ++e)
-            for (double moe::EngineConstants::*field : {&moe::EngineConstants::ttft_typical_error, &moe::EngineConstants::tpot_typical_error}) {
-                const double a = shipped.engines[e].*field, b = std::stod(sig4(fitted.engines[e].*field));
-                if (std::fabs(a - b) > 1e-9 * std::max(1.0, std::fabs(b))) {
-                    std::fprintf(stderr, "engines.%s.%s: shipped %s but the serving set gives %s (run moe-validate --serving "
-                                         "--fit-serving --write-engines presets/engines.json and rebuild)\n", kEngines[e],
-                                 field == &moe::EngineConstants::ttft_typical_error ? "ttft_typical_error" : "tpot_typical_error",
-                                 sig4(a).c_str(), sig4(b).c_str());
-                    status = 1;
-                }
+        // shipped (presets/engines.json) against what this run gives, at the 4 digits the file is written with
+        auto check = [&](int e, const char* name, double moe::EngineConstants::*field, const char* what) {
+            const double a = shipped.engines[e].*field, b = std::stod(sig4(fitted.engines[e].*field));
+            if (std::fabs(a - b) > 1e-9 * std::max(1.0, std::fabs(b))) {
+                std::fprintf(stderr, "engines.%s.%s: shipped %s but %s gives %s (run moe-validate --serving --fit-serving "
+                                     "--write-engines presets/engines.json and rebuild)\n", kEngines[e], name, sig4(a).c_str(),
+                             what, sig4(b).c_str());
+                status = 1;
             }
-        for (int e = 0; e < 3; ++e)
-            for (const Param& p : kParams) {
-                const double a = shipped.engines[e].*p.field, b = std::stod(sig4(fitted.engines[e].*p.field));
-                if (std::fabs(a - b) > 1e-9 * std::max(1.0, std::fabs(b))) {
-                    std::fprintf(stderr, "engines.%s.%s: shipped %s but the fit gives %s (run moe-validate --serving --fit-serving "
-                                         "--write-engines presets/engines.json and rebuild)\n", kEngines[e], p.name, sig4(a).c_str(), sig4(b).c_str());
-                    status = 1;
-                }
-            }
+        };
+        for (int e = 0; e < 3; ++e) {
+            for (const Measured& m : kMeasured) check(e, m.name, m.field, "the serving set");
+            for (const Param& p : kParams) check(e, p.name, p.field, "the fit");
+        }
     }
     if (!write_engines.empty()) {
         std::ofstream out(write_engines + ".tmp");
