@@ -10,7 +10,7 @@ namespace moe {
 
 // Every numeric constant, with its allowed range (a fit or a hand edit outside it is an error, not a silent clamp).
 #define MOE_ENGINE_NUMBERS(X)                                                                                     \
-    X(request_overhead_ms, 0, 1e4) X(request_overhead_per_ktoken_ms, 0, 1e4) X(request_overhead_per_client_ms, 0, 1e3) X(decode_overhead_per_layer_us, 0, 1e4) X(prefill_overhead_per_layer_us, 0, 1e5)          \
+    X(request_overhead_ms, 0, 1e4) X(request_overhead_per_ktoken_ms, 0, 1e4) X(request_overhead_per_client_ms, 0, 1e3) X(decode_overhead_per_layer_us, 0, 1e4) X(prefill_overhead_per_layer_us, 0, 1e5) X(decode_host_per_request_us, 0, 1e4) X(request_wait_decode_steps, 0, 1e3)          \
     X(decode_kernel_scale, 0.1, 10) X(prefill_kernel_scale, 0.1, 10) X(decode_kernel_scale_blackwell, 0.1, 10)        \
     X(prefill_kernel_scale_blackwell, 0.1, 10) X(mem_fraction, 0.05, 1)                                                \
     X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 1e4) X(wave_persistence, 0, 1)                         \

@@ -22,10 +22,19 @@ struct EngineConstants {
     double request_overhead_per_ktoken_ms = 0;  // per 1000 prompt tokens, added to TTFT: tokenisation, input copy
     double request_overhead_per_client_ms = 0;  // per client in flight on the replica, added to TTFT: the one frontend
                                                 // (HTTP, tokeniser, detokeniser, streaming) serves every stream
+    // Decode steps a new request waits before the scheduler takes it in, added to TTFT: an engine that polls for new
+    // requests only every N forwards (SGLang's --scheduler-recv-interval, which serving recipes raise to 10-30 under
+    // load) leaves an arriving request N/2 steps of the running batch on average.
+    double request_wait_decode_steps = 0;
     // Per step, in proportion to the model's layers (each layer's kernels are launches and gaps; scheduling and
     // sampling are spread over them): a 64-layer model's step carries 64 x these.
     double decode_overhead_per_layer_us = 0;   // per decode step under CUDA graphs: scheduling, sampling, launch gaps
     double prefill_overhead_per_layer_us = 0;  // per forward that carries prefill tokens (eager launches, metadata)
+    // Host work per running request per decode step (batch metadata, sampling bookkeeping, output processing and
+    // streaming). The engines overlap it with the GPU's step (SGLang's overlap scheduler, vLLM's async scheduling,
+    // TRT-LLM's overlap scheduler), so a step takes the longer of the two: a small model at a large batch is
+    // host-bound (docs/model.md, "Serving").
+    double decode_host_per_request_us = 0;
     // Kernel-level factors relative to the measured tables (engine kernels differ from the microbenchmarks').
     double decode_kernel_scale = 1.0;     // decode step kernel time x this
     double prefill_kernel_scale = 1.0;    // prefill kernel time x this
@@ -58,6 +67,12 @@ struct EngineConstants {
 // The engine's per-step overheads for a model of `layers` layers (ms).
 inline double decode_step_overhead_ms(const EngineConstants& k, int layers) { return k.decode_overhead_per_layer_us * layers / 1000.0; }
 inline double prefill_step_overhead_ms(const EngineConstants& k, int layers) { return k.prefill_overhead_per_layer_us * layers / 1000.0; }
+// A decode step of `running` requests per scheduler whose GPU side takes `gpu_ms` (kernels and per-step overhead):
+// the host's per-request work overlaps it, the longer sets the step.
+inline double decode_step_ms(const EngineConstants& k, double gpu_ms, double running) {
+    const double host_ms = k.decode_host_per_request_us * running / 1000.0;
+    return gpu_ms > host_ms ? gpu_ms : host_ms;
+}
 
 // The kernel scales that apply on a GPU of this architecture.
 inline double decode_kernel_scale(const EngineConstants& k, const std::string& arch) {

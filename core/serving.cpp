@@ -322,8 +322,8 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     const double Br = std::max(1.0, std::min(B, std::floor(running_cap(st, k, isl, osl))));
     r.fits = st.weights_fit && st.max_batch >= 1;
     r.running_batch = Br;
-    const double Sd = decode_at(st, Br) * dks + od;         // a decode step with its overhead
-    const double Sd_half = decode_at(st, 0.5 * (Br + 1)) * dks + od;
+    const double Sd = decode_step_ms(k, decode_at(st, Br) * dks + od, Br);  // a decode step with its overhead
+    const double Sd_half = decode_step_ms(k, decode_at(st, 0.5 * (Br + 1)) * dks + od, 0.5 * (Br + 1));
     double sync_ttft, sync_tpot_pf, steady_ttft, steady_queue = 0, steady_tpot_pf;
     double round_ms;  // a synchronised round's prefill: until the last of its prompts is through
     bool prefill_bound = false;  // steady state: the prompts alone keep the prefill capacity busy
@@ -394,7 +394,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     r.tpot_ms = n_dec > 0 ? Sd + tpot_pf : 0.0;
     const double ttft_kernels = ttft_sync_part + ttft_steady_part;
     // Requests beyond the running batch wait for a slot: B/Br - 1 request lifetimes.
-    const double req_ovh = ov.request_ms;
+    const double req_ovh = ov.request_ms + k.request_wait_decode_steps * Sd;
     const double life = req_ovh + ttft_kernels + n_dec * r.tpot_ms;
     double slot_wait = B > Br ? (B / Br - 1.0) * life : 0.0;
     // An engine that admits requests with KV for their prompt only (vLLM, SGLang) lets in as many as memory holds
@@ -455,10 +455,10 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     const double req_ovh = ov.request_ms;
     const double ttft_base = req_ovh + Sp + r.kv_transfer_ms;
     // Fixed point: the decode batch that the prefill pool can feed. Decode-bound when the prefill pool keeps up.
-    double tpot = decode_at(st, b) * dks + od;
+    double tpot = decode_step_ms(k, decode_at(st, b) * dks + od, b);
     double lambda = 0;  // requests per ms
     for (int it = 0; it < 30; ++it) {
-        tpot = decode_at(st, b) * dks + od;
+        tpot = decode_step_ms(k, decode_at(st, b) * dks + od, b);
         const double rate_d = n_dec > 0 ? ranks * b / (n_dec * tpot) : rate_p;
         lambda = std::min(rate_p, rate_d);
         // Little's law over the whole loop: N = lambda * (ttft + n_dec * tpot)

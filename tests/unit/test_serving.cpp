@@ -129,6 +129,31 @@ TEST_CASE("serving: a prefix-cache hit cuts the prompt work, not the memory a re
     }
 }
 
+TEST_CASE("serving: a decode step is host-bound past the engine's per-request host work, and a new request waits for the poll") {
+    // Llama-3.1-8B on one H200 at 512 clients (docs/model.md, "Host-bound decode steps"): the kernels of a decode
+    // step take ~10 ms; with 50 us of host work per running request the step takes the longer of the two.
+    const moe::Scenario s = moe_test::scenario(R"({"model":"llama-3.1-8b","hardware":"h200","parallel":{"tp":8},
+        "runtime":{"engine":"ideal"},"serving":{"mode":"aggregated","isl":1000,"osl":1000,"concurrency":512}})");
+    const moe::Tables& t = moe::builtin_tables();
+    moe::EngineConstants k = moe::builtin_engines().get(moe::EngineKind::ideal);
+    const moe::ServingSteps st = moe::serving_steps(s, t, k);
+    REQUIRE(st.ok);
+    const moe::ServingResult gpu = moe::serving_model(s, st, k);
+    REQUIRE(gpu.running_batch == 512.0);
+    CHECK(gpu.tpot_decode_ms == doctest::Approx(st.decode_ms));          // the kernels alone
+    CHECK(gpu.tpot_decode_ms < 25.6);
+    k.decode_host_per_request_us = 50;                                     // 512 x 50 us = 25.6 ms of host work
+    const moe::ServingResult host = moe::serving_model(s, st, k);
+    CHECK(host.tpot_decode_ms == doctest::Approx(25.6).epsilon(1e-12));
+    CHECK(moe::decode_step_ms(k, 30.0, 512) == 30.0);                     // a longer GPU step hides the host work
+    // waiting for the scheduler's poll: TTFT adds that many running-batch steps
+    moe::EngineConstants w = moe::builtin_engines().get(moe::EngineKind::ideal);
+    w.request_wait_decode_steps = 15;
+    const moe::ServingResult polled = moe::serving_model(s, st, w);
+    CHECK(polled.ttft_ms - gpu.ttft_ms == doctest::Approx(15 * gpu.tpot_decode_ms).epsilon(1e-9));
+    CHECK(polled.tpot_ms == gpu.tpot_ms);
+}
+
 TEST_CASE("serving: the steady-state wait for other prompts grows with concurrency and vanishes alone") {
     // Mean value analysis of the closed loop (docs/model.md, "Serving"): one client never waits; at a steady
     // state the others' prompts queue ahead. vLLM on Qwen3-32B, 8K prompts: the wait at 32 clients is larger

@@ -226,6 +226,8 @@ const Param kParams[] = {
     {"request_overhead_per_client_ms", &moe::EngineConstants::request_overhead_per_client_ms, 0, 10, 0.5},
     {"decode_overhead_per_layer_us", &moe::EngineConstants::decode_overhead_per_layer_us, 0, 300, 15},
     {"prefill_overhead_per_layer_us", &moe::EngineConstants::prefill_overhead_per_layer_us, 0, 1500, 75},
+    {"request_wait_decode_steps", &moe::EngineConstants::request_wait_decode_steps, 0, 30, 2},
+    {"decode_host_per_request_us", &moe::EngineConstants::decode_host_per_request_us, 0, 200, 10},
     {"decode_kernel_scale", &moe::EngineConstants::decode_kernel_scale, 0.5, 3, 0.1},
     {"prefill_kernel_scale", &moe::EngineConstants::prefill_kernel_scale, 0.5, 3, 0.1},
     {"decode_kernel_scale_blackwell", &moe::EngineConstants::decode_kernel_scale_blackwell, 0.3, 3, 0.1},
@@ -275,6 +277,21 @@ moe::EngineConstants fit_engine(std::vector<Row*>& rows, moe::EngineConstants k)
     double steps[kNParams];
     for (int i = 0; i < kNParams; ++i) steps[i] = kParams[i].step;
     double best = loss(rows, k);
+    // Two coordinate sweeps over each constant's whole range first (16 points each): a constant whose effect only
+    // shows past a threshold (the host-bound decode step) is found even from a start where it changes nothing.
+    for (int sweep = 0; sweep < 2; ++sweep)
+        for (int i = 0; i < kNParams; ++i) {
+            const Param& p = kParams[i];
+            for (int g = 0; g <= 16; ++g) {
+                moe::EngineConstants t = k;
+                t.*p.field = p.lo + (p.hi - p.lo) * g / 16.0;
+                const double l = loss(rows, t);
+                if (l < best - 1e-12) {
+                    best = l;
+                    k = t;
+                }
+            }
+        }
     for (int round = 0; round < 200; ++round) {
         bool moved = false;
         for (int i = 0; i < kNParams; ++i) {
