@@ -113,6 +113,15 @@ const Envelope& envelope(const Ctx& c, const char* family, bool masked, double i
 
 }  // namespace
 
+// The format a measured MoE-layer table keys these experts by: FP16 runs as BF16; FP4 experts a GPU without FP4
+// tensor cores dequantises inside the kernel (W4A16) are measured as one such kernel, vLLM's MXFP4 path on Hopper
+// (bench_data/moe/<family>/vllm_mxfp4.csv): the 4-bit payload and the kernel are the same, the scales' format aside.
+static Dtype table_dtype(const GpuSpec& g, Dtype w) {
+    if (w == Dtype::fp16) return Dtype::bf16;
+    if ((w == Dtype::nvfp4 || w == Dtype::mxfp4) && dequantised(g, w)) return Dtype::mxfp4;
+    return w;
+}
+
 // Routed experts on the busiest EP rank (seed 000 §4, with the lazy-loading floor of seeds 003/004 and the
 // layouts of seed 001).
 void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
@@ -147,7 +156,7 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
     MoeHit layer;
     if (!masked && !per_token && c.own_tables && c.families[0] && c.s.routing.redundant_experts == 0 &&
         c.s.runtime.expert_offload.tier == OffloadTier::none)
-        layer = c.t.moe_layer(c.families[0], c.w_exp == Dtype::fp16 ? Dtype::bf16 : c.w_exp, m.hidden, m.moe_intermediate,
+        layer = c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.hidden, m.moe_intermediate,
                               m.top_k, m.num_experts, c.moe_tp, c.ep, tokens_world * c.s.routing.imbalance);
     if (!masked && !per_token && !layer.found) {
         // contiguous layout: permute tokens into expert order and back (read + write each way)

@@ -6,7 +6,8 @@ Reads  ../shared/anchors/aic/perf/<system>/<backend>-<version>/<family>/<table>.
        units and column meanings in ../shared/anchors/aic/SOURCE.md)
 Writes bench_data/comm/<gpu family>/collectives.csv, bench_data/gemm/<gpu family>/sglang_cuda_graph.csv and
        bench_data/mha/{decode,prefill}/<gpu family>/<heads>-<kv heads>-<head dim>.csv (h200, b200) and
-       bench_data/moe/<gpu family>/sglang.csv (h100, h200, b200).
+       bench_data/moe/<gpu family>/sglang.csv (h100, h200, b200) and bench_data/moe/<gpu family>/vllm_mxfp4.csv
+       (h100, h200).
 
     python3 scripts/distill_aic.py [--aic DIR] [--out DIR]      # from the repository root; re-runs are byte-identical
 
@@ -28,6 +29,9 @@ Python standard library only (csv, gzip). What is kept, and why (bench_data/READ
     (bf16, fp8 = fp8_block, nvfp4 and mxfp4 = w4a8_mxfp4_mxfp8 on B200, int4 = int4_wo),
     every (moe_tp, moe_ep) with tp x ep <= 64, tokens in MOE_TOKENS. Per key the kernel_source with the smallest
     summed latency over those tokens; latencies made non-decreasing in tokens (running max; the script counts them).
+  * moe, Hopper MXFP4 (h100, h200): vLLM 0.24's routed-expert layer for gpt-oss's MXFP4 experts (w4a16_mxfp4:
+    triton_kernels, 4-bit weights dequantised to BF16 inside the kernel; Hopper has no FP4 tensor cores), the one
+    FP4 expert path SGLang's Hopper tables lack (see MOE_DTYPES); same selection, written as dtype mxfp4.
 """
 import argparse
 import csv
@@ -72,6 +76,9 @@ MOE_DTYPES = {
     "blackwell": {"bfloat16": "bf16", "fp8_block": "fp8", "nvfp4": "nvfp4", "w4a8_mxfp4_mxfp8": "mxfp4", "int4_wo": "int4"},
 }
 MOE_ARCH = {"h100_sxm": "hopper", "h200_sxm": "hopper", "b200_sxm": "blackwell"}
+# Hopper's MXFP4 experts: vLLM 0.24's gpt-oss triton_kernels path, the kernel vLLM (and SGLang) serve gpt-oss with there.
+MOE_HOPPER_MXFP4_SOURCE = "vllm-0.24.0/moe/moe_perf.csv.gz"
+MOE_HOPPER_MXFP4_DTYPES = {"w4a16_mxfp4": "mxfp4"}
 # (hidden, moe_intermediate, top_k, routed experts) of the MoE model presets (presets/models/)
 MOE_SHAPES = [
     (7168, 2048, 8, 256),   # DeepSeek-V3 / R1 / V3.2
@@ -202,11 +209,11 @@ def attention(sysdir, kernel):
             {s: sorted(p.items()) for s, p in pre.items()})
 
 
-def moe(sysdir, arch, log):
+def moe(sysdir, arch, log, source=MOE_SOURCE, names=None):
     """[(dtype, hidden, inter, topk, experts, tp, ep, tokens, latency_us)] and the kernel picks per key."""
-    names, shapes, want_t = MOE_DTYPES[arch], set(MOE_SHAPES), set(MOE_TOKENS)
+    names, shapes, want_t = names or MOE_DTYPES[arch], set(MOE_SHAPES), set(MOE_TOKENS)
     series = {}  # (dtype, h, i, k, e, tp, ep) -> {kernel: {tokens: ms}}
-    for r in rows(os.path.join(sysdir, MOE_SOURCE)):
+    for r in rows(os.path.join(sysdir, source)):
         dt = names.get(r["moe_dtype"])
         if dt is None or r["distribution"] != "balanced":
             continue
@@ -236,7 +243,7 @@ def moe(sysdir, arch, log):
                 us = run
             run = us
             out.append((*key, t, f"{us:.4g}" if us < 1e4 else f"{us:.0f}"))
-    log.append(f"{os.path.basename(sysdir)} moe: {len(series)} keys, {len(out)} rows, kernels {picks}, "
+    log.append(f"{os.path.basename(sysdir)} moe ({source}): {len(series)} keys, {len(out)} rows, kernels {picks}, "
                f"{adjusted} points raised to a smaller token count's time, {partial} keys without the full token grid")
     return out
 
@@ -279,6 +286,10 @@ def main():
             total += write_csv(os.path.join(a.out, "moe", family, "sglang.csv"),
                                ["dtype", "hidden", "inter", "topk", "experts", "tp", "ep", "tokens", "latency_us"],
                                moe(sysdir, MOE_ARCH[system], log))
+            if MOE_ARCH[system] == "hopper":
+                total += write_csv(os.path.join(a.out, "moe", family, "vllm_mxfp4.csv"),
+                                   ["dtype", "hidden", "inter", "topk", "experts", "tp", "ep", "tokens", "latency_us"],
+                                   moe(sysdir, "hopper", log, MOE_HOPPER_MXFP4_SOURCE, MOE_HOPPER_MXFP4_DTYPES))
     for line in log:
         print(line)
     print(f"wrote {total} bytes")

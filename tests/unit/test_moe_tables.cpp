@@ -80,7 +80,7 @@ TEST_CASE("AIC MoE layers: absent keys are not found") {
     const moe::Tables& t = moe::builtin_tables();
     CHECK(!t.moe_layer("h800", Dtype::fp8, 7168, 2048, 8, 256, 1, 8, 1024).found);   // no such family table
     CHECK(!t.moe_layer("h100", Dtype::nvfp4, 7168, 2048, 8, 256, 1, 8, 1024).found); // no NVFP4 on Hopper
-    CHECK(!t.moe_layer("h100", Dtype::mxfp4, 2880, 2880, 4, 128, 1, 1, 64).found);   // Hopper MXFP4: W4A16 model
+    CHECK(!t.moe_layer("h100", Dtype::mxfp4, 2880, 2880, 4, 128, 8, 16, 64).found);  // Hopper MXFP4: tp x ep > 64
     CHECK(!t.moe_layer("b200", Dtype::nvfp4, 6144, 2048, 8, 256, 8, 16, 1024).found); // tp x ep > 64 not kept
     CHECK(!t.moe_layer("b200", Dtype::nvfp4, 6144, 2048, 8, 255, 8, 1, 1024).found);  // another shape
     CHECK(!t.moe_layer("b200", Dtype::nvfp4, 6144, 2048, 8, 256, 8, 1, 0).found);     // no tokens
