@@ -244,14 +244,30 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
 // Gated DeltaNet (Qwen3-Next, Qwen3.5; Yang et al., "Gated Delta Networks"): per token, q/k/v/z and the b/a gates
 // are projected, q/k/v pass a short causal conv, and each v head keeps a k_dim x v_dim state S updated by the gated
 // delta rule S <- g S + beta k (v - g S^T k)^T and read as o = S^T q; the gated norm and out_proj follow.
-// Heads are split over TP (replicated past their count). Every record here is analytical: bench_data/gdn holds
-// one H20 shape only and the table loader does not read it (tests/unit compares these records with it).
+// Heads are split over TP (replicated past their count). Prefill's conv and delta-rule kernels come from
+// bench_data/gdn/<family>/sglang.csv on a GPU with its own table for these heads (SGLang's kernels measured by
+// AIConfigurator); the rest, and decode, are analytical (the decode records are within a few percent of those
+// measurements; tests/unit compares the H20 prefill records with BLIS's H20 shape, which the loader does not read).
+// A measured kernel's time on a record whose FLOPs and bytes stay the model's (efficiency = roofline / measured).
+static void take_measured(const Ctx& c, OpRecord& op, double us, Source src, const char* table) {
+    const double roof_us = 1e6 * std::max(op.flops / (c.g.peak_tflops(Dtype::bf16) * 1e12), (op.weight_bytes + op.activation_bytes) / c.bw);
+    op.time_us = us;
+    op.efficiency = roof_us / us;
+    op.source = src;
+    op.table = table;
+}
+
 void linear_attention_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L) {
     const ModelSpec& m = c.m;
     const double T = ps.T, h = m.hidden, seqs = std::max(1.0, ps.batch);
     const Phase ph = ps.phase;
     const double kh = std::max(1.0, double(m.lin_num_k_heads) / c.tp), vh = std::max(1.0, double(m.lin_num_v_heads) / c.tp);
     const double dk = m.lin_k_head_dim, dv = m.lin_v_head_dim;
+    // Prefill measured on this GPU: the chunk's tokens timed as one sequence (the kernels run a chunk's prompts in
+    // one varlen launch; AIC's batched points are up to ~35% faster than one sequence of all their tokens).
+    GdnHit gdn;
+    if (ph == Phase::prefill && c.own_tables && c.families[0])
+        gdn = c.t.gdn_prefill(c.families[0], int(kh), int(vh), int(dk), int(dv), T);
     const double Kd = kh * dk, Vd = vh * dv, conv_ch = 2.0 * Kd + Vd, K = m.lin_conv_kernel;
     const double act_b = 2.0, conv_state_b = dtype_bytes(m.dtype), state_b = dtype_bytes(m.lin_state_dtype);
     L.pre.push_back(gemm_op(c, "attn.gdn_in_proj", ph, T, h, 2.0 * Kd + 2.0 * Vd + 2.0 * vh, c.w_attn));
@@ -261,6 +277,7 @@ void linear_attention_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L) {
         if (ph == Phase::decode) bytes += 2.0 * seqs * conv_ch * std::max(0.0, K - 1) * conv_state_b;
         OpRecord conv = make_op("attn.gdn_conv", ph, 2.0 * T * conv_ch * K, 0, bytes);
         time_op(c, conv, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
+        if (gdn.found) take_measured(c, conv, gdn.conv_us, gdn.source, gdn.table);
         L.pre.push_back(conv);
     }
     const double state_bytes = seqs * vh * dk * dv * state_b;        // one recurrent state per sequence
@@ -281,6 +298,7 @@ void linear_attention_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L) {
         const double chunk_states = 2.0 * std::ceil(T / C) * vh * dk * dv * 2.0;
         OpRecord core = make_op("attn.gdn_core", ph, per_token * T * vh, 0, qkvo_bytes + chunk_states + state_bytes);
         time_op(c, core, Dtype::bf16, TableHit{}, c.cal.attn_prefill_compute_eff, c.cal.hbm_bw_eff);
+        if (gdn.found) take_measured(c, core, gdn.core_us, gdn.source, gdn.table);
         L.pre.push_back(core);
     }
     L.pre.push_back(gemm_op(c, "attn.gdn_out_proj", ph, T, Vd, h, c.w_attn));

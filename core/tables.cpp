@@ -180,7 +180,7 @@ Tables::Tables() : gen_(next_generation()) {}
 Tables::~Tables() {
     for (Table* t : tables_) delete t;
 }
-Tables::Tables(const Tables& o) : calibration(o.calibration), gen_(next_generation()), moe_(o.moe_) {
+Tables::Tables(const Tables& o) : calibration(o.calibration), gen_(next_generation()), moe_(o.moe_), gdn_(o.gdn_) {
     for (const Table* t : o.tables_) add_table(new Table(*t));
 }
 Tables& Tables::operator=(const Tables& o) {
@@ -188,6 +188,7 @@ Tables& Tables::operator=(const Tables& o) {
         Tables copy(o);
         std::swap(tables_, copy.tables_);
         std::swap(moe_, copy.moe_);
+        std::swap(gdn_, copy.gdn_);
         for (int k = 0; k < kKinds; ++k)
             for (int f = 0; f < kFamilySlots; ++f) std::swap(buckets_[k][f], copy.buckets_[k][f]);
         for (int f = 0; f < kFamilySlots; ++f) std::swap(stream_util_[f], copy.stream_util_[f]);
@@ -306,6 +307,14 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             return false;
         }
         return load_moe_csv("bench_data/moe/" + parts[1] + "/" + parts[2], *ref, text, errors);
+    }
+    if (kind_s == "gdn" && parts.size() == 3) {  // bench_data/gdn/<family>/<file>.csv: tables_gdn.cpp
+        const FamilyRef* ref = family_ref(parts[1]);
+        if (!ref) {
+            errors.push_back({where, "expected bench_data/gdn/<family>/<file>.csv with a known GPU family"});
+            return false;
+        }
+        return load_gdn_csv("bench_data/gdn/" + parts[1] + "/" + parts[2], *ref, text, errors);
     }
     if (kind_s != "gemm" && kind_s != "grouped_gemm" && kind_s != "mha" && kind_s != "mla" && kind_s != "comm")
         return true;  // unused kinds

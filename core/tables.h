@@ -58,12 +58,29 @@ struct MoeSeries {
     std::vector<double> tokens, us;  // ascending tokens, latency in us
 };
 
+// Result of a measured Gated DeltaNet prefill lookup (bench_data/gdn: one sequence's causal conv and chunked delta
+// rule kernels on one GPU).
+struct GdnHit {
+    bool found = false;
+    double conv_us = 0, core_us = 0;
+    Source source = Source::analytical;  // measured (a grid point) or interpolated
+    const char* table = "";
+};
+
+// One (k heads, v heads, k dim, v dim) series of a bench_data/gdn table, heads per GPU.
+struct GdnSeries {
+    const FamilyRef* ref = nullptr;
+    std::string path;
+    int k_heads = 0, v_heads = 0, k_dim = 0, v_dim = 0;
+    std::vector<double> tokens, conv_us, core_us;  // ascending tokens
+};
+
 class Tables {
 public:
-    // path: "bench_data/<kind>/[<phase>/]<family>/<file>.csv". Files of kinds the model does not use (dsa, gdn)
-    // are accepted and ignored. Rows are checked: numeric, finite, positive latency.
+    // path: "bench_data/<kind>/[<phase>/]<family>/<file>.csv". Files of kinds the model does not use (dsa, and
+    // gdn's per-phase H20 tables) are accepted and ignored. Rows are checked: numeric, finite, positive latency.
     bool load_csv(std::string_view path, std::string_view text, Issues& errors);
-    std::size_t table_count() const { return tables_.size() + moe_.size(); }
+    std::size_t table_count() const { return tables_.size() + moe_.size() + gdn_.size(); }
     std::size_t row_count() const;
     bool has_family(std::string_view family) const;
 
@@ -93,6 +110,10 @@ public:
     // time, past the last point the last point's time scaled linearly in tokens. Not found: no such key.
     MoeHit moe_layer(std::string_view family, Dtype dtype, int hidden, int inter, int top_k, int experts, int tp, int ep,
                      double tokens) const;
+    // Gated DeltaNet prefill of one sequence of `tokens` (bench_data/gdn/<family>/*.csv, core/tables_gdn.cpp): the
+    // exact (k heads, v heads per GPU, k dim, v dim) key, the conv and the chunked delta-rule kernels, each
+    // interpolated log-log in tokens (below the first point its time, past the last linear in tokens).
+    GdnHit gdn_prefill(std::string_view family, int k_heads, int v_heads, int k_dim, int v_dim, double tokens) const;
     // Attention cores, by heads per GPU.
     TableHit mha_decode(std::string_view family, int heads, int kv_heads, int head_dim, double batch, double kv_len,
                         bool fp8_kv) const;
@@ -137,6 +158,9 @@ private:
     // bench_data/moe series, sorted by (family, dtype, hidden, inter, top_k, experts, tp, ep) (tables_moe.cpp)
     std::vector<MoeSeries> moe_;
     bool load_moe_csv(const std::string& path, const FamilyRef& ref, std::string_view text, Issues& errors);
+    // bench_data/gdn/<family>/*.csv series, sorted by (family, k heads, v heads, k dim, v dim) (tables_gdn.cpp)
+    std::vector<GdnSeries> gdn_;
+    bool load_gdn_csv(const std::string& path, const FamilyRef& ref, std::string_view text, Issues& errors);
     void add_table(Table* t);
     const std::vector<const Table*>* bucket(int kind, std::string_view family) const;
 };

@@ -7,7 +7,7 @@ Reads  ../shared/anchors/aic/perf/<system>/<backend>-<version>/<family>/<table>.
 Writes bench_data/comm/<gpu family>/collectives.csv, bench_data/gemm/<gpu family>/sglang_cuda_graph.csv and
        bench_data/mha/{decode,prefill}/<gpu family>/<heads>-<kv heads>-<head dim>.csv (h200, b200) and
        bench_data/moe/<gpu family>/sglang.csv (h100, h200, b200) and bench_data/moe/<gpu family>/vllm_mxfp4.csv
-       (h100, h200).
+       (h100, h200), bench_data/gdn/<gpu family>/sglang.csv (h100, h200, b200).
 
     python3 scripts/distill_aic.py [--aic DIR] [--out DIR]      # from the repository root; re-runs are byte-identical
 
@@ -32,6 +32,10 @@ Python standard library only (csv, gzip). What is kept, and why (bench_data/READ
   * moe, Hopper MXFP4 (h100, h200): vLLM 0.24's routed-expert layer for gpt-oss's MXFP4 experts (w4a16_mxfp4:
     triton_kernels, 4-bit weights dequantised to BF16 inside the kernel; Hopper has no FP4 tensor cores), the one
     FP4 expert path SGLang's Hopper tables lack (see MOE_DTYPES); same selection, written as dtype mxfp4.
+  * gdn (h100, h200, b200): SGLang 0.5.14's Gated DeltaNet prefill kernels (linear_attention/gdn_perf, context phase,
+    one sequence: batch_size 1, seq_len = num_tokens): causal_conv1d_fn (conv_us) and chunk_gated_delta_rule
+    (core_us), per GPU's (k heads, v heads, k dim, v dim) of the Qwen3.5 presets under TP 1-16 (Qwen3-Next has the
+    35B's heads), every measured token count (1 .. 32768).
 """
 import argparse
 import csv
@@ -248,6 +252,35 @@ def moe(sysdir, arch, log, source=MOE_SOURCE, names=None):
     return out
 
 
+GDN_SOURCE = "sglang-0.5.14/linear_attention/gdn_perf.csv.gz"
+GDN_MODELS = ("Qwen/Qwen3.5-35B-A3B", "Qwen/Qwen3.5-397B-A17B")  # Qwen3-Next-80B-A3B: the 35B's heads
+GDN_KERNELS = {"causal_conv1d_fn": "conv", "chunk_gated_delta_rule": "core"}
+
+
+def gdn(sysdir, log):
+    """[(k_heads, v_heads, k_dim, v_dim, tokens, conv_us, core_us)] per GPU, one sequence."""
+    pts = {}  # (kh, vh, dk, dv) -> {tokens: {"conv": ms, "core": ms}}
+    for r in rows(os.path.join(sysdir, GDN_SOURCE)):
+        kern = GDN_KERNELS.get(r["kernel_source"])
+        if kern is None or r["phase"] != "context" or r["model_name"] not in GDN_MODELS or int(r["batch_size"]) != 1:
+            continue
+        key = (int(r["num_k_heads"]), int(r["num_v_heads"]), int(r["head_k_dim"]), int(r["head_v_dim"]))
+        t = int(r["num_tokens"])
+        cell = pts.setdefault(key, {}).setdefault(t, {})
+        if kern in cell and abs(cell[kern] - float(r["latency"])) > 1e-12:
+            # the same per-GPU heads measured for two models: keep the first model's (GDN_MODELS order)
+            continue
+        cell.setdefault(kern, float(r["latency"]))
+    out = []
+    for key in sorted(pts):
+        for t in sorted(pts[key]):
+            c = pts[key][t]
+            if "conv" in c and "core" in c:
+                out.append((*key, t, fmt_us(c["conv"]), fmt_us(c["core"])))
+    log.append(f"{os.path.basename(sysdir)} gdn: {len(pts)} head shapes, {len(out)} rows")
+    return out
+
+
 def write_csv(path, header, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", newline="") as f:
@@ -290,6 +323,8 @@ def main():
                 total += write_csv(os.path.join(a.out, "moe", family, "vllm_mxfp4.csv"),
                                    ["dtype", "hidden", "inter", "topk", "experts", "tp", "ep", "tokens", "latency_us"],
                                    moe(sysdir, "hopper", log, MOE_HOPPER_MXFP4_SOURCE, MOE_HOPPER_MXFP4_DTYPES))
+            total += write_csv(os.path.join(a.out, "gdn", family, "sglang.csv"),
+                               ["k_heads", "v_heads", "k_dim", "v_dim", "tokens", "conv_us", "core_us"], gdn(sysdir, log))
     for line in log:
         print(line)
     print(f"wrote {total} bytes")

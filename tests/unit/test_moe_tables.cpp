@@ -163,3 +163,63 @@ TEST_CASE("AIC MoE layers: other GPUs, formats and layouts keep the grouped-GEMM
     CHECK(!find_op(sxm, "moe.permute", Phase::prefill));
     CHECK(std::string(find_op(sxm, "moe.routed_experts", Phase::prefill)->table) == "bench_data/moe/h100/sglang.csv");
 }
+
+// ---- Gated DeltaNet prefill kernels (bench_data/gdn/<family>/sglang.csv, core/tables_gdn.cpp) ----------------
+
+TEST_CASE("AIC Gated DeltaNet prefill: the loader checks its rows, the lookup interpolates log-log in tokens") {
+    moe::Tables t;
+    moe::Issues errs;
+    const char* hdr = "k_heads,v_heads,k_dim,v_dim,tokens,conv_us,core_us\n";
+    CHECK(t.load_csv("bench_data/gdn/h100/x.csv", std::string(hdr) + "2,8,128,128,1024,4,64\n2,8,128,128,4096,16,256\n", errs));
+    CHECK(errs.empty());
+    CHECK(t.table_count() == 1);
+    // 2048 tokens: halfway in log tokens between 1024 and 4096 -> geometric mean of the times
+    const moe::GdnHit h = t.gdn_prefill("h100", 2, 8, 128, 128, 2048);
+    REQUIRE(h.found);
+    CHECK(h.conv_us == doctest::Approx(8.0));
+    CHECK(h.core_us == doctest::Approx(128.0));
+    CHECK(h.source == moe::Source::interpolated);
+    CHECK(t.gdn_prefill("h100", 2, 8, 128, 128, 100).core_us == 64.0);                              // floor
+    CHECK(t.gdn_prefill("h100", 2, 8, 128, 128, 8192).core_us == doctest::Approx(512.0));           // linear past
+    CHECK(t.gdn_prefill("h100", 2, 8, 128, 128, 4096).source == moe::Source::measured);
+    CHECK(!t.gdn_prefill("h100", 4, 8, 128, 128, 1024).found);                                      // another key
+    CHECK(!t.gdn_prefill("h200", 2, 8, 128, 128, 1024).found);                                      // another GPU
+    CHECK(!t.load_csv("bench_data/gdn/h100/y.csv", std::string(hdr) + "2,8,128,128,1024,4,64\n2,8,128,128,1024,4,65\n", errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "bench_data/gdn/h100/y.csv:3");
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/gdn/h100/z.csv", std::string(hdr) + "2.5,8,128,128,1024,4,64\n2,8,128,128,1024,4,-1\n", errs));
+    CHECK(errs.size() == 2);
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/gdn/nosuch/w.csv", hdr, errs));
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/gdn/h100/w.csv", "k_heads,v_heads\n2,8\n", errs));
+    // the per-phase H20 tables (BLIS's kernel breakdown) are still accepted and not read
+    errs.clear();
+    CHECK(t.load_csv("bench_data/gdn/prefill/h20/4-16-128-32-128.csv", "seq_len,conv\n4096,65\n", errs));
+    CHECK(errs.empty());
+    CHECK(t.table_count() == 1);
+}
+
+TEST_CASE("AIC Gated DeltaNet prefill: the step model takes the conv and delta-rule kernels from them") {
+    // Qwen3.5-397B-A17B, TP8 on B200: 16 k / 64 v heads -> 2 / 8 per GPU, 128 x 128. One 1024-token prompt:
+    // bench_data/gdn/b200/sglang.csv (AIC's SGLang 0.5.14 gdn_perf, batch 1, 1024 tokens): causal_conv1d_fn
+    // 4.825 us, chunk_gated_delta_rule 69.67 us. The analytical chunked model gave ~3 us (its FLOPs are 1.5 GFLOP;
+    // the kernel's sequential chunk scan and launches set its time at this size).
+    moe::Estimate e = moe_test::run(R"({"model":"qwen3.5-397b-a17b","hardware":"b200","parallel":{"tp":8},
+        "workload":{"phase":"prefill","prefill_tokens":1024,"prompt_len":1024}})");
+    const moe::OpRecord* core = moe_test::find_op(e, "attn.gdn_core", moe::Phase::prefill, "MoE layers (Gated DeltaNet)");
+    const moe::OpRecord* conv = moe_test::find_op(e, "attn.gdn_conv", moe::Phase::prefill, "MoE layers (Gated DeltaNet)");
+    REQUIRE(core);
+    REQUIRE(conv);
+    CHECK(core->time_us == doctest::Approx(69.67).epsilon(1e-9));
+    CHECK(conv->time_us == doctest::Approx(4.825).epsilon(1e-9));
+    CHECK(core->source == moe::Source::measured);
+    CHECK(std::string(core->table) == "bench_data/gdn/b200/sglang.csv");
+    // decode stays analytical
+    const moe::Estimate d = moe_test::run(R"({"model":"qwen3.5-397b-a17b","hardware":"b200","parallel":{"tp":8},
+        "workload":{"phase":"decode","batch":64}})");
+    const moe::OpRecord* dec = moe_test::find_op(d, "attn.gdn_core", moe::Phase::decode, "MoE layers (Gated DeltaNet)");
+    REQUIRE(dec);
+    CHECK(dec->source == moe::Source::analytical);
+}
