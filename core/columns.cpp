@@ -86,6 +86,7 @@ const std::vector<Column> kColumns = {
     {"serving.ttft_queue_ms", "ms", ColumnType::number, S(ttft_queue_ms), nullptr, "Part of TTFT: waiting for prefill capacity or a free slot."},
     {"serving.ttft_first_wave_ms", "ms", ColumnType::number, S(ttft_first_wave_ms), nullptr, "Part of TTFT: the first requests of the run waiting behind each other, averaged over all requests."},
     {"serving.ttft_overhead_ms", "ms", ColumnType::number, S(ttft_overhead_ms), nullptr, "Part of TTFT: the engine's per-request overhead (HTTP, tokenisation, admission)."},
+    {"serving.ttft_stream_ms", "ms", ColumnType::number, S(ttft_stream_ms), nullptr, "Part of TTFT: the first token held until serving.stream_interval tokens are made (interval - 1 token intervals)."},
     {"serving.kv_transfer_ms", "ms", ColumnType::number, S(kv_transfer_ms), nullptr, "Part of TTFT (disaggregated): moving one request's KV cache from a prefill to a decode worker."},
     {"serving.tpot_decode_ms", "ms", ColumnType::number, S(tpot_decode_ms), nullptr, "Part of TPOT: the decode step with the engine's per-step overhead."},
     {"serving.tpot_prefill_ms", "ms", ColumnType::number, S(tpot_prefill_ms), nullptr, "Part of TPOT: other requests' prefill work per output token."},

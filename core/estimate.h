@@ -100,6 +100,7 @@ struct ServingResult {
     double ttft_queue_ms = 0;       // waiting for prefill capacity (steady state) and for a free slot
     double ttft_first_wave_ms = 0;  // the first requests' wait behind each other, averaged over the run
     double ttft_overhead_ms = 0;    // the engine's per-request overhead
+    double ttft_stream_ms = 0;      // the first token held until serving.stream_interval tokens are made
     double kv_transfer_ms = 0;      // disaggregated
     double tpot_decode_ms = 0;      // the decode step itself
     double tpot_prefill_ms = 0;     // prefill work interleaved with decoding, per output token

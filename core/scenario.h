@@ -121,6 +121,7 @@ struct ServingConfig {
     int concurrency = 64;           // aggregated: requests in flight per replica (all its DP ranks)
     int requests_per_client = 10;   // benchmark length: each client sends this many requests (the first together)
     double length_spread = 0;       // each request's isl and osl drawn uniformly from [(1 - spread) x, x] (0: fixed)
+    int stream_interval = 1;        // tokens the engine streams to a client at a time (--stream-interval)
     PoolConfig prefill{{1, 1, 1, 1, 0}, 1, 1};
     PoolConfig decode{{1, 1, 1, 1, 0}, 1, 64};
     // The mean request lengths the benchmark sends (length_spread draws them below the nominal isl and osl).

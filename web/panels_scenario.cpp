@@ -449,6 +449,7 @@ void serving_section(AppState& st) {
         field_slider_int(st, "serving.concurrency", "Concurrency", 1, 16384, true);
         field_input_number(st, "serving.requests_per_client", "Requests / client");
         field_input_number(st, "serving.length_spread", "Length spread");
+        field_input_number(st, "serving.stream_interval", "Stream interval");
         const int world = s.world();
         const double per_rank = double(s.serving.concurrency) / std::max(1, s.parallel.dp);
         std::snprintf(buf, sizeof buf, "one replica of the layout above: %d GPU%s, %s request%s per DP rank, chunk %s", world,
@@ -458,6 +459,7 @@ void serving_section(AppState& st) {
     } else {
         field_input_number(st, "serving.requests_per_client", "Requests / client");
         field_input_number(st, "serving.length_spread", "Length spread");
+        field_input_number(st, "serving.stream_interval", "Stream interval");
         pool_controls(st, "prefill", "Prefill pool");
         pool_controls(st, "decode", "Decode pool");
         const int pg = pool_gpus(s.serving.prefill), dg = pool_gpus(s.serving.decode);
