@@ -1,11 +1,13 @@
 // tables_moe.cpp — measured routed-expert MoE layers (bench_data/moe/<family>/*.csv, distilled from AIConfigurator's
 // SGLang moe_perf by scripts/distill_aic.py): loading and the latency lookup (Tables::moe_layer, tables.h).
 //
-//   dtype,hidden,inter,topk,experts,tp,ep,tokens,latency_us
-//   nvfp4,6144,2048,8,256,8,1,8192,499.8
+//   dtype,hidden,inter,topk,experts,tp,ep,tokens,latency_us        (long: one token count per row), or
+//   dtype,hidden,inter,topk,experts,tp,ep,us_at_1,us_at_4,...    (wide: one key per row, a column per token count;
+//   nvfp4,6144,2048,8,256,8,1,41.2,44.9,...                         an empty cell is a count not measured)
 //
-// One row: one MoE layer's routed experts on one GPU of a moe_tp x ep layout (token permutation, gate/up GEMM,
-// activation, down GEMM, weighted combine), `tokens` entering the layer across the EP group, balanced routing.
+// One latency: one MoE layer's routed experts on one GPU of a moe_tp x ep layout (token permutation, gate/up GEMM,
+// activation, down GEMM, weighted combine), `tokens` entering the layer across the EP group, balanced routing. The
+// distilled tables are wide (the key is written once per series: half the gzip size of the long form).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -44,16 +46,33 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
     }
     static const char* const kCols[] = {"dtype", "hidden", "inter", "topk", "experts", "tp", "ep", "tokens", "latency_us"};
     int col[9];
+    // wide form: (column, tokens) of every us_at_<tokens> column
+    std::vector<std::pair<int, double>> wide;
     {
         const auto header = detail::split_cells(lines[0]);
+        for (size_t j = 0; j < header.size(); ++j) {
+            const std::string_view h = header[j];
+            double t = 0;
+            if (h.size() > 6 && h.substr(0, 6) == "us_at_") {
+                if (!detail::cell_to_double(h.substr(6), t) || !(t > 0) || t > 1e12) {
+                    errors.push_back({path + ":1", "column '" + std::string(h) + "' does not name a positive token count"});
+                    return false;
+                }
+                wide.push_back({int(j), t});
+            }
+        }
         for (int i = 0; i < 9; ++i) {
             col[i] = -1;
             for (size_t j = 0; j < header.size(); ++j)
                 if (header[j] == kCols[i]) col[i] = int(j);
-            if (col[i] < 0) {
+            if (col[i] < 0 && !(i >= 7 && !wide.empty())) {
                 errors.push_back({path + ":1", std::string("missing column '") + kCols[i] + "'"});
                 return false;
             }
+        }
+        if (!wide.empty() && (col[7] >= 0 || col[8] >= 0)) {
+            errors.push_back({path + ":1", "both the long (tokens, latency_us) and the wide (us_at_<tokens>) form"});
+            return false;
         }
     }
     std::map<Key, MoeSeries> series;
@@ -71,7 +90,8 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
         }
         double v[8];
         bool ok = true;
-        for (int c = 1; c < 9 && ok; ++c) {
+        const int key_cols = wide.empty() ? 9 : 7;
+        for (int c = 1; c < key_cols && ok; ++c) {
             // shape and layout: whole numbers from 1 to 2^24; tokens and latency: positive and finite
             const double hi = c < 7 ? 16777216.0 : 1e12;
             if (!detail::cell_to_double(cell(c), v[c - 1]) || !(v[c - 1] > 0) || v[c - 1] > hi ||
@@ -88,12 +108,29 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
         s.tp = int(v[4]);
         s.ep = int(v[5]);
         MoeSeries& dst = series.emplace(key_of(s), s).first->second;
-        if (std::find(dst.tokens.begin(), dst.tokens.end(), v[6]) != dst.tokens.end()) {
-            errors.push_back({where, "repeated token count for this key"});
+        auto add = [&](double tokens, double us) {
+            if (std::find(dst.tokens.begin(), dst.tokens.end(), tokens) != dst.tokens.end()) {
+                errors.push_back({where, "repeated token count for this key"});
+                return;
+            }
+            dst.tokens.push_back(tokens);
+            dst.us.push_back(us);
+        };
+        if (wide.empty()) {
+            add(v[6], v[7]);
             continue;
         }
-        dst.tokens.push_back(v[6]);
-        dst.us.push_back(v[7]);
+        for (const auto& w : wide) {
+            const std::string_view c = size_t(w.first) < cells.size() ? cells[size_t(w.first)] : std::string_view();
+            if (c.empty()) continue;  // not measured at this count
+            double us = 0;
+            if (!detail::cell_to_double(c, us) || !(us > 0) || us > 1e12) {
+                errors.push_back({where, "column " + std::to_string(w.first + 1) + " (" + std::to_string(int64_t(w.second)) +
+                                             " tokens) is not a positive number in range"});
+                break;
+            }
+            add(w.second, us);
+        }
     }
     if (errors.size() != errors_before) return false;
     if (series.empty()) {

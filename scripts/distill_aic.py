@@ -281,6 +281,15 @@ def gdn(sysdir, log):
     return out
 
 
+def moe_wide(data):
+    """The long MoE rows as one row per key with a us_at_<tokens> column per MOE_TOKENS count (empty: not measured)."""
+    series = {}
+    for row in data:
+        series.setdefault(tuple(row[:7]), {})[row[7]] = row[8]
+    out = [(*key, *(pts.get(t, "") for t in MOE_TOKENS)) for key, pts in series.items()]
+    return ["dtype", "hidden", "inter", "topk", "experts", "tp", "ep"] + [f"us_at_{t}" for t in MOE_TOKENS], out
+
+
 def write_csv(path, header, data):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", newline="") as f:
@@ -316,13 +325,10 @@ def main():
                 total += write_csv(os.path.join(a.out, "mha", "prefill", family, name), ["seq_len", "latency_us"],
                                    pre[(h, kv, d)])
         if system in MOE_ARCH:
-            total += write_csv(os.path.join(a.out, "moe", family, "sglang.csv"),
-                               ["dtype", "hidden", "inter", "topk", "experts", "tp", "ep", "tokens", "latency_us"],
-                               moe(sysdir, MOE_ARCH[system], log))
+            total += write_csv(os.path.join(a.out, "moe", family, "sglang.csv"), *moe_wide(moe(sysdir, MOE_ARCH[system], log)))
             if MOE_ARCH[system] == "hopper":
                 total += write_csv(os.path.join(a.out, "moe", family, "vllm_mxfp4.csv"),
-                                   ["dtype", "hidden", "inter", "topk", "experts", "tp", "ep", "tokens", "latency_us"],
-                                   moe(sysdir, "hopper", log, MOE_HOPPER_MXFP4_SOURCE, MOE_HOPPER_MXFP4_DTYPES))
+                                   *moe_wide(moe(sysdir, "hopper", log, MOE_HOPPER_MXFP4_SOURCE, MOE_HOPPER_MXFP4_DTYPES)))
             total += write_csv(os.path.join(a.out, "gdn", family, "sglang.csv"),
                                ["k_heads", "v_heads", "k_dim", "v_dim", "tokens", "conv_us", "core_us"], gdn(sysdir, log))
     for line in log:

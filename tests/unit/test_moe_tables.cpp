@@ -111,6 +111,30 @@ TEST_CASE("AIC MoE layers: the loader checks its rows") {
     CHECK(t.table_count() == 1);
 }
 
+TEST_CASE("AIC MoE layers: the wide form (a us_at_<tokens> column per token count) reads as the long one") {
+    moe::Tables t;
+    moe::Issues errs;
+    CHECK(t.load_csv("bench_data/moe/h100/x.csv", "dtype,hidden,inter,topk,experts,tp,ep,us_at_1,us_at_4,us_at_16\n"
+                                                   "bf16,64,32,2,8,1,1,5,9,\nbf16,64,32,2,8,1,2,4,,16\n", errs));
+    CHECK(errs.empty());
+    CHECK(t.moe_layer("h100", Dtype::bf16, 64, 32, 2, 8, 1, 1, 2).latency_us == doctest::Approx(std::sqrt(45.0)));
+    CHECK(t.moe_layer("h100", Dtype::bf16, 64, 32, 2, 8, 1, 1, 4).source == moe::Source::measured);
+    // the empty 4-token cell is a count not measured: between 1 and 16 tokens, log-log
+    CHECK(t.moe_layer("h100", Dtype::bf16, 64, 32, 2, 8, 1, 2, 4).latency_us == doctest::Approx(8.0));
+    CHECK(t.moe_layer("h100", Dtype::bf16, 64, 32, 2, 8, 1, 2, 4).source == moe::Source::interpolated);
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/moe/h100/y.csv", "dtype,hidden,inter,topk,experts,tp,ep,us_at_x\nbf16,64,32,2,8,1,1,5\n", errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "bench_data/moe/h100/y.csv:1");
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/moe/h100/z.csv", "dtype,hidden,inter,topk,experts,tp,ep,us_at_1\nbf16,64,32,2,8,1,1,-5\n", errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "bench_data/moe/h100/z.csv:2");
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/moe/h100/w.csv", "dtype,hidden,inter,topk,experts,tp,ep,tokens,latency_us,us_at_1\n", errs));
+    CHECK(errs.size() == 1);
+}
+
 TEST_CASE("AIC MoE layers: the step model takes the routed experts from them (worked example: GLM-5 NVFP4 on B200)") {
     // GLM-5 (hidden 6144, moe_intermediate 2048, top-8 of 256), NVFP4 experts, TP8 (moe_tp 8, ep 1), a prefill of 8192
     // tokens: the layer is the table point of b200_sxm/sglang-0.5.14/moe/moe_perf.csv.gz line 26430, 0.49978 ms
