@@ -1,7 +1,10 @@
-// csv_cells.h — the cell-level parsing every bench_data table loader shares (tables.cpp, tables_moe.cpp).
+// csv_cells.h — the cell-level parsing every bench_data table loader shares (tables.cpp, tables_moe.cpp,
+// tables_gdn.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -22,6 +25,65 @@ inline std::vector<std::string_view> split_cells(std::string_view line) {
         line.remove_prefix(comma + 1);
     }
     return cells;
+}
+
+// A file's lines, a trailing CR dropped from each.
+inline std::vector<std::string_view> split_lines(std::string_view text) {
+    std::vector<std::string_view> lines;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        lines.push_back(line);
+        if (nl == std::string_view::npos) break;
+        text.remove_prefix(nl + 1);
+    }
+    return lines;
+}
+
+// The index of each of `n` named columns in a header's cells (-1: absent).
+inline void find_columns(const std::vector<std::string_view>& header, const char* const* names, int n, int* col) {
+    for (int i = 0; i < n; ++i) {
+        col[i] = -1;
+        for (std::size_t j = 0; j < header.size(); ++j)
+            if (header[j] == names[i]) col[i] = int(j);
+    }
+}
+
+// Sort the points of a series by x, carrying each y column along (the loaders' token series).
+inline void sort_series(std::vector<double>& x, std::initializer_list<std::vector<double>*> ys) {
+    std::vector<std::size_t> order(x.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
+    auto permute = [&](std::vector<double>& v) {
+        std::vector<double> out;
+        out.reserve(v.size());
+        for (std::size_t i : order) out.push_back(v[i]);
+        v.swap(out);
+    };
+    for (std::vector<double>* y : ys) permute(*y);
+    permute(x);
+}
+
+// Interpolate y over ascending x log-log at t: below the first point its y, past the last y scaled linearly in t.
+// exact = t sits on a point (within 1e-9).
+inline double loglog_at(const std::vector<double>& x, const std::vector<double>& y, double t, bool& exact) {
+    exact = false;
+    if (t <= x.front()) {
+        exact = std::fabs(t - x.front()) <= 1e-9 * x.front();
+        return y.front();
+    }
+    if (t >= x.back()) {
+        exact = std::fabs(t - x.back()) <= 1e-9 * x.back();
+        return y.back() * t / x.back();
+    }
+    const std::size_t hi = std::size_t(std::lower_bound(x.begin(), x.end(), t) - x.begin());
+    if (std::fabs(t - x[hi]) <= 1e-9 * x[hi]) {
+        exact = true;
+        return y[hi];
+    }
+    const double f = (std::log(t) - std::log(x[hi - 1])) / (std::log(x[hi]) - std::log(x[hi - 1]));
+    return std::exp(std::log(y[hi - 1]) + f * (std::log(y[hi]) - std::log(y[hi - 1])));
 }
 
 // A whole cell as a finite number (at most 64 characters), else false.

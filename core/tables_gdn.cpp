@@ -24,38 +24,10 @@ using Key = std::tuple<const FamilyRef*, int, int, int, int>;  // family, k head
 
 Key key_of(const GdnSeries& s) { return {s.ref, s.k_heads, s.v_heads, s.k_dim, s.v_dim}; }
 
-// Log-log interpolation over ascending x (below the first point its value, past the last linear in x).
-double interp(const std::vector<double>& x, const std::vector<double>& y, double t, bool& exact) {
-    exact = false;
-    if (t <= x.front()) {
-        exact = std::fabs(t - x.front()) <= 1e-9 * x.front();
-        return y.front();
-    }
-    if (t >= x.back()) {
-        exact = std::fabs(t - x.back()) <= 1e-9 * x.back();
-        return y.back() * t / x.back();
-    }
-    const size_t hi = size_t(std::lower_bound(x.begin(), x.end(), t) - x.begin());
-    if (std::fabs(t - x[hi]) <= 1e-9 * x[hi]) {
-        exact = true;
-        return y[hi];
-    }
-    const double f = (std::log(t) - std::log(x[hi - 1])) / (std::log(x[hi]) - std::log(x[hi - 1]));
-    return std::exp(std::log(y[hi - 1]) + f * (std::log(y[hi]) - std::log(y[hi - 1])));
-}
-
 }  // namespace
 
 bool Tables::load_gdn_csv(const std::string& path, const FamilyRef& ref, std::string_view text, Issues& errors) {
-    std::vector<std::string_view> lines;
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        lines.push_back(line);
-        if (nl == std::string_view::npos) break;
-        text.remove_prefix(nl + 1);
-    }
+    const std::vector<std::string_view> lines = detail::split_lines(text);
     if (lines.empty() || lines[0].empty()) {
         errors.push_back({path, "empty file"});
         return false;
@@ -63,18 +35,12 @@ bool Tables::load_gdn_csv(const std::string& path, const FamilyRef& ref, std::st
     static const char* const kCols[] = {"k_heads", "v_heads", "k_dim", "v_dim", "tokens", "conv_us", "core_us"};
     constexpr int kN = 7;
     int col[kN];
-    {
-        const auto header = detail::split_cells(lines[0]);
-        for (int i = 0; i < kN; ++i) {
-            col[i] = -1;
-            for (size_t j = 0; j < header.size(); ++j)
-                if (header[j] == kCols[i]) col[i] = int(j);
-            if (col[i] < 0) {
-                errors.push_back({path + ":1", std::string("missing column '") + kCols[i] + "'"});
-                return false;
-            }
+    detail::find_columns(detail::split_cells(lines[0]), kCols, kN, col);
+    for (int i = 0; i < kN; ++i)
+        if (col[i] < 0) {
+            errors.push_back({path + ":1", std::string("missing column '") + kCols[i] + "'"});
+            return false;
         }
-    }
     std::map<Key, GdnSeries> series;
     const size_t errors_before = errors.size();
     for (size_t i = 1; i < lines.size(); ++i) {
@@ -115,19 +81,8 @@ bool Tables::load_gdn_csv(const std::string& path, const FamilyRef& ref, std::st
     }
     for (auto& entry : series) {
         const Key& k = entry.first;
-        GdnSeries& s = entry.second;  // (clang-14 cannot capture a structured binding in the lambda below)
-        std::vector<size_t> order(s.tokens.size());
-        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.tokens[a] < s.tokens[b]; });
-        std::vector<double> t, cv, co;
-        for (size_t i : order) {
-            t.push_back(s.tokens[i]);
-            cv.push_back(s.conv_us[i]);
-            co.push_back(s.core_us[i]);
-        }
-        s.tokens.swap(t);
-        s.conv_us.swap(cv);
-        s.core_us.swap(co);
+        GdnSeries& s = entry.second;
+        detail::sort_series(s.tokens, {&s.conv_us, &s.core_us});
         s.path = path;
         // a later file with the same key replaces the earlier series
         auto it = std::lower_bound(gdn_.begin(), gdn_.end(), k, [](const GdnSeries& a, const Key& b) { return key_of(a) < b; });
@@ -147,8 +102,8 @@ GdnHit Tables::gdn_prefill(std::string_view family, int k_heads, int v_heads, in
     bool exact = false;
     h.found = true;
     h.table = it->path.c_str();
-    h.conv_us = interp(it->tokens, it->conv_us, tokens, exact);
-    h.core_us = interp(it->tokens, it->core_us, tokens, exact);
+    h.conv_us = detail::loglog_at(it->tokens, it->conv_us, tokens, exact);
+    h.core_us = detail::loglog_at(it->tokens, it->core_us, tokens, exact);
     h.source = exact ? Source::measured : Source::interpolated;
     return h;
 }

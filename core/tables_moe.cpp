@@ -31,15 +31,7 @@ Key key_of(const MoeSeries& s) {
 }  // namespace
 
 bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::string_view text, Issues& errors) {
-    std::vector<std::string_view> lines;
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        lines.push_back(line);
-        if (nl == std::string_view::npos) break;
-        text.remove_prefix(nl + 1);
-    }
+    const std::vector<std::string_view> lines = detail::split_lines(text);
     if (lines.empty() || lines[0].empty()) {
         errors.push_back({path, "empty file"});
         return false;
@@ -61,10 +53,8 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
                 wide.push_back({int(j), t});
             }
         }
+        detail::find_columns(header, kCols, 9, col);
         for (int i = 0; i < 9; ++i) {
-            col[i] = -1;
-            for (size_t j = 0; j < header.size(); ++j)
-                if (header[j] == kCols[i]) col[i] = int(j);
             if (col[i] < 0 && !(i >= 7 && !wide.empty())) {
                 errors.push_back({path + ":1", std::string("missing column '") + kCols[i] + "'"});
                 return false;
@@ -139,17 +129,8 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
     }
     for (auto& entry : series) {
         const Key& k = entry.first;
-        MoeSeries& s = entry.second;  // (clang-14 cannot capture a structured binding in the lambda below)
-        std::vector<size_t> order(s.tokens.size());
-        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.tokens[a] < s.tokens[b]; });
-        std::vector<double> t, u;
-        for (size_t i : order) {
-            t.push_back(s.tokens[i]);
-            u.push_back(s.us[i]);
-        }
-        s.tokens.swap(t);
-        s.us.swap(u);
+        MoeSeries& s = entry.second;
+        detail::sort_series(s.tokens, {&s.us});
         s.path = path;
         // a later file with the same key replaces the earlier series
         auto it = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
@@ -167,29 +148,12 @@ MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int i
     const Key k{ref, int(dtype), hidden, inter, top_k, experts, tp, ep};
     auto it = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
     if (it == moe_.end() || key_of(*it) != k) return h;
-    const std::vector<double>& x = it->tokens;
-    const std::vector<double>& y = it->us;
+    bool exact = false;
     h.found = true;
     h.table = it->path.c_str();
-    h.source = Source::interpolated;
-    if (tokens <= x.front()) {  // below the first point: the first point's time (a kernel has a floor)
-        h.latency_us = y.front();
-        if (std::fabs(tokens - x.front()) <= 1e-9 * x.front()) h.source = Source::measured;
-        return h;
-    }
-    if (tokens >= x.back()) {  // past the last point: the last point's time per token
-        h.latency_us = y.back() * tokens / x.back();
-        if (std::fabs(tokens - x.back()) <= 1e-9 * x.back()) h.source = Source::measured;
-        return h;
-    }
-    const size_t hi = size_t(std::lower_bound(x.begin(), x.end(), tokens) - x.begin());
-    if (std::fabs(tokens - x[hi]) <= 1e-9 * x[hi]) {
-        h.latency_us = y[hi];
-        h.source = Source::measured;
-        return h;
-    }
-    const double f = (std::log(tokens) - std::log(x[hi - 1])) / (std::log(x[hi]) - std::log(x[hi - 1]));
-    h.latency_us = std::exp(std::log(y[hi - 1]) + f * (std::log(y[hi]) - std::log(y[hi - 1])));
+    // below the first point the first point's time (a kernel has a floor); past the last its time per token
+    h.latency_us = detail::loglog_at(it->tokens, it->us, tokens, exact);
+    h.source = exact ? Source::measured : Source::interpolated;
     return h;
 }
 
