@@ -45,6 +45,9 @@ struct Ctx {
     // same shape and format times the same within one estimate (the attention of the MoE and dense layer groups,
     // of windowed and full layers), so it is costed once.
     mutable int gemm_memo_n = 0;
+    // build_layer has kept the last layer's attention-side records in this estimate (a per-thread slot, step.cpp):
+    // another layer group with the same attention at the same shape (DeepSeek-V3's dense and MoE layers) copies them.
+    mutable bool attn_memo_valid = false;
     // run_phase has grouped the model's layers by kind for this estimate (a per-thread list, step.cpp): the second
     // phase reuses the groups.
     mutable bool layer_groups_done = false;
