@@ -48,6 +48,8 @@ struct Ctx {
     // build_layer has kept the last layer's attention-side records in this estimate (a per-thread slot, step.cpp):
     // another layer group with the same attention at the same shape (DeepSeek-V3's dense and MoE layers) copies them.
     mutable bool attn_memo_valid = false;
+    // ... and the rest of the last layer (step.cpp, build_layer): a group that differs only in its attention copies it.
+    mutable bool ffn_memo_valid = false;
     // run_phase has grouped the model's layers by kind for this estimate (a per-thread list, step.cpp): the second
     // phase reuses the groups.
     mutable bool layer_groups_done = false;

@@ -74,9 +74,12 @@ void attention_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Lay
 
 }  // namespace
 
-void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, LayerOps& L) {
-    if (ld.mixer == Mixer::gated_deltanet) linear_attention_ops(c, ps, L);
-    else attention_side(c, ps, ld, L);
+// Everything of a layer after its attention side: the residual pass, the attention all-reduce, the FFN or the
+// routed and shared experts with their dispatch and combine. It depends on the estimate, the phase, the tokens, the
+// layer's kind (MoE or dense), the all-to-all backend and the expert layout, never on the attention: a group that
+// differs from the previous one only in its attention (gpt-oss's windowed and full layers, Qwen3.5's Gated DeltaNet
+// and full ones) copies it (Ctx::ffn_memo_valid).
+static void ffn_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, LayerOps& L) {
     L.pre.push_back(memory_op(c, "layer.misc", ps.phase, c.cal.misc_passes * ps.T * c.m.hidden * 2.0));
     if (c.m.hc_mult > 1) {
         // Hyper-connections (DeepSeek-V4), before the attention and before the FFN: the hc_mult FP32 residual streams
@@ -106,6 +109,56 @@ void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABac
             L.comm.push_back(ar);
         }
     }
+}
+
+namespace {
+struct FfnMemo {
+    Phase phase = Phase::decode;
+    double T = 0;
+    bool moe = false, masked = false;
+    A2ABackend be = A2ABackend::none;
+    std::vector<OpRecord> pre, post, shared, comm, stream;
+    double dispatch_us = 0, combine_us = 0, allreduce_us = 0, stream_us = 0;
+};
+}  // namespace
+
+void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, LayerOps& L) {
+    if (ld.mixer == Mixer::gated_deltanet) linear_attention_ops(c, ps, L);
+    else attention_side(c, ps, ld, L);
+    // (post, shared and stream are still empty: the attention side writes pre, comm and the all-reduce time only)
+    thread_local FfnMemo memo;
+    const std::size_t pre0 = std::size_t(L.pre.end() - L.pre.begin()), comm0 = L.comm.size();
+    const double ar0 = L.allreduce_us;
+    if (c.ffn_memo_valid && memo.phase == ps.phase && memo.T == ps.T && memo.moe == ld.moe && memo.masked == masked &&
+        memo.be == be) {
+        for (const OpRecord& o : memo.pre) L.pre.push_back(o);
+        for (const OpRecord& o : memo.comm) L.comm.push_back(o);
+        L.post.assign(memo.post.begin(), memo.post.end());
+        L.shared.assign(memo.shared.begin(), memo.shared.end());
+        L.stream.assign(memo.stream.begin(), memo.stream.end());
+        L.dispatch_us += memo.dispatch_us;
+        L.combine_us += memo.combine_us;
+        L.allreduce_us += memo.allreduce_us;
+        L.stream_us += memo.stream_us;
+        return;
+    }
+    const double d0 = L.dispatch_us, c0 = L.combine_us, s0 = L.stream_us;
+    ffn_side(c, ps, ld, be, masked, L);
+    memo.phase = ps.phase;
+    memo.T = ps.T;
+    memo.moe = ld.moe;
+    memo.masked = masked;
+    memo.be = be;
+    memo.pre.assign(L.pre.begin() + pre0, L.pre.end());
+    memo.comm.assign(L.comm.begin() + std::ptrdiff_t(comm0), L.comm.end());
+    memo.post = L.post;
+    memo.shared = L.shared;
+    memo.stream = L.stream;
+    memo.dispatch_us = L.dispatch_us - d0;
+    memo.combine_us = L.combine_us - c0;
+    memo.allreduce_us = L.allreduce_us - ar0;
+    memo.stream_us = L.stream_us - s0;
+    c.ffn_memo_valid = true;
 }
 
 LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, OverlapKind ov,
