@@ -793,9 +793,29 @@ const Tables::Table* nearest(const std::vector<const Tables::Table*>* tables_p, 
 }
 // A decode-attention table (3-int key) with the query's KV-cache dtype, else the nearest of any dtype, one step
 // further away (so never `measured`).
-const Tables::Table* nearest_kv(const std::vector<const Tables::Table*>* tables, bool fp8_kv, const int* q, double& dist) {
+const Tables::Table* nearest_kv(std::uint64_t gen, const std::vector<const Tables::Table*>* tables, bool fp8_kv, const int* q,
+                                double& dist) {
+    // The pick depends on (table set, list, KV format, shape) only, not on the batch or the KV length: kept in a small
+    // per-thread cache keyed on all of them (a decode estimate asks once or twice per phase, a sweep the same shapes).
+    struct Slot {
+        std::uint64_t gen;
+        const void* list;
+        bool fp8;
+        int q[3];
+        const Tables::Table* best;
+        double dist;
+    };
+    thread_local Slot cache[8] = {};
+    for (const Slot& s : cache)
+        if (s.gen == gen && s.list == tables && s.fp8 == fp8_kv && s.q[0] == q[0] && s.q[1] == q[1] && s.q[2] == q[2]) {
+            dist = s.dist;
+            return s.best;
+        }
     const Tables::Table* t = nearest(tables, [&](const Tables::Table* x) { return x->fp8_kv == fp8_kv; }, q, 3, dist);
     if (!t) t = nearest(tables, [](const Tables::Table*) { return true; }, q, 3, dist), dist += 1;
+    thread_local int next = 0;
+    cache[next] = {gen, tables, fp8_kv, {q[0], q[1], q[2]}, t, dist};
+    next = (next + 1) % 8;
     return t;
 }
 TableHit hit_from(const Tables::Table* t, double dist, double q1, double q2, double ovh = 0) {
@@ -936,7 +956,7 @@ TableHit Tables::mha_decode(std::string_view family, int heads, int kv_heads, in
                             bool fp8_kv) const {
     const int q[3] = {heads, kv_heads, head_dim};
     double d;
-    const Table* t = nearest_kv(bucket(int(Kind::mha_decode), family), fp8_kv, q, d);
+    const Table* t = nearest_kv(gen_, bucket(int(Kind::mha_decode), family), fp8_kv, q, d);
     return hit_from(t, d, batch, kv_len);
 }
 
@@ -1016,7 +1036,7 @@ TableHit Tables::mla_decode(std::string_view family, int heads, int kv_lora, int
                             bool fp8_kv) const {
     const int q[3] = {heads, kv_lora, rope};
     double d;
-    const Table* t = nearest_kv(bucket(int(Kind::mla_decode), family), fp8_kv, q, d);
+    const Table* t = nearest_kv(gen_, bucket(int(Kind::mla_decode), family), fp8_kv, q, d);
     TableHit h = hit_from(t, d, batch, kv_len);
     const FamilyRef* ref = t ? t->ref : nullptr;
     if (!h.found || d == 0 || !ref) return h;
