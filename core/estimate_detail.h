@@ -50,6 +50,9 @@ struct Ctx {
     mutable bool attn_memo_valid = false;
     // ... and the rest of the last layer (step.cpp, build_layer): a group that differs only in its attention copies it.
     mutable bool ffn_memo_valid = false;
+    // whether a later layer group of this phase can use what the group being built would keep (run_phase sets them):
+    // a group keeps its records only then
+    mutable bool keep_attn = true, keep_ffn = true;
     // run_phase has grouped the model's layers by kind for this estimate (a per-thread list, step.cpp): the second
     // phase reuses the groups.
     mutable bool layer_groups_done = false;

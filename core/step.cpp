@@ -63,6 +63,7 @@ void attention_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Lay
         return;
     }
     attention_ops(c, ps, ld, L);
+    if (!c.keep_attn) return;
     memo.ps = ps;
     memo.window = ld.window;
     memo.compress = ld.compress;
@@ -144,6 +145,7 @@ void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABac
     }
     const double d0 = L.dispatch_us, c0 = L.combine_us, s0 = L.stream_us;
     ffn_side(c, ps, ld, be, masked, L);
+    if (!c.keep_ffn) return;
     memo.phase = ps.phase;
     memo.T = ps.T;
     memo.moe = ld.moe;
@@ -301,6 +303,14 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     double total_us = 0, compute_us = 0, comm_us = 0, exposed_comm_us = 0, offload_us = 0, offload_bytes = 0;
     for (size_t gi = 0; gi < groups.size(); ++gi) {
         const Group& g = groups[gi];
+        // keep this group's attention or FFN side only if a later group can copy it (build_layer)
+        c.keep_attn = c.keep_ffn = false;
+        for (size_t gj = gi + 1; gj < groups.size(); ++gj) {
+            const LayerDesc& d = groups[gj].d;
+            if (d.mixer == Mixer::attention && g.d.mixer == Mixer::attention && d.window == g.d.window && d.compress == g.d.compress)
+                c.keep_attn = true;
+            if (d.moe == g.d.moe) c.keep_ffn = true;
+        }
         const LayerTime lt = layer_time(c, ps, g.d, be, masked, ov, n_mb, e.ops);
         LayerGroup lg;
         // the same text as concatenating the parts, appended into one string (no temporaries)
