@@ -36,6 +36,19 @@ double ModelSpec::compressed_entry_bytes() const {
     return std::max(0.0, head_dim - rope) * 1.0 + rope * 2.0;
 }
 
+std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers) {
+    auto same_kind = [](const LayerDesc& a, const LayerDesc& b) {
+        return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress;
+    };
+    std::vector<ModelSpec::LayerKind> kinds;
+    for (const LayerDesc& l : layers) {
+        auto it = std::find_if(kinds.begin(), kinds.end(), [&](const ModelSpec::LayerKind& k) { return same_kind(k.d, l); });
+        if (it == kinds.end()) kinds.push_back({l, 1});
+        else it->count++;
+    }
+    return kinds;
+}
+
 namespace {
 // KV bytes of one request in one DeepSeek-V4 layer of compression `ratio` (0: its window only), window `win`:
 // the window's uncompressed entries, one compressed entry per `ratio` tokens, and on CSA layers (ratio 4) the
@@ -441,6 +454,7 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     for (LayerDesc& l : m.layers)
         if (l.mixer == Mixer::gated_deltanet) l.window = 0;  // a recurrent state has no window
 
+    m.layer_kinds = layer_kinds_of(m.layers);
     for (const LayerDesc& l : m.layers) {
         (l.moe ? m.n_moe_layers : m.n_dense_layers) += 1;
         if (l.mixer == Mixer::gated_deltanet) m.n_linear_layers += 1;

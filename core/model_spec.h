@@ -71,6 +71,13 @@ struct ModelSpec {
     int mtp_layers = 0;         // num_nextn_predict_layers
     int hc_mult = 1;            // hyper-connections: residual streams kept per token (seed 002 §4)
     std::vector<LayerDesc> layers;  // one per hidden layer
+    // The distinct kinds of `layers` (MoE or dense, window, mixer, compression) in order of first appearance, with how
+    // many layers each has: the step model times one layer per kind (set with the layers; step.cpp).
+    struct LayerKind {
+        LayerDesc d;
+        int count = 0;
+    };
+    std::vector<LayerKind> layer_kinds;
     // Compressed sparse attention (seed 002 §3, DeepSeek-V4 style): per-layer compression ratio (0 = sliding window
     // only, 4 = CSA with an indexer, else HCA), the uncompressed local window and the indexer head dim.
     std::vector<int> compress_ratios;
@@ -149,5 +156,8 @@ struct ModelSpec {
 
 // Parses an HF config (nested text_config is followed). `path` prefixes field names in errors.
 ModelSpec parse_hf_config(const nlohmann::json& cfg, const std::string& path, Issues& errors);
+
+// The distinct kinds of `layers` in order of first appearance, with their counts (ModelSpec::layer_kinds).
+std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers);
 
 }  // namespace moe

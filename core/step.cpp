@@ -265,41 +265,22 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     // micro-batches need a token each; tbo needs two of them
     const int n_mb = int(std::max(1.0, std::min(double(s.micro_batches()), ps.T)));
     const OverlapKind ov = s.overlap() == OverlapKind::tbo && n_mb < 2 ? OverlapKind::none : s.overlap();
-    // Distinct layer kinds (MoE or dense, window, mixer) with their counts.
-    struct Group { LayerDesc d; int count; };
-    thread_local std::vector<Group> groups;  // scratch, per thread (run_phase never runs inside itself)
+    // Distinct layer kinds (MoE or dense, window, mixer, compression) with their counts: the model's own list, set
+    // with its layers (ModelSpec::layer_kinds); grouped here only for a spec whose list does not cover its layers.
+    using Group = ModelSpec::LayerKind;
     out.groups.reserve(4);
-    auto same_kind = [](const LayerDesc& a, const LayerDesc& b) {
-        return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress;
-    };
-    // Neighbouring layers are mostly of one kind: a run of layers like the previous one is counted locally and added
-    // to that layer's group (the groups are distinct, so it is the only match) when the run ends.
-    // (Once per estimate: both phases group the same layers.)
-    if (!c.layer_groups_done) {
-        groups.clear();
-        std::size_t last = 0;
-        int run = 0;
-        LayerDesc prev;
-        for (const LayerDesc& l : m.layers) {
-            if (!groups.empty() && same_kind(prev, l)) {
-                ++run;
-                continue;
-            }
-            if (!groups.empty()) groups[last].count += run;
-            run = 0;
-            auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return same_kind(g.d, l); });
-            if (it == groups.end()) {
-                groups.push_back({l, 1});
-                last = groups.size() - 1;
-            } else {
-                it->count++;
-                last = std::size_t(it - groups.begin());
-            }
-            prev = l;
+    thread_local std::vector<Group> own;  // scratch, per thread (run_phase never runs inside itself)
+    const std::vector<Group>* kinds = &m.layer_kinds;
+    {
+        std::size_t n = 0;
+        for (const Group& g : m.layer_kinds) n += std::size_t(g.count);
+        if (n != m.layers.size()) {
+            if (!c.layer_groups_done) own = layer_kinds_of(m.layers);
+            c.layer_groups_done = true;
+            kinds = &own;
         }
-        if (!groups.empty()) groups[last].count += run;
-        c.layer_groups_done = true;
     }
+    const std::vector<Group>& groups = *kinds;
     double total_us = 0, compute_us = 0, comm_us = 0, exposed_comm_us = 0, offload_us = 0, offload_bytes = 0;
     for (size_t gi = 0; gi < groups.size(); ++gi) {
         const Group& g = groups[gi];
