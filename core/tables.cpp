@@ -73,7 +73,14 @@ double interp_by(const std::vector<Point>& pts, double q, bool& exact, Value val
     if (same(hi->x, q)) { exact = true; return value(*hi); }
     auto lo = hi - 1;
     if (same(lo->x, q)) { exact = true; return value(*lo); }
-    const double t = (lg(q) - lo->lx) / (hi->lx - lo->lx);
+    // the lookups of one step mostly ask at the same coordinate (every GEMM of a decode step at its tokens): the last
+    // coordinate's log is kept per thread
+    thread_local double last_q = -1, last_lq = 0;
+    if (q != last_q) {
+        last_q = q;
+        last_lq = lg(q);
+    }
+    const double t = (last_lq - lo->lx) / (hi->lx - lo->lx);
     const double ul = value(*lo), uh = value(*hi);
     return ul + t * (uh - ul);
 }
