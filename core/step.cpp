@@ -332,7 +332,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
             head.time_us += o->time_us;
             e.ops.push_back(*o);
         }
-        out.groups.push_back(head);
+        out.groups.push_back(std::move(head));
         total_us += head.time_us;
         compute_us += head.time_us;
     }
@@ -351,7 +351,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         g.count = s.runtime.mtp_draft_tokens;
         g.time_us = per_draft;
         const int gidx = int(out.groups.size());
-        out.groups.push_back(g);
+        out.groups.push_back(std::move(g));
         for (std::size_t i = lt.begin; i < lt.end; ++i) { e.ops[i].group = gidx; e.ops[i].count = g.count; }
         for (OpRecord* o : {&eh, &lm}) { o->group = gidx; o->count = g.count; o->exposed_us = o->time_us; e.ops.push_back(*o); }
         total_us += g.count * per_draft;
