@@ -777,7 +777,9 @@ PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vect
 //   --deepep-mode auto|normal|low_latency and --enable-two-batch-overlap (the same page and `launch_server --help`);
 //   MTP as --speculative-algorithm EAGLE --speculative-num-steps N --speculative-eagle-topk 1
 //   --speculative-num-draft-tokens N+1 (https://docs.sglang.io/advanced_features/speculative_decoding.html,
-//   "Multi Token Prediction").
+//   "Multi Token Prediction"); --stream-interval N (serving.stream_interval; InferenceMAX's SGLang recipes set it).
+//   TensorRT-LLM takes the same as stream_interval in the LLM API options; vLLM's command leaves it out (its flag
+//   is recent and not in every version).
 // - vLLM, vllm serve: --tensor-parallel-size, --data-parallel-size, --pipeline-parallel-size, --kv-cache-dtype fp8,
 //   --gpu-memory-utilization, --max-num-seqs, --max-num-batched-tokens, --quantization
 //   (https://docs.vllm.ai/en/latest/configuration/engine_args.html); --enable-expert-parallel (EP = tp*dp) and
@@ -856,6 +858,7 @@ std::string sglang_command(const Scenario& s, const PlanPoint& p) {
     // SGLang divides both by the DP size under --enable-dp-attention: give the totals of all DP ranks.
     c += " --chunked-prefill-size " + std::to_string(s.workload.prefill_tokens * p.dp);
     c += " --max-running-requests " + std::to_string(p.batch * p.dp);
+    if (s.serving.stream_interval > 1) c += " --stream-interval " + std::to_string(s.serving.stream_interval);
     if (p.mode == PlanMode::disaggregated) c += p.prefill_workers < 0 ? " --disaggregation-mode prefill" : " --disaggregation-mode decode";
     const int world = p.decode_world(), per_node = s.gpus_per_node();
     if (world > per_node)
@@ -903,6 +906,7 @@ std::string trtllm_command(const Scenario& s, const PlanPoint& p) {
     item(kv + "}");
     if (p.mtp > 0) item("speculative_config: {decoding_type: MTP, num_nextn_predict_layers: " + std::to_string(p.mtp) + "}");
     if (p.mode == PlanMode::disaggregated) item("cache_transceiver_config: {backend: DEFAULT}");
+    if (s.serving.stream_interval > 1) item("stream_interval: " + std::to_string(s.serving.stream_interval));
     yaml += "}";
     const int stage = p.tp * p.dp, world = p.decode_world(), per_node = s.gpus_per_node();
     std::string c = "echo '" + yaml + "' > extra-llm-api.yml && ";
