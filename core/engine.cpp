@@ -58,6 +58,55 @@ const nlohmann::json& value_of(const nlohmann::json& v) {
 }
 }  // namespace
 
+namespace {
+
+// One constant `key` = `v` of an engine (or of its refinement on one GPU) into c. False if `key` is not a constant.
+bool parse_constant(const std::string& key, const nlohmann::json& v, const std::string& path, EngineConstants& c,
+                    Issues& errors) {
+#define X(field, lo, hi)                                                                                  \
+    if (key == #field) {                                                                                  \
+        if (!detail::is_number(v) || !std::isfinite(v.get<double>()) || v.get<double>() < (lo) ||        \
+            v.get<double>() > (hi))                                                                       \
+            errors.push_back({path, "must be a number in [" #lo ", " #hi "]"});                           \
+        else                                                                                              \
+            c.field = v.get<double>();                                                                    \
+        return true;                                                                                      \
+    }
+    MOE_ENGINE_NUMBERS(X)
+#undef X
+#define X(field, lo, hi)                                                                                  \
+    if (key == #field) {                                                                                  \
+        if (!detail::is_number(v) || v.get<double>() != std::floor(v.get<double>()) ||                  \
+            v.get<double>() < (lo) || v.get<double>() > (hi))                                             \
+            errors.push_back({path, "must be a whole number in [" #lo ", " #hi "]"});                     \
+        else                                                                                              \
+            c.field = int(v.get<double>());                                                               \
+        return true;                                                                                      \
+    }
+    MOE_ENGINE_INTS(X)
+#undef X
+    for (auto [name, field] : {std::pair{"mixed_batches", &EngineConstants::mixed_batches},
+                               std::pair{"kv_reserve_output", &EngineConstants::kv_reserve_output}})
+        if (key == name) {
+            if (!v.is_boolean()) errors.push_back({path, "must be true or false"});
+            else c.*field = v.get<bool>();
+            return true;
+        }
+    return false;
+}
+
+// Every constant of object `o` (keys starting with '_' are comments; `skip` is handled by the caller) into c.
+void parse_constants(const nlohmann::json& o, const std::string& path, const char* skip, EngineConstants& c, Issues& errors) {
+    for (auto f = o.begin(); f != o.end(); ++f) {
+        const std::string& key = f.key();
+        if ((!key.empty() && key[0] == '_') || key == skip) continue;
+        const std::string at = path + "." + detail::shown_text(key);
+        if (!parse_constant(key, value_of(f.value()), at, c, errors)) errors.push_back({at, "unknown constant"});
+    }
+}
+
+}  // namespace
+
 bool parse_engines(const nlohmann::json& j, EngineSet& out, Issues& errors) {
     const size_t before = errors.size();
     if (!j.is_object()) {
@@ -78,46 +127,26 @@ bool parse_engines(const nlohmann::json& j, EngineSet& out, Issues& errors) {
             errors.push_back({"engines." + name, "must be an object"});
             continue;
         }
-        EngineConstants& c = out.engines[k];
-        for (auto f = it.value().begin(); f != it.value().end(); ++f) {
-            const std::string& key = f.key();
-            const std::string path = "engines." + name + "." + detail::shown_text(key);
-            if (!key.empty() && key[0] == '_') continue;
-            const nlohmann::json& v = value_of(f.value());
-            bool known = false;
-#define X(field, lo, hi)                                                                                  \
-    if (key == #field) {                                                                                  \
-        known = true;                                                                                     \
-        if (!detail::is_number(v) || !std::isfinite(v.get<double>()) || v.get<double>() < (lo) ||        \
-            v.get<double>() > (hi))                                                                       \
-            errors.push_back({path, "must be a number in [" #lo ", " #hi "]"});                           \
-        else                                                                                              \
-            c.field = v.get<double>();                                                                    \
-    }
-            MOE_ENGINE_NUMBERS(X)
-#undef X
-#define X(field, lo, hi)                                                                                  \
-    if (key == #field) {                                                                                  \
-        known = true;                                                                                     \
-        if (!detail::is_number(v) || v.get<double>() != std::floor(v.get<double>()) ||                  \
-            v.get<double>() < (lo) || v.get<double>() > (hi))                                             \
-            errors.push_back({path, "must be a whole number in [" #lo ", " #hi "]"});                     \
-        else                                                                                              \
-            c.field = int(v.get<double>());                                                               \
-    }
-            MOE_ENGINE_INTS(X)
-#undef X
-            if (key == "mixed_batches") {
-                known = true;
-                if (!v.is_boolean()) errors.push_back({path, "must be true or false"});
-                else c.mixed_batches = v.get<bool>();
+        const std::string path = "engines." + name;
+        parse_constants(it.value(), path, "gpus", out.engines[k], errors);
+        // The per-GPU refinements, each from the engine's constants just read.
+        if (!it.value().contains("gpus")) continue;
+        const nlohmann::json& gpus = it.value()["gpus"];
+        if (!gpus.is_object()) {
+            errors.push_back({path + ".gpus", "must be an object of GPU ids"});
+            continue;
+        }
+        out.gpus[k].clear();
+        for (auto g = gpus.begin(); g != gpus.end(); ++g) {
+            const std::string gpath = path + ".gpus." + detail::shown_text(g.key());
+            if (g.key().empty() || g.key()[0] == '_') continue;
+            if (!g.value().is_object()) {
+                errors.push_back({gpath, "must be an object"});
+                continue;
             }
-            if (key == "kv_reserve_output") {
-                known = true;
-                if (!v.is_boolean()) errors.push_back({path, "must be true or false"});
-                else c.kv_reserve_output = v.get<bool>();
-            }
-            if (!known) errors.push_back({path, "unknown constant"});
+            GpuEngineConstants gc{g.key(), out.engines[k]};
+            parse_constants(g.value(), gpath, "", gc.constants, errors);
+            out.gpus[k].push_back(std::move(gc));
         }
     }
     return errors.size() == before;
@@ -134,8 +163,31 @@ nlohmann::json engines_to_json(const EngineSet& set) {
 #undef X
         o["mixed_batches"] = c.mixed_batches;
         o["kv_reserve_output"] = c.kv_reserve_output;
+        // a GPU's refinement: the numbers that differ from the engine's
+        for (const GpuEngineConstants& g : set.gpus[i]) {
+            nlohmann::json& go = o["gpus"][g.gpu];
+            go = nlohmann::json::object();
+#define X(field, lo, hi) \
+    if (g.constants.field != c.field) go[#field] = g.constants.field;
+            MOE_ENGINE_NUMBERS(X)
+            MOE_ENGINE_INTS(X)
+#undef X
+        }
     }
     return j;
+}
+
+std::string engine_platform(const Scenario& s) {
+    if (s.hardware_ref == "inline" && s.hardware_inline.is_object() && s.hardware_inline.contains("base") &&
+        s.hardware_inline["base"].is_string())
+        return s.hardware_inline["base"].get<std::string>();
+    return s.gpu.id;
+}
+
+const EngineConstants& engine_constants(const EngineSet& set, const Scenario& s) {
+    const EngineKind k = s.runtime.engine;
+    if (set.gpus[int(k)].empty()) return set.get(k);
+    return set.get(k, engine_platform(s));
 }
 
 const EngineSet& builtin_engines() {

@@ -10,6 +10,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "scenario.h"
 #include "types.h"
@@ -82,15 +83,40 @@ inline double prefill_kernel_scale(const EngineConstants& k, const std::string& 
     return arch == "blackwell" ? k.prefill_kernel_scale_blackwell : k.prefill_kernel_scale;
 }
 
+// An engine's constants on one GPU platform (a hardware preset id). Serving benchmarks of one engine differ by
+// platform beyond what the kernel tables and the roofline carry: the node's host CPU runs the engine's scheduler,
+// tokeniser and streaming (Grace, Sapphire / Emerald Rapids), and the engine's kernels and defaults differ by GPU
+// generation. Where the serving set has enough runs of an engine on a GPU, the fit refines the engine's constants
+// there (docs/model.md, "Serving"); every other GPU uses the engine's own.
+struct GpuEngineConstants {
+    std::string gpu;  // hardware preset id ("b200", "h100-sxm")
+    EngineConstants constants;
+};
+
 struct EngineSet {
-    EngineConstants engines[4];  // indexed by EngineKind
+    EngineConstants engines[4];              // indexed by EngineKind
+    std::vector<GpuEngineConstants> gpus[4];  // per-GPU refinements, indexed by EngineKind
     const EngineConstants& get(EngineKind k) const { return engines[int(k)]; }
     EngineConstants& get(EngineKind k) { return engines[int(k)]; }
+    // The constants of engine k on the GPU with preset id `gpu`: its refinement if there is one, else the engine's.
+    const EngineConstants& get(EngineKind k, const std::string& gpu) const {
+        for (const GpuEngineConstants& g : gpus[int(k)])
+            if (g.gpu == gpu) return g.constants;
+        return engines[int(k)];
+    }
 };
+
+// The GPU platform whose refinement applies to scenario s: its hardware preset id, or for an edited GPU
+// ({"base": "b200", ...}) the preset it starts from.
+std::string engine_platform(const Scenario& s);
+// The constants of s's engine (runtime.engine) on s's GPU platform.
+const EngineConstants& engine_constants(const EngineSet& set, const Scenario& s);
 
 // The starting constants (no file): documented engine defaults, zero overheads.
 EngineSet default_engines();
-// {"sglang": {"decode_overhead_per_layer_us": {"value": 30, "source": "..."}, ...}, ...}; unknown keys are errors.
+// {"sglang": {"decode_overhead_per_layer_us": {"value": 30, "source": "..."}, ...,
+//             "gpus": {"b200": {"request_overhead_ms": 120, ...}}}, ...}; a GPU's entry starts from its engine's
+// constants and sets what it lists. Unknown keys are errors.
 bool parse_engines(const nlohmann::json& j, EngineSet& out, Issues& errors);
 nlohmann::json engines_to_json(const EngineSet& set);
 // presets/engines.json as compiled in (defaults if the file is absent).

@@ -342,7 +342,7 @@ std::vector<PrefillLayout> choose_prefill_layouts(const Scenario& base, const Pl
     x.runtime.two_batch_overlap = false;
     x.serving.mode = ServingMode::disaggregated;
     x.serving.prefill.batch = 1;
-    const EngineConstants& k = builtin_engines().get(x.runtime.engine);
+    const EngineConstants& k = engine_constants(builtin_engines(), x);
     for (int wp : divisors(req.gpus)) {
         if (2 * wp > req.gpus || wp + 1 > s.max_gpus_per_replica) continue;
         bool any = false;
@@ -609,7 +609,7 @@ public:
         st.chunk_tokens = pre.chunk_tokens;
         st.prefill_fits = pre.prefill_fits;
         serving_link(s, st);
-        const ServingResult sr = serving_model(s, st, builtin_engines().get(s.runtime.engine));
+        const ServingResult sr = serving_model(s, st, engine_constants(builtin_engines(), s));
         if (!all_finite(sr)) {
             r.error = Issue{"serving", "the serving model produced a non-finite number for this input (please report it)"}.text();
             return r;

@@ -536,7 +536,7 @@ void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines,
                    bool want_warnings) {
     estimate_into(s, t, e, want_warnings);
     if (!e.ok || s.serving.mode == ServingMode::off) return;
-    const EngineConstants& k = engines.get(s.runtime.engine);
+    const EngineConstants& k = engine_constants(engines, s);
     ServingSteps st = serving_steps(s, t, k, memo);
     if (!st.ok) {
         e.ok = false;

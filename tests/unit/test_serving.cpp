@@ -256,6 +256,45 @@ TEST_CASE("engines: the shipped constants parse, and bad ones name their path") 
     CHECK(errs[0].path == "engines.tgi");
 }
 
+TEST_CASE("engines: a GPU's refinement starts from its engine's constants and applies on that GPU only") {
+    moe::EngineSet set = moe::default_engines();
+    moe::Issues errs;
+    REQUIRE(moe::parse_engines(nlohmann::json::parse(R"({"vllm":{"request_overhead_ms":10,"decode_overhead_per_layer_us":30,
+        "gpus":{"b200":{"request_overhead_ms":{"value":50,"source":"test"}}}}})"), set, errs));
+    const moe::EngineConstants& b200 = set.get(moe::EngineKind::vllm, "b200");
+    CHECK(b200.request_overhead_ms == 50);            // its own
+    CHECK(b200.decode_overhead_per_layer_us == 30);   // the engine's, read before it
+    CHECK(b200.mixed_batches);                        // the engine's default
+    CHECK(set.get(moe::EngineKind::vllm, "h800").request_overhead_ms == 10);  // no refinement: the engine's
+    // round trip: only what differs is written for the GPU
+    moe::EngineSet back = moe::default_engines();
+    REQUIRE(moe::parse_engines(moe::engines_to_json(set), back, errs));
+    CHECK(back.get(moe::EngineKind::vllm, "b200").request_overhead_ms == 50);
+    CHECK(back.gpus[int(moe::EngineKind::vllm)].size() == 1);
+    // a bad constant in a refinement names its path
+    CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"sglang":{"gpus":{"h200":{"wave_persistence":2}}}})"), set, errs));
+    REQUIRE_FALSE(errs.empty());
+    CHECK(errs.back().path == "engines.sglang.gpus.h200.wave_persistence");
+    errs.clear();
+    CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"sglang":{"gpus":{"h200":{"speed":1}}}})"), set, errs));
+    CHECK(errs.back().path == "engines.sglang.gpus.h200.speed");
+}
+
+TEST_CASE("engines: the shipped refinements reach a scenario on that GPU, and on a GPU edited from it") {
+    const moe::EngineSet& set = moe::builtin_engines();
+    REQUIRE_FALSE(set.gpus[int(moe::EngineKind::vllm)].empty());
+    const std::string gpu = set.gpus[int(moe::EngineKind::vllm)].front().gpu;
+    const moe::EngineConstants& refined = set.get(moe::EngineKind::vllm, gpu);
+    auto scenario = [](const std::string& hw) {
+        return moe::scenario_from_json(nlohmann::json::parse(R"({"model":"llama-3.1-70b","runtime":{"engine":"vllm"},"hardware":)" + hw + "}"),
+                                       moe::builtin_catalog()).scenario;
+    };
+    CHECK(&moe::engine_constants(set, scenario("\"" + gpu + "\"")) == &refined);
+    CHECK(&moe::engine_constants(set, scenario(R"({"base":")" + gpu + R"(","hbm_bandwidth_GBps":9000})")) == &refined);
+    // a GPU the serving set has no vLLM runs on keeps the engine's constants
+    CHECK(&moe::engine_constants(set, scenario("\"h20\"")) == &set.get(moe::EngineKind::vllm));
+}
+
 TEST_CASE("nested groups: a key holding NUL bytes is an unknown key, read within bounds") {
     // fuzz_scenario found is_group() reading past "parallel.dp" for the key "dp\0\0\0" (strncmp stopped at the NUL);
     // the ASan build of this test catches a relapse.

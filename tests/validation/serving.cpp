@@ -344,19 +344,46 @@ moe::EngineConstants fit_engine(std::vector<Row*>& rows, moe::EngineConstants k,
 
 const char* const kEngines[] = {"sglang", "vllm", "trtllm"};
 
-// Engine constants and each engine's harness client time (predict()).
+// Engine constants and each engine's harness client time (predict()), with the per-GPU refinements
+// (moe::EngineSet::gpus) and theirs.
 struct FitSet {
     moe::EngineSet set;
     double client_ms[4] = {0, 0, 0, 0};
+    std::map<std::string, double> gpu_client_ms;  // "engine|gpu id"
 };
 
+// A refinement is fitted where the fit's rows hold at least this many runs of the engine on the GPU: about twice the
+// 15 coordinates the fit moves (14 constants and the harness client time). The leave-one-family-out medians do not
+// move with it (15, 30 and 50 give the same).
+constexpr int kMinGpuRows = 30;
+
+std::string gpu_key(int e, const std::string& gpu) { return std::string(kEngines[e]) + "|" + gpu; }
+
+// The evaluable rows of engine e not of family `leave_out`, and the same grouped by GPU preset id.
+std::vector<Row*> rows_of(std::vector<Row>& rows, int e, const std::string& leave_out) {
+    std::vector<Row*> sel;
+    for (Row& r : rows)
+        if (r.skip.empty() && r.backend == kEngines[e] && r.family != leave_out) sel.push_back(&r);
+    return sel;
+}
+std::map<std::string, std::vector<Row*>> by_gpu(const std::vector<Row*>& sel) {
+    std::map<std::string, std::vector<Row*>> g;
+    for (Row* r : sel) g[r->scenario.gpu.id].push_back(r);
+    return g;
+}
+
 FitSet fit_all(std::vector<Row>& rows, const std::string& leave_out_family) {
-    FitSet f{moe::default_engines()};
+    FitSet f{moe::default_engines(), {0, 0, 0, 0}, {}};
     for (int e = 0; e < 3; ++e) {
-        std::vector<Row*> sel;
-        for (Row& r : rows)
-            if (r.skip.empty() && r.backend == kEngines[e] && r.family != leave_out_family) sel.push_back(&r);
+        std::vector<Row*> sel = rows_of(rows, e, leave_out_family);
         f.set.engines[e] = fit_engine(sel, f.set.engines[e], f.client_ms[e]);
+        // each GPU with enough runs: the engine's constants refined on that GPU's runs alone
+        for (auto& [gpu, rs] : by_gpu(sel)) {
+            if (int(rs.size()) < kMinGpuRows) continue;
+            double c = f.client_ms[e];
+            f.set.gpus[e].push_back({gpu, fit_engine(rs, f.set.engines[e], c)});
+            f.gpu_client_ms[gpu_key(e, gpu)] = c;
+        }
     }
     return f;
 }
@@ -367,7 +394,12 @@ int engine_index(const std::string& backend) {
     return 3;
 }
 moe::EngineConstants& engine_of(moe::EngineSet& set, const std::string& backend) { return set.engines[engine_index(backend)]; }
-void predict(Row& r, FitSet& f) { predict(r, engine_of(f.set, r.backend), f.client_ms[engine_index(r.backend)]); }
+// A row with the constants the product uses for it (its engine's refinement on its GPU, if any).
+void predict(Row& r, FitSet& f) {
+    const int e = engine_index(r.backend);
+    const auto c = f.gpu_client_ms.find(gpu_key(e, r.scenario.gpu.id));
+    predict(r, moe::engine_constants(f.set, r.scenario), c != f.gpu_client_ms.end() ? c->second : f.client_ms[e]);
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] summaries and the report
@@ -448,6 +480,17 @@ nlohmann::json engines_file(const moe::EngineSet& set, const Stats& all_fit, con
             j[kEngines[e]][m.name] = {{"value", std::stod(sig4(set.engines[e].*m.field))},
                                       {"source", "median |error| of this engine's rows, each model family left out of the "
                                                  "fit (moe-validate --serving)"}};
+        // the refinements: every fitted constant and typical error, whether or not it moved from the engine's
+        for (const moe::GpuEngineConstants& gc : set.gpus[e]) {
+            nlohmann::json& g = j[kEngines[e]]["gpus"][gc.gpu];
+            for (const Param& p : kParams)
+                g[p.name] = {{"value", std::stod(sig4(gc.constants.*p.field))},
+                             {"source", "fitted on this engine's runs on this GPU (moe-validate --serving --fit-serving)"}};
+            for (const Measured& m : kMeasured)
+                g[m.name] = {{"value", std::stod(sig4(gc.constants.*m.field))},
+                             {"source", "median |error| of this engine's rows on this GPU, each model family left out of "
+                                        "the fit (moe-validate --serving)"}};
+        }
     }
     return j;
 }
@@ -551,18 +594,24 @@ int serving_main(int argc, char** argv) {
     }
     // Constants: shipped, or refitted on all rows.
     moe::EngineSet shipped = moe::builtin_engines();
-    FitSet fit = do_fit || check_fit ? fit_all(rows, "") : FitSet{shipped};
-    if (!do_fit && !check_fit)  // the shipped constants: only the harness's client time is fitted (predict())
-        for (int e = 0; e < 3; ++e) {
-            std::vector<Row*> mine;
-            for (Row& r : rows)
-                if (r.skip.empty() && r.backend == kEngines[e]) mine.push_back(&r);
-            double best = INFINITY;
+    FitSet fit = do_fit || check_fit ? fit_all(rows, "") : FitSet{shipped, {0, 0, 0, 0}, {}};
+    if (!do_fit && !check_fit) {  // the shipped constants: only the harness's client time is fitted (predict())
+        auto best_client = [&](std::vector<Row*>& rs, const moe::EngineConstants& k) {
+            double best = INFINITY, at = 0;
             for (double c = 0; c <= kClientHi; c += 0.5) {
-                const double l = loss(mine, fit.set.engines[e], c);
-                if (l < best) { best = l; fit.client_ms[e] = c; }
+                const double l = loss(rs, k, c);
+                if (l < best) { best = l; at = c; }
             }
+            return at;
+        };
+        for (int e = 0; e < 3; ++e) {
+            std::vector<Row*> mine = rows_of(rows, e, "");
+            fit.client_ms[e] = best_client(mine, fit.set.engines[e]);
+            std::map<std::string, std::vector<Row*>> g = by_gpu(mine);
+            for (const moe::GpuEngineConstants& gc : fit.set.gpus[e])
+                fit.gpu_client_ms[gpu_key(e, gc.gpu)] = best_client(g[gc.gpu], gc.constants);
         }
+    }
     moe::EngineSet& fitted = fit.set;
     // Leave one family out: each family predicted with constants fitted on the others.
     std::vector<std::string> families;
@@ -583,14 +632,19 @@ int serving_main(int argc, char** argv) {
     for (const Row& r : lofo)
         if (r.skip.empty()) all_lofo.push_back(&r);
     const Stats sf = stats_of(all_fit), sl = stats_of(all_lofo);
-    // Each engine's typical error (shown next to its serving numbers): its rows' leave-one-family-out medians.
+    // Each engine's typical error (shown next to its serving numbers): its rows' leave-one-family-out medians; each
+    // refinement's, its GPU's rows'.
     for (int e = 0; e < 3; ++e) {
-        std::vector<const Row*> mine;
-        for (const Row* r : all_lofo)
-            if (r->backend == kEngines[e]) mine.push_back(r);
-        const Stats se = stats_of(mine);
-        fitted.engines[e].ttft_typical_error = se.rows ? se.ttft_median : 0;
-        fitted.engines[e].tpot_typical_error = se.rows ? se.tpot_median : 0;
+        auto typical = [&](moe::EngineConstants& k, const char* gpu) {
+            std::vector<const Row*> mine;
+            for (const Row* r : all_lofo)
+                if (r->backend == kEngines[e] && (!gpu || r->scenario.gpu.id == gpu)) mine.push_back(r);
+            const Stats se = stats_of(mine);
+            k.ttft_typical_error = se.rows ? se.ttft_median : 0;
+            k.tpot_typical_error = se.rows ? se.tpot_median : 0;
+        };
+        typical(fitted.engines[e], nullptr);
+        for (moe::GpuEngineConstants& gc : fitted.gpus[e]) typical(gc.constants, gc.gpu.c_str());
     }
     if (verbose)
         for (const Row& r : lofo)
@@ -607,6 +661,11 @@ int serving_main(int argc, char** argv) {
         std::printf("  %-7s", kEngines[e]);
         for (const Param& p : kParams) std::printf(" %s=%s", p.name, sig4(fitted.engines[e].*p.field).c_str());
         std::printf(" (AIConfigurator collection's client: %s ms)\n", sig4(fit.client_ms[e]).c_str());
+        for (const moe::GpuEngineConstants& gc : fitted.gpus[e]) {
+            std::printf("    on %-8s", gc.gpu.c_str());
+            for (const Param& p : kParams) std::printf(" %s=%s", p.name, sig4(gc.constants.*p.field).c_str());
+            std::printf(" (client: %s ms)\n", sig4(fit.gpu_client_ms[gpu_key(e, gc.gpu)]).c_str());
+        }
     }
     int status = 0;
     const double share = double(evaluable) / std::max<size_t>(1, rows.size());
@@ -621,18 +680,34 @@ int serving_main(int argc, char** argv) {
     }
     if (check_fit) {
         // shipped (presets/engines.json) against what this run gives, at the 4 digits the file is written with
-        auto check = [&](int e, const char* name, double moe::EngineConstants::*field, const char* what) {
-            const double a = shipped.engines[e].*field, b = std::stod(sig4(fitted.engines[e].*field));
+        const char* const fix = "(run moe-validate --serving --fit-serving --write-engines presets/engines.json and rebuild)";
+        auto check = [&](const std::string& at, const moe::EngineConstants& sk, const moe::EngineConstants& fk, const char* name,
+                         double moe::EngineConstants::*field, const char* what) {
+            const double a = sk.*field, b = std::stod(sig4(fk.*field));
             if (std::fabs(a - b) > 1e-9 * std::max(1.0, std::fabs(b))) {
-                std::fprintf(stderr, "engines.%s.%s: shipped %s but %s gives %s (run moe-validate --serving --fit-serving "
-                                     "--write-engines presets/engines.json and rebuild)\n", kEngines[e], name, sig4(a).c_str(),
-                             what, sig4(b).c_str());
+                std::fprintf(stderr, "engines.%s.%s: shipped %s but %s gives %s %s\n", at.c_str(), name, sig4(a).c_str(), what,
+                             sig4(b).c_str(), fix);
                 status = 1;
             }
         };
+        auto check_all = [&](const std::string& at, const moe::EngineConstants& sk, const moe::EngineConstants& fk) {
+            for (const Measured& m : kMeasured) check(at, sk, fk, m.name, m.field, "the serving set");
+            for (const Param& p : kParams) check(at, sk, fk, p.name, p.field, "the fit");
+        };
         for (int e = 0; e < 3; ++e) {
-            for (const Measured& m : kMeasured) check(e, m.name, m.field, "the serving set");
-            for (const Param& p : kParams) check(e, p.name, p.field, "the fit");
+            check_all(kEngines[e], shipped.engines[e], fitted.engines[e]);
+            std::string want, have;
+            for (const moe::GpuEngineConstants& gc : fitted.gpus[e]) want += " " + gc.gpu;
+            for (const moe::GpuEngineConstants& gc : shipped.gpus[e]) have += " " + gc.gpu;
+            if (want != have) {
+                std::fprintf(stderr, "engines.%s.gpus: shipped [%s ] but the fit refines [%s ] %s\n", kEngines[e], have.c_str(),
+                             want.c_str(), fix);
+                status = 1;
+                continue;
+            }
+            for (size_t i = 0; i < fitted.gpus[e].size(); ++i)
+                check_all(std::string(kEngines[e]) + ".gpus." + fitted.gpus[e][i].gpu, shipped.gpus[e][i].constants,
+                          fitted.gpus[e][i].constants);
         }
     }
     if (!write_engines.empty()) {
@@ -676,6 +751,28 @@ int serving_main(int argc, char** argv) {
                 "tests/validation/serving.cpp) | 0 .. " + sig4(kClientHi) + " |";
         for (int e = 0; e < 3; ++e) body += " " + sig4(fit.client_ms[e]) + " |";
         body += "\n";
+        // the per-GPU refinements, one column each
+        std::vector<std::pair<int, const moe::GpuEngineConstants*>> refs;
+        for (int e = 0; e < 3; ++e)
+            for (const moe::GpuEngineConstants& gc : fitted.gpus[e]) refs.push_back({e, &gc});
+        body += "\n### Per-GPU refinements (presets/engines.json, `gpus`)\n\nWhere the serving set has at least " +
+                std::to_string(kMinGpuRows) + " runs of an engine on one GPU, the fit refines the engine's constants on "
+                "those runs (from the engine's values above); other GPUs use the engine's. Typical errors: that GPU's rows, "
+                "each model family left out.\n\n| constant |";
+        for (const auto& [e, gc] : refs) body += std::string(" ") + kEngines[e] + " " + gc->gpu + " |";
+        body += "\n|---|";
+        for (size_t i = 0; i < refs.size(); ++i) body += "---:|";
+        body += "\n";
+        for (const Param& p : kParams) {
+            body += std::string("| `") + p.name + "` |";
+            for (const auto& [e, gc] : refs) body += " " + sig4(gc->constants.*p.field) + " |";
+            body += "\n";
+        }
+        for (const Measured& m : kMeasured) {
+            body += std::string("| `") + m.name + "` |";
+            for (const auto& [e, gc] : refs) body += " " + pct(gc->constants.*m.field, false) + " |";
+            body += "\n";
+        }
         if (!write_marked(write_doc, "serving-validation", body)) {
             std::fprintf(stderr, "moe-validate: cannot write %s\n", write_doc.c_str());
             return 2;
