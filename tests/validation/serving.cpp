@@ -521,6 +521,36 @@ bool write_marked(const std::string& path, const std::string& tag, const std::st
     return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
+// The measurement floor: runs of one configuration (the same scenario: model, GPU, layout, formats, lengths,
+// concurrency, engine, harness) measured more than once, at other dates or images. Pairs with identical numbers are
+// one run exported twice and are not counted. Returns the median |log ratio| of TTFT and of TPOT over the distinct
+// pairs and their count: a model that were exact would still be off each row by about 0.7 of that (the median of
+// |x| for x normal with the per-run spread, when a pair differs by the spread times sqrt 2).
+struct Floor {
+    int pairs = 0;
+    double ttft = NAN, tpot = NAN;
+};
+Floor replicate_floor(const std::vector<Row>& rows) {
+    std::map<std::string, std::vector<const Row*>> g;
+    for (const Row& r : rows)
+        if (r.skip.empty()) g[moe::scenario_to_json(r.scenario, true).dump()].push_back(&r);
+    std::vector<double> a, b;
+    for (const auto& [key, rs] : g)
+        for (size_t i = 0; i < rs.size(); ++i)
+            for (size_t j = i + 1; j < rs.size(); ++j) {
+                if (rs[i]->ttft == rs[j]->ttft && rs[i]->tpot == rs[j]->tpot) continue;  // one run, two exports
+                a.push_back(std::fabs(std::log(rs[i]->ttft / rs[j]->ttft)));
+                b.push_back(std::fabs(std::log(rs[i]->tpot / rs[j]->tpot)));
+            }
+    Floor f;
+    f.pairs = int(a.size());
+    if (f.pairs) {
+        f.ttft = median(a);
+        f.tpot = median(b);
+    }
+    return f;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -653,6 +683,15 @@ int serving_main(int argc, char** argv) {
                         r.parts.c_str());
     std::printf("serving set: %zu rows, %d evaluated (%.1f%%)\n", rows.size(), evaluable, 100.0 * evaluable / std::max<size_t>(1, rows.size()));
     for (const auto& [why, n] : skipped) std::printf("  not evaluated: %d rows: %s\n", n, why.c_str());
+    const Floor floor = replicate_floor(rows);
+    char floor_text[640];
+    std::snprintf(floor_text, sizeof floor_text,
+                  "Measurement floor: %d pairs of runs of one configuration measured twice with different results differ "
+                  "by a median %s in TTFT and %s in TPOT (|log ratio|), so an exact model would still be off a single "
+                  "run by about %s in TTFT and %s in TPOT (median; 0.71 of the pair spread for normal run-to-run noise).\n",
+                  floor.pairs, pct(std::exp(floor.ttft) - 1, false).c_str(), pct(std::exp(floor.tpot) - 1, false).c_str(),
+                  pct(std::exp(0.707 * floor.ttft) - 1, false).c_str(), pct(std::exp(0.707 * floor.tpot) - 1, false).c_str());
+    std::printf("%s", floor_text);
     std::printf("\nleave-one-family-out (each family predicted by constants fitted without it):\n%s\nby family:\n%s",
                 table_markdown(lofo, false).c_str(), table_markdown(lofo, true).c_str());
     std::printf("\nfit on all rows (%s constants): median |error| TTFT %s, TPOT %s\n", do_fit || check_fit ? "refitted" : "shipped",
@@ -736,7 +775,7 @@ int serving_main(int argc, char** argv) {
         std::string body = std::string("## Serving: TTFT and TPOT against measured serving runs\n\n") + head +
                            "### By engine, GPU and mode (leave one family out)\n\n" + table_markdown(lofo, false) +
                            "\n### By model family (each left out of the fit that predicts it)\n\n" + table_markdown(lofo, true) +
-                           "\n### Rows not evaluated\n\n";
+                           "\n" + floor_text + "\n### Rows not evaluated\n\n";
         for (const auto& [why, n] : skipped) body += "- " + std::to_string(n) + " rows: " + why + "\n";
         if (skipped.empty()) body += "None.\n";
         // The shipped constants (presets/engines.json): the fit on all rows, each in [lo, hi] (docs/model.md, "Serving").
