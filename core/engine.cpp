@@ -187,7 +187,8 @@ std::string engine_platform(const Scenario& s) {
 const EngineConstants& engine_constants(const EngineSet& set, const Scenario& s) {
     const EngineKind k = s.runtime.engine;
     if (set.gpus[int(k)].empty()) return set.get(k);
-    return set.get(k, engine_platform(s));
+    // a preset GPU (the planner's every point): its id, no copy
+    return s.hardware_ref == "inline" ? set.get(k, engine_platform(s)) : set.get(k, s.gpu.id);
 }
 
 const EngineSet& builtin_engines() {
