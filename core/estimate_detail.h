@@ -41,10 +41,9 @@ struct Ctx {
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
     std::string_view family_views[4] = {};  // the same names with their lengths (the table lookups take string_views)
     bool own_tables = false;  // families[0] is the GPU's own (measured on it)
-    // gemm_op's results so far in this estimate (entries [0, n) of a per-thread array, op_time.cpp): a GEMM of the
-    // same shape and format times the same within one estimate (the attention of the MoE and dense layer groups,
-    // of windowed and full layers), so it is costed once.
-    mutable int gemm_memo_n = 0;
+    // gemm_op has compared this estimate's GEMM inputs other than the shape (table set, calibration, families, GPU
+    // peaks) with those its per-thread results were computed under (op_time.cpp), and emptied them if they differ.
+    mutable bool gemm_env_checked = false;
     // build_layer has kept the last layer's attention-side records in this estimate (a per-thread slot, step.cpp):
     // another layer group with the same attention at the same shape (DeepSeek-V3's dense and MoE layers) copies them.
     mutable bool attn_memo_valid = false;

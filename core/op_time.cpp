@@ -68,29 +68,80 @@ inline bool same_bits(double a, double b) {
     std::memcpy(&y, &b, sizeof y);
     return x == y;
 }
+
+// Everything a GEMM's record depends on besides its shape and format (gemm_op_uncached, time_op, Tables::gemm): the
+// table set and its calibration, the families looked up in, and the GPU's peaks and bandwidth.
+struct GemmEnv {
+    std::uint64_t gen = 0;  // Tables::generation(): never 0 for a table set, so a fresh thread matches no estimate
+    Calibration cal;
+    double tflops_bf16 = 0, tflops_fp8 = 0, tflops_fp4 = 0, matmul_efficiency = 0, bw = 0;
+    const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
+    bool own_tables = false;
+};
+bool same_env(const GemmEnv& a, const GemmEnv& b) {
+    return a.gen == b.gen && std::memcmp(&a.cal, &b.cal, sizeof(Calibration)) == 0 && same_bits(a.tflops_bf16, b.tflops_bf16) &&
+           same_bits(a.tflops_fp8, b.tflops_fp8) && same_bits(a.tflops_fp4, b.tflops_fp4) &&
+           same_bits(a.matmul_efficiency, b.matmul_efficiency) && same_bits(a.bw, b.bw) && a.families[0] == b.families[0] &&
+           a.families[1] == b.families[1] && a.families[2] == b.families[2] && a.families[3] == b.families[3] &&
+           a.own_tables == b.own_tables;
+}
+static_assert(sizeof(Calibration) % sizeof(double) == 0, "Calibration holds doubles only (compared bytewise)");
 }  // namespace
 
-// A dense GEMM (M x K) x (K x N) with weights in `w`. Its record depends on the estimate (c) and the shape and format
-// alone, never on the name or phase: the estimate's earlier results are looked up first (Ctx::gemm_memo_n).
+// A dense GEMM (M x K) x (K x N) with weights in `w`. Its record depends on the shape and format and on the estimate's
+// GemmEnv alone, never on the name or phase: results are kept per thread across estimates while the GemmEnv stays
+// the same (a GEMM of the same shape and format times the same: the attention of the MoE and dense layer groups, of
+// windowed and full layers, and every estimate's prefill GEMMs at the same chunk whatever the prompt length).
 OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w) {
     struct Memo {
-        double M, K, N;
+        std::uint64_t M, K, N;  // the shape's bits
         Dtype w;
+        bool used;
         OpRecord op;
     };
-    constexpr int kMemo = 16;
-    thread_local Memo memo[kMemo];
-    for (int i = 0; i < c.gemm_memo_n; ++i) {
-        const Memo& e = memo[i];
-        if (same_bits(e.M, M) && same_bits(e.K, K) && same_bits(e.N, N) && e.w == w) {
-            OpRecord op = e.op;
-            op.name = name;
-            op.phase = ph;
-            return op;
+    constexpr unsigned kSlots = 64;  // direct-mapped by the shape's hash: a collision recomputes, never errs
+    thread_local Memo memo[kSlots];
+    thread_local GemmEnv env;
+    if (!c.gemm_env_checked) {
+        // once per estimate: a different GemmEnv empties the memo
+        GemmEnv now;
+        now.gen = c.t.generation();
+        now.cal = c.t.calibration;
+        now.tflops_bf16 = c.g.dense_tflops_bf16;
+        now.tflops_fp8 = c.g.dense_tflops_fp8;
+        now.tflops_fp4 = c.g.dense_tflops_fp4;
+        now.matmul_efficiency = c.g.matmul_efficiency;
+        now.bw = c.bw;
+        for (int i = 0; i < 4; ++i) now.families[i] = c.families[i];
+        now.own_tables = c.own_tables;
+        if (!same_env(now, env)) {
+            env = now;
+            for (Memo& m : memo) m.used = false;
         }
+        c.gemm_env_checked = true;
+    }
+    std::uint64_t m, k, n;
+    std::memcpy(&m, &M, 8);
+    std::memcpy(&k, &K, 8);
+    std::memcpy(&n, &N, 8);
+    std::uint64_t h = (m * 0x9E3779B97F4A7C15ull) ^ (k * 0xC2B2AE3D27D4EB4Full) ^ (n * 0x165667B19E3779F9ull) ^
+                      std::uint64_t(w) * 0x27D4EB2F165667C5ull;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    Memo& e = memo[h >> 58];
+    if (e.used && e.M == m && e.K == k && e.N == n && e.w == w) {
+        OpRecord op = e.op;
+        op.name = name;
+        op.phase = ph;
+        return op;
     }
     OpRecord op = gemm_op_uncached(c, name, ph, M, K, N, w);
-    if (c.gemm_memo_n < kMemo) memo[c.gemm_memo_n++] = {M, K, N, w, op};
+    e.M = m;
+    e.K = k;
+    e.N = n;
+    e.w = w;
+    e.used = true;
+    e.op = op;
     return op;
 }
 
