@@ -78,13 +78,6 @@ struct GemmEnv {
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
     bool own_tables = false;
 };
-bool same_env(const GemmEnv& a, const GemmEnv& b) {
-    return a.gen == b.gen && std::memcmp(&a.cal, &b.cal, sizeof(Calibration)) == 0 && same_bits(a.tflops_bf16, b.tflops_bf16) &&
-           same_bits(a.tflops_fp8, b.tflops_fp8) && same_bits(a.tflops_fp4, b.tflops_fp4) &&
-           same_bits(a.matmul_efficiency, b.matmul_efficiency) && same_bits(a.bw, b.bw) && a.families[0] == b.families[0] &&
-           a.families[1] == b.families[1] && a.families[2] == b.families[2] && a.families[3] == b.families[3] &&
-           a.own_tables == b.own_tables;
-}
 static_assert(sizeof(Calibration) % sizeof(double) == 0, "Calibration holds doubles only (compared bytewise)");
 }  // namespace
 
@@ -96,27 +89,36 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
     struct Memo {
         std::uint64_t M, K, N;  // the shape's bits
         Dtype w;
-        bool used;
+        std::uint64_t used;     // when it was last used (a per-thread count of lookups); 0 = empty
         OpRecord op;
     };
-    constexpr unsigned kSlots = 64;  // direct-mapped by the shape's hash: a collision recomputes, never errs
-    thread_local Memo memo[kSlots];
+    // 16 sets of 4 by the shape's hash, the least recently used of a set replaced: an estimate's GEMMs that recur
+    // (the same chunk's) stay while those that change with the batch or prompt come and go.
+    constexpr unsigned kSets = 16, kWays = 4;
+    thread_local Memo memo[kSets][kWays];
+    thread_local std::uint64_t clock = 0;
     thread_local GemmEnv env;
     if (!c.gemm_env_checked) {
-        // once per estimate: a different GemmEnv empties the memo
-        GemmEnv now;
-        now.gen = c.t.generation();
-        now.cal = c.t.calibration;
-        now.tflops_bf16 = c.g.dense_tflops_bf16;
-        now.tflops_fp8 = c.g.dense_tflops_fp8;
-        now.tflops_fp4 = c.g.dense_tflops_fp4;
-        now.matmul_efficiency = c.g.matmul_efficiency;
-        now.bw = c.bw;
-        for (int i = 0; i < 4; ++i) now.families[i] = c.families[i];
-        now.own_tables = c.own_tables;
-        if (!same_env(now, env)) {
-            env = now;
-            for (Memo& m : memo) m.used = false;
+        // once per estimate: a different GemmEnv empties the memo (compared in place, copied only when it changed)
+        const bool same = env.gen == c.t.generation() && std::memcmp(&env.cal, &c.t.calibration, sizeof(Calibration)) == 0 &&
+                          same_bits(env.tflops_bf16, c.g.dense_tflops_bf16) && same_bits(env.tflops_fp8, c.g.dense_tflops_fp8) &&
+                          same_bits(env.tflops_fp4, c.g.dense_tflops_fp4) &&
+                          same_bits(env.matmul_efficiency, c.g.matmul_efficiency) && same_bits(env.bw, c.bw) &&
+                          env.families[0] == c.families[0] && env.families[1] == c.families[1] &&
+                          env.families[2] == c.families[2] && env.families[3] == c.families[3] &&
+                          env.own_tables == c.own_tables;
+        if (!same) {
+            env.gen = c.t.generation();
+            env.cal = c.t.calibration;
+            env.tflops_bf16 = c.g.dense_tflops_bf16;
+            env.tflops_fp8 = c.g.dense_tflops_fp8;
+            env.tflops_fp4 = c.g.dense_tflops_fp4;
+            env.matmul_efficiency = c.g.matmul_efficiency;
+            env.bw = c.bw;
+            for (int i = 0; i < 4; ++i) env.families[i] = c.families[i];
+            env.own_tables = c.own_tables;
+            for (auto& set : memo)
+                for (Memo& m : set) m.used = 0;
         }
         c.gemm_env_checked = true;
     }
@@ -128,19 +130,28 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
                       std::uint64_t(w) * 0x27D4EB2F165667C5ull;
     h ^= h >> 31;
     h *= 0xBF58476D1CE4E5B9ull;
-    Memo& e = memo[h >> 58];
-    if (e.used && e.M == m && e.K == k && e.N == n && e.w == w) {
-        OpRecord op = e.op;
-        op.name = name;
-        op.phase = ph;
-        return op;
+    h ^= h >> 29;
+    Memo* set = memo[h >> 60];
+    ++clock;
+    Memo* victim = &set[0];
+    for (unsigned i = 0; i < kWays; ++i) {
+        Memo& e = set[i];
+        if (e.used && e.M == m && e.K == k && e.N == n && e.w == w) {
+            e.used = clock;
+            OpRecord op = e.op;
+            op.name = name;
+            op.phase = ph;
+            return op;
+        }
+        if (e.used < victim->used) victim = &e;
     }
+    Memo& e = *victim;
     OpRecord op = gemm_op_uncached(c, name, ph, M, K, N, w);
     e.M = m;
     e.K = k;
     e.N = n;
     e.w = w;
-    e.used = true;
+    e.used = clock;
     e.op = op;
     return op;
 }
