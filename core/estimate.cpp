@@ -193,9 +193,15 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
         if (c.w_exp != exp_asked)
             e.warnings.push_back(std::string("FP4 experts are pre-expanded to ") + dtype_name(c.w_exp) + " on " + s.gpu.name +
                                  " (no FP4 tensor cores, precision.fp4_on_hopper = expand): expert memory doubles");
-        else
-            e.warnings.push_back(std::string(dtype_name(c.w_exp)) + " experts stay packed on " + s.gpu.name +
-                                 " (no FP4 tensor cores) and are dequantised inside the GEMM to BF16 (W4A16)");
+        else {  // (every estimate of such a scenario writes it: one allocation, no temporaries)
+            const std::string_view d = dtype_name(c.w_exp), a = " experts stay packed on ",
+                                   b = " (no FP4 tensor cores) and are dequantised inside the GEMM to BF16 (W4A16)";
+            std::string w;
+            w.reserve(d.size() + a.size() + s.gpu.name.size() + b.size());
+            w.append(d).append(a).append(s.gpu.name).append(b);
+            e.warnings.reserve(4);
+            e.warnings.push_back(std::move(w));
+        }
     }
 
     const bool want_prefill = s.workload.phase != PhaseSel::decode;
@@ -246,6 +252,7 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
             w.reserve(64 + l0 + l1 + l2);
             w.append("does not fit: needs ").append(n0, l0).append(" GB per GPU, ").append(n1, l1).append(" GB usable (")
                 .append(n2, l2).append(" GB short)");
+            if (e.warnings.empty()) e.warnings.reserve(4);  // a few at most: one allocation rather than a doubling
             e.warnings.push_back(std::move(w));
         } else {
             std::snprintf(buf, sizeof buf, "does not fit: needs %.1f GB per GPU, %.1f GB usable (%.1f GB short)", needs, usable,

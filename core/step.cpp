@@ -1,5 +1,7 @@
 // step.cpp — overlap policies, one layer under them, and one forward step (prefill chunk or decode step).
 // Part of the step model; core/estimate_detail.h lists the files and what each computes.
+#include <cstring>
+
 #include "estimate_detail.h"
 
 namespace moe::detail {
@@ -293,17 +295,35 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
             if (d.moe == g.d.moe) c.keep_ffn = true;
         }
         const LayerTime lt = layer_time(c, ps, g.d, be, masked, ov, n_mb, e.ops);
-        LayerGroup lg;
-        // the same text as concatenating the parts, appended into one string (no temporaries)
-        lg.label = g.d.moe ? "MoE layers" : "dense layers";
-        if (g.d.window > 0) lg.label.append(" (window ").append(std::to_string(g.d.window)).append(")");
-        if (g.d.mixer == Mixer::gated_deltanet) lg.label.append(" (Gated DeltaNet)");
-        if (g.d.compress == 4) lg.label.append(" (CSA)");
-        else if (g.d.compress > 0) lg.label.append(" (HCA 1/").append(std::to_string(g.d.compress)).append(")");
-        lg.count = g.count;
-        lg.time_us = lt.exposed_us;
         const int gidx = int(out.groups.size());
-        out.groups.push_back(std::move(lg));
+        {
+            // the same text as concatenating the parts, written into a buffer and copied once (one allocation)
+            char buf[96];
+            std::size_t n = 0;
+            auto put = [&](std::string_view t) {
+                std::memcpy(buf + n, t.data(), t.size());
+                n += t.size();
+            };
+            auto put_int = [&](int v) {  // std::to_string's digits (v > 0 here)
+                char tmp[12];
+                int k = 0;
+                unsigned u = unsigned(v);
+                do {
+                    tmp[k++] = char('0' + u % 10);
+                    u /= 10;
+                } while (u);
+                while (k) buf[n++] = tmp[--k];
+            };
+            put(g.d.moe ? "MoE layers" : "dense layers");
+            if (g.d.window > 0) put(" (window "), put_int(g.d.window), put(")");
+            if (g.d.mixer == Mixer::gated_deltanet) put(" (Gated DeltaNet)");
+            if (g.d.compress == 4) put(" (CSA)");
+            else if (g.d.compress > 0) put(" (HCA 1/"), put_int(g.d.compress), put(")");
+            LayerGroup& lg = out.groups.emplace_back();
+            lg.label.assign(buf, n);
+            lg.count = g.count;
+            lg.time_us = lt.exposed_us;
+        }
         total_us += g.count * lt.exposed_us;
         compute_us += g.count * lt.compute_us;
         offload_us += g.count * lt.stream_exposed_us;

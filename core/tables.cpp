@@ -183,6 +183,8 @@ std::uint64_t next_generation() {
 }
 }  // namespace
 
+std::uint64_t Tables::next_gen() { return next_generation(); }
+
 Tables::Tables() : gen_(next_generation()) {}
 Tables::~Tables() {
     for (Table* t : tables_) delete t;
@@ -825,6 +827,28 @@ const Tables::Table* nearest_kv(std::uint64_t gen, const std::vector<const Table
     next = (next + 1) % 8;
     return t;
 }
+// A prefill-attention table (3-int key, any KV format): the nearest shape, kept per thread like nearest_kv's pick
+// (it depends on the table set, the list and the shape alone; every prefill estimate asks once per layer kind).
+const Tables::Table* nearest_prefill(std::uint64_t gen, const std::vector<const Tables::Table*>* tables, const int* q,
+                                     double& dist) {
+    struct Slot {
+        std::uint64_t gen;
+        const void* list;
+        int q[3];
+        const Tables::Table* best;
+        double dist;
+    };
+    thread_local Slot cache[4] = {};
+    for (const Slot& s : cache)
+        if (s.gen == gen && s.list == tables && s.q[0] == q[0] && s.q[1] == q[1] && s.q[2] == q[2]) {
+            dist = s.dist;
+            return s.best;
+        }
+    const Tables::Table* t = nearest(tables, [](const Tables::Table*) { return true; }, q, 3, dist);
+    thread_local unsigned next = 0;
+    cache[next++ & 3u] = {gen, tables, {q[0], q[1], q[2]}, t, dist};
+    return t;
+}
 TableHit hit_from(const Tables::Table* t, double dist, double q1, double q2, double ovh = 0) {
     TableHit h;
     if (!t) return h;
@@ -1031,7 +1055,7 @@ TableHit Tables::mha_prefill(std::string_view family, int heads, int kv_heads, i
                              double window, int sms) const {
     const int q[3] = {heads, kv_heads, head_dim};
     double d;
-    const Table* t = nearest(bucket(int(Kind::mha_prefill), family), [](const Table*) { return true; }, q, 3, d);
+    const Table* t = nearest_prefill(gen_, bucket(int(Kind::mha_prefill), family), q, d);
     const FamilyRef* ref = family_ref(family);
     const double hd = t && ref ? kernels::head_dim_factor(head_dim, t->key[2], ref->tflops_bf16, ref->sfu_tflops,
                                                           calibration.attn_softmax_exposed)
@@ -1070,7 +1094,7 @@ TableHit Tables::mla_prefill(std::string_view family, int heads, int qk_nope, in
                              double window, int sms) const {
     const int q[3] = {heads, qk_nope, rope};
     double d;
-    const Table* t = nearest(bucket(int(Kind::mla_prefill), family), [](const Table*) { return true; }, q, 3, d);
+    const Table* t = nearest_prefill(gen_, bucket(int(Kind::mla_prefill), family), q, d);
     return prefill_hit(gen_, t, d, seq_len, seqs, window, heads, sms, calibration, 1.0);
 }
 

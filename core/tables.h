@@ -133,7 +133,8 @@ public:
 
     // Calibration constants (presets/calibration.json for the built-in tables).
     Calibration calibration;
-    // Identifies this object's table set (not its calibration): a fresh value whenever the set changes, never 0. For
+    // Identifies this object's table set (not its calibration): a fresh value whenever the set changes (the MoE-layer
+    // series included), never 0. For
     // caches of lookups kept across calls (per thread), with the address of the object.
     std::uint64_t generation() const { return gen_; }
 
@@ -150,6 +151,7 @@ private:
     // Identifies this object's table set for the per-thread lookup caches (tables.cpp): a new value from a global
     // counter whenever the set changes (construction, copy, assignment, add_table), so a cached pick never outlives it.
     std::uint64_t gen_ = 0;
+    static std::uint64_t next_gen();  // the next value of that global counter (tables.cpp)
     // tables_ by kind and GPU family: each lookup walks one short list
     std::vector<const Table*> buckets_[kKinds][kFamilySlots];
     // per family: the best HBM streaming fraction its decode-attention (MHA) tables reach (the best points are the

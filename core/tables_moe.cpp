@@ -137,6 +137,7 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
         if (it != moe_.end() && key_of(*it) == k) *it = std::move(s);
         else moe_.insert(it, std::move(s));
     }
+    gen_ = next_gen();  // moe_layer's per-thread results are keyed on it
     return true;
 }
 
@@ -145,6 +146,26 @@ MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int i
     MoeHit h;
     const FamilyRef* ref = family_ref(family);
     if (!ref || moe_.empty() || !(tokens > 0) || !std::isfinite(tokens)) return h;
+    // The hit depends on the series (the table set) and the query alone: the last few are kept per thread (a prefill
+    // chunk's tokens are the same whatever the prompt length; the key search and log-log interpolation are not free).
+    struct Slot {
+        std::uint64_t gen = 0;  // never 0 for a table set: an empty slot
+        const FamilyRef* ref = nullptr;
+        int q[7] = {};
+        double tokens = 0;
+        MoeHit hit;
+    };
+    thread_local Slot cache[4];
+    thread_local unsigned next = 0;
+    const int q[7] = {int(dtype), hidden, inter, top_k, experts, tp, ep};
+    for (const Slot& sl : cache)
+        if (sl.gen == gen_ && sl.ref == ref && sl.tokens == tokens && std::equal(q, q + 7, sl.q)) return sl.hit;
+    Slot& slot = cache[next++ & 3u];
+    slot.gen = gen_;
+    slot.ref = ref;
+    std::copy(q, q + 7, slot.q);
+    slot.tokens = tokens;  // (tokens > 0 and finite: equal values are the same bits)
+    slot.hit = MoeHit{};   // a query without a series, until found below
     const Key k{ref, int(dtype), hidden, inter, top_k, experts, tp, ep};
     auto it = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
     if (it == moe_.end() || key_of(*it) != k) return h;
@@ -154,6 +175,7 @@ MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int i
     // below the first point the first point's time (a kernel has a floor); past the last its time per token
     h.latency_us = detail::loglog_at(it->tokens, it->us, tokens, exact);
     h.source = exact ? Source::measured : Source::interpolated;
+    slot.hit = h;
     return h;
 }
 
