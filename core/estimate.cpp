@@ -157,29 +157,58 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     c.disp = pick(s.precision.dispatch, (exp_compute == Dtype::fp8 || is_fp4_like(exp_compute)) ? Dtype::fp8 : Dtype::bf16);
     c.sm_share = std::max(0.05, 1.0 - double(s.runtime.comm_sms) / s.gpu.sm_count);
     c.cp = s.parallel.cp;
-    int nf = 0;
-    auto add_family = [&](const std::string& f) {
-        if (f.empty() || nf >= 4) return;
-        for (int i = 0; i < nf; ++i)
-            if (std::string_view(f) == c.family_views[i]) return;
-        const FamilyRef* ref = family_ref(f);  // the stored name outlives the scenario string
-        if (!ref) return;
-        const std::string_view name(ref->family, f.size());  // the same text as f
-        if (!tables.has_family(name)) return;
-        c.family_views[nf] = name;
-        c.families[nf++] = ref->family;
+    // The families to look tables up in depend on the table set, the GPU's two family names and its topology alone:
+    // the last answer is kept per thread (a sweep or plan asks with the same GPU at every point).
+    struct FamilyPick {
+        std::uint64_t gen = 0;  // never 0 for a table set: nothing kept yet
+        std::string tables, fallback;
+        bool cuda_like = false;
+        const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
+        std::string_view views[4] = {};
+        bool own_tables = false;
     };
-    add_family(s.gpu.tables);
-    c.own_tables = nf == 1;
-    add_family(s.gpu.tables_fallback);
-    // A GPU that names no table family at all (tables and tables_fallback both empty: tables turned off) is costed
-    // by the analytical fallback alone, and so are mesh and unified-memory chips (Tenstorrent, Apple) without a family
-    // of their own: they run other kernels than the CUDA ones measured in bench_data. Otherwise the H800 and H100
-    // tables are the last resort.
+    thread_local FamilyPick last;
     const bool cuda_like = s.gpu.topology == Topology::switch_ || s.gpu.topology == Topology::rack;
-    if ((!s.gpu.tables.empty() || !s.gpu.tables_fallback.empty()) && (cuda_like || nf > 0)) {
-        add_family("h800");
-        add_family("h100");
+    if (last.gen == tables.generation() && last.cuda_like == cuda_like && last.tables == s.gpu.tables &&
+        last.fallback == s.gpu.tables_fallback) {
+        for (int i = 0; i < 4; ++i) {
+            c.families[i] = last.families[i];
+            c.family_views[i] = last.views[i];
+        }
+        c.own_tables = last.own_tables;
+    } else {
+        int nf = 0;
+        auto add_family = [&](const std::string& f) {
+            if (f.empty() || nf >= 4) return;
+            for (int i = 0; i < nf; ++i)
+                if (std::string_view(f) == c.family_views[i]) return;
+            const FamilyRef* ref = family_ref(f);  // the stored name outlives the scenario string
+            if (!ref) return;
+            const std::string_view name(ref->family, f.size());  // the same text as f
+            if (!tables.has_family(name)) return;
+            c.family_views[nf] = name;
+            c.families[nf++] = ref->family;
+        };
+        add_family(s.gpu.tables);
+        c.own_tables = nf == 1;
+        add_family(s.gpu.tables_fallback);
+        // A GPU that names no table family at all (tables and tables_fallback both empty: tables turned off) is
+        // costed by the analytical fallback alone, and so are mesh and unified-memory chips (Tenstorrent, Apple)
+        // without a family of their own: they run other kernels than the CUDA ones measured in bench_data.
+        // Otherwise the H800 and H100 tables are the last resort.
+        if ((!s.gpu.tables.empty() || !s.gpu.tables_fallback.empty()) && (cuda_like || nf > 0)) {
+            add_family("h800");
+            add_family("h100");
+        }
+        last.gen = tables.generation();
+        last.tables = s.gpu.tables;
+        last.fallback = s.gpu.tables_fallback;
+        last.cuda_like = cuda_like;
+        for (int i = 0; i < 4; ++i) {
+            last.families[i] = c.families[i];
+            last.views[i] = c.family_views[i];
+        }
+        last.own_tables = c.own_tables;
     }
     e.weights_dtype = c.w_attn;
     e.experts_dtype = c.w_exp;

@@ -56,6 +56,7 @@ struct MoeSeries {
     Dtype dtype = Dtype::bf16;
     int hidden = 0, inter = 0, top_k = 0, experts = 0, tp = 0, ep = 0;
     std::vector<double> tokens, us;  // ascending tokens, latency in us
+    std::vector<double> log_tokens, log_us;  // their logs, taken at load (the lookup's interpolation is log-log)
 };
 
 // Result of a measured Gated DeltaNet prefill lookup (bench_data/gdn: one sequence's causal conv and chunked delta
