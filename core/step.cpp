@@ -327,13 +327,13 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         total_us += g.count * lt.exposed_us;
         compute_us += g.count * lt.compute_us;
         offload_us += g.count * lt.stream_exposed_us;
-        for (std::size_t i = lt.begin; i < lt.end; ++i)
-            if (e.ops[i].bound == Bound::offload) offload_bytes += g.count * e.ops[i].comm_bytes;
         comm_us += g.count * lt.comm_us;
         exposed_comm_us += g.count * std::max(0.0, lt.exposed_us - lt.stream_exposed_us - lt.compute_us);
         for (std::size_t i = lt.begin; i < lt.end; ++i) {
-            e.ops[i].group = gidx;
-            e.ops[i].count = g.count;
+            OpRecord& o = e.ops[i];
+            if (o.bound == Bound::offload) offload_bytes += g.count * o.comm_bytes;
+            o.group = gidx;
+            o.count = g.count;
         }
     }
     // Embedding lookup and LM head (decode: every token; prefill: the last token of each prompt).

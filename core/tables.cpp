@@ -897,13 +897,19 @@ TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_by
     // The table a shape reads depends only on (table set, family, k, n, in_bytes), not on m: the pick is kept in a
     // small per-thread cache (the nearest-shape scan over a family's tables was a third of an estimate's time).
     struct Slot {
-        std::uint64_t gen;
-        const void* list;
-        int k, n, in_bytes;
-        const Table* best;
-        double dist;
+        std::uint64_t gen = 0;
+        const void* list = nullptr;
+        int k = 0, n = 0, in_bytes = 0;
+        const Table* best = nullptr;
+        double dist = 0;
+        // The line Table::at(1, m) reads (-1: none found at 1 exactly: at() itself), and util_of of each of its points
+        // at the overhead `ovh` (the same numbers interp1 would compute per lookup).
+        int line = -1;
+        bool have_utils = false;
+        double ovh = 0;
+        std::vector<double> utils;
     };
-    thread_local Slot cache[128] = {};
+    thread_local Slot cache[128];
     std::uint64_t hs = std::uint64_t(std::uint32_t(k)) * 0x9E3779B97F4A7C15ull ^ std::uint64_t(std::uint32_t(n)) * 0xC2B2AE3D27D4EB4Full ^
                       std::uint64_t(std::uint32_t(in_bytes)) << 17 ^ std::uint64_t(reinterpret_cast<std::uintptr_t>(list));
     hs ^= hs >> 29;
@@ -918,13 +924,43 @@ TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_by
         if (list && in_bytes > 0)
             for (const Table* t : *list) dtype_known = dtype_known || t->key[2] == in_bytes;
         best = nearest(list, [&](const Table* t) { return !dtype_known || t->key[2] == in_bytes; }, q, 2, best_d);
-        slot = {gen_, list, k, n, in_bytes, best, best_d};
+        slot.gen = gen_;
+        slot.list = list;
+        slot.k = k;
+        slot.n = n;
+        slot.in_bytes = in_bytes;
+        slot.best = best;
+        slot.dist = best_d;
+        slot.have_utils = false;
     }
     // InferSim's and BLIS's GEMM tables time each call from Python: short kernels carry a per-call overhead
     // (calibrated) that a kernel inside a CUDA graph does not pay; the kernel floor is added back by the estimator.
     // AIConfigurator's tables were timed inside CUDA graphs already.
     const double ovh = best && !best->graph_timed ? calibration.gemm_table_overhead_us * 1e-6 : 0.0;
-    TableHit h = hit_from(best, best_d, 1, m, ovh);
+    TableHit h;
+    if (best && !(slot.have_utils && slot.ovh == ovh)) {
+        // what at(1, m) reads, whatever m: the line at 1 (the GEMM tables have that one line) and its points' utils
+        const auto& xs = best->x1s;
+        const std::size_t hi = std::size_t(std::lower_bound(xs.begin(), xs.end(), 1.0) - xs.begin());
+        slot.line = hi < xs.size() && std::fabs(xs[hi] - 1.0) <= 1e-9 * 1.0 ? int(hi) : -1;
+        slot.utils.clear();
+        if (slot.line >= 0)
+            for (const Point& p : best->lines[std::size_t(slot.line)]) slot.utils.push_back(util_of(p, ovh));
+        slot.ovh = ovh;
+        slot.have_utils = true;
+    }
+    if (best && slot.line >= 0) {
+        // hit_from(best, best_d, 1, m, ovh), its interpolation reading the kept utils
+        const std::vector<Point>& pts = best->lines[std::size_t(slot.line)];
+        const double* u = slot.utils.data();
+        bool exact;
+        h.found = true;
+        h.util = interp_by(pts, m, exact, [u, &pts](const Point& p) { return u[&p - pts.data()]; });
+        h.source = best_d > 0 ? Source::transferred : exact ? Source::measured : Source::interpolated;
+        h.table = best->path.c_str();
+    } else {
+        h = hit_from(best, best_d, 1, m, ovh);
+    }
     const FamilyRef* ref = best ? best->ref : nullptr;
     if (!h.found || best_d == 0 || !ref) return h;
     // Another shape: move the measured efficiency through DeepGEMM's tiling (kernels::gemm_tile_efficiency), the
