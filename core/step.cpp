@@ -254,6 +254,21 @@ void add_share(PhaseResult& p, const OpRecord& o, double weight) {
     }
 }
 
+std::vector<LayerGroup>& spare_groups(Phase ph) {
+    thread_local std::vector<LayerGroup> spare[2];
+    return spare[ph == Phase::prefill ? 0 : 1];
+}
+
+// A new layer group at the end of out.groups, its label string taken from the spare group at the same place (if
+// any): the caller's label then fits in that string's storage (estimate_into: no allocation per label).
+static LayerGroup& new_group(PhaseResult& out, Phase ph) {
+    std::vector<LayerGroup>& spare = spare_groups(ph);
+    const std::size_t i = out.groups.size();
+    LayerGroup& g = out.groups.emplace_back();
+    if (i < spare.size()) g.label.swap(spare[i].label);
+    return g;
+}
+
 void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, PhaseResult& out) {
     const Scenario& s = c.s;
     const ModelSpec& m = c.m;
@@ -319,7 +334,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
             if (g.d.mixer == Mixer::gated_deltanet) put(" (Gated DeltaNet)");
             if (g.d.compress == 4) put(" (CSA)");
             else if (g.d.compress > 0) put(" (HCA 1/"), put_int(g.d.compress), put(")");
-            LayerGroup& lg = out.groups.emplace_back();
+            LayerGroup& lg = new_group(out, ps.phase);
             lg.label.assign(buf, n);
             lg.count = g.count;
             lg.time_us = lt.exposed_us;
@@ -338,13 +353,13 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     }
     // Embedding lookup and LM head (decode: every token; prefill: the last token of each prompt).
     const double head_rows = ps.phase == Phase::decode ? ps.T : std::max(1.0, ps.T / s.prefill_computed_tokens());
-    LayerGroup head;
+    LayerGroup& head = new_group(out, ps.phase);
     head.label = "embedding + LM head";
     head.count = 1;
     {
         OpRecord emb = memory_op(c, "embed.lookup", ps.phase, ps.T * m.hidden * 2.0 * 2.0);
         OpRecord lm = gemm_op(c, "lm_head", ps.phase, head_rows, m.hidden, double(m.vocab) / c.tp, c.w_embed);
-        const int gidx = int(out.groups.size());
+        const int gidx = int(out.groups.size()) - 1;  // head's
         for (OpRecord* o : {&emb, &lm}) {
             o->group = gidx;
             o->count = 1;
@@ -352,7 +367,6 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
             head.time_us += o->time_us;
             e.ops.push_back(*o);
         }
-        out.groups.push_back(std::move(head));
         total_us += head.time_us;
         compute_us += head.time_us;
     }

@@ -909,14 +909,31 @@ TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_by
         double ovh = 0;
         std::vector<double> utils;
     };
-    thread_local Slot cache[128];
+    // 32 sets of 4, the least recently used of a set replaced: shapes whose hashes collide (the hash takes the list's
+    // address, which moves from build to build) do not evict each other.
+    thread_local Slot cache[32][4];
+    thread_local std::uint64_t clock = 0;
+    thread_local std::uint64_t used[32][4] = {};
     std::uint64_t hs = std::uint64_t(std::uint32_t(k)) * 0x9E3779B97F4A7C15ull ^ std::uint64_t(std::uint32_t(n)) * 0xC2B2AE3D27D4EB4Full ^
                       std::uint64_t(std::uint32_t(in_bytes)) << 17 ^ std::uint64_t(reinterpret_cast<std::uintptr_t>(list));
     hs ^= hs >> 29;
     hs *= 0xBF58476D1CE4E5B9ull;
-    Slot& slot = cache[hs >> 57];
+    hs ^= hs >> 32;
+    const std::size_t set = std::size_t(hs >> 59);
+    ++clock;
+    int way = -1, victim = 0;
+    for (int i = 0; i < 4; ++i) {
+        const Slot& sl = cache[set][i];
+        if (sl.gen == gen_ && sl.list == list && sl.k == k && sl.n == n && sl.in_bytes == in_bytes) {
+            way = i;
+            break;
+        }
+        if (used[set][i] < used[set][victim]) victim = i;
+    }
+    Slot& slot = cache[set][way >= 0 ? way : victim];
+    used[set][way >= 0 ? way : victim] = clock;
     const Table* best;
-    if (slot.gen == gen_ && slot.list == list && slot.k == k && slot.n == n && slot.in_bytes == in_bytes) {
+    if (way >= 0) {
         best = slot.best;
         best_d = slot.dist;
     } else {
