@@ -60,6 +60,20 @@ OpRecord make_op(const char* name, Phase ph, double flops, double wbytes, double
 }
 
 namespace {
+// What a GEMM shape's record needs besides M, found once per shape while the GemmEnv holds (gemm_op): the format it
+// computes in, its table keys, and the first family with a table for it with that family's pick (Tables::gemm_pick).
+struct GemmPlan {
+    std::uint64_t K = 0, N = 0;  // the shape's bits
+    Dtype w = Dtype::bf16;
+    std::uint64_t used = 0;      // when it was last used; 0 = empty
+    Dtype comp = Dtype::bf16;
+    int k_key = 0, n_key = 0, in_bytes = 0;
+    int family = -1;             // index into Ctx::families of the first family with a table, -1 for none
+    Tables::GemmPick pick;
+};
+constexpr unsigned kPlanSets = 16, kPlanWays = 4;
+thread_local GemmPlan plans[kPlanSets][kPlanWays];
+const GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w);
 OpRecord gemm_op_uncached(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w);
 // the same double, bit for bit (0.0 and -0.0 differ)
 inline bool same_bits(double a, double b) {
@@ -119,6 +133,8 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
             env.own_tables = c.own_tables;
             for (auto& set : memo)
                 for (Memo& m : set) m.used = 0;
+            for (auto& set : plans)
+                for (GemmPlan& p : set) p.used = 0;
         }
         c.gemm_env_checked = true;
     }
@@ -157,16 +173,66 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
 }
 
 namespace {
+std::uint64_t shape_hash(std::uint64_t k, std::uint64_t n, Dtype w) {
+    std::uint64_t h = (k * 0xC2B2AE3D27D4EB4Full) ^ (n * 0x165667B19E3779F9ull) ^ std::uint64_t(w) * 0x27D4EB2F165667C5ull;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    return h;
+}
+
+// (valid only after gemm_op's GemmEnv check of this estimate: a changed GemmEnv empties the plans)
+const GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w) {
+    thread_local std::uint64_t clock = 0;
+    std::uint64_t k, n;
+    std::memcpy(&k, &K, 8);
+    std::memcpy(&n, &N, 8);
+    GemmPlan* set = plans[shape_hash(k, n, w) >> 60];
+    ++clock;
+    GemmPlan* victim = &set[0];
+    for (unsigned i = 0; i < kPlanWays; ++i) {
+        GemmPlan& p = set[i];
+        if (p.used && p.K == k && p.N == n && p.w == w) {
+            p.used = clock;
+            return p;
+        }
+        if (p.used < victim->used) victim = &p;
+    }
+    GemmPlan& p = *victim;
+    p.K = k;
+    p.N = n;
+    p.w = w;
+    p.used = clock;
+    p.comp = compute_of(c.g, w);
+    // The tables key shapes by int; wider GEMMs (only absurd configs reach 2^31) look up the widest measured shapes.
+    p.k_key = int(std::min(K, 1e9));
+    p.n_key = int(std::min(N, 1e9));
+    p.in_bytes = p.comp == Dtype::fp8 || is_fp4_like(p.comp) ? 1 : 2;  // FP4 looks up the FP8 tables
+    // lookup()'s order: the first family whose tables have the shape (a pick without a table: gemm() finds none)
+    p.family = -1;
+    for (int i = 0; i < 4 && c.families[i]; ++i) {
+        c.t.gemm_pick(c.family_views[i], p.k_key, p.n_key, p.in_bytes, p.pick);
+        if (p.pick.best) {
+            p.family = i;
+            break;
+        }
+    }
+    return p;
+}
+
 OpRecord gemm_op_uncached(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w) {
-    const Dtype comp = compute_of(c.g, w);
+    const GemmPlan& plan = gemm_plan(c, K, N, w);
+    const Dtype comp = plan.comp;
     const double act_b = comp == Dtype::fp8 ? 1.0 : 2.0;
     kernels::Cost k = kernels::gemm(M, K, N, act_b, bytes_with_scales(w));
     const double dequant = dequantised(c.g, w) ? K * N * std::ceil(M / kDequantRowsPerTile) : 0.0;
     OpRecord op = make_op(name, ph, k.flops, K * N * bytes_with_scales(w), k.bytes - K * N * bytes_with_scales(w));
-    // The tables key shapes by int; wider GEMMs (only absurd configs reach 2^31) look up the widest measured shapes.
-    const int k_key = int(std::min(K, 1e9)), n_key = int(std::min(N, 1e9));
-    const int in_bytes = comp == Dtype::fp8 || is_fp4_like(comp) ? 1 : 2;  // FP4 looks up the FP8 tables
-    TableHit hit = lookup(c, [&](std::string_view f) { return c.t.gemm(f, M, k_key, n_key, in_bytes); });
+    // lookup(c, gemm) with the family found and its pick kept: Tables::gemm(f, M, ...) is gemm_at(its pick, M, ...)
+    TableHit hit;
+    if (plan.family >= 0) {
+        hit = c.t.gemm_at(plan.pick, M, plan.k_key, plan.n_key);
+        if (!(plan.family == 0 && c.own_tables)) hit.source = Source::transferred;
+    }
     time_op(c, op, comp, hit, c.g.matmul_efficiency > 0 ? c.g.matmul_efficiency : c.cal.gemm_compute_eff, c.cal.hbm_bw_eff,
             dequant);
     return op;

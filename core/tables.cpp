@@ -890,24 +890,18 @@ kernels::DeepGemmTiles dense_tiles(double m, double n, double sms) {
 }
 }  // namespace
 
-TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_bytes) const {
+// The per-thread pick of a GEMM shape (gemm_pick, gemm): the table it reads depends only on (table set, family, k, n,
+// in_bytes), not on m, and is kept in a small per-thread cache (the nearest-shape scan over a family's tables was a
+// third of an estimate's time), with the line it interpolates and that line's efficiencies at the overhead.
+Tables::GemmPick& Tables::gemm_slot(std::string_view family, int k, int n, int in_bytes) const {
     const int q[2] = {k, n};
-    double best_d;
     const auto* list = bucket(int(Kind::gemm), family);
-    // The table a shape reads depends only on (table set, family, k, n, in_bytes), not on m: the pick is kept in a
-    // small per-thread cache (the nearest-shape scan over a family's tables was a third of an estimate's time).
     struct Slot {
         std::uint64_t gen = 0;
         const void* list = nullptr;
         int k = 0, n = 0, in_bytes = 0;
-        const Table* best = nullptr;
-        double dist = 0;
-        // The line Table::at(1, m) reads (-1: none found at 1 exactly: at() itself), and util_of of each of its points
-        // at the overhead `ovh` (the same numbers interp1 would compute per lookup).
-        int line = -1;
         bool have_utils = false;
-        double ovh = 0;
-        std::vector<double> utils;
+        GemmPick pick;
     };
     // 32 sets of 4, the least recently used of a set replaced: shapes whose hashes collide (the hash takes the list's
     // address, which moves from build to build) do not evict each other.
@@ -932,51 +926,71 @@ TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_by
     }
     Slot& slot = cache[set][way >= 0 ? way : victim];
     used[set][way >= 0 ? way : victim] = clock;
-    const Table* best;
-    if (way >= 0) {
-        best = slot.best;
-        best_d = slot.dist;
-    } else {
+    GemmPick& p = slot.pick;
+    if (way < 0) {
         bool dtype_known = false;  // the family has tables of the query's input width: only those compete
         if (list && in_bytes > 0)
             for (const Table* t : *list) dtype_known = dtype_known || t->key[2] == in_bytes;
-        best = nearest(list, [&](const Table* t) { return !dtype_known || t->key[2] == in_bytes; }, q, 2, best_d);
+        double best_d;
+        p.best = nearest(list, [&](const Table* t) { return !dtype_known || t->key[2] == in_bytes; }, q, 2, best_d);
+        p.dist = best_d;
         slot.gen = gen_;
         slot.list = list;
         slot.k = k;
         slot.n = n;
         slot.in_bytes = in_bytes;
-        slot.best = best;
-        slot.dist = best_d;
         slot.have_utils = false;
     }
     // InferSim's and BLIS's GEMM tables time each call from Python: short kernels carry a per-call overhead
     // (calibrated) that a kernel inside a CUDA graph does not pay; the kernel floor is added back by the estimator.
     // AIConfigurator's tables were timed inside CUDA graphs already.
-    const double ovh = best && !best->graph_timed ? calibration.gemm_table_overhead_us * 1e-6 : 0.0;
-    TableHit h;
-    if (best && !(slot.have_utils && slot.ovh == ovh)) {
+    const double ovh = p.best && !p.best->graph_timed ? calibration.gemm_table_overhead_us * 1e-6 : 0.0;
+    if (!(slot.have_utils && p.ovh == ovh)) {
         // what at(1, m) reads, whatever m: the line at 1 (the GEMM tables have that one line) and its points' utils
-        const auto& xs = best->x1s;
-        const std::size_t hi = std::size_t(std::lower_bound(xs.begin(), xs.end(), 1.0) - xs.begin());
-        slot.line = hi < xs.size() && std::fabs(xs[hi] - 1.0) <= 1e-9 * 1.0 ? int(hi) : -1;
-        slot.utils.clear();
-        if (slot.line >= 0)
-            for (const Point& p : best->lines[std::size_t(slot.line)]) slot.utils.push_back(util_of(p, ovh));
-        slot.ovh = ovh;
+        p.line = -1;
+        p.utils.clear();
+        if (p.best) {
+            const auto& xs = p.best->x1s;
+            const std::size_t hi = std::size_t(std::lower_bound(xs.begin(), xs.end(), 1.0) - xs.begin());
+            if (hi < xs.size() && std::fabs(xs[hi] - 1.0) <= 1e-9 * 1.0) {
+                p.line = int(hi);
+                for (const Point& pt : p.best->lines[hi]) p.utils.push_back(util_of(pt, ovh));
+            }
+        }
+        p.ovh = ovh;
         slot.have_utils = true;
     }
-    if (best && slot.line >= 0) {
+    return p;
+}
+
+void Tables::gemm_pick(std::string_view family, int k, int n, int in_bytes, GemmPick& out) const {
+    const GemmPick& p = gemm_slot(family, k, n, in_bytes);
+    out.best = p.best;
+    out.dist = p.dist;
+    out.ovh = p.ovh;
+    out.line = p.line;
+    out.utils.assign(p.utils.begin(), p.utils.end());
+}
+
+TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_bytes) const {
+    return gemm_at(gemm_slot(family, k, n, in_bytes), m, k, n);
+}
+
+TableHit Tables::gemm_at(const GemmPick& pick, double m, int k, int n) const {
+    const Table* best = pick.best;
+    const double best_d = pick.dist;
+    TableHit h;
+    if (best && pick.line >= 0) {
         // hit_from(best, best_d, 1, m, ovh), its interpolation reading the kept utils
-        const std::vector<Point>& pts = best->lines[std::size_t(slot.line)];
-        const double* u = slot.utils.data();
+        const std::vector<Point>& pts = best->lines[std::size_t(pick.line)];
+        const double* u = pick.utils.data();
         bool exact;
         h.found = true;
         h.util = interp_by(pts, m, exact, [u, &pts](const Point& p) { return u[&p - pts.data()]; });
         h.source = best_d > 0 ? Source::transferred : exact ? Source::measured : Source::interpolated;
         h.table = best->path.c_str();
     } else {
-        h = hit_from(best, best_d, 1, m, ovh);
+        h = hit_from(best, best_d, 1, m, pick.ovh);
     }
     const FamilyRef* ref = best ? best->ref : nullptr;
     if (!h.found || best_d == 0 || !ref) return h;

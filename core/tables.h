@@ -140,6 +140,20 @@ public:
     std::uint64_t generation() const { return gen_; }
 
     struct Table;
+    // gemm() in two steps, for a caller that keeps a shape's pick across queries at other m (the estimator, across
+    // the batch): gemm_pick() finds what a (family, k, n, in_bytes) shape reads, gemm_at() interpolates it at m.
+    // gemm(family, m, k, n, in_bytes) is gemm_at(pick, m, k, n) of that pick. A pick holds while generation() and
+    // calibration stay the same. Not found (best == nullptr): gemm() finds no table either.
+    struct GemmPick {
+        const Table* best = nullptr;
+        double dist = 0;
+        double ovh = 0;              // the per-call overhead taken off the table's latencies, in seconds
+        int line = -1;               // the line Table::at(1, m) reads, -1 if none sits at 1 exactly
+        std::vector<double> utils;   // that line's points' efficiencies at ovh
+    };
+    // Fills `out` (its vector's storage reused).
+    void gemm_pick(std::string_view family, int k, int n, int in_bytes, GemmPick& out) const;
+    TableHit gemm_at(const GemmPick& pick, double m, int k, int n) const;
     Tables();
     ~Tables();
     Tables(const Tables&);
@@ -166,6 +180,7 @@ private:
     bool load_gdn_csv(const std::string& path, const FamilyRef& ref, std::string_view text, Issues& errors);
     void add_table(Table* t);
     const std::vector<const Table*>* bucket(int kind, std::string_view family) const;
+    GemmPick& gemm_slot(std::string_view family, int k, int n, int in_bytes) const;  // the per-thread pick (tables.cpp)
 };
 
 // The reference GPU each family's tables were measured on (used to turn latencies into roofline fractions).
