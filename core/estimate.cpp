@@ -253,16 +253,13 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
         run_phase(c, e, ps, e.decode_backend, e.decode);
     }
     // Say when the routed experts are priced by the analytical fallback (their `source` says it per operator).
-    if (want_warnings)
-        for (const OpRecord& o : e.ops)
-            if (o.source == Source::analytical && std::string_view(o.name) == "moe.routed_experts") {  // source first: no strlen per op
-                e.warnings.push_back(std::string("routed experts: no measured grouped-GEMM table applies to ") +
-                                     (dequantised(s.gpu, c.w_exp) ? std::string("W4A16 (") + dtype_name(c.w_exp) + " dequantised)"
-                                                                  : std::string(dtype_name(compute_of(s.gpu, c.w_exp)))) +
-                                     " experts on " + s.gpu.name + " (the tables are tensor-core grouped GEMMs on Hopper); "
-                                     "analytical fallback");
-                break;
-            }
+    // (expert_ops writes every "moe.routed_experts" record and notes an analytical one: c.analytical_experts)
+    if (want_warnings && c.analytical_experts)
+        e.warnings.push_back(std::string("routed experts: no measured grouped-GEMM table applies to ") +
+                             (dequantised(s.gpu, c.w_exp) ? std::string("W4A16 (") + dtype_name(c.w_exp) + " dequantised)"
+                                                          : std::string(dtype_name(compute_of(s.gpu, c.w_exp)))) +
+                             " experts on " + s.gpu.name + " (the tables are tensor-core grouped GEMMs on Hopper); "
+                             "analytical fallback");
     memory(c, e);
     if (want_warnings && s.runtime.expert_offload.tier == OffloadTier::host && s.gpu.host_memory_bytes > 0 &&
         e.memory.offloaded_experts_bytes > s.gpu.host_memory_bytes) {

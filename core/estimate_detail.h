@@ -55,6 +55,8 @@ struct Ctx {
     // run_phase has grouped the model's layers by kind for this estimate (a per-thread list, step.cpp): the second
     // phase reuses the groups.
     mutable bool layer_groups_done = false;
+    // expert_ops has written a routed-experts record priced by the analytical fallback (estimate() warns of it)
+    mutable bool analytical_experts = false;
 };
 
 inline bool native_fp4(const GpuSpec& g, Dtype d) { return (d == Dtype::mxfp4 || d == Dtype::nvfp4) && g.dense_tflops_fp4 > 0; }

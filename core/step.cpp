@@ -245,13 +245,15 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
     return out;
 }
 
-void add_share(PhaseResult& p, const OpRecord& o, double weight) {
-    switch (o.source) {
-        case Source::measured: p.share_measured += weight; break;
-        case Source::interpolated: p.share_interpolated += weight; break;
-        case Source::transferred: p.share_transferred += weight; break;
-        case Source::analytical: p.share_analytical += weight; break;
+// The provenance sums' index of a source (run_phase).
+static int source_slot(Source s) {
+    switch (s) {
+        case Source::measured: return 0;
+        case Source::interpolated: return 1;
+        case Source::transferred: return 2;
+        case Source::analytical: return 3;
     }
+    return 3;
 }
 
 std::vector<LayerGroup>& spare_groups(Phase ph) {
@@ -423,11 +425,20 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         const OpRecord& o = e.ops[i];
         if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload) denom += o.time_us * o.count;
     }
-    if (denom > 0)
+    if (denom > 0) {
+        // each source's shares added in record order into its own sum (indexed, not a switch per record: the
+        // sources alternate unpredictably), the same sums as adding to out's fields one by one
+        double share[4] = {0, 0, 0, 0};
         for (std::size_t i = phase_begin; i < n_ops; ++i) {
             const OpRecord& o = e.ops[i];
-            if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload) add_share(out, o, o.time_us * o.count / denom);
+            if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload)
+                share[source_slot(o.source)] += o.time_us * o.count / denom;
         }
+        out.share_measured += share[source_slot(Source::measured)];
+        out.share_interpolated += share[source_slot(Source::interpolated)];
+        out.share_transferred += share[source_slot(Source::transferred)];
+        out.share_analytical += share[source_slot(Source::analytical)];
+    }
     const double world_tp = c.tp;
     if (ps.phase == Phase::prefill) {
         const double stage_ms = out.step_ms / c.pp;
