@@ -31,9 +31,11 @@ bool all_finite(const Estimate& e) {
     for (double v : {m.weights_bytes, m.kv_cache_bytes, m.activation_bytes, m.workspace_bytes, m.comm_buffer_bytes,
                      m.reserved_bytes, m.total_bytes, m.max_batch, m.max_context, m.kv_bytes_per_token})
         if (!ok(v) || v < 0) return false;
-    for (const OpRecord& o : e.ops)
-        if (!ok(o.time_us) || !ok(o.flops) || !ok(o.exposed_us)) return false;
-    return true;
+    // x - x is 0 for a finite x and NaN for an infinite or NaN one: the sum stays 0 exactly while every record is
+    // finite (no branch per record; the build has no -ffast-math, which could fold x - x)
+    double z = 0;
+    for (const OpRecord& o : e.ops) z += (o.time_us - o.time_us) + (o.flops - o.flops) + (o.exposed_us - o.exposed_us);
+    return z == 0;
 }
 A2ABackend resolve_backend(const Scenario& s, Phase ph) {
     const A2ABackend b = s.runtime.a2a_backend;
