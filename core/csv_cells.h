@@ -86,6 +86,27 @@ inline double loglog_at(const std::vector<double>& x, const std::vector<double>&
     return std::exp(std::log(y[hi - 1]) + f * (std::log(y[hi]) - std::log(y[hi - 1])));
 }
 
+// loglog_at with the logs of x and y taken already (lx[i] = log(x[i]), ly[i] = log(y[i])): the same value.
+inline double loglog_at(const std::vector<double>& x, const std::vector<double>& lx, const std::vector<double>& y,
+                        const std::vector<double>& ly, double t, bool& exact) {
+    exact = false;
+    if (t <= x.front()) {
+        exact = std::fabs(t - x.front()) <= 1e-9 * x.front();
+        return y.front();
+    }
+    if (t >= x.back()) {
+        exact = std::fabs(t - x.back()) <= 1e-9 * x.back();
+        return y.back() * t / x.back();
+    }
+    const std::size_t hi = std::size_t(std::lower_bound(x.begin(), x.end(), t) - x.begin());
+    if (std::fabs(t - x[hi]) <= 1e-9 * x[hi]) {
+        exact = true;
+        return y[hi];
+    }
+    const double f = (std::log(t) - lx[hi - 1]) / (lx[hi] - lx[hi - 1]);
+    return std::exp(ly[hi - 1] + f * (ly[hi] - ly[hi - 1]));
+}
+
 // A whole cell as a finite number (at most 64 characters), else false.
 inline bool cell_to_double(std::string_view s, double& out) {
     if (s.empty() || s.size() > 64) return false;

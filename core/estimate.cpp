@@ -31,9 +31,11 @@ bool all_finite(const Estimate& e) {
     for (double v : {m.weights_bytes, m.kv_cache_bytes, m.activation_bytes, m.workspace_bytes, m.comm_buffer_bytes,
                      m.reserved_bytes, m.total_bytes, m.max_batch, m.max_context, m.kv_bytes_per_token})
         if (!ok(v) || v < 0) return false;
-    for (const OpRecord& o : e.ops)
-        if (!ok(o.time_us) || !ok(o.flops) || !ok(o.exposed_us)) return false;
-    return true;
+    // x - x is 0 for a finite x and NaN for an infinite or NaN one: the sum stays 0 exactly while every record is
+    // finite (no branch per record; the build has no -ffast-math, which could fold x - x)
+    double z = 0;
+    for (const OpRecord& o : e.ops) z += (o.time_us - o.time_us) + (o.flops - o.flops) + (o.exposed_us - o.exposed_us);
+    return z == 0;
 }
 A2ABackend resolve_backend(const Scenario& s, Phase ph) {
     const A2ABackend b = s.runtime.a2a_backend;
@@ -93,6 +95,9 @@ static void reset_estimate(Estimate& e) {
     errors.clear();
     warnings.clear();
     ops.clear();
+    // the old groups become the spare ones (their labels' storage is reused), the spare vectors this estimate's
+    prefill_groups.swap(spare_groups(Phase::prefill));
+    decode_groups.swap(spare_groups(Phase::decode));
     prefill_groups.clear();
     decode_groups.clear();
     e.errors = std::move(errors);
@@ -157,29 +162,58 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     c.disp = pick(s.precision.dispatch, (exp_compute == Dtype::fp8 || is_fp4_like(exp_compute)) ? Dtype::fp8 : Dtype::bf16);
     c.sm_share = std::max(0.05, 1.0 - double(s.runtime.comm_sms) / s.gpu.sm_count);
     c.cp = s.parallel.cp;
-    int nf = 0;
-    auto add_family = [&](const std::string& f) {
-        if (f.empty() || nf >= 4) return;
-        for (int i = 0; i < nf; ++i)
-            if (std::string_view(f) == c.family_views[i]) return;
-        const FamilyRef* ref = family_ref(f);  // the stored name outlives the scenario string
-        if (!ref) return;
-        const std::string_view name(ref->family, f.size());  // the same text as f
-        if (!tables.has_family(name)) return;
-        c.family_views[nf] = name;
-        c.families[nf++] = ref->family;
+    // The families to look tables up in depend on the table set, the GPU's two family names and its topology alone:
+    // the last answer is kept per thread (a sweep or plan asks with the same GPU at every point).
+    struct FamilyPick {
+        std::uint64_t gen = 0;  // never 0 for a table set: nothing kept yet
+        std::string tables, fallback;
+        bool cuda_like = false;
+        const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
+        std::string_view views[4] = {};
+        bool own_tables = false;
     };
-    add_family(s.gpu.tables);
-    c.own_tables = nf == 1;
-    add_family(s.gpu.tables_fallback);
-    // A GPU that names no table family at all (tables and tables_fallback both empty: tables turned off) is costed
-    // by the analytical fallback alone, and so are mesh and unified-memory chips (Tenstorrent, Apple) without a family
-    // of their own: they run other kernels than the CUDA ones measured in bench_data. Otherwise the H800 and H100
-    // tables are the last resort.
+    thread_local FamilyPick last;
     const bool cuda_like = s.gpu.topology == Topology::switch_ || s.gpu.topology == Topology::rack;
-    if ((!s.gpu.tables.empty() || !s.gpu.tables_fallback.empty()) && (cuda_like || nf > 0)) {
-        add_family("h800");
-        add_family("h100");
+    if (last.gen == tables.generation() && last.cuda_like == cuda_like && last.tables == s.gpu.tables &&
+        last.fallback == s.gpu.tables_fallback) {
+        for (int i = 0; i < 4; ++i) {
+            c.families[i] = last.families[i];
+            c.family_views[i] = last.views[i];
+        }
+        c.own_tables = last.own_tables;
+    } else {
+        int nf = 0;
+        auto add_family = [&](const std::string& f) {
+            if (f.empty() || nf >= 4) return;
+            for (int i = 0; i < nf; ++i)
+                if (std::string_view(f) == c.family_views[i]) return;
+            const FamilyRef* ref = family_ref(f);  // the stored name outlives the scenario string
+            if (!ref) return;
+            const std::string_view name(ref->family, f.size());  // the same text as f
+            if (!tables.has_family(name)) return;
+            c.family_views[nf] = name;
+            c.families[nf++] = ref->family;
+        };
+        add_family(s.gpu.tables);
+        c.own_tables = nf == 1;
+        add_family(s.gpu.tables_fallback);
+        // A GPU that names no table family at all (tables and tables_fallback both empty: tables turned off) is
+        // costed by the analytical fallback alone, and so are mesh and unified-memory chips (Tenstorrent, Apple)
+        // without a family of their own: they run other kernels than the CUDA ones measured in bench_data.
+        // Otherwise the H800 and H100 tables are the last resort.
+        if ((!s.gpu.tables.empty() || !s.gpu.tables_fallback.empty()) && (cuda_like || nf > 0)) {
+            add_family("h800");
+            add_family("h100");
+        }
+        last.gen = tables.generation();
+        last.tables = s.gpu.tables;
+        last.fallback = s.gpu.tables_fallback;
+        last.cuda_like = cuda_like;
+        for (int i = 0; i < 4; ++i) {
+            last.families[i] = c.families[i];
+            last.views[i] = c.family_views[i];
+        }
+        last.own_tables = c.own_tables;
     }
     e.weights_dtype = c.w_attn;
     e.experts_dtype = c.w_exp;
@@ -193,9 +227,15 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
         if (c.w_exp != exp_asked)
             e.warnings.push_back(std::string("FP4 experts are pre-expanded to ") + dtype_name(c.w_exp) + " on " + s.gpu.name +
                                  " (no FP4 tensor cores, precision.fp4_on_hopper = expand): expert memory doubles");
-        else
-            e.warnings.push_back(std::string(dtype_name(c.w_exp)) + " experts stay packed on " + s.gpu.name +
-                                 " (no FP4 tensor cores) and are dequantised inside the GEMM to BF16 (W4A16)");
+        else {  // (every estimate of such a scenario writes it: one allocation, no temporaries)
+            const std::string_view d = dtype_name(c.w_exp), a = " experts stay packed on ",
+                                   b = " (no FP4 tensor cores) and are dequantised inside the GEMM to BF16 (W4A16)";
+            std::string w;
+            w.reserve(d.size() + a.size() + s.gpu.name.size() + b.size());
+            w.append(d).append(a).append(s.gpu.name).append(b);
+            e.warnings.reserve(4);
+            e.warnings.push_back(std::move(w));
+        }
     }
 
     const bool want_prefill = s.workload.phase != PhaseSel::decode;
@@ -215,16 +255,13 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
         run_phase(c, e, ps, e.decode_backend, e.decode);
     }
     // Say when the routed experts are priced by the analytical fallback (their `source` says it per operator).
-    if (want_warnings)
-        for (const OpRecord& o : e.ops)
-            if (o.source == Source::analytical && std::string_view(o.name) == "moe.routed_experts") {  // source first: no strlen per op
-                e.warnings.push_back(std::string("routed experts: no measured grouped-GEMM table applies to ") +
-                                     (dequantised(s.gpu, c.w_exp) ? std::string("W4A16 (") + dtype_name(c.w_exp) + " dequantised)"
-                                                                  : std::string(dtype_name(compute_of(s.gpu, c.w_exp)))) +
-                                     " experts on " + s.gpu.name + " (the tables are tensor-core grouped GEMMs on Hopper); "
-                                     "analytical fallback");
-                break;
-            }
+    // (expert_ops writes every "moe.routed_experts" record and notes an analytical one: c.analytical_experts)
+    if (want_warnings && c.analytical_experts)
+        e.warnings.push_back(std::string("routed experts: no measured grouped-GEMM table applies to ") +
+                             (dequantised(s.gpu, c.w_exp) ? std::string("W4A16 (") + dtype_name(c.w_exp) + " dequantised)"
+                                                          : std::string(dtype_name(compute_of(s.gpu, c.w_exp)))) +
+                             " experts on " + s.gpu.name + " (the tables are tensor-core grouped GEMMs on Hopper); "
+                             "analytical fallback");
     memory(c, e);
     if (want_warnings && s.runtime.expert_offload.tier == OffloadTier::host && s.gpu.host_memory_bytes > 0 &&
         e.memory.offloaded_experts_bytes > s.gpu.host_memory_bytes) {
@@ -246,6 +283,7 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
             w.reserve(64 + l0 + l1 + l2);
             w.append("does not fit: needs ").append(n0, l0).append(" GB per GPU, ").append(n1, l1).append(" GB usable (")
                 .append(n2, l2).append(" GB short)");
+            if (e.warnings.empty()) e.warnings.reserve(4);  // a few at most: one allocation rather than a doubling
             e.warnings.push_back(std::move(w));
         } else {
             std::snprintf(buf, sizeof buf, "does not fit: needs %.1f GB per GPU, %.1f GB usable (%.1f GB short)", needs, usable,

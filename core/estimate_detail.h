@@ -41,10 +41,9 @@ struct Ctx {
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
     std::string_view family_views[4] = {};  // the same names with their lengths (the table lookups take string_views)
     bool own_tables = false;  // families[0] is the GPU's own (measured on it)
-    // gemm_op's results so far in this estimate (entries [0, n) of a per-thread array, op_time.cpp): a GEMM of the
-    // same shape and format times the same within one estimate (the attention of the MoE and dense layer groups,
-    // of windowed and full layers), so it is costed once.
-    mutable int gemm_memo_n = 0;
+    // gemm_op has compared this estimate's GEMM inputs other than the shape (table set, calibration, families, GPU
+    // peaks) with those its per-thread results were computed under (op_time.cpp), and emptied them if they differ.
+    mutable bool gemm_env_checked = false;
     // build_layer has kept the last layer's attention-side records in this estimate (a per-thread slot, step.cpp):
     // another layer group with the same attention at the same shape (DeepSeek-V3's dense and MoE layers) copies them.
     mutable bool attn_memo_valid = false;
@@ -56,6 +55,8 @@ struct Ctx {
     // run_phase has grouped the model's layers by kind for this estimate (a per-thread list, step.cpp): the second
     // phase reuses the groups.
     mutable bool layer_groups_done = false;
+    // expert_ops has written a routed-experts record priced by the analytical fallback (estimate() warns of it)
+    mutable bool analytical_experts = false;
 };
 
 inline bool native_fp4(const GpuSpec& g, Dtype d) { return (d == Dtype::mxfp4 || d == Dtype::nvfp4) && g.dense_tflops_fp4 > 0; }
@@ -196,6 +197,9 @@ void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABac
 LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, OverlapKind ov,
                      int n_mb, std::vector<OpRecord>& ops);
 void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, PhaseResult& out);
+// Per thread and phase: the layer groups of the Estimate estimate_into() last reset, whose label strings run_phase
+// reuses (their storage) for the next estimate's labels.
+std::vector<LayerGroup>& spare_groups(Phase ph);
 // memory.cpp
 void memory(const Ctx& c, Estimate& e);
 // estimate.cpp: v as printf's "%.1f" writes it, at out (at least 24 chars), without printf; returns the characters

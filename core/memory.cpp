@@ -258,12 +258,37 @@ void memory(const Ctx& c, Estimate& e) {
             }
         }
     }
-    for (double* v : {&r.weights_bytes, &r.kv_cache_bytes, &r.activation_bytes, &r.workspace_bytes, &r.comm_buffer_bytes,
-                      &r.reserved_bytes, &r.weights_attention_bytes, &r.weights_experts_bytes, &r.weights_shared_bytes,
-                      &r.weights_dense_ffn_bytes, &r.weights_embedding_bytes, &r.weights_other_bytes, &r.weights_mtp_bytes,
-                      &r.activation_prefill_bytes, &r.activation_decode_bytes, &r.logits_bytes, &r.linear_state_bytes,
-                      &r.linear_state_bytes_per_request, &r.offloaded_experts_bytes})
-        *v = std::ceil(*v);  // whole bytes
+    // whole bytes
+    auto whole = [](double& v) {
+        // ceil without the library's general case: values at or past 2^52 (and NaN, inf) are whole already or left to
+        // std::ceil; below that, truncation then one up for a positive remainder is ceil exactly (-0.0 kept: the
+        // truncation of (-1, 0) is -0.0 in floating point, as ceil gives)
+        if (!(std::fabs(v) < 4503599627370496.0)) {
+            v = std::ceil(v);
+            return;
+        }
+        const double t = double(static_cast<long long>(v));
+        v = t < v ? t + 1.0 : std::copysign(t, v);
+    };
+    whole(r.weights_bytes);
+    whole(r.kv_cache_bytes);
+    whole(r.activation_bytes);
+    whole(r.workspace_bytes);
+    whole(r.comm_buffer_bytes);
+    whole(r.reserved_bytes);
+    whole(r.weights_attention_bytes);
+    whole(r.weights_experts_bytes);
+    whole(r.weights_shared_bytes);
+    whole(r.weights_dense_ffn_bytes);
+    whole(r.weights_embedding_bytes);
+    whole(r.weights_other_bytes);
+    whole(r.weights_mtp_bytes);
+    whole(r.activation_prefill_bytes);
+    whole(r.activation_decode_bytes);
+    whole(r.logits_bytes);
+    whole(r.linear_state_bytes);
+    whole(r.linear_state_bytes_per_request);
+    whole(r.offloaded_experts_bytes);
     r.total_bytes = r.weights_bytes + r.kv_cache_bytes + r.activation_bytes + r.workspace_bytes + r.comm_buffer_bytes + r.reserved_bytes;
     r.capacity_bytes = std::floor(r.capacity_bytes);
     r.usable_bytes = std::floor(r.usable_bytes);

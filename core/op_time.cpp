@@ -60,6 +60,20 @@ OpRecord make_op(const char* name, Phase ph, double flops, double wbytes, double
 }
 
 namespace {
+// What a GEMM shape's record needs besides M, found once per shape while the GemmEnv holds (gemm_op): the format it
+// computes in, its table keys, and the first family with a table for it with that family's pick (Tables::gemm_pick).
+struct GemmPlan {
+    std::uint64_t K = 0, N = 0;  // the shape's bits
+    Dtype w = Dtype::bf16;
+    std::uint64_t used = 0;      // when it was last used; 0 = empty
+    Dtype comp = Dtype::bf16;
+    int k_key = 0, n_key = 0, in_bytes = 0;
+    int family = -1;             // index into Ctx::families of the first family with a table, -1 for none
+    Tables::GemmPick pick;
+};
+constexpr unsigned kPlanSets = 16, kPlanWays = 4;
+thread_local GemmPlan plans[kPlanSets][kPlanWays];
+const GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w);
 OpRecord gemm_op_uncached(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w);
 // the same double, bit for bit (0.0 and -0.0 differ)
 inline bool same_bits(double a, double b) {
@@ -68,43 +82,157 @@ inline bool same_bits(double a, double b) {
     std::memcpy(&y, &b, sizeof y);
     return x == y;
 }
+
+// Everything a GEMM's record depends on besides its shape and format (gemm_op_uncached, time_op, Tables::gemm): the
+// table set and its calibration, the families looked up in, and the GPU's peaks and bandwidth.
+struct GemmEnv {
+    std::uint64_t gen = 0;  // Tables::generation(): never 0 for a table set, so a fresh thread matches no estimate
+    Calibration cal;
+    double tflops_bf16 = 0, tflops_fp8 = 0, tflops_fp4 = 0, matmul_efficiency = 0, bw = 0;
+    const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
+    bool own_tables = false;
+};
+static_assert(sizeof(Calibration) % sizeof(double) == 0, "Calibration holds doubles only (compared bytewise)");
 }  // namespace
 
-// A dense GEMM (M x K) x (K x N) with weights in `w`. Its record depends on the estimate (c) and the shape and format
-// alone, never on the name or phase: the estimate's earlier results are looked up first (Ctx::gemm_memo_n).
+// A dense GEMM (M x K) x (K x N) with weights in `w`. Its record depends on the shape and format and on the estimate's
+// GemmEnv alone, never on the name or phase: results are kept per thread across estimates while the GemmEnv stays
+// the same (a GEMM of the same shape and format times the same: the attention of the MoE and dense layer groups, of
+// windowed and full layers, and every estimate's prefill GEMMs at the same chunk whatever the prompt length).
 OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w) {
     struct Memo {
-        double M, K, N;
+        std::uint64_t M, K, N;  // the shape's bits
         Dtype w;
+        std::uint64_t used;     // when it was last used (a per-thread count of lookups); 0 = empty
         OpRecord op;
     };
-    constexpr int kMemo = 16;
-    thread_local Memo memo[kMemo];
-    for (int i = 0; i < c.gemm_memo_n; ++i) {
-        const Memo& e = memo[i];
-        if (same_bits(e.M, M) && same_bits(e.K, K) && same_bits(e.N, N) && e.w == w) {
+    // 16 sets of 4 by the shape's hash, the least recently used of a set replaced: an estimate's GEMMs that recur
+    // (the same chunk's) stay while those that change with the batch or prompt come and go.
+    constexpr unsigned kSets = 16, kWays = 4;
+    thread_local Memo memo[kSets][kWays];
+    thread_local std::uint64_t clock = 0;
+    thread_local GemmEnv env;
+    if (!c.gemm_env_checked) {
+        // once per estimate: a different GemmEnv empties the memo (compared in place, copied only when it changed)
+        const bool same = env.gen == c.t.generation() && std::memcmp(&env.cal, &c.t.calibration, sizeof(Calibration)) == 0 &&
+                          same_bits(env.tflops_bf16, c.g.dense_tflops_bf16) && same_bits(env.tflops_fp8, c.g.dense_tflops_fp8) &&
+                          same_bits(env.tflops_fp4, c.g.dense_tflops_fp4) &&
+                          same_bits(env.matmul_efficiency, c.g.matmul_efficiency) && same_bits(env.bw, c.bw) &&
+                          env.families[0] == c.families[0] && env.families[1] == c.families[1] &&
+                          env.families[2] == c.families[2] && env.families[3] == c.families[3] &&
+                          env.own_tables == c.own_tables;
+        if (!same) {
+            env.gen = c.t.generation();
+            env.cal = c.t.calibration;
+            env.tflops_bf16 = c.g.dense_tflops_bf16;
+            env.tflops_fp8 = c.g.dense_tflops_fp8;
+            env.tflops_fp4 = c.g.dense_tflops_fp4;
+            env.matmul_efficiency = c.g.matmul_efficiency;
+            env.bw = c.bw;
+            for (int i = 0; i < 4; ++i) env.families[i] = c.families[i];
+            env.own_tables = c.own_tables;
+            for (auto& set : memo)
+                for (Memo& m : set) m.used = 0;
+            for (auto& set : plans)
+                for (GemmPlan& p : set) p.used = 0;
+        }
+        c.gemm_env_checked = true;
+    }
+    std::uint64_t m, k, n;
+    std::memcpy(&m, &M, 8);
+    std::memcpy(&k, &K, 8);
+    std::memcpy(&n, &N, 8);
+    std::uint64_t h = (m * 0x9E3779B97F4A7C15ull) ^ (k * 0xC2B2AE3D27D4EB4Full) ^ (n * 0x165667B19E3779F9ull) ^
+                      std::uint64_t(w) * 0x27D4EB2F165667C5ull;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    Memo* set = memo[h >> 60];
+    ++clock;
+    Memo* victim = &set[0];
+    for (unsigned i = 0; i < kWays; ++i) {
+        Memo& e = set[i];
+        if (e.used && e.M == m && e.K == k && e.N == n && e.w == w) {
+            e.used = clock;
             OpRecord op = e.op;
             op.name = name;
             op.phase = ph;
             return op;
         }
+        if (e.used < victim->used) victim = &e;
     }
+    Memo& e = *victim;
     OpRecord op = gemm_op_uncached(c, name, ph, M, K, N, w);
-    if (c.gemm_memo_n < kMemo) memo[c.gemm_memo_n++] = {M, K, N, w, op};
+    e.M = m;
+    e.K = k;
+    e.N = n;
+    e.w = w;
+    e.used = clock;
+    e.op = op;
     return op;
 }
 
 namespace {
+std::uint64_t shape_hash(std::uint64_t k, std::uint64_t n, Dtype w) {
+    std::uint64_t h = (k * 0xC2B2AE3D27D4EB4Full) ^ (n * 0x165667B19E3779F9ull) ^ std::uint64_t(w) * 0x27D4EB2F165667C5ull;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    return h;
+}
+
+// (valid only after gemm_op's GemmEnv check of this estimate: a changed GemmEnv empties the plans)
+const GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w) {
+    thread_local std::uint64_t clock = 0;
+    std::uint64_t k, n;
+    std::memcpy(&k, &K, 8);
+    std::memcpy(&n, &N, 8);
+    GemmPlan* set = plans[shape_hash(k, n, w) >> 60];
+    ++clock;
+    GemmPlan* victim = &set[0];
+    for (unsigned i = 0; i < kPlanWays; ++i) {
+        GemmPlan& p = set[i];
+        if (p.used && p.K == k && p.N == n && p.w == w) {
+            p.used = clock;
+            return p;
+        }
+        if (p.used < victim->used) victim = &p;
+    }
+    GemmPlan& p = *victim;
+    p.K = k;
+    p.N = n;
+    p.w = w;
+    p.used = clock;
+    p.comp = compute_of(c.g, w);
+    // The tables key shapes by int; wider GEMMs (only absurd configs reach 2^31) look up the widest measured shapes.
+    p.k_key = int(std::min(K, 1e9));
+    p.n_key = int(std::min(N, 1e9));
+    p.in_bytes = p.comp == Dtype::fp8 || is_fp4_like(p.comp) ? 1 : 2;  // FP4 looks up the FP8 tables
+    // lookup()'s order: the first family whose tables have the shape (a pick without a table: gemm() finds none)
+    p.family = -1;
+    for (int i = 0; i < 4 && c.families[i]; ++i) {
+        c.t.gemm_pick(c.family_views[i], p.k_key, p.n_key, p.in_bytes, p.pick);
+        if (p.pick.best) {
+            p.family = i;
+            break;
+        }
+    }
+    return p;
+}
+
 OpRecord gemm_op_uncached(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w) {
-    const Dtype comp = compute_of(c.g, w);
+    const GemmPlan& plan = gemm_plan(c, K, N, w);
+    const Dtype comp = plan.comp;
     const double act_b = comp == Dtype::fp8 ? 1.0 : 2.0;
     kernels::Cost k = kernels::gemm(M, K, N, act_b, bytes_with_scales(w));
     const double dequant = dequantised(c.g, w) ? K * N * std::ceil(M / kDequantRowsPerTile) : 0.0;
     OpRecord op = make_op(name, ph, k.flops, K * N * bytes_with_scales(w), k.bytes - K * N * bytes_with_scales(w));
-    // The tables key shapes by int; wider GEMMs (only absurd configs reach 2^31) look up the widest measured shapes.
-    const int k_key = int(std::min(K, 1e9)), n_key = int(std::min(N, 1e9));
-    const int in_bytes = comp == Dtype::fp8 || is_fp4_like(comp) ? 1 : 2;  // FP4 looks up the FP8 tables
-    TableHit hit = lookup(c, [&](std::string_view f) { return c.t.gemm(f, M, k_key, n_key, in_bytes); });
+    // lookup(c, gemm) with the family found and its pick kept: Tables::gemm(f, M, ...) is gemm_at(its pick, M, ...)
+    TableHit hit;
+    if (plan.family >= 0) {
+        hit = c.t.gemm_at(plan.pick, M, plan.k_key, plan.n_key);
+        if (!(plan.family == 0 && c.own_tables)) hit.source = Source::transferred;
+    }
     time_op(c, op, comp, hit, c.g.matmul_efficiency > 0 ? c.g.matmul_efficiency : c.cal.gemm_compute_eff, c.cal.hbm_bw_eff,
             dequant);
     return op;

@@ -235,6 +235,7 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
             }
         }
     }
+    if (op.source == Source::analytical) c.analytical_experts = true;
     L.post.push_back(op);
     if (!masked && !per_token && !layer.found) L.post.push_back(memory_op(c, "moe.unpermute", ph, 2.0 * pairs * m.hidden * 2.0));
     offload_ops(c, ph, tokens_world, per_token, L);

@@ -418,19 +418,21 @@ json scenario_to_json(const Scenario& s, bool compact) {
 }
 
 namespace {
-// The layout checks of one parallel configuration; `prefix` names it in messages ("parallel",
+// The layout checks of one parallel configuration; `prefix_text` names it in messages ("parallel",
 // "serving.decode.parallel").
-void validate_layout(const Scenario& s, const ParallelConfig& p, const std::string& prefix, Issues& e) {
+void validate_layout(const Scenario& s, const ParallelConfig& p, const char* prefix_text, Issues& e) {
     const ModelSpec& m = s.model;
-    // the fields' paths, built only for an error (the checks pass on almost every call)
-    auto tp = [&] { return prefix + ".tp"; };
-    auto ep = [&] { return prefix + ".ep"; };
+    // the fields' paths (and the prefix itself as a string), built only for an error (the checks pass on almost every
+    // call)
+    auto prefix_str = [&] { return std::string(prefix_text); };
+    auto tp = [&] { return prefix_str() + ".tp"; };
+    auto ep = [&] { return prefix_str() + ".ep"; };
     const long long world = 1LL * p.tp * p.dp * p.pp;
-    if (world > 65536) e.push_back({prefix, "tp*dp*pp = " + std::to_string(world) + " GPUs exceeds 65536"});
+    if (world > 65536) e.push_back({prefix_str(), "tp*dp*pp = " + std::to_string(world) + " GPUs exceeds 65536"});
     if (m.num_heads % p.tp != 0)
         e.push_back({tp(), std::to_string(p.tp) + " does not divide " + std::to_string(m.num_heads) + " attention heads"});
     if (p.cp < 1 || p.tp % p.cp != 0)
-        e.push_back({prefix + ".cp", std::to_string(p.cp) + " does not divide tp = " + std::to_string(p.tp) +
+        e.push_back({prefix_str() + ".cp", std::to_string(p.cp) + " does not divide tp = " + std::to_string(p.tp) +
                                          " (context parallelism splits the attention TP group)"});
     else if (m.attn != AttnKind::mla && m.num_kv_heads % p.tp != 0 && p.tp % m.num_kv_heads != 0)
         e.push_back({tp(), std::to_string(p.tp) + " neither divides nor is a multiple of " +
@@ -451,7 +453,7 @@ void validate_layout(const Scenario& s, const ParallelConfig& p, const std::stri
                                  " GPUs, which does not divide moe_intermediate_size " + std::to_string(m.moe_intermediate)});
     }
     if (p.pp > m.num_layers)
-        e.push_back({prefix + ".pp", std::to_string(p.pp) + " stages exceed " + std::to_string(m.num_layers) + " layers"});
+        e.push_back({prefix_str() + ".pp", std::to_string(p.pp) + " stages exceed " + std::to_string(m.num_layers) + " layers"});
 }
 }  // namespace
 

@@ -1,5 +1,7 @@
 // step.cpp — overlap policies, one layer under them, and one forward step (prefill chunk or decode step).
 // Part of the step model; core/estimate_detail.h lists the files and what each computes.
+#include <cstring>
+
 #include "estimate_detail.h"
 
 namespace moe::detail {
@@ -243,13 +245,30 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
     return out;
 }
 
-void add_share(PhaseResult& p, const OpRecord& o, double weight) {
-    switch (o.source) {
-        case Source::measured: p.share_measured += weight; break;
-        case Source::interpolated: p.share_interpolated += weight; break;
-        case Source::transferred: p.share_transferred += weight; break;
-        case Source::analytical: p.share_analytical += weight; break;
+// The provenance sums' index of a source (run_phase).
+static int source_slot(Source s) {
+    switch (s) {
+        case Source::measured: return 0;
+        case Source::interpolated: return 1;
+        case Source::transferred: return 2;
+        case Source::analytical: return 3;
     }
+    return 3;
+}
+
+std::vector<LayerGroup>& spare_groups(Phase ph) {
+    thread_local std::vector<LayerGroup> spare[2];
+    return spare[ph == Phase::prefill ? 0 : 1];
+}
+
+// A new layer group at the end of out.groups, its label string taken from the spare group at the same place (if
+// any): the caller's label then fits in that string's storage (estimate_into: no allocation per label).
+static LayerGroup& new_group(PhaseResult& out, Phase ph) {
+    std::vector<LayerGroup>& spare = spare_groups(ph);
+    const std::size_t i = out.groups.size();
+    LayerGroup& g = out.groups.emplace_back();
+    if (i < spare.size()) g.label.swap(spare[i].label);
+    return g;
 }
 
 void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, PhaseResult& out) {
@@ -293,38 +312,56 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
             if (d.moe == g.d.moe) c.keep_ffn = true;
         }
         const LayerTime lt = layer_time(c, ps, g.d, be, masked, ov, n_mb, e.ops);
-        LayerGroup lg;
-        // the same text as concatenating the parts, appended into one string (no temporaries)
-        lg.label = g.d.moe ? "MoE layers" : "dense layers";
-        if (g.d.window > 0) lg.label.append(" (window ").append(std::to_string(g.d.window)).append(")");
-        if (g.d.mixer == Mixer::gated_deltanet) lg.label.append(" (Gated DeltaNet)");
-        if (g.d.compress == 4) lg.label.append(" (CSA)");
-        else if (g.d.compress > 0) lg.label.append(" (HCA 1/").append(std::to_string(g.d.compress)).append(")");
-        lg.count = g.count;
-        lg.time_us = lt.exposed_us;
         const int gidx = int(out.groups.size());
-        out.groups.push_back(std::move(lg));
+        {
+            // the same text as concatenating the parts, written into a buffer and copied once (one allocation)
+            char buf[96];
+            std::size_t n = 0;
+            auto put = [&](std::string_view t) {
+                std::memcpy(buf + n, t.data(), t.size());
+                n += t.size();
+            };
+            auto put_int = [&](int v) {  // std::to_string's digits (v > 0 here)
+                char tmp[12];
+                int k = 0;
+                unsigned u = unsigned(v);
+                do {
+                    tmp[k++] = char('0' + u % 10);
+                    u /= 10;
+                } while (u);
+                while (k) buf[n++] = tmp[--k];
+            };
+            put(g.d.moe ? "MoE layers" : "dense layers");
+            if (g.d.window > 0) put(" (window "), put_int(g.d.window), put(")");
+            if (g.d.mixer == Mixer::gated_deltanet) put(" (Gated DeltaNet)");
+            if (g.d.compress == 4) put(" (CSA)");
+            else if (g.d.compress > 0) put(" (HCA 1/"), put_int(g.d.compress), put(")");
+            LayerGroup& lg = new_group(out, ps.phase);
+            lg.label.assign(buf, n);
+            lg.count = g.count;
+            lg.time_us = lt.exposed_us;
+        }
         total_us += g.count * lt.exposed_us;
         compute_us += g.count * lt.compute_us;
         offload_us += g.count * lt.stream_exposed_us;
-        for (std::size_t i = lt.begin; i < lt.end; ++i)
-            if (e.ops[i].bound == Bound::offload) offload_bytes += g.count * e.ops[i].comm_bytes;
         comm_us += g.count * lt.comm_us;
         exposed_comm_us += g.count * std::max(0.0, lt.exposed_us - lt.stream_exposed_us - lt.compute_us);
         for (std::size_t i = lt.begin; i < lt.end; ++i) {
-            e.ops[i].group = gidx;
-            e.ops[i].count = g.count;
+            OpRecord& o = e.ops[i];
+            if (o.bound == Bound::offload) offload_bytes += g.count * o.comm_bytes;
+            o.group = gidx;
+            o.count = g.count;
         }
     }
     // Embedding lookup and LM head (decode: every token; prefill: the last token of each prompt).
     const double head_rows = ps.phase == Phase::decode ? ps.T : std::max(1.0, ps.T / s.prefill_computed_tokens());
-    LayerGroup head;
+    LayerGroup& head = new_group(out, ps.phase);
     head.label = "embedding + LM head";
     head.count = 1;
     {
         OpRecord emb = memory_op(c, "embed.lookup", ps.phase, ps.T * m.hidden * 2.0 * 2.0);
         OpRecord lm = gemm_op(c, "lm_head", ps.phase, head_rows, m.hidden, double(m.vocab) / c.tp, c.w_embed);
-        const int gidx = int(out.groups.size());
+        const int gidx = int(out.groups.size()) - 1;  // head's
         for (OpRecord* o : {&emb, &lm}) {
             o->group = gidx;
             o->count = 1;
@@ -332,7 +369,6 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
             head.time_us += o->time_us;
             e.ops.push_back(*o);
         }
-        out.groups.push_back(std::move(head));
         total_us += head.time_us;
         compute_us += head.time_us;
     }
@@ -389,11 +425,20 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         const OpRecord& o = e.ops[i];
         if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload) denom += o.time_us * o.count;
     }
-    if (denom > 0)
+    if (denom > 0) {
+        // each source's shares added in record order into its own sum (indexed, not a switch per record: the
+        // sources alternate unpredictably), the same sums as adding to out's fields one by one
+        double share[4] = {0, 0, 0, 0};
         for (std::size_t i = phase_begin; i < n_ops; ++i) {
             const OpRecord& o = e.ops[i];
-            if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload) add_share(out, o, o.time_us * o.count / denom);
+            if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload)
+                share[source_slot(o.source)] += o.time_us * o.count / denom;
         }
+        out.share_measured += share[source_slot(Source::measured)];
+        out.share_interpolated += share[source_slot(Source::interpolated)];
+        out.share_transferred += share[source_slot(Source::transferred)];
+        out.share_analytical += share[source_slot(Source::analytical)];
+    }
     const double world_tp = c.tp;
     if (ps.phase == Phase::prefill) {
         const double stage_ms = out.step_ms / c.pp;

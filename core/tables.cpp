@@ -183,6 +183,8 @@ std::uint64_t next_generation() {
 }
 }  // namespace
 
+std::uint64_t Tables::next_gen() { return next_generation(); }
+
 Tables::Tables() : gen_(next_generation()) {}
 Tables::~Tables() {
     for (Table* t : tables_) delete t;
@@ -825,6 +827,28 @@ const Tables::Table* nearest_kv(std::uint64_t gen, const std::vector<const Table
     next = (next + 1) % 8;
     return t;
 }
+// A prefill-attention table (3-int key, any KV format): the nearest shape, kept per thread like nearest_kv's pick
+// (it depends on the table set, the list and the shape alone; every prefill estimate asks once per layer kind).
+const Tables::Table* nearest_prefill(std::uint64_t gen, const std::vector<const Tables::Table*>* tables, const int* q,
+                                     double& dist) {
+    struct Slot {
+        std::uint64_t gen;
+        const void* list;
+        int q[3];
+        const Tables::Table* best;
+        double dist;
+    };
+    thread_local Slot cache[4] = {};
+    for (const Slot& s : cache)
+        if (s.gen == gen && s.list == tables && s.q[0] == q[0] && s.q[1] == q[1] && s.q[2] == q[2]) {
+            dist = s.dist;
+            return s.best;
+        }
+    const Tables::Table* t = nearest(tables, [](const Tables::Table*) { return true; }, q, 3, dist);
+    thread_local unsigned next = 0;
+    cache[next++ & 3u] = {gen, tables, {q[0], q[1], q[2]}, t, dist};
+    return t;
+}
 TableHit hit_from(const Tables::Table* t, double dist, double q1, double q2, double ovh = 0) {
     TableHit h;
     if (!t) return h;
@@ -866,41 +890,108 @@ kernels::DeepGemmTiles dense_tiles(double m, double n, double sms) {
 }
 }  // namespace
 
-TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_bytes) const {
+// The per-thread pick of a GEMM shape (gemm_pick, gemm): the table it reads depends only on (table set, family, k, n,
+// in_bytes), not on m, and is kept in a small per-thread cache (the nearest-shape scan over a family's tables was a
+// third of an estimate's time), with the line it interpolates and that line's efficiencies at the overhead.
+Tables::GemmPick& Tables::gemm_slot(std::string_view family, int k, int n, int in_bytes) const {
     const int q[2] = {k, n};
-    double best_d;
     const auto* list = bucket(int(Kind::gemm), family);
-    // The table a shape reads depends only on (table set, family, k, n, in_bytes), not on m: the pick is kept in a
-    // small per-thread cache (the nearest-shape scan over a family's tables was a third of an estimate's time).
     struct Slot {
-        std::uint64_t gen;
-        const void* list;
-        int k, n, in_bytes;
-        const Table* best;
-        double dist;
+        std::uint64_t gen = 0;
+        const void* list = nullptr;
+        int k = 0, n = 0, in_bytes = 0;
+        bool have_utils = false;
+        GemmPick pick;
     };
-    thread_local Slot cache[128] = {};
+    // 32 sets of 4, the least recently used of a set replaced: shapes whose hashes collide (the hash takes the list's
+    // address, which moves from build to build) do not evict each other.
+    thread_local Slot cache[32][4];
+    thread_local std::uint64_t clock = 0;
+    thread_local std::uint64_t used[32][4] = {};
     std::uint64_t hs = std::uint64_t(std::uint32_t(k)) * 0x9E3779B97F4A7C15ull ^ std::uint64_t(std::uint32_t(n)) * 0xC2B2AE3D27D4EB4Full ^
                       std::uint64_t(std::uint32_t(in_bytes)) << 17 ^ std::uint64_t(reinterpret_cast<std::uintptr_t>(list));
     hs ^= hs >> 29;
     hs *= 0xBF58476D1CE4E5B9ull;
-    Slot& slot = cache[hs >> 57];
-    const Table* best;
-    if (slot.gen == gen_ && slot.list == list && slot.k == k && slot.n == n && slot.in_bytes == in_bytes) {
-        best = slot.best;
-        best_d = slot.dist;
-    } else {
+    hs ^= hs >> 32;
+    const std::size_t set = std::size_t(hs >> 59);
+    ++clock;
+    int way = -1, victim = 0;
+    for (int i = 0; i < 4; ++i) {
+        const Slot& sl = cache[set][i];
+        if (sl.gen == gen_ && sl.list == list && sl.k == k && sl.n == n && sl.in_bytes == in_bytes) {
+            way = i;
+            break;
+        }
+        if (used[set][i] < used[set][victim]) victim = i;
+    }
+    Slot& slot = cache[set][way >= 0 ? way : victim];
+    used[set][way >= 0 ? way : victim] = clock;
+    GemmPick& p = slot.pick;
+    if (way < 0) {
         bool dtype_known = false;  // the family has tables of the query's input width: only those compete
         if (list && in_bytes > 0)
             for (const Table* t : *list) dtype_known = dtype_known || t->key[2] == in_bytes;
-        best = nearest(list, [&](const Table* t) { return !dtype_known || t->key[2] == in_bytes; }, q, 2, best_d);
-        slot = {gen_, list, k, n, in_bytes, best, best_d};
+        double best_d;
+        p.best = nearest(list, [&](const Table* t) { return !dtype_known || t->key[2] == in_bytes; }, q, 2, best_d);
+        p.dist = best_d;
+        slot.gen = gen_;
+        slot.list = list;
+        slot.k = k;
+        slot.n = n;
+        slot.in_bytes = in_bytes;
+        slot.have_utils = false;
     }
     // InferSim's and BLIS's GEMM tables time each call from Python: short kernels carry a per-call overhead
     // (calibrated) that a kernel inside a CUDA graph does not pay; the kernel floor is added back by the estimator.
     // AIConfigurator's tables were timed inside CUDA graphs already.
-    const double ovh = best && !best->graph_timed ? calibration.gemm_table_overhead_us * 1e-6 : 0.0;
-    TableHit h = hit_from(best, best_d, 1, m, ovh);
+    const double ovh = p.best && !p.best->graph_timed ? calibration.gemm_table_overhead_us * 1e-6 : 0.0;
+    if (!(slot.have_utils && p.ovh == ovh)) {
+        // what at(1, m) reads, whatever m: the line at 1 (the GEMM tables have that one line) and its points' utils
+        p.line = -1;
+        p.utils.clear();
+        if (p.best) {
+            const auto& xs = p.best->x1s;
+            const std::size_t hi = std::size_t(std::lower_bound(xs.begin(), xs.end(), 1.0) - xs.begin());
+            if (hi < xs.size() && std::fabs(xs[hi] - 1.0) <= 1e-9 * 1.0) {
+                p.line = int(hi);
+                for (const Point& pt : p.best->lines[hi]) p.utils.push_back(util_of(pt, ovh));
+            }
+        }
+        p.ovh = ovh;
+        slot.have_utils = true;
+    }
+    return p;
+}
+
+void Tables::gemm_pick(std::string_view family, int k, int n, int in_bytes, GemmPick& out) const {
+    const GemmPick& p = gemm_slot(family, k, n, in_bytes);
+    out.best = p.best;
+    out.dist = p.dist;
+    out.ovh = p.ovh;
+    out.line = p.line;
+    out.utils.assign(p.utils.begin(), p.utils.end());
+}
+
+TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_bytes) const {
+    return gemm_at(gemm_slot(family, k, n, in_bytes), m, k, n);
+}
+
+TableHit Tables::gemm_at(const GemmPick& pick, double m, int k, int n) const {
+    const Table* best = pick.best;
+    const double best_d = pick.dist;
+    TableHit h;
+    if (best && pick.line >= 0) {
+        // hit_from(best, best_d, 1, m, ovh), its interpolation reading the kept utils
+        const std::vector<Point>& pts = best->lines[std::size_t(pick.line)];
+        const double* u = pick.utils.data();
+        bool exact;
+        h.found = true;
+        h.util = interp_by(pts, m, exact, [u, &pts](const Point& p) { return u[&p - pts.data()]; });
+        h.source = best_d > 0 ? Source::transferred : exact ? Source::measured : Source::interpolated;
+        h.table = best->path.c_str();
+    } else {
+        h = hit_from(best, best_d, 1, m, pick.ovh);
+    }
     const FamilyRef* ref = best ? best->ref : nullptr;
     if (!h.found || best_d == 0 || !ref) return h;
     // Another shape: move the measured efficiency through DeepGEMM's tiling (kernels::gemm_tile_efficiency), the
@@ -1031,7 +1122,7 @@ TableHit Tables::mha_prefill(std::string_view family, int heads, int kv_heads, i
                              double window, int sms) const {
     const int q[3] = {heads, kv_heads, head_dim};
     double d;
-    const Table* t = nearest(bucket(int(Kind::mha_prefill), family), [](const Table*) { return true; }, q, 3, d);
+    const Table* t = nearest_prefill(gen_, bucket(int(Kind::mha_prefill), family), q, d);
     const FamilyRef* ref = family_ref(family);
     const double hd = t && ref ? kernels::head_dim_factor(head_dim, t->key[2], ref->tflops_bf16, ref->sfu_tflops,
                                                           calibration.attn_softmax_exposed)
@@ -1070,7 +1161,7 @@ TableHit Tables::mla_prefill(std::string_view family, int heads, int qk_nope, in
                              double window, int sms) const {
     const int q[3] = {heads, qk_nope, rope};
     double d;
-    const Table* t = nearest(bucket(int(Kind::mla_prefill), family), [](const Table*) { return true; }, q, 3, d);
+    const Table* t = nearest_prefill(gen_, bucket(int(Kind::mla_prefill), family), q, d);
     return prefill_hit(gen_, t, d, seq_len, seqs, window, heads, sms, calibration, 1.0);
 }
 

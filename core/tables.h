@@ -56,6 +56,7 @@ struct MoeSeries {
     Dtype dtype = Dtype::bf16;
     int hidden = 0, inter = 0, top_k = 0, experts = 0, tp = 0, ep = 0;
     std::vector<double> tokens, us;  // ascending tokens, latency in us
+    std::vector<double> log_tokens, log_us;  // their logs, taken at load (the lookup's interpolation is log-log)
 };
 
 // Result of a measured Gated DeltaNet prefill lookup (bench_data/gdn: one sequence's causal conv and chunked delta
@@ -133,11 +134,26 @@ public:
 
     // Calibration constants (presets/calibration.json for the built-in tables).
     Calibration calibration;
-    // Identifies this object's table set (not its calibration): a fresh value whenever the set changes, never 0. For
+    // Identifies this object's table set (not its calibration): a fresh value whenever the set changes (the MoE-layer
+    // series included), never 0. For
     // caches of lookups kept across calls (per thread), with the address of the object.
     std::uint64_t generation() const { return gen_; }
 
     struct Table;
+    // gemm() in two steps, for a caller that keeps a shape's pick across queries at other m (the estimator, across
+    // the batch): gemm_pick() finds what a (family, k, n, in_bytes) shape reads, gemm_at() interpolates it at m.
+    // gemm(family, m, k, n, in_bytes) is gemm_at(pick, m, k, n) of that pick. A pick holds while generation() and
+    // calibration stay the same. Not found (best == nullptr): gemm() finds no table either.
+    struct GemmPick {
+        const Table* best = nullptr;
+        double dist = 0;
+        double ovh = 0;              // the per-call overhead taken off the table's latencies, in seconds
+        int line = -1;               // the line Table::at(1, m) reads, -1 if none sits at 1 exactly
+        std::vector<double> utils;   // that line's points' efficiencies at ovh
+    };
+    // Fills `out` (its vector's storage reused).
+    void gemm_pick(std::string_view family, int k, int n, int in_bytes, GemmPick& out) const;
+    TableHit gemm_at(const GemmPick& pick, double m, int k, int n) const;
     Tables();
     ~Tables();
     Tables(const Tables&);
@@ -150,6 +166,7 @@ private:
     // Identifies this object's table set for the per-thread lookup caches (tables.cpp): a new value from a global
     // counter whenever the set changes (construction, copy, assignment, add_table), so a cached pick never outlives it.
     std::uint64_t gen_ = 0;
+    static std::uint64_t next_gen();  // the next value of that global counter (tables.cpp)
     // tables_ by kind and GPU family: each lookup walks one short list
     std::vector<const Table*> buckets_[kKinds][kFamilySlots];
     // per family: the best HBM streaming fraction its decode-attention (MHA) tables reach (the best points are the
@@ -163,6 +180,7 @@ private:
     bool load_gdn_csv(const std::string& path, const FamilyRef& ref, std::string_view text, Issues& errors);
     void add_table(Table* t);
     const std::vector<const Table*>* bucket(int kind, std::string_view family) const;
+    GemmPick& gemm_slot(std::string_view family, int k, int n, int in_bytes) const;  // the per-thread pick (tables.cpp)
 };
 
 // The reference GPU each family's tables were measured on (used to turn latencies into roofline fractions).

@@ -131,12 +131,17 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
         const Key& k = entry.first;
         MoeSeries& s = entry.second;
         detail::sort_series(s.tokens, {&s.us});
+        s.log_tokens.clear();
+        s.log_us.clear();
+        for (double t : s.tokens) s.log_tokens.push_back(std::log(t));
+        for (double u : s.us) s.log_us.push_back(std::log(u));
         s.path = path;
         // a later file with the same key replaces the earlier series
         auto it = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
         if (it != moe_.end() && key_of(*it) == k) *it = std::move(s);
         else moe_.insert(it, std::move(s));
     }
+    gen_ = next_gen();  // moe_layer's per-thread results are keyed on it
     return true;
 }
 
@@ -145,15 +150,61 @@ MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int i
     MoeHit h;
     const FamilyRef* ref = family_ref(family);
     if (!ref || moe_.empty() || !(tokens > 0) || !std::isfinite(tokens)) return h;
-    const Key k{ref, int(dtype), hidden, inter, top_k, experts, tp, ep};
-    auto it = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
-    if (it == moe_.end() || key_of(*it) != k) return h;
+    // The hit depends on the series (the table set) and the query alone: the last few are kept per thread (a prefill
+    // chunk's tokens are the same whatever the prompt length; the key search and log-log interpolation are not free).
+    struct Slot {
+        std::uint64_t gen = 0;  // never 0 for a table set: an empty slot
+        const FamilyRef* ref = nullptr;
+        int q[7] = {};
+        double tokens = 0;
+        MoeHit hit;
+    };
+    thread_local Slot cache[4];
+    thread_local unsigned next = 0;
+    const int q[7] = {int(dtype), hidden, inter, top_k, experts, tp, ep};
+    for (const Slot& sl : cache)
+        if (sl.gen == gen_ && sl.ref == ref && sl.tokens == tokens && std::equal(q, q + 7, sl.q)) return sl.hit;
+    Slot& slot = cache[next++ & 3u];
+    slot.gen = gen_;
+    slot.ref = ref;
+    std::copy(q, q + 7, slot.q);
+    slot.tokens = tokens;  // (tokens > 0 and finite: equal values are the same bits)
+    slot.hit = MoeHit{};   // a query without a series, until found below
+    // The series of a key (or none), kept per thread too: a decode step's tokens change with the batch, its key not.
+    struct Pick {
+        std::uint64_t gen = 0;
+        const FamilyRef* ref = nullptr;
+        int q[7] = {};
+        const MoeSeries* series = nullptr;
+    };
+    thread_local Pick picks[4];
+    thread_local unsigned next_pick = 0;
+    const MoeSeries* it = nullptr;
+    bool picked = false;
+    for (const Pick& p : picks)
+        if (p.gen == gen_ && p.ref == ref && std::equal(q, q + 7, p.q)) {
+            it = p.series;
+            picked = true;
+            break;
+        }
+    if (!picked) {
+        const Key k{ref, int(dtype), hidden, inter, top_k, experts, tp, ep};
+        auto found = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
+        it = found == moe_.end() || key_of(*found) != k ? nullptr : &*found;
+        Pick& p = picks[next_pick++ & 3u];
+        p.gen = gen_;
+        p.ref = ref;
+        std::copy(q, q + 7, p.q);
+        p.series = it;
+    }
+    if (!it) return h;
     bool exact = false;
     h.found = true;
     h.table = it->path.c_str();
     // below the first point the first point's time (a kernel has a floor); past the last its time per token
-    h.latency_us = detail::loglog_at(it->tokens, it->us, tokens, exact);
+    h.latency_us = detail::loglog_at(it->tokens, it->log_tokens, it->us, it->log_us, tokens, exact);
     h.source = exact ? Source::measured : Source::interpolated;
+    slot.hit = h;
     return h;
 }
 
