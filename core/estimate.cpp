@@ -2,6 +2,7 @@
 // The model itself lives in the files core/estimate_detail.h lists.
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include "estimate_detail.h"
 
@@ -279,12 +280,22 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
         char n0[24], n1[24], n2[24];
         const std::size_t l0 = format_fixed1(needs, n0), l1 = format_fixed1(usable, n1), l2 = format_fixed1(short_by, n2);
         if (l0 && l1 && l2) {
-            std::string w;
-            w.reserve(64 + l0 + l1 + l2);
-            w.append("does not fit: needs ").append(n0, l0).append(" GB per GPU, ").append(n1, l1).append(" GB usable (")
-                .append(n2, l2).append(" GB short)");
+            // written into buf (at most 57 + 3 x 17 characters), the string built from it once
+            std::size_t n = 0;
+            auto put = [&](const char* p, std::size_t k) {
+                std::memcpy(buf + n, p, k);
+                n += k;
+            };
+            static constexpr char a[] = "does not fit: needs ", b[] = " GB per GPU, ", d[] = " GB usable (", f[] = " GB short)";
+            put(a, sizeof a - 1);
+            put(n0, l0);
+            put(b, sizeof b - 1);
+            put(n1, l1);
+            put(d, sizeof d - 1);
+            put(n2, l2);
+            put(f, sizeof f - 1);
             if (e.warnings.empty()) e.warnings.reserve(4);  // a few at most: one allocation rather than a doubling
-            e.warnings.push_back(std::move(w));
+            e.warnings.emplace_back(buf, n);
         } else {
             std::snprintf(buf, sizeof buf, "does not fit: needs %.1f GB per GPU, %.1f GB usable (%.1f GB short)", needs, usable,
                           short_by);

@@ -263,6 +263,13 @@ std::vector<LayerGroup>& spare_groups(Phase ph) {
 
 // A new layer group at the end of out.groups, its label string taken from the spare group at the same place (if
 // any): the caller's label then fits in that string's storage (estimate_into: no allocation per label).
+// A label's text into `label`: into the storage it holds where the text fits, else a string built from it moved in
+// (no _M_replace / _M_mutate growing the old one).
+static void set_label(std::string& label, const char* p, std::size_t n) {
+    if (n <= label.capacity()) label.assign(p, n);
+    else label = std::string(p, n);
+}
+
 static LayerGroup& new_group(PhaseResult& out, Phase ph) {
     std::vector<LayerGroup>& spare = spare_groups(ph);
     const std::size_t i = out.groups.size();
@@ -337,7 +344,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
             if (g.d.compress == 4) put(" (CSA)");
             else if (g.d.compress > 0) put(" (HCA 1/"), put_int(g.d.compress), put(")");
             LayerGroup& lg = new_group(out, ps.phase);
-            lg.label.assign(buf, n);
+            set_label(lg.label, buf, n);
             lg.count = g.count;
             lg.time_us = lt.exposed_us;
         }
@@ -356,7 +363,10 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     // Embedding lookup and LM head (decode: every token; prefill: the last token of each prompt).
     const double head_rows = ps.phase == Phase::decode ? ps.T : std::max(1.0, ps.T / s.prefill_computed_tokens());
     LayerGroup& head = new_group(out, ps.phase);
-    head.label = "embedding + LM head";
+    {
+        static constexpr char kHead[] = "embedding + LM head";
+        set_label(head.label, kHead, sizeof kHead - 1);
+    }
     head.count = 1;
     {
         OpRecord emb = memory_op(c, "embed.lookup", ps.phase, ps.T * m.hidden * 2.0 * 2.0);
