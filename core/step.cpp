@@ -125,6 +125,13 @@ struct FfnMemo {
 };
 }  // namespace
 
+// dst = src's records; an empty src just empties dst (no out-of-line assignment for the lists that stay empty:
+// shared and stream, most of the time)
+static void copy_ops(std::vector<OpRecord>& dst, const std::vector<OpRecord>& src) {
+    if (src.empty()) dst.clear();
+    else dst.assign(src.begin(), src.end());
+}
+
 void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, LayerOps& L) {
     if (ld.mixer == Mixer::gated_deltanet) linear_attention_ops(c, ps, L);
     else attention_side(c, ps, ld, L);
@@ -136,9 +143,9 @@ void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABac
         memo.be == be) {
         for (const OpRecord& o : memo.pre) L.pre.push_back(o);
         for (const OpRecord& o : memo.comm) L.comm.push_back(o);
-        L.post.assign(memo.post.begin(), memo.post.end());
-        L.shared.assign(memo.shared.begin(), memo.shared.end());
-        L.stream.assign(memo.stream.begin(), memo.stream.end());
+        copy_ops(L.post, memo.post);
+        copy_ops(L.shared, memo.shared);
+        copy_ops(L.stream, memo.stream);
         L.dispatch_us += memo.dispatch_us;
         L.combine_us += memo.combine_us;
         L.allreduce_us += memo.allreduce_us;
@@ -155,9 +162,9 @@ void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABac
     memo.be = be;
     memo.pre.assign(L.pre.begin() + pre0, L.pre.end());
     memo.comm.assign(L.comm.begin() + std::ptrdiff_t(comm0), L.comm.end());
-    memo.post = L.post;
-    memo.shared = L.shared;
-    memo.stream = L.stream;
+    copy_ops(memo.post, L.post);
+    copy_ops(memo.shared, L.shared);
+    copy_ops(memo.stream, L.stream);
     memo.dispatch_us = L.dispatch_us - d0;
     memo.combine_us = L.combine_us - c0;
     memo.allreduce_us = L.allreduce_us - ar0;
