@@ -100,9 +100,20 @@ int family_index(std::string_view family) {
             for (int f = 0; f < kFamilyCount; ++f) n[f] = std::char_traits<char>::length(kFamilies[f].family);
         }
     };
+    // the last name found by its pointer, per thread (an estimate asks for the same family lookup after lookup);
+    // kFamilies never changes, so a pointer and length once matched always give the same index
+    thread_local const char* last_data = nullptr;
+    thread_local std::size_t last_size = 0;
+    thread_local int last_f = -1;
+    if (family.data() == last_data && family.size() == last_size) return last_f;
     static const Lengths lengths;  // the names' lengths, measured once (no strlen per lookup)
     for (int f = 0; f < kFamilyCount; ++f)
-        if (family.data() == kFamilies[f].family && family.size() == lengths.n[f]) return f;
+        if (family.data() == kFamilies[f].family && family.size() == lengths.n[f]) {
+            last_data = family.data();
+            last_size = family.size();
+            last_f = f;
+            return f;
+        }
     for (int f = 0; f < kFamilyCount; ++f)
         if (family.size() == lengths.n[f] && family.compare(0, family.size(), kFamilies[f].family, lengths.n[f]) == 0)
             return f;
