@@ -177,18 +177,15 @@ nlohmann::json engines_to_json(const EngineSet& set) {
     return j;
 }
 
-std::string engine_platform(const Scenario& s) {
+const std::string& engine_platform(const Scenario& s) {
     if (s.hardware_ref == "inline" && s.hardware_inline.is_object() && s.hardware_inline.contains("base") &&
         s.hardware_inline["base"].is_string())
-        return s.hardware_inline["base"].get<std::string>();
+        return s.hardware_inline["base"].get_ref<const std::string&>();
     return s.gpu.id;
 }
 
 const EngineConstants& engine_constants(const EngineSet& set, const Scenario& s) {
-    const EngineKind k = s.runtime.engine;
-    if (set.gpus[int(k)].empty()) return set.get(k);
-    // a preset GPU (the planner's every point): its id, no copy
-    return s.hardware_ref == "inline" ? set.get(k, engine_platform(s)) : set.get(k, s.gpu.id);
+    return set.get(s.runtime.engine, engine_platform(s));
 }
 
 const EngineSet& builtin_engines() {

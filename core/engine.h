@@ -108,7 +108,8 @@ struct EngineSet {
 
 // The GPU platform whose refinement applies to scenario s: its hardware preset id, or for an edited GPU
 // ({"base": "b200", ...}) the preset it starts from.
-std::string engine_platform(const Scenario& s);
+// (A reference into s.)
+const std::string& engine_platform(const Scenario& s);
 // The constants of s's engine (runtime.engine) on s's GPU platform.
 const EngineConstants& engine_constants(const EngineSet& set, const Scenario& s);
 
