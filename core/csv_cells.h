@@ -66,8 +66,10 @@ inline void sort_series(std::vector<double>& x, std::initializer_list<std::vecto
 }
 
 // Interpolate y over ascending x log-log at t: below the first point its y, past the last y scaled linearly in t.
-// exact = t sits on a point (within 1e-9).
-inline double loglog_at(const std::vector<double>& x, const std::vector<double>& y, double t, bool& exact) {
+// exact = t sits on a point (within 1e-9). log_x(i) and log_y(i) give log(x[i]) and log(y[i]).
+template <class LogX, class LogY>
+inline double loglog_at(const std::vector<double>& x, const std::vector<double>& y, double t, bool& exact, LogX log_x,
+                        LogY log_y) {
     exact = false;
     if (t <= x.front()) {
         exact = std::fabs(t - x.front()) <= 1e-9 * x.front();
@@ -82,29 +84,16 @@ inline double loglog_at(const std::vector<double>& x, const std::vector<double>&
         exact = true;
         return y[hi];
     }
-    const double f = (std::log(t) - std::log(x[hi - 1])) / (std::log(x[hi]) - std::log(x[hi - 1]));
-    return std::exp(std::log(y[hi - 1]) + f * (std::log(y[hi]) - std::log(y[hi - 1])));
+    const double f = (std::log(t) - log_x(hi - 1)) / (log_x(hi) - log_x(hi - 1));
+    return std::exp(log_y(hi - 1) + f * (log_y(hi) - log_y(hi - 1)));
 }
-
-// loglog_at with the logs of x and y taken already (lx[i] = log(x[i]), ly[i] = log(y[i])): the same value.
+inline double loglog_at(const std::vector<double>& x, const std::vector<double>& y, double t, bool& exact) {
+    return loglog_at(x, y, t, exact, [&](std::size_t i) { return std::log(x[i]); }, [&](std::size_t i) { return std::log(y[i]); });
+}
+// The same with the logs taken already (lx[i] = log(x[i]), ly[i] = log(y[i])): the same value.
 inline double loglog_at(const std::vector<double>& x, const std::vector<double>& lx, const std::vector<double>& y,
                         const std::vector<double>& ly, double t, bool& exact) {
-    exact = false;
-    if (t <= x.front()) {
-        exact = std::fabs(t - x.front()) <= 1e-9 * x.front();
-        return y.front();
-    }
-    if (t >= x.back()) {
-        exact = std::fabs(t - x.back()) <= 1e-9 * x.back();
-        return y.back() * t / x.back();
-    }
-    const std::size_t hi = std::size_t(std::lower_bound(x.begin(), x.end(), t) - x.begin());
-    if (std::fabs(t - x[hi]) <= 1e-9 * x[hi]) {
-        exact = true;
-        return y[hi];
-    }
-    const double f = (std::log(t) - lx[hi - 1]) / (lx[hi] - lx[hi - 1]);
-    return std::exp(ly[hi - 1] + f * (ly[hi] - ly[hi - 1]));
+    return loglog_at(x, y, t, exact, [&](std::size_t i) { return lx[i]; }, [&](std::size_t i) { return ly[i]; });
 }
 
 // A whole cell as a finite number (at most 64 characters), else false.
