@@ -93,6 +93,17 @@ struct GemmEnv {
     bool own_tables = false;
 };
 static_assert(sizeof(Calibration) % sizeof(double) == 0, "Calibration holds doubles only (compared bytewise)");
+
+// The per-thread GEMM caches' hash (gemm_op's results, gemm_plan's plans): a shape's bits and format mixed, then
+// scrambled so that the top bits pick the set.
+inline std::uint64_t shape_bits(std::uint64_t k, std::uint64_t n, Dtype w) {
+    return (k * 0xC2B2AE3D27D4EB4Full) ^ (n * 0x165667B19E3779F9ull) ^ std::uint64_t(w) * 0x27D4EB2F165667C5ull;
+}
+inline std::uint64_t mix64(std::uint64_t h) {
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 29);
+}
 }  // namespace
 
 // A dense GEMM (M x K) x (K x N) with weights in `w`. Its record depends on the shape and format and on the estimate's
@@ -142,12 +153,7 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
     std::memcpy(&m, &M, 8);
     std::memcpy(&k, &K, 8);
     std::memcpy(&n, &N, 8);
-    std::uint64_t h = (m * 0x9E3779B97F4A7C15ull) ^ (k * 0xC2B2AE3D27D4EB4Full) ^ (n * 0x165667B19E3779F9ull) ^
-                      std::uint64_t(w) * 0x27D4EB2F165667C5ull;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    Memo* set = memo[h >> 60];
+    Memo* set = memo[mix64((m * 0x9E3779B97F4A7C15ull) ^ shape_bits(k, n, w)) >> 60];
     ++clock;
     Memo* victim = &set[0];
     for (unsigned i = 0; i < kWays; ++i) {
@@ -173,13 +179,6 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
 }
 
 namespace {
-std::uint64_t shape_hash(std::uint64_t k, std::uint64_t n, Dtype w) {
-    std::uint64_t h = (k * 0xC2B2AE3D27D4EB4Full) ^ (n * 0x165667B19E3779F9ull) ^ std::uint64_t(w) * 0x27D4EB2F165667C5ull;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    return h;
-}
 
 // (valid only after gemm_op's GemmEnv check of this estimate: a changed GemmEnv empties the plans)
 const GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w) {
@@ -187,7 +186,7 @@ const GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w) {
     std::uint64_t k, n;
     std::memcpy(&k, &K, 8);
     std::memcpy(&n, &N, 8);
-    GemmPlan* set = plans[shape_hash(k, n, w) >> 60];
+    GemmPlan* set = plans[mix64(shape_bits(k, n, w)) >> 60];
     ++clock;
     GemmPlan* victim = &set[0];
     for (unsigned i = 0; i < kPlanWays; ++i) {
