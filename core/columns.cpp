@@ -185,7 +185,7 @@ nlohmann::json estimate_to_json(const Estimate& e) {
         const PhaseResult& p = o.phase == Phase::prefill ? e.prefill : e.decode;
         layers.push_back({{"name", o.name},
                           {"phase", phase_name(o.phase)},
-                          {"group", size_t(o.group) < p.groups.size() ? p.groups[size_t(o.group)].label : ""},
+                          {"group", size_t(o.group) < p.groups.size() ? p.groups[size_t(o.group)].label.c_str() : ""},
                           {"count", o.count},
                           {"time_us", o.time_us},
                           {"exposed_us", o.exposed_us},

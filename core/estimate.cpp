@@ -96,9 +96,6 @@ static void reset_estimate(Estimate& e) {
     errors.clear();
     warnings.clear();
     ops.clear();
-    // the old groups become the spare ones (their labels' storage is reused), the spare vectors this estimate's
-    prefill_groups.swap(spare_groups(Phase::prefill));
-    decode_groups.swap(spare_groups(Phase::decode));
     prefill_groups.clear();
     decode_groups.clear();
     e.errors = std::move(errors);

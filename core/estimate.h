@@ -6,7 +6,9 @@
 // Pure, deterministic, exception-free, a few microseconds. User errors come back in `errors`, never as a crash.
 // Every number in an Estimate is finite.
 #pragma once
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scenario.h"
@@ -39,8 +41,38 @@ struct OpRecord {
     double exposed_us = 0;        // per occurrence, after overlap (what adds to the step)
 };
 
+// A layer group's label, its text kept inline (at most 63 characters; the step model's labels are at most ~60): an
+// estimate allocates nothing per label. Reads as a std::string_view.
+class GroupLabel {
+public:
+    GroupLabel() { text_[0] = 0; }
+    GroupLabel(std::string_view s) { assign(s); }  // NOLINT: implicit, like the std::string it replaced
+    GroupLabel(const char* s) { assign(s); }        // NOLINT
+    GroupLabel& operator=(std::string_view s) { assign(s); return *this; }
+    GroupLabel& operator=(const char* s) { assign(s); return *this; }
+    void assign(std::string_view s) {
+        size_ = static_cast<unsigned char>(s.size() < kCapacity ? s.size() : kCapacity);
+        std::memcpy(text_, s.data(), size_);
+        text_[size_] = 0;
+    }
+    const char* c_str() const { return text_; }
+    std::size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    std::string_view view() const { return {text_, size_}; }
+    operator std::string_view() const { return view(); }  // NOLINT
+    std::string str() const { return std::string(text_, size_); }
+    bool starts_with(std::string_view p) const { return view().substr(0, p.size()) == p; }
+    friend bool operator==(const GroupLabel& a, std::string_view b) { return a.view() == b; }
+    friend bool operator!=(const GroupLabel& a, std::string_view b) { return a.view() != b; }
+    static constexpr std::size_t kCapacity = 63;
+
+private:
+    char text_[kCapacity + 1];
+    unsigned char size_ = 0;
+};
+
 struct LayerGroup {
-    std::string label;            // "MoE layers", "dense layers", "MoE layers (sliding window)", "LM head"...
+    GroupLabel label;             // "MoE layers", "dense layers", "MoE layers (window 128)", "embedding + LM head"...
     int count = 0;
     double time_us = 0;           // per layer, after overlap
 };

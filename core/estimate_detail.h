@@ -197,9 +197,6 @@ void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABac
 LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, OverlapKind ov,
                      int n_mb, std::vector<OpRecord>& ops);
 void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, PhaseResult& out);
-// Per thread and phase: the layer groups of the Estimate estimate_into() last reset, whose label strings run_phase
-// reuses (their storage) for the next estimate's labels.
-std::vector<LayerGroup>& spare_groups(Phase ph);
 // memory.cpp
 void memory(const Ctx& c, Estimate& e);
 // estimate.cpp: v as printf's "%.1f" writes it, at out (at least 24 chars), without printf; returns the characters

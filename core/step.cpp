@@ -263,28 +263,6 @@ static int source_slot(Source s) {
     return 3;
 }
 
-std::vector<LayerGroup>& spare_groups(Phase ph) {
-    thread_local std::vector<LayerGroup> spare[2];
-    return spare[ph == Phase::prefill ? 0 : 1];
-}
-
-// A new layer group at the end of out.groups, its label string taken from the spare group at the same place (if
-// any): the caller's label then fits in that string's storage (estimate_into: no allocation per label).
-// A label's text into `label`: into the storage it holds where the text fits, else a string built from it moved in
-// (no _M_replace / _M_mutate growing the old one).
-static void set_label(std::string& label, const char* p, std::size_t n) {
-    if (n <= label.capacity()) label.assign(p, n);
-    else label = std::string(p, n);
-}
-
-static LayerGroup& new_group(PhaseResult& out, Phase ph) {
-    std::vector<LayerGroup>& spare = spare_groups(ph);
-    const std::size_t i = out.groups.size();
-    LayerGroup& g = out.groups.emplace_back();
-    if (i < spare.size()) g.label.swap(spare[i].label);
-    return g;
-}
-
 void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, PhaseResult& out) {
     const Scenario& s = c.s;
     const ModelSpec& m = c.m;
@@ -350,8 +328,8 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
             if (g.d.mixer == Mixer::gated_deltanet) put(" (Gated DeltaNet)");
             if (g.d.compress == 4) put(" (CSA)");
             else if (g.d.compress > 0) put(" (HCA 1/"), put_int(g.d.compress), put(")");
-            LayerGroup& lg = new_group(out, ps.phase);
-            set_label(lg.label, buf, n);
+            LayerGroup& lg = out.groups.emplace_back();
+            lg.label.assign(std::string_view(buf, n));
             lg.count = g.count;
             lg.time_us = lt.exposed_us;
         }
@@ -369,11 +347,8 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     }
     // Embedding lookup and LM head (decode: every token; prefill: the last token of each prompt).
     const double head_rows = ps.phase == Phase::decode ? ps.T : std::max(1.0, ps.T / s.prefill_computed_tokens());
-    LayerGroup& head = new_group(out, ps.phase);
-    {
-        static constexpr char kHead[] = "embedding + LM head";
-        set_label(head.label, kHead, sizeof kHead - 1);
-    }
+    LayerGroup& head = out.groups.emplace_back();
+    head.label = "embedding + LM head";
     head.count = 1;
     {
         OpRecord emb = memory_op(c, "embed.lookup", ps.phase, ps.T * m.hidden * 2.0 * 2.0);

@@ -171,7 +171,7 @@ void operators(std::string& out, const moe::Estimate& e, moe::Phase phase, const
     for (const moe::OpRecord& op : e.ops) {
         if (op.phase != phase) continue;
         const std::string group =
-            op.group >= 0 && std::size_t(op.group) < r.groups.size() ? r.groups[std::size_t(op.group)].label : "";
+            op.group >= 0 && std::size_t(op.group) < r.groups.size() ? r.groups[std::size_t(op.group)].label.c_str() : "";
         std::string source = moe::source_name(op.source);
         if (op.table && *op.table) source += std::string(" (") + op.table + ")";
         t.add({group, op.name, count(op.count), sig3(op.time_us), sig3(op.exposed_us), moe::bound_name(op.bound),

@@ -93,7 +93,7 @@ void draw_layer_chart(AppState& st, ImVec2 size) {
         return;
     }
     std::vector<std::string> rows;
-    for (const moe::LayerGroup& g : pr.groups) rows.push_back(g.label + (g.count > 1 ? "  \u00d7" + std::to_string(g.count) : ""));
+    for (const moe::LayerGroup& g : pr.groups) rows.push_back(g.label.str() + (g.count > 1 ? "  \u00d7" + std::to_string(g.count) : ""));
     char title[160];
     std::snprintf(title, sizeof title, "Time per layer \u00b7 %s step %s", moe::phase_name(ph), fmt::time_ms(pr.step_ms).c_str());
     double xmax = 0;

@@ -79,7 +79,7 @@ inline void check_estimate(const moe::Estimate& e, const char* where) {
     for (const moe::PhaseResult* p : {&e.prefill, &e.decode}) {
         if (!p->computed) continue;
         if (!(p->step_ms > 0)) fail(w + ": step_ms is not positive");
-        for (const moe::LayerGroup& g : p->groups) check_finite(g.time_us, w + ": group '" + g.label + "' time_us");
+        for (const moe::LayerGroup& g : p->groups) check_finite(g.time_us, w + ": group '" + g.label.str() + "' time_us");
     }
     for (const moe::OpRecord& o : e.ops) {
         const std::string op = w + ": op " + o.name;

@@ -118,7 +118,7 @@ TEST_CASE("DeepSeek-V4-Pro at 1M: the compressed attention costs under a tenth o
         double us = 0;
         for (const moe::OpRecord& o : x.ops)
             if (o.phase == moe::Phase::decode && (std::string(o.name) == "attn.core" || std::string(o.name) == "attn.indexer") &&
-                x.decode.groups[size_t(o.group)].label.rfind(group, 0) == 0)
+                x.decode.groups[size_t(o.group)].label.starts_with(group))
                 us += o.time_us;
         return us;
     };

@@ -28,7 +28,7 @@ inline const moe::OpRecord* find_op(const moe::Estimate& e, const char* name, mo
     for (const moe::OpRecord& o : e.ops) {
         const moe::PhaseResult& p = o.phase == moe::Phase::prefill ? e.prefill : e.decode;
         if (o.phase == phase && std::string(o.name) == name &&
-            p.groups[size_t(o.group)].label.rfind(group_prefix, 0) == 0)
+            p.groups[size_t(o.group)].label.starts_with(group_prefix))
             return &o;
     }
     return nullptr;
