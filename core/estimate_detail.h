@@ -57,6 +57,9 @@ struct Ctx {
     mutable bool layer_groups_done = false;
     // expert_ops has written a routed-experts record priced by the analytical fallback (estimate() warns of it)
     mutable bool analytical_experts = false;
+    // sum over the estimate's records of (x - x) for their time_us, flops and exposed_us (run_phase): 0 while every
+    // one is finite, NaN otherwise (estimate() checks it instead of another pass over the records)
+    mutable double records_nonfinite = 0;
 };
 
 inline bool native_fp4(const GpuSpec& g, Dtype d) { return (d == Dtype::mxfp4 || d == Dtype::nvfp4) && g.dense_tflops_fp4 > 0; }
@@ -192,10 +195,17 @@ OffloadPlan offload_plan(const Ctx& c, double tokens_world);
 void offload_ops(const Ctx& c, Phase ph, double tokens_world, bool per_token, LayerOps& L);
 // step.cpp
 void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, LayerOps& L);
+// What run_phase sums over a phase's records while layer_time writes them, each in record order (the same sums as
+// a pass over the records afterwards): the compute records' time x count (the provenance shares' denominator) and
+// the bytes streamed in from the host tier.
+struct PhaseSums {
+    double compute_us = 0;     // time_us x count over the phase's records that are neither comm nor offload
+    double offload_bytes = 0;  // comm_bytes x count over offload records
+};
 // One layer split into n_mb micro-batches under the overlap policy `ov` (none, tbo or full; never auto); its records
-// are appended to `ops` (LayerTime::begin / end say where).
+// are appended to `ops` (LayerTime::begin / end say where), each given its group index and count, and added to `sums`.
 LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, OverlapKind ov,
-                     int n_mb, std::vector<OpRecord>& ops);
+                     int n_mb, std::vector<OpRecord>& ops, int group, double count, PhaseSums& sums);
 void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, PhaseResult& out);
 // memory.cpp
 void memory(const Ctx& c, Estimate& e);

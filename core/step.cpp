@@ -173,7 +173,7 @@ void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABac
 }
 
 LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, OverlapKind ov,
-                     int n_mb, std::vector<OpRecord>& ops) {
+                     int n_mb, std::vector<OpRecord>& ops, int group, double count, PhaseSums& sums) {
     LayerTime out;
     n_mb = std::max(1, n_mb);
     PhaseShape mb = ps;
@@ -222,12 +222,22 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
     // Records: per-layer totals over the micro-batches; exposed share of comm spread over the comm records.
     const double hidden_comm = std::max(0.0, out.compute_us + out.comm_us - out.exposed_us);
     const double comm_total = out.comm_us;
+    // Each record also gets its group and count, and is added to the phase's sums in record order (kept in locals here:
+    // the records' stores cannot alias them).
+    double compute_sum = sums.compute_us, offload_sum = sums.offload_bytes;
+    const Phase phase = ps.phase;
+    auto tally = [&](OpRecord& o) {
+        o.group = group;
+        o.count = count;
+        if (o.phase == phase && o.bound != Bound::comm && o.bound != Bound::offload) compute_sum += o.time_us * count;
+    };
     auto fold = [&](OpRecord& o) {
         o.time_us *= n_mb * slow;
         o.flops *= n_mb;
         o.activation_bytes *= n_mb;
         o.weight_bytes *= n_mb;
         o.exposed_us = o.time_us;
+        tally(o);
     };
     for (OpRecord& o : L.pre) fold(o);  // already in place
     for (auto* v : {&L.shared, &L.post}) {
@@ -240,14 +250,19 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
         o.time_us *= n_mb;
         o.comm_bytes *= n_mb;
         o.exposed_us = comm_total > 0 ? o.time_us * std::max(0.0, 1.0 - hidden_comm / comm_total) : 0;
+        tally(o);
         ops.push_back(o);
     }
     for (OpRecord& o : L.stream) {
         o.time_us *= n_mb;
         o.comm_bytes *= n_mb;
         o.exposed_us = stream_us > 0 ? o.time_us * out.stream_exposed_us / stream_us : 0;
+        tally(o);
+        if (o.bound == Bound::offload) offload_sum += count * o.comm_bytes;
         ops.push_back(o);
     }
+    sums.compute_us = compute_sum;
+    sums.offload_bytes = offload_sum;
     out.end = ops.size();
     return out;
 }
@@ -292,7 +307,12 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         }
     }
     const std::vector<Group>& groups = *kinds;
-    double total_us = 0, compute_us = 0, comm_us = 0, exposed_comm_us = 0, offload_us = 0, offload_bytes = 0;
+    double total_us = 0, compute_us = 0, comm_us = 0, exposed_comm_us = 0, offload_us = 0;
+    PhaseSums sums;
+    // the same filter as layer_time's, for the records written here
+    auto add_compute = [&](const OpRecord& o) {
+        if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload) sums.compute_us += o.time_us * o.count;
+    };
     for (size_t gi = 0; gi < groups.size(); ++gi) {
         const Group& g = groups[gi];
         // keep this group's attention or FFN side only if a later group can copy it (build_layer)
@@ -303,8 +323,8 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
                 c.keep_attn = true;
             if (d.moe == g.d.moe) c.keep_ffn = true;
         }
-        const LayerTime lt = layer_time(c, ps, g.d, be, masked, ov, n_mb, e.ops);
         const int gidx = int(out.groups.size());
+        const LayerTime lt = layer_time(c, ps, g.d, be, masked, ov, n_mb, e.ops, gidx, g.count, sums);
         {
             // the same text as concatenating the parts, written into a buffer and copied once (one allocation)
             char buf[96];
@@ -338,13 +358,9 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         offload_us += g.count * lt.stream_exposed_us;
         comm_us += g.count * lt.comm_us;
         exposed_comm_us += g.count * std::max(0.0, lt.exposed_us - lt.stream_exposed_us - lt.compute_us);
-        for (std::size_t i = lt.begin; i < lt.end; ++i) {
-            OpRecord& o = e.ops[i];
-            if (o.bound == Bound::offload) offload_bytes += g.count * o.comm_bytes;
-            o.group = gidx;
-            o.count = g.count;
-        }
     }
+    // (the drafts' and the later records' streamed bytes are not counted in offload_bytes)
+    out.offload_bytes = sums.offload_bytes;
     // Embedding lookup and LM head (decode: every token; prefill: the last token of each prompt).
     const double head_rows = ps.phase == Phase::decode ? ps.T : std::max(1.0, ps.T / s.prefill_computed_tokens());
     LayerGroup& head = out.groups.emplace_back();
@@ -359,6 +375,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
             o->count = 1;
             o->exposed_us = o->time_us;
             head.time_us += o->time_us;
+            add_compute(*o);
             e.ops.push_back(*o);
         }
         total_us += head.time_us;
@@ -370,7 +387,8 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         d.T = ps.batch;
         LayerDesc ld = m.mtp_layer;
         ld.moe = m.is_moe();
-        const LayerTime lt = layer_time(c, d, ld, be, masked, OverlapKind::none, 1, e.ops);
+        const int gidx = int(out.groups.size());
+        const LayerTime lt = layer_time(c, d, ld, be, masked, OverlapKind::none, 1, e.ops, gidx, s.runtime.mtp_draft_tokens, sums);
         OpRecord eh = gemm_op(c, "mtp.eh_proj", ps.phase, d.T, 2.0 * m.hidden, m.hidden, c.w_attn);
         OpRecord lm = gemm_op(c, "mtp.lm_head", ps.phase, d.T, m.hidden, double(m.vocab) / c.tp, c.w_embed);
         const double per_draft = lt.exposed_us + eh.time_us + lm.time_us;
@@ -378,10 +396,14 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         g.label = "MTP draft";
         g.count = s.runtime.mtp_draft_tokens;
         g.time_us = per_draft;
-        const int gidx = int(out.groups.size());
         out.groups.push_back(std::move(g));
-        for (std::size_t i = lt.begin; i < lt.end; ++i) { e.ops[i].group = gidx; e.ops[i].count = g.count; }
-        for (OpRecord* o : {&eh, &lm}) { o->group = gidx; o->count = g.count; o->exposed_us = o->time_us; e.ops.push_back(*o); }
+        for (OpRecord* o : {&eh, &lm}) {
+            o->group = gidx;
+            o->count = g.count;
+            o->exposed_us = o->time_us;
+            add_compute(*o);
+            e.ops.push_back(*o);
+        }
         total_us += g.count * per_draft;
         compute_us += g.count * (lt.compute_us + eh.time_us + lm.time_us);
         comm_us += g.count * lt.comm_us;
@@ -395,6 +417,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         p2p.group = int(out.groups.size()) - 1;
         p2p.count = 1;
         p2p.exposed_us = p2p_us;
+        add_compute(p2p);
         e.ops.push_back(p2p);
         total_us += p2p_us;
         comm_us += p2p_us;
@@ -409,20 +432,23 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     out.comm_ms = comm_us / 1000.0;
     out.exposed_comm_ms = exposed_comm_us / 1000.0;
     out.offload_ms = offload_us / 1000.0;
-    out.offload_bytes = offload_bytes;
-    // provenance shares over compute-op time
-    double denom = 0;
+    // provenance shares over compute-op time (its sum taken as the records were written), and the records'
+    // finiteness in the same pass (Ctx::records_nonfinite)
+    const double denom = sums.compute_us;
     const std::size_t n_ops = e.ops.size();
-    for (std::size_t i = phase_begin; i < n_ops; ++i) {
-        const OpRecord& o = e.ops[i];
-        if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload) denom += o.time_us * o.count;
-    }
-    if (denom > 0) {
+    double z = 0;
+    if (!(denom > 0)) {
+        for (std::size_t i = phase_begin; i < n_ops; ++i) {
+            const OpRecord& o = e.ops[i];
+            z += (o.time_us - o.time_us) + (o.flops - o.flops) + (o.exposed_us - o.exposed_us);
+        }
+    } else {
         // each source's shares added in record order into its own sum (indexed, not a switch per record: the
         // sources alternate unpredictably), the same sums as adding to out's fields one by one
         double share[4] = {0, 0, 0, 0};
         for (std::size_t i = phase_begin; i < n_ops; ++i) {
             const OpRecord& o = e.ops[i];
+            z += (o.time_us - o.time_us) + (o.flops - o.flops) + (o.exposed_us - o.exposed_us);
             if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload)
                 share[source_slot(o.source)] += o.time_us * o.count / denom;
         }
@@ -431,6 +457,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         out.share_transferred += share[source_slot(Source::transferred)];
         out.share_analytical += share[source_slot(Source::analytical)];
     }
+    c.records_nonfinite += z;
     const double world_tp = c.tp;
     if (ps.phase == Phase::prefill) {
         const double stage_ms = out.step_ms / c.pp;
