@@ -60,8 +60,9 @@ OpRecord make_op(const char* name, Phase ph, double flops, double wbytes, double
 }
 
 namespace {
-// What a GEMM shape's record needs besides M, found once per shape while the GemmEnv holds (gemm_op): the format it
-// computes in, its table keys, and the first family with a table for it with that family's pick (Tables::gemm_pick).
+// A GEMM shape's plan: what its record needs besides M, found once per shape while the GemmEnv holds (the format it
+// computes in, its table keys, and the first family with a table for it with that family's pick: Tables::gemm_pick),
+// and the records of its last few M (a record depends on the shape, the format, M and the GemmEnv alone).
 struct GemmPlan {
     std::uint64_t K = 0, N = 0;  // the shape's bits
     Dtype w = Dtype::bf16;
@@ -70,11 +71,22 @@ struct GemmPlan {
     int k_key = 0, n_key = 0, in_bytes = 0;
     int family = -1;             // index into Ctx::families of the first family with a table, -1 for none
     Tables::GemmPick pick;
+    // The records at the last few M, the least recently used replaced: a shape recurs at a phase's tokens (the
+    // prefill chunk, the decode batch, the MTP drafts' batch), and a prefill GEMM at the same chunk is costed once
+    // whatever the prompt.
+    static constexpr unsigned kResults = 4;
+    struct Result {
+        std::uint64_t M = 0;     // M's bits
+        std::uint64_t used = 0;  // 0 = empty
+        OpRecord op;
+    } results[kResults];
 };
+// 16 sets of 4 shapes by the shape's hash, the least recently used of a set replaced (with its records)
 constexpr unsigned kPlanSets = 16, kPlanWays = 4;
 thread_local GemmPlan plans[kPlanSets][kPlanWays];
-const GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w);
-OpRecord gemm_op_uncached(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w);
+thread_local std::uint64_t plan_clock = 0;
+GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w);
+OpRecord gemm_op_uncached(const Ctx& c, const GemmPlan& plan, const char* name, Phase ph, double M, double K, double N, Dtype w);
 // the same double, bit for bit (0.0 and -0.0 differ)
 inline bool same_bits(double a, double b) {
     std::uint64_t x, y;
@@ -94,8 +106,7 @@ struct GemmEnv {
 };
 static_assert(sizeof(Calibration) % sizeof(double) == 0, "Calibration holds doubles only (compared bytewise)");
 
-// The per-thread GEMM caches' hash (gemm_op's results, gemm_plan's plans): a shape's bits and format mixed, then
-// scrambled so that the top bits pick the set.
+// The per-thread plans' hash: a shape's bits and format mixed, then scrambled so that the top bits pick the set.
 inline std::uint64_t shape_bits(std::uint64_t k, std::uint64_t n, Dtype w) {
     return (k * 0xC2B2AE3D27D4EB4Full) ^ (n * 0x165667B19E3779F9ull) ^ std::uint64_t(w) * 0x27D4EB2F165667C5ull;
 }
@@ -111,20 +122,9 @@ inline std::uint64_t mix64(std::uint64_t h) {
 // the same (a GEMM of the same shape and format times the same: the attention of the MoE and dense layer groups, of
 // windowed and full layers, and every estimate's prefill GEMMs at the same chunk whatever the prompt length).
 OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w) {
-    struct Memo {
-        std::uint64_t M, K, N;  // the shape's bits
-        Dtype w;
-        std::uint64_t used;     // when it was last used (a per-thread count of lookups); 0 = empty
-        OpRecord op;
-    };
-    // 16 sets of 4 by the shape's hash, the least recently used of a set replaced: an estimate's GEMMs that recur
-    // (the same chunk's) stay while those that change with the batch or prompt come and go.
-    constexpr unsigned kSets = 16, kWays = 4;
-    thread_local Memo memo[kSets][kWays];
-    thread_local std::uint64_t clock = 0;
     thread_local GemmEnv env;
     if (!c.gemm_env_checked) {
-        // once per estimate: a different GemmEnv empties the memo (compared in place, copied only when it changed)
+        // once per estimate: a different GemmEnv empties the plans (compared in place, copied only when it changed)
         const bool same = env.gen == c.t.generation() && std::memcmp(&env.cal, &c.t.calibration, sizeof(Calibration)) == 0 &&
                           same_bits(env.tflops_bf16, c.g.dense_tflops_bf16) && same_bits(env.tflops_fp8, c.g.dense_tflops_fp8) &&
                           same_bits(env.tflops_fp4, c.g.dense_tflops_fp4) &&
@@ -142,57 +142,46 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
             env.bw = c.bw;
             for (int i = 0; i < 4; ++i) env.families[i] = c.families[i];
             env.own_tables = c.own_tables;
-            for (auto& set : memo)
-                for (Memo& m : set) m.used = 0;
             for (auto& set : plans)
                 for (GemmPlan& p : set) p.used = 0;
         }
         c.gemm_env_checked = true;
     }
-    std::uint64_t m, k, n;
+    GemmPlan& plan = gemm_plan(c, K, N, w);
+    std::uint64_t m;
     std::memcpy(&m, &M, 8);
-    std::memcpy(&k, &K, 8);
-    std::memcpy(&n, &N, 8);
-    Memo* set = memo[mix64((m * 0x9E3779B97F4A7C15ull) ^ shape_bits(k, n, w)) >> 60];
-    ++clock;
-    Memo* victim = &set[0];
-    for (unsigned i = 0; i < kWays; ++i) {
-        Memo& e = set[i];
-        if (e.used && e.M == m && e.K == k && e.N == n && e.w == w) {
-            e.used = clock;
-            OpRecord op = e.op;
+    GemmPlan::Result* victim = &plan.results[0];
+    for (GemmPlan::Result& r : plan.results) {
+        if (r.used && r.M == m) {
+            r.used = plan_clock;
+            OpRecord op = r.op;
             op.name = name;
             op.phase = ph;
             return op;
         }
-        if (e.used < victim->used) victim = &e;
+        if (r.used < victim->used) victim = &r;
     }
-    Memo& e = *victim;
-    OpRecord op = gemm_op_uncached(c, name, ph, M, K, N, w);
-    e.M = m;
-    e.K = k;
-    e.N = n;
-    e.w = w;
-    e.used = clock;
-    e.op = op;
+    const OpRecord op = gemm_op_uncached(c, plan, name, ph, M, K, N, w);
+    victim->M = m;
+    victim->used = plan_clock;
+    victim->op = op;
     return op;
 }
 
 namespace {
 
 // (valid only after gemm_op's GemmEnv check of this estimate: a changed GemmEnv empties the plans)
-const GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w) {
-    thread_local std::uint64_t clock = 0;
+GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w) {
     std::uint64_t k, n;
     std::memcpy(&k, &K, 8);
     std::memcpy(&n, &N, 8);
     GemmPlan* set = plans[mix64(shape_bits(k, n, w)) >> 60];
-    ++clock;
+    ++plan_clock;
     GemmPlan* victim = &set[0];
     for (unsigned i = 0; i < kPlanWays; ++i) {
         GemmPlan& p = set[i];
         if (p.used && p.K == k && p.N == n && p.w == w) {
-            p.used = clock;
+            p.used = plan_clock;
             return p;
         }
         if (p.used < victim->used) victim = &p;
@@ -201,7 +190,8 @@ const GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w) {
     p.K = k;
     p.N = n;
     p.w = w;
-    p.used = clock;
+    p.used = plan_clock;
+    for (GemmPlan::Result& r : p.results) r.used = 0;  // another shape's records
     p.comp = compute_of(c.g, w);
     // The tables key shapes by int; wider GEMMs (only absurd configs reach 2^31) look up the widest measured shapes.
     p.k_key = int(std::min(K, 1e9));
@@ -219,8 +209,7 @@ const GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w) {
     return p;
 }
 
-OpRecord gemm_op_uncached(const Ctx& c, const char* name, Phase ph, double M, double K, double N, Dtype w) {
-    const GemmPlan& plan = gemm_plan(c, K, N, w);
+OpRecord gemm_op_uncached(const Ctx& c, const GemmPlan& plan, const char* name, Phase ph, double M, double K, double N, Dtype w) {
     const Dtype comp = plan.comp;
     const double act_b = comp == Dtype::fp8 ? 1.0 : 2.0;
     kernels::Cost k = kernels::gemm(M, K, N, act_b, bytes_with_scales(w));
