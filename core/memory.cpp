@@ -259,17 +259,7 @@ void memory(const Ctx& c, Estimate& e) {
         }
     }
     // whole bytes
-    auto whole = [](double& v) {
-        // ceil without the library's general case: values at or past 2^52 (and NaN, inf) are whole already or left to
-        // std::ceil; below that, truncation then one up for a positive remainder is ceil exactly (-0.0 kept: the
-        // truncation of (-1, 0) is -0.0 in floating point, as ceil gives)
-        if (!(std::fabs(v) < 4503599627370496.0)) {
-            v = std::ceil(v);
-            return;
-        }
-        const double t = double(static_cast<long long>(v));
-        v = t < v ? t + 1.0 : std::copysign(t, v);
-    };
+    auto whole = [](double& v) { v = std::ceil(v); };
     whole(r.weights_bytes);
     whole(r.kv_cache_bytes);
     whole(r.activation_bytes);
