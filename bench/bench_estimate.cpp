@@ -85,6 +85,16 @@ BENCHMARK(BM_SweepPointEstimateIntoDeepSeekV3Prefill);
 void BM_SweepPointEstimateIntoGptOssBothPhases(benchmark::State& state) { run_into(state, "gpt-oss-120b-h100"); }
 BENCHMARK(BM_SweepPointEstimateIntoGptOssBothPhases);
 
+// Every preset scenario, the same way (64 variants each): BM_EstimatePreset/<id>. The issue's figure is the median
+// over these of each one's median time; scripts/bench_presets.sh runs them and prints it.
+const int kPresetBenchmarks = [] {
+    for (const moe::CatalogEntry& s : moe::builtin_catalog().scenarios()) {
+        const std::string id = s.id;
+        benchmark::RegisterBenchmark(("BM_EstimatePreset/" + id).c_str(), [id](benchmark::State& st) { run(st, id.c_str()); });
+    }
+    return 0;
+}();
+
 void BM_ParseScenario(benchmark::State& state) {
     const std::string text = R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":128,"ep":128},"workload":{"phase":"decode","batch":128}})";
     for (auto _ : state) benchmark::DoNotOptimize(moe::parse_scenario(text, moe::builtin_catalog()));
