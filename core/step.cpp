@@ -231,11 +231,14 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
         o.count = count;
         if (o.phase == phase && o.bound != Bound::comm && o.bound != Bound::offload) compute_sum += o.time_us * count;
     };
+    const bool one_batch = n_mb == 1 && slow == 1.0;  // (x 1 changes nothing: skipped)
     auto fold = [&](OpRecord& o) {
-        o.time_us *= n_mb * slow;
-        o.flops *= n_mb;
-        o.activation_bytes *= n_mb;
-        o.weight_bytes *= n_mb;
+        if (!one_batch) {
+            o.time_us *= n_mb * slow;
+            o.flops *= n_mb;
+            o.activation_bytes *= n_mb;
+            o.weight_bytes *= n_mb;
+        }
         o.exposed_us = o.time_us;
         tally(o);
     };
@@ -247,8 +250,10 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
         }
     }
     for (OpRecord& o : L.comm) {
-        o.time_us *= n_mb;
-        o.comm_bytes *= n_mb;
+        if (n_mb != 1) {
+            o.time_us *= n_mb;
+            o.comm_bytes *= n_mb;
+        }
         o.exposed_us = comm_total > 0 ? o.time_us * std::max(0.0, 1.0 - hidden_comm / comm_total) : 0;
         tally(o);
         ops.push_back(o);

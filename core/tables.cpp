@@ -970,6 +970,16 @@ Tables::GemmPick& Tables::gemm_slot(std::string_view family, int k, int n, int i
         }
         p.ovh = ovh;
         slot.have_utils = true;
+        // the memory-bound transfer ratio, as gemm_at computes it for any m > 0 (kernels::gemm_tile_efficiency_by)
+        p.mem_k = 0;
+        p.mem_ratio = 0;
+        const FamilyRef* ref = p.best ? p.best->ref : nullptr;
+        if (ref && p.dist != 0 && k > 0 && n > 0 && p.best->key[0] > 0 && p.best->key[1] > 0 && ref->sm_count > 0) {
+            const double f = calibration.gemm_tile_fixed_iters, kit = std::ceil(k / 128.0),
+                         kit0 = std::ceil(double(p.best->key[0]) / 128.0);
+            p.mem_ratio = kit / (kit + f) / (kit0 / (kit0 + f));
+            p.mem_k = k;
+        }
     }
     return p;
 }
@@ -981,6 +991,8 @@ void Tables::gemm_pick(std::string_view family, int k, int n, int in_bytes, Gemm
     out.ovh = p.ovh;
     out.line = p.line;
     out.utils.assign(p.utils.begin(), p.utils.end());
+    out.mem_k = p.mem_k;
+    out.mem_ratio = p.mem_ratio;
 }
 
 TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_bytes) const {
@@ -1012,8 +1024,11 @@ TableHit Tables::gemm_at(const GemmPick& pick, double m, int k, int n) const {
     const kernels::Cost c = kernels::gemm(m, k, n, in_b, in_b);
     const bool compute = c.flops / ((in_b == 1 ? ref->tflops_fp8 : ref->tflops_bf16) * 1e12) >= c.bytes / (ref->hbm_GBps * 1e9);
     const double f = calibration.gemm_tile_fixed_iters;
-    const double ratio = kernels::gemm_tile_efficiency_by(m, n, k, f, ref->sm_count, compute, dense_tiles) /
-                         kernels::gemm_tile_efficiency_by(m, best->key[1], best->key[0], f, ref->sm_count, compute, dense_tiles);
+    // (memory-bound, the ratio does not depend on m: gemm_slot kept it)
+    const double ratio = !compute && m > 0 && n > 0 && pick.mem_k == k && k > 0
+                             ? pick.mem_ratio
+                             : kernels::gemm_tile_efficiency_by(m, n, k, f, ref->sm_count, compute, dense_tiles) /
+                                   kernels::gemm_tile_efficiency_by(m, best->key[1], best->key[0], f, ref->sm_count, compute, dense_tiles);
     h.util = std::clamp(h.util * ratio, 1e-9, 1.0);
     return h;
 }

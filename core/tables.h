@@ -150,6 +150,10 @@ public:
         double ovh = 0;              // the per-call overhead taken off the table's latencies, in seconds
         int line = -1;               // the line Table::at(1, m) reads, -1 if none sits at 1 exactly
         std::vector<double> utils;   // that line's points' efficiencies at ovh
+        // gemm_at's transfer ratio from the table's shape to (mem_k, any n) where the target is memory-bound: it
+        // does not depend on m (kernels::gemm_tile_efficiency_by); 0 = not known
+        int mem_k = 0;
+        double mem_ratio = 0;
     };
     // Fills `out` (its vector's storage reused).
     void gemm_pick(std::string_view family, int k, int n, int in_bytes, GemmPick& out) const;
