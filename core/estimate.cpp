@@ -3,6 +3,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
+#include <string>
+#include <string_view>
 
 #include "estimate_detail.h"
 
@@ -44,6 +47,16 @@ A2ABackend resolve_backend(const Scenario& s, Phase ph) {
     if (s.parallel.ep > 1) return ph == Phase::prefill ? A2ABackend::deepep_normal : A2ABackend::deepep_low_latency;
     if (s.parallel.dp > 1) return A2ABackend::allgather;
     return A2ABackend::none;
+}
+
+// The parts' text in one string, allocated once (a warning every estimate of its scenario writes).
+std::string concat(std::initializer_list<std::string_view> parts) {
+    std::size_t n = 0;
+    for (std::string_view p : parts) n += p.size();
+    std::string out;
+    out.reserve(n);
+    for (std::string_view p : parts) out.append(p);
+    return out;
 }
 
 }  // namespace
@@ -215,23 +228,22 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     e.weights_dtype = c.w_attn;
     e.experts_dtype = c.w_exp;
     e.kv_dtype = c.kv;
-    if (want_warnings && s.gpu.tables.empty())
-        e.warnings.push_back(s.gpu.name + " has no measured kernel tables: " +
-                             (c.families[0] ? std::string("efficiencies are borrowed from ") + c.families[0] + " through the roofline"
-                                            : std::string("every kernel takes the analytical fallback")));
+    if (want_warnings && s.gpu.tables.empty()) {
+        e.warnings.reserve(4);  // a few at most: one allocation rather than a doubling
+        e.warnings.push_back(c.families[0] ? concat({s.gpu.name, " has no measured kernel tables: efficiencies are borrowed from ",
+                                                     c.families[0], " through the roofline"})
+                                           : concat({s.gpu.name, " has no measured kernel tables: every kernel takes the analytical fallback"}));
+    }
     const Dtype exp_asked = pick(s.precision.experts, s.precision.weights.is_auto ? m.expert_dtype : s.precision.weights.value);
     if (want_warnings && (exp_asked == Dtype::mxfp4 || exp_asked == Dtype::nvfp4) && !native_fp4(s.gpu, exp_asked)) {
         if (c.w_exp != exp_asked)
-            e.warnings.push_back(std::string("FP4 experts are pre-expanded to ") + dtype_name(c.w_exp) + " on " + s.gpu.name +
-                                 " (no FP4 tensor cores, precision.fp4_on_hopper = expand): expert memory doubles");
+            e.warnings.push_back(concat({"FP4 experts are pre-expanded to ", dtype_name(c.w_exp), " on ", s.gpu.name,
+                                         " (no FP4 tensor cores, precision.fp4_on_hopper = expand): expert memory doubles"}));
         else {  // (every estimate of such a scenario writes it: one allocation, no temporaries)
             const std::string_view d = dtype_name(c.w_exp), a = " experts stay packed on ",
                                    b = " (no FP4 tensor cores) and are dequantised inside the GEMM to BF16 (W4A16)";
-            std::string w;
-            w.reserve(d.size() + a.size() + s.gpu.name.size() + b.size());
-            w.append(d).append(a).append(s.gpu.name).append(b);
             e.warnings.reserve(4);
-            e.warnings.push_back(std::move(w));
+            e.warnings.push_back(concat({d, a, s.gpu.name, b}));
         }
     }
 
@@ -253,12 +265,14 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     }
     // Say when the routed experts are priced by the analytical fallback (their `source` says it per operator).
     // (expert_ops writes every "moe.routed_experts" record and notes an analytical one: c.analytical_experts)
-    if (want_warnings && c.analytical_experts)
-        e.warnings.push_back(std::string("routed experts: no measured grouped-GEMM table applies to ") +
-                             (dequantised(s.gpu, c.w_exp) ? std::string("W4A16 (") + dtype_name(c.w_exp) + " dequantised)"
-                                                          : std::string(dtype_name(compute_of(s.gpu, c.w_exp)))) +
-                             " experts on " + s.gpu.name + " (the tables are tensor-core grouped GEMMs on Hopper); "
-                             "analytical fallback");
+    if (want_warnings && c.analytical_experts) {
+        e.warnings.reserve(4);
+        const bool w4a16 = dequantised(s.gpu, c.w_exp);
+        e.warnings.push_back(concat({"routed experts: no measured grouped-GEMM table applies to ", w4a16 ? "W4A16 (" : "",
+                                     dtype_name(w4a16 ? c.w_exp : compute_of(s.gpu, c.w_exp)), w4a16 ? " dequantised)" : "",
+                                     " experts on ", s.gpu.name,
+                                     " (the tables are tensor-core grouped GEMMs on Hopper); analytical fallback"}));
+    }
     memory(c, e);
     if (want_warnings && s.runtime.expert_offload.tier == OffloadTier::host && s.gpu.host_memory_bytes > 0 &&
         e.memory.offloaded_experts_bytes > s.gpu.host_memory_bytes) {
