@@ -166,6 +166,7 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
           Dtype::bf16, pick(s.precision.combine, Dtype::bf16),
           s.gpu.hbm_bandwidth_GBps * 1e9,
           s.parallel.tp, s.parallel.dp, s.parallel.ep, s.parallel.pp, s.moe_tp(), s.gpus_per_node()};
+    c.set_peaks();
     // embedding stays 16-bit unless set explicitly (checkpoints keep it unquantised)
     if (c.w_embed == Dtype::fp32) c.w_embed = Dtype::bf16;
     const Dtype exp_compute = compute_of(s.gpu, c.w_exp);

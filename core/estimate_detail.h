@@ -21,6 +21,8 @@
 
 namespace moe::detail {
 
+constexpr int kDtypeCount = int(Dtype::int4) + 1;
+
 inline double bytes_with_scales(Dtype d) { return dtype_bytes(d) + dtype_scale_bytes_per_elem(d); }
 
 struct Ctx {
@@ -55,6 +57,16 @@ struct Ctx {
     // run_phase has grouped the model's layers by kind for this estimate (a per-thread list, step.cpp): the second
     // phase reuses the groups.
     mutable bool layer_groups_done = false;
+    // per Dtype (index int(d)): the format the GPU's tensor cores compute it in and their peak in FLOP/s
+    // (GpuSpec::compute_dtype, peak_tflops x 1e12), taken once per estimate for time_op
+    Dtype compute_of_dtype[kDtypeCount] = {};
+    double peak_flops[kDtypeCount] = {};
+    void set_peaks() {
+        for (int i = 0; i < kDtypeCount; ++i) {
+            compute_of_dtype[i] = g.compute_dtype(Dtype(i));
+            peak_flops[i] = g.peak_tflops(Dtype(i)) * 1e12;
+        }
+    }
     // expert_ops has written a routed-experts record priced by the analytical fallback (estimate() warns of it)
     mutable bool analytical_experts = false;
     // sum over the estimate's records of (x - x) for their time_us, flops and exposed_us (run_phase): 0 while every

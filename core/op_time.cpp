@@ -12,9 +12,9 @@ namespace moe::detail {
 // the analytical fallback's efficiencies when no table covers it.
 void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, double eff_compute, double eff_bw,
              double dequant_elems) {
-    const double peak = c.g.peak_tflops(compute) * 1e12;
+    const double peak = c.peak_flops[int(compute)];
     const double bytes = op.weight_bytes + op.activation_bytes;
-    op.compute_dtype = c.g.compute_dtype(compute);
+    op.compute_dtype = c.compute_of_dtype[int(compute)];
     const double t_c = op.flops / peak, t_m = bytes / c.bw;
     op.bound = t_c >= t_m ? Bound::compute : Bound::memory;
     double t;
@@ -39,7 +39,7 @@ void time_op(const Ctx& c, OpRecord& op, Dtype compute, const TableHit& hit, dou
     // roof, at the issue rate calibration.dequant_flops_per_weight already accounts for (no efficiency on top).
     // (Without elements to dequantise t_dq is 0 or NaN, never above t: skipped, the same result.)
     if (dequant_elems > 0) {
-        const double t_dq = dequant_elems * c.cal.dequant_flops_per_weight / (c.g.peak_tflops(Dtype::bf16) * 1e12);
+        const double t_dq = dequant_elems * c.cal.dequant_flops_per_weight / c.peak_flops[int(Dtype::bf16)];
         if (t_dq > t) {
             t = t_dq;
             op.bound = Bound::compute;
@@ -152,7 +152,7 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
     std::memcpy(&m, &M, 8);
     GemmPlan::Result* victim = &plan.results[0];
     for (GemmPlan::Result& r : plan.results) {
-        if (r.used && r.M == m) {
+        if (r.M == m && r.used) {
             r.used = plan_clock;
             OpRecord op = r.op;
             op.name = name;

@@ -13,7 +13,7 @@
 namespace moe {
 
 // Storage / compute formats. bytes are the payload only; block-scale overheads are separate.
-enum class Dtype : std::uint8_t { fp32, bf16, fp16, fp8, mxfp4, nvfp4, int4 };
+enum class Dtype : std::uint8_t { fp32, bf16, fp16, fp8, mxfp4, nvfp4, int4 };  // int4 last (detail::kDtypeCount)
 
 bool parse_dtype(std::string_view text, Dtype& out);
 const char* dtype_name(Dtype d);
