@@ -67,7 +67,24 @@ static CommHit engine_allreduce(const Ctx& c, Phase ph, int n, double message) {
 // TP all-reduce of T x h bf16 over n GPUs. Measured: the engine's own all-reduce (engine_allreduce), NCCL where that
 // series is missing.
 // Fallback (analytical): ring, 2(n-1)/n of the data crosses each GPU's link, plus a latency per log2 n step.
+static OpRecord allreduce_op_uncached(const Ctx& c, const char* name, Phase ph, double T, int n);
+
 OpRecord allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n) {
+    auto& last = c.last_allreduce;
+    if (last.valid && last.ph == ph && last.T == T && last.n == n) {
+        OpRecord op = last.op;
+        op.name = name;
+        return op;
+    }
+    last.op = allreduce_op_uncached(c, name, ph, T, n);
+    last.valid = true;
+    last.ph = ph;
+    last.T = T;
+    last.n = n;
+    return last.op;
+}
+
+static OpRecord allreduce_op_uncached(const Ctx& c, const char* name, Phase ph, double T, int n) {
     if (c.g.topology == Topology::mesh) return mesh_allreduce_op(c, name, ph, T, n);
     const double bytes = 2.0 * (n - 1) / n * T * c.m.hidden * 2.0;
     const bool inter_node = n > c.gpn;

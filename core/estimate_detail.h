@@ -69,6 +69,17 @@ struct Ctx {
     }
     // expert_ops has written a routed-experts record priced by the analytical fallback (estimate() warns of it)
     mutable bool analytical_experts = false;
+    // the last all-reduce record this estimate built (allreduce_op): it depends on the phase, the tokens and the group
+    // size alone, and a layer asks for the same one up to three times (after attention, after the dense FFN or the
+    // tensor-parallel experts)
+    struct AllreduceMemo {
+        bool valid = false;
+        Phase ph = Phase::decode;
+        double T = 0;
+        int n = 0;
+        OpRecord op;
+    };
+    mutable AllreduceMemo last_allreduce = {};
     // sum over the estimate's records of (x - x) for their time_us, flops and exposed_us (run_phase): 0 while every
     // one is finite, NaN otherwise (estimate() checks it instead of another pass over the records)
     mutable double records_nonfinite = 0;
