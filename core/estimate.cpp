@@ -53,9 +53,12 @@ A2ABackend resolve_backend(const Scenario& s, Phase ph) {
 std::string concat(std::initializer_list<std::string_view> parts) {
     std::size_t n = 0;
     for (std::string_view p : parts) n += p.size();
-    std::string out;
-    out.reserve(n);
-    for (std::string_view p : parts) out.append(p);
+    std::string out(n, '\0');
+    char* at = out.data();
+    for (std::string_view p : parts) {
+        std::memcpy(at, p.data(), p.size());
+        at += p.size();
+    }
     return out;
 }
 
@@ -229,23 +232,25 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     e.weights_dtype = c.w_attn;
     e.experts_dtype = c.w_exp;
     e.kv_dtype = c.kv;
+    // A warning's text, its parts joined in one allocation (a scenario's warnings are written by every estimate of it)
+    auto warn = [&](std::initializer_list<std::string_view> parts) {
+        if (e.warnings.empty()) e.warnings.reserve(4);  // a few at most: one allocation rather than a doubling
+        e.warnings.push_back(concat(parts));
+    };
     if (want_warnings && s.gpu.tables.empty()) {
-        e.warnings.reserve(4);  // a few at most: one allocation rather than a doubling
-        e.warnings.push_back(c.families[0] ? concat({s.gpu.name, " has no measured kernel tables: efficiencies are borrowed from ",
-                                                     c.families[0], " through the roofline"})
-                                           : concat({s.gpu.name, " has no measured kernel tables: every kernel takes the analytical fallback"}));
+        if (c.families[0])
+            warn({s.gpu.name, " has no measured kernel tables: efficiencies are borrowed from ", c.families[0], " through the roofline"});
+        else
+            warn({s.gpu.name, " has no measured kernel tables: every kernel takes the analytical fallback"});
     }
     const Dtype exp_asked = pick(s.precision.experts, s.precision.weights.is_auto ? m.expert_dtype : s.precision.weights.value);
     if (want_warnings && (exp_asked == Dtype::mxfp4 || exp_asked == Dtype::nvfp4) && !native_fp4(s.gpu, exp_asked)) {
         if (c.w_exp != exp_asked)
-            e.warnings.push_back(concat({"FP4 experts are pre-expanded to ", dtype_name(c.w_exp), " on ", s.gpu.name,
-                                         " (no FP4 tensor cores, precision.fp4_on_hopper = expand): expert memory doubles"}));
-        else {  // (every estimate of such a scenario writes it: one allocation, no temporaries)
-            const std::string_view d = dtype_name(c.w_exp), a = " experts stay packed on ",
-                                   b = " (no FP4 tensor cores) and are dequantised inside the GEMM to BF16 (W4A16)";
-            e.warnings.reserve(4);
-            e.warnings.push_back(concat({d, a, s.gpu.name, b}));
-        }
+            warn({"FP4 experts are pre-expanded to ", dtype_name(c.w_exp), " on ", s.gpu.name,
+                  " (no FP4 tensor cores, precision.fp4_on_hopper = expand): expert memory doubles"});
+        else
+            warn({dtype_name(c.w_exp), " experts stay packed on ", s.gpu.name,
+                  " (no FP4 tensor cores) and are dequantised inside the GEMM to BF16 (W4A16)"});
     }
 
     const bool want_prefill = s.workload.phase != PhaseSel::decode;
@@ -267,12 +272,10 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     // Say when the routed experts are priced by the analytical fallback (their `source` says it per operator).
     // (expert_ops writes every "moe.routed_experts" record and notes an analytical one: c.analytical_experts)
     if (want_warnings && c.analytical_experts) {
-        e.warnings.reserve(4);
         const bool w4a16 = dequantised(s.gpu, c.w_exp);
-        e.warnings.push_back(concat({"routed experts: no measured grouped-GEMM table applies to ", w4a16 ? "W4A16 (" : "",
-                                     dtype_name(w4a16 ? c.w_exp : compute_of(s.gpu, c.w_exp)), w4a16 ? " dequantised)" : "",
-                                     " experts on ", s.gpu.name,
-                                     " (the tables are tensor-core grouped GEMMs on Hopper); analytical fallback"}));
+        warn({"routed experts: no measured grouped-GEMM table applies to ", w4a16 ? "W4A16 (" : "",
+              dtype_name(w4a16 ? c.w_exp : compute_of(s.gpu, c.w_exp)), w4a16 ? " dequantised)" : "", " experts on ",
+              s.gpu.name, " (the tables are tensor-core grouped GEMMs on Hopper); analytical fallback"});
     }
     memory(c, e);
     if (want_warnings && s.runtime.expert_offload.tier == OffloadTier::host && s.gpu.host_memory_bytes > 0 &&
@@ -280,37 +283,22 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
         char buf[200];
         std::snprintf(buf, sizeof buf, "offloaded experts need %.1f GB of host memory per GPU, the hardware has %.1f GB",
                       e.memory.offloaded_experts_bytes / 1e9, s.gpu.host_memory_bytes / 1e9);
-        e.warnings.push_back(buf);
+        warn({buf});
     }
     if (want_warnings && !e.memory.fits) {
         // (sweeps ask for no warnings: this text is built only where it is shown)
         const double needs = e.memory.total_bytes / 1e9, usable = e.memory.usable_bytes / 1e9,
                      short_by = e.memory.shortfall_bytes / 1e9;
-        char buf[160];
         // the same text as the snprintf below, its three numbers written by format_fixed1 where it can
         char n0[24], n1[24], n2[24];
         const std::size_t l0 = format_fixed1(needs, n0), l1 = format_fixed1(usable, n1), l2 = format_fixed1(short_by, n2);
         if (l0 && l1 && l2) {
-            // written into buf (at most 57 + 3 x 17 characters), the string built from it once
-            std::size_t n = 0;
-            auto put = [&](const char* p, std::size_t k) {
-                std::memcpy(buf + n, p, k);
-                n += k;
-            };
-            static constexpr char a[] = "does not fit: needs ", b[] = " GB per GPU, ", d[] = " GB usable (", f[] = " GB short)";
-            put(a, sizeof a - 1);
-            put(n0, l0);
-            put(b, sizeof b - 1);
-            put(n1, l1);
-            put(d, sizeof d - 1);
-            put(n2, l2);
-            put(f, sizeof f - 1);
-            if (e.warnings.empty()) e.warnings.reserve(4);  // a few at most: one allocation rather than a doubling
-            e.warnings.emplace_back(buf, n);
+            warn({"does not fit: needs ", {n0, l0}, " GB per GPU, ", {n1, l1}, " GB usable (", {n2, l2}, " GB short)"});
         } else {
+            char buf[160];
             std::snprintf(buf, sizeof buf, "does not fit: needs %.1f GB per GPU, %.1f GB usable (%.1f GB short)", needs, usable,
                           short_by);
-            e.warnings.push_back(buf);
+            warn({buf});
         }
     }
     if (!all_finite(e, c.records_nonfinite)) {

@@ -1,5 +1,6 @@
 // step.cpp — overlap policies, one layer under them, and one forward step (prefill chunk or decode step).
 // Part of the step model; core/estimate_detail.h lists the files and what each computes.
+#include <charconv>
 #include <cstring>
 
 #include "estimate_detail.h"
@@ -172,6 +173,11 @@ void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABac
     c.ffn_memo_valid = true;
 }
 
+// A record of the phase whose time counts as compute (the provenance shares' records): neither comm nor offload.
+static bool counts_as_compute(const OpRecord& o, Phase ph) {
+    return o.phase == ph && o.bound != Bound::comm && o.bound != Bound::offload;
+}
+
 LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, OverlapKind ov,
                      int n_mb, std::vector<OpRecord>& ops, int group, double count, PhaseSums& sums) {
     LayerTime out;
@@ -229,7 +235,7 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
     auto tally = [&](OpRecord& o) {
         o.group = group;
         o.count = count;
-        if (o.phase == phase && o.bound != Bound::comm && o.bound != Bound::offload) compute_sum += o.time_us * count;
+        if (counts_as_compute(o, phase)) compute_sum += o.time_us * count;
     };
     const bool one_batch = n_mb == 1 && slow == 1.0;  // (x 1 changes nothing: skipped)
     auto fold = [&](OpRecord& o) {
@@ -314,9 +320,9 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     const std::vector<Group>& groups = *kinds;
     double total_us = 0, compute_us = 0, comm_us = 0, exposed_comm_us = 0, offload_us = 0;
     PhaseSums sums;
-    // the same filter as layer_time's, for the records written here
+    // layer_time's sum, for the records written here
     auto add_compute = [&](const OpRecord& o) {
-        if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload) sums.compute_us += o.time_us * o.count;
+        if (counts_as_compute(o, ps.phase)) sums.compute_us += o.time_us * o.count;
     };
     for (size_t gi = 0; gi < groups.size(); ++gi) {
         const Group& g = groups[gi];
@@ -331,23 +337,14 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         const int gidx = int(out.groups.size());
         const LayerTime lt = layer_time(c, ps, g.d, be, masked, ov, n_mb, e.ops, gidx, g.count, sums);
         {
-            // the same text as concatenating the parts, written into a buffer and copied once (one allocation)
+            // the label's parts written into a buffer, then into the group's inline label
             char buf[96];
             std::size_t n = 0;
             auto put = [&](std::string_view t) {
                 std::memcpy(buf + n, t.data(), t.size());
                 n += t.size();
             };
-            auto put_int = [&](int v) {  // std::to_string's digits (v > 0 here)
-                char tmp[12];
-                int k = 0;
-                unsigned u = unsigned(v);
-                do {
-                    tmp[k++] = char('0' + u % 10);
-                    u /= 10;
-                } while (u);
-                while (k) buf[n++] = tmp[--k];
-            };
+            auto put_int = [&](int v) { n = std::size_t(std::to_chars(buf + n, buf + sizeof buf, v).ptr - buf); };
             put(g.d.moe ? "MoE layers" : "dense layers");
             if (g.d.window > 0) put(" (window "), put_int(g.d.window), put(")");
             if (g.d.mixer == Mixer::gated_deltanet) put(" (Gated DeltaNet)");
@@ -441,22 +438,16 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
     // finiteness in the same pass (Ctx::records_nonfinite)
     const double denom = sums.compute_us;
     const std::size_t n_ops = e.ops.size();
-    double z = 0;
-    if (!(denom > 0)) {
-        for (std::size_t i = phase_begin; i < n_ops; ++i) {
-            const OpRecord& o = e.ops[i];
-            z += (o.time_us - o.time_us) + (o.flops - o.flops) + (o.exposed_us - o.exposed_us);
-        }
-    } else {
-        // each source's shares added in record order into its own sum (indexed, not a switch per record: the
-        // sources alternate unpredictably), the same sums as adding to out's fields one by one
-        double share[4] = {0, 0, 0, 0};
-        for (std::size_t i = phase_begin; i < n_ops; ++i) {
-            const OpRecord& o = e.ops[i];
-            z += (o.time_us - o.time_us) + (o.flops - o.flops) + (o.exposed_us - o.exposed_us);
-            if (o.phase == ps.phase && o.bound != Bound::comm && o.bound != Bound::offload)
-                share[source_slot(o.source)] += o.time_us * o.count / denom;
-        }
+    // each source's shares added in record order into its own sum (indexed, not a switch per record: the sources
+    // alternate unpredictably), the same sums as adding to out's fields one by one
+    const bool shares = denom > 0;
+    double z = 0, share[4] = {0, 0, 0, 0};
+    for (std::size_t i = phase_begin; i < n_ops; ++i) {
+        const OpRecord& o = e.ops[i];
+        z += (o.time_us - o.time_us) + (o.flops - o.flops) + (o.exposed_us - o.exposed_us);
+        if (shares && counts_as_compute(o, ps.phase)) share[source_slot(o.source)] += o.time_us * o.count / denom;
+    }
+    if (shares) {
         out.share_measured += share[source_slot(Source::measured)];
         out.share_interpolated += share[source_slot(Source::interpolated)];
         out.share_transferred += share[source_slot(Source::transferred)];
