@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/moe.h"
-#include "core/plan.h"
+#include "core/plan/plan.h"
 
 namespace {
 

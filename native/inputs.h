@@ -14,9 +14,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/catalog.h"
-#include "core/scenario.h"
-#include "core/types.h"
+#include "core/scenario/catalog.h"
+#include "core/scenario/scenario.h"
+#include "core/base/types.h"
 
 namespace cli {
 

@@ -17,17 +17,17 @@
 #include <string>
 #include <vector>
 
-#include "core/codec.h"
-#include "core/columns.h"
-#include "core/estimate.h"
-#include "core/tables.h"
+#include "core/scenario/codec.h"
+#include "core/step/columns.h"
+#include "core/step/estimate.h"
+#include "core/data/tables.h"
 #include "inputs.h"
 #include "output.h"
 #include "parallel.h"
 #include "plan.h"
 #include "report.h"
 #include "sweep.h"
-#include "core/serving.h"
+#include "core/serving/serving.h"
 #include "values.h"
 
 namespace {

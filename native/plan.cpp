@@ -5,9 +5,9 @@
 #include <iostream>
 #include <vector>
 
-#include "core/codec.h"
-#include "core/columns.h"
-#include "core/tables.h"
+#include "core/scenario/codec.h"
+#include "core/step/columns.h"
+#include "core/data/tables.h"
 #include "output.h"
 #include "values.h"
 

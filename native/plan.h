@@ -13,8 +13,8 @@
 #pragma once
 #include <string>
 
-#include "core/catalog.h"
-#include "core/plan.h"
+#include "core/scenario/catalog.h"
+#include "core/plan/plan.h"
 #include "inputs.h"
 #include "parallel.h"
 

@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "core/columns.h"
-#include "core/model_spec.h"
-#include "core/serving.h"
+#include "core/step/columns.h"
+#include "core/scenario/model_spec.h"
+#include "core/serving/serving.h"
 #include "values.h"
 
 namespace cli {

@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-#include "core/catalog.h"
-#include "core/estimate.h"
-#include "core/scenario.h"
+#include "core/scenario/catalog.h"
+#include "core/step/estimate.h"
+#include "core/scenario/scenario.h"
 
 namespace cli {
 

@@ -15,14 +15,14 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/columns.h"
-#include "core/estimate.h"
-#include "core/scenario.h"
-#include "core/tables.h"
+#include "core/step/columns.h"
+#include "core/step/estimate.h"
+#include "core/scenario/scenario.h"
+#include "core/data/tables.h"
 #include "output.h"
 #include "parallel.h"
 #include "values.h"
-#include "core/serving.h"
+#include "core/serving/serving.h"
 
 namespace cli {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "core/catalog.h"
+#include "core/scenario/catalog.h"
 #include "inputs.h"
 #include "parallel.h"
 

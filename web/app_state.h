@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/moe.h"
-#include "core/plan.h"
+#include "core/plan/plan.h"
 #include "sweep.h"
 
 namespace web {

@@ -1,6 +1,6 @@
 // sweep.cpp — sweeps for the charts and the CSV download (see sweep.h).
 #include "sweep.h"
-#include "core/serving.h"
+#include "core/serving/serving.h"
 
 #include <algorithm>
 #include <chrono>

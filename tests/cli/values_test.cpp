@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/columns.h"
+#include "core/step/columns.h"
 #include "native/values.h"
 
 namespace {

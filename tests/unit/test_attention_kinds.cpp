@@ -5,7 +5,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "core/embedded.h"
+#include "core/base/embedded.h"
 
 #include "test_helpers.h"
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <string>
 
-#include "core/estimate_detail.h"
+#include "core/step/estimate_detail.h"
 #include "test_helpers.h"
 
 namespace {

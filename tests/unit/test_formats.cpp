@@ -4,7 +4,7 @@
 // in the comment beside it.
 #include <algorithm>
 
-#include "core/embedded.h"
+#include "core/base/embedded.h"
 #include "test_helpers.h"
 
 using moe::Phase;

@@ -1,7 +1,7 @@
 // The latency model: seed 000 §9.1 unit tests, lazy expert loading, DeepEP calibration, InferSim cross-checks and
 // the measured end-to-end numbers of InferSim's README.
 #include "test_helpers.h"
-#include "core/kernels.h"
+#include "core/data/kernels.h"
 
 using moe::Phase;
 using moe_test::find_op;

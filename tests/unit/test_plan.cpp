@@ -4,7 +4,7 @@
 #include <set>
 #include <tuple>
 
-#include "core/plan.h"
+#include "core/plan/plan.h"
 #include "test_helpers.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <vector>
 
-#include "core/embedded.h"
+#include "core/base/embedded.h"
 #include "test_helpers.h"
 
 using moe::ModelSpec;

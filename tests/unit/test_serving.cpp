@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/serving.h"
+#include "core/serving/serving.h"
 #include "test_helpers.h"
 
 namespace {

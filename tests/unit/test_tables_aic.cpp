@@ -3,7 +3,7 @@
 // AIC = ai-dynamo/aiconfigurator @ 095f58a5, files under shared/anchors/aic/perf/ (line numbers count the header as 1).
 #include <string>
 
-#include "core/kernels.h"
+#include "core/data/kernels.h"
 #include "test_helpers.h"
 
 using moe::Phase;

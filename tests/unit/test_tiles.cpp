@@ -1,7 +1,7 @@
 // Tile and roofline-side models that move a measured kernel to a shape the tables lack: DeepGEMM's tiling for dense
 // GEMMs and the compute/HBM split of an MLA decode table point.
 #include "test_helpers.h"
-#include "core/kernels.h"
+#include "core/data/kernels.h"
 
 using moe::Phase;
 using moe_test::find_op;

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "test_helpers.h"
-#include "core/topology.h"
+#include "core/step/topology.h"
 
 using moe::Phase;
 using moe_test::find_op;

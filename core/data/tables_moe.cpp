@@ -1,0 +1,211 @@
+// tables_moe.cpp — measured routed-expert MoE layers (bench_data/moe/<family>/*.csv, distilled from AIConfigurator's
+// SGLang moe_perf by scripts/distill_aic.py): loading and the latency lookup (Tables::moe_layer, tables.h).
+//
+//   dtype,hidden,inter,topk,experts,tp,ep,tokens,latency_us        (long: one token count per row), or
+//   dtype,hidden,inter,topk,experts,tp,ep,us_at_1,us_at_4,...    (wide: one key per row, a column per token count;
+//   nvfp4,6144,2048,8,256,8,1,41.2,44.9,...                         an empty cell is a count not measured)
+//
+// One latency: one MoE layer's routed experts on one GPU of a moe_tp x ep layout (token permutation, gate/up GEMM,
+// activation, down GEMM, weighted combine), `tokens` entering the layer across the EP group, balanced routing. The
+// distilled tables are wide (the key is written once per series: half the gzip size of the long form).
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "core/data/csv_cells.h"
+#include "core/data/tables.h"
+
+namespace moe {
+
+namespace {
+
+using Key = std::tuple<const FamilyRef*, int, int, int, int, int, int, int>;  // family, dtype, h, i, k, e, tp, ep
+
+Key key_of(const MoeSeries& s) {
+    return {s.ref, int(s.dtype), s.hidden, s.inter, s.top_k, s.experts, s.tp, s.ep};
+}
+
+}  // namespace
+
+bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::string_view text, Issues& errors) {
+    const std::vector<std::string_view> lines = detail::split_lines(text);
+    if (lines.empty() || lines[0].empty()) {
+        errors.push_back({path, "empty file"});
+        return false;
+    }
+    static const char* const kCols[] = {"dtype", "hidden", "inter", "topk", "experts", "tp", "ep", "tokens", "latency_us"};
+    int col[9];
+    // wide form: (column, tokens) of every us_at_<tokens> column
+    std::vector<std::pair<int, double>> wide;
+    {
+        const auto header = detail::split_cells(lines[0]);
+        for (size_t j = 0; j < header.size(); ++j) {
+            const std::string_view h = header[j];
+            double t = 0;
+            if (h.size() > 6 && h.substr(0, 6) == "us_at_") {
+                if (!detail::cell_to_double(h.substr(6), t) || !(t > 0) || t > 1e12) {
+                    errors.push_back({path + ":1", "column '" + std::string(h) + "' does not name a positive token count"});
+                    return false;
+                }
+                wide.push_back({int(j), t});
+            }
+        }
+        detail::find_columns(header, kCols, 9, col);
+        for (int i = 0; i < 9; ++i) {
+            if (col[i] < 0 && !(i >= 7 && !wide.empty())) {
+                errors.push_back({path + ":1", std::string("missing column '") + kCols[i] + "'"});
+                return false;
+            }
+        }
+        if (!wide.empty() && (col[7] >= 0 || col[8] >= 0)) {
+            errors.push_back({path + ":1", "both the long (tokens, latency_us) and the wide (us_at_<tokens>) form"});
+            return false;
+        }
+    }
+    std::map<Key, MoeSeries> series;
+    const size_t errors_before = errors.size();
+    for (size_t i = 1; i < lines.size(); ++i) {
+        if (lines[i].empty()) continue;
+        const auto cells = detail::split_cells(lines[i]);
+        const std::string where = path + ":" + std::to_string(i + 1);
+        auto cell = [&](int c) { return size_t(col[c]) < cells.size() ? cells[size_t(col[c])] : std::string_view(); };
+        MoeSeries s;
+        s.ref = &ref;
+        if (!parse_dtype(cell(0), s.dtype)) {
+            errors.push_back({where, "column 'dtype' is not a known format"});
+            continue;
+        }
+        double v[8];
+        bool ok = true;
+        const int key_cols = wide.empty() ? 9 : 7;
+        for (int c = 1; c < key_cols && ok; ++c) {
+            // shape and layout: whole numbers from 1 to 2^24; tokens and latency: positive and finite
+            const double hi = c < 7 ? 16777216.0 : 1e12;
+            if (!detail::cell_to_double(cell(c), v[c - 1]) || !(v[c - 1] > 0) || v[c - 1] > hi ||
+                (c < 8 && v[c - 1] != std::floor(v[c - 1])) || (c < 7 && v[c - 1] < 1)) {
+                errors.push_back({where, std::string("column '") + kCols[c] + "' is not a positive number in range"});
+                ok = false;
+            }
+        }
+        if (!ok) continue;
+        s.hidden = int(v[0]);
+        s.inter = int(v[1]);
+        s.top_k = int(v[2]);
+        s.experts = int(v[3]);
+        s.tp = int(v[4]);
+        s.ep = int(v[5]);
+        MoeSeries& dst = series.emplace(key_of(s), s).first->second;
+        auto add = [&](double tokens, double us) {
+            if (std::find(dst.tokens.begin(), dst.tokens.end(), tokens) != dst.tokens.end()) {
+                errors.push_back({where, "repeated token count for this key"});
+                return;
+            }
+            dst.tokens.push_back(tokens);
+            dst.us.push_back(us);
+        };
+        if (wide.empty()) {
+            add(v[6], v[7]);
+            continue;
+        }
+        for (const auto& w : wide) {
+            const std::string_view c = size_t(w.first) < cells.size() ? cells[size_t(w.first)] : std::string_view();
+            if (c.empty()) continue;  // not measured at this count
+            double us = 0;
+            if (!detail::cell_to_double(c, us) || !(us > 0) || us > 1e12) {
+                errors.push_back({where, "column " + std::to_string(w.first + 1) + " (" + std::to_string(int64_t(w.second)) +
+                                             " tokens) is not a positive number in range"});
+                break;
+            }
+            add(w.second, us);
+        }
+    }
+    if (errors.size() != errors_before) return false;
+    if (series.empty()) {
+        errors.push_back({path, "no data rows"});
+        return false;
+    }
+    for (auto& entry : series) {
+        const Key& k = entry.first;
+        MoeSeries& s = entry.second;
+        detail::sort_series(s.tokens, {&s.us});
+        s.log_tokens.clear();
+        s.log_us.clear();
+        for (double t : s.tokens) s.log_tokens.push_back(std::log(t));
+        for (double u : s.us) s.log_us.push_back(std::log(u));
+        s.path = path;
+        // a later file with the same key replaces the earlier series
+        auto it = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
+        if (it != moe_.end() && key_of(*it) == k) *it = std::move(s);
+        else moe_.insert(it, std::move(s));
+    }
+    gen_ = next_gen();  // moe_layer's per-thread results are keyed on it
+    return true;
+}
+
+MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int inter, int top_k, int experts, int tp,
+                         int ep, double tokens) const {
+    MoeHit h;
+    const FamilyRef* ref = family_ref(family);
+    if (!ref || moe_.empty() || !(tokens > 0) || !std::isfinite(tokens)) return h;
+    // The hit depends on the series (the table set) and the query alone: the last few are kept per thread (a prefill
+    // chunk's tokens are the same whatever the prompt length; the key search and log-log interpolation are not free).
+    struct Slot {
+        std::uint64_t gen = 0;  // never 0 for a table set: an empty slot
+        const FamilyRef* ref = nullptr;
+        int q[7] = {};
+        double tokens = 0;
+        MoeHit hit;
+    };
+    thread_local Slot cache[4];
+    thread_local unsigned next = 0;
+    const int q[7] = {int(dtype), hidden, inter, top_k, experts, tp, ep};
+    for (const Slot& sl : cache)
+        if (sl.gen == gen_ && sl.ref == ref && sl.tokens == tokens && std::equal(q, q + 7, sl.q)) return sl.hit;
+    Slot& slot = cache[next++ & 3u];
+    slot.gen = gen_;
+    slot.ref = ref;
+    std::copy(q, q + 7, slot.q);
+    slot.tokens = tokens;  // (tokens > 0 and finite: equal values are the same bits)
+    slot.hit = MoeHit{};   // a query without a series, until found below
+    // The series of a key (or none), kept per thread too: a decode step's tokens change with the batch, its key not.
+    struct Pick {
+        std::uint64_t gen = 0;
+        const FamilyRef* ref = nullptr;
+        int q[7] = {};
+        const MoeSeries* series = nullptr;
+    };
+    thread_local Pick picks[4];
+    thread_local unsigned next_pick = 0;
+    const MoeSeries* it = nullptr;
+    bool picked = false;
+    for (const Pick& p : picks)
+        if (p.gen == gen_ && p.ref == ref && std::equal(q, q + 7, p.q)) {
+            it = p.series;
+            picked = true;
+            break;
+        }
+    if (!picked) {
+        const Key k{ref, int(dtype), hidden, inter, top_k, experts, tp, ep};
+        auto found = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
+        it = found == moe_.end() || key_of(*found) != k ? nullptr : &*found;
+        Pick& p = picks[next_pick++ & 3u];
+        p.gen = gen_;
+        p.ref = ref;
+        std::copy(q, q + 7, p.q);
+        p.series = it;
+    }
+    if (!it) return h;
+    bool exact = false;
+    h.found = true;
+    h.table = it->path.c_str();
+    // below the first point the first point's time (a kernel has a floor); past the last its time per token
+    h.latency_us = detail::loglog_at(it->tokens, it->log_tokens, it->us, it->log_us, tokens, exact);
+    h.source = exact ? Source::measured : Source::interpolated;
+    slot.hit = h;
+    return h;
+}
+
+}  // namespace moe

@@ -1,0 +1,201 @@
+// plan.h — the planner (DESIGN §9): the best deployments of one model on a GPU budget under an SLA.
+//
+//   moe::PlanRequest req;  req.gpus = 64;  req.sla.tpot_ms = 30;             // + a --space file, if any:
+//   moe::Issues errs;  moe::plan_space_from_json(space_json, req.space, errs);
+//   std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);   // deterministic order
+//   std::vector<moe::PointResult> res(pts.size());
+//   moe::evaluate_plan_range(base, pts, 0, pts.size(), moe::builtin_tables(), res.data());  // any slices, any threads
+//   moe::PlanSummary sum = moe::summarize_plan(pts, res, req.sla);          // front (best first) + counts by reason
+//   moe::Scenario s = base;  moe::apply_point(s, pts[sum.front[0]]);         // the row's scenario: link, eval
+//   std::string cmd = moe::launch_command(s, pts[sum.front[0]], moe::ServingEngine::sglang);
+//
+// The objective comes from one function, evaluate_point(): the serving layer's TTFT, TPOT and tokens/s when the
+// base scenario turns it on (evaluate()), else the step-level model's (estimate(): prefill TTFT, decode TPOT and
+// tokens/s, memory fit). Pure, no I/O, no threads: the CLI splits evaluate_plan_range() across cores, the page across frames.
+//
+// The space: layouts (tp, dp, ep, pp) whose world tp*dp*pp divides the GPU budget (the rest of the budget runs
+// replicas of it), tp dividing the attention heads, ep dividing tp*dp and the routed experts, experts' TP
+// (tp*dp/ep) dividing their intermediate size; then weight and KV formats the model and GPU allow, MTP draft tokens
+// 0..3 when the model has MTP layers, two-batch overlap and the all-to-all backend (only where ep > 1: they change
+// nothing otherwise), and the decode batch per attention-DP rank, innermost.
+//
+// Serving modes (the serving layer, DESIGN §8; only when the base scenario's serving.mode is not off):
+// aggregated (one layout serves prompts and decoding; concurrency = batch * dp) and disaggregated (a prefill pool
+// and a decode pool, each its own layout: the decode layout is the point's tp/dp/ep/pp, the prefill layout one of a
+// few per prefill-worker size, chosen once per plan by their prompts per second per GPU; prefill:decode worker
+// counts whose GPUs divide the budget). Without the serving layer the step-level model ranks aggregated layouts.
+//
+// PlanSearch runs the same search in slices (the page: a few thousand points per frame, with a progress bar):
+//   moe::PlanSearch search;  search.start(base, req, errs);
+//   while (!search.done()) search.step(2000, tables);      // progress() in [0, 1]
+//   search.summary().front ...                              // the same numbers as evaluate_plan_range
+#pragma once
+#include <nlohmann/json.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/scenario/scenario.h"
+#include "core/data/tables.h"
+#include "core/base/types.h"
+
+namespace moe {
+
+// Inference engines a plan row can be launched with (the scenario's runtime.engine, less `ideal`).
+enum class ServingEngine : std::uint8_t { sglang, vllm, trtllm };
+const char* serving_engine_name(ServingEngine e);
+bool parse_serving_engine(std::string_view text, ServingEngine& out);
+// The scenario's engine (runtime.engine) whose launch commands a plan prints (ideal: SGLang's), and back.
+ServingEngine serving_engine_of(EngineKind k);
+EngineKind engine_kind_of(ServingEngine e);
+
+enum class PlanMode : std::uint8_t { aggregated, disaggregated };
+
+// One point of the search space. Small and trivially copyable: a plan holds one per point.
+struct PlanPoint {
+    int tp = 1, dp = 1, ep = 1, pp = 1;
+    int batch = 1;                 // decode sequences per attention-DP rank (serving: concurrency = batch * dp)
+    int replicas = 1;              // copies of this layout in the budget (gpus / world)
+    std::uint8_t mtp = 0;          // MTP draft tokens
+    DtypeSel weights, kv_cache;    // weights: auto = the checkpoint's formats
+    bool two_batch_overlap = false;
+    A2ABackend a2a = A2ABackend::auto_;
+    PlanMode mode = PlanMode::aggregated;
+    // disaggregated: tp/dp/ep/pp are one decode worker's layout, `batch` its requests per DP rank; the prefill
+    // workers' layout (pipeline 1, one prompt per forward per DP rank) and the two pools' worker counts:
+    std::int16_t prefill_tp = 1, prefill_dp = 1, prefill_ep = 1;
+    std::int16_t prefill_workers = 0, decode_workers = 0;
+    int decode_world() const { return tp * dp * pp; }
+    int prefill_world() const { return prefill_tp * prefill_dp; }
+    // GPUs of one replica (aggregated: the layout; disaggregated: both pools)
+    int world() const {
+        return mode == PlanMode::disaggregated ? prefill_workers * prefill_world() + decode_workers * decode_world()
+                                               : tp * dp * pp;
+    }
+};
+
+// The search space; an empty list means "every value that makes sense" (see the file comment). JSON keys are
+// the field names; `plan_space_to_json` writes the resolved space back.
+struct PlanSpace {
+    std::vector<int> tp, dp, ep, pp;          // pp default: 1
+    std::vector<int> batch;                   // default: 1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512
+    std::vector<int> mtp_draft_tokens;        // default: 0..3 with MTP layers, else 0
+    std::vector<DtypeSel> weights;            // default: the checkpoint's, plus lower formats the GPU computes in
+    std::vector<DtypeSel> kv_cache;           // default: bf16, and fp8 when the GPU has FP8
+    std::vector<int> two_batch_overlap;       // 0/1; default: off, on
+    std::vector<A2ABackend> a2a_backend;      // default per engine: sglang auto + allgather; vllm deepep_low_latency + allgather; trtllm auto
+    std::vector<PlanMode> mode;               // default: aggregated, and disaggregated with the serving layer on
+    std::vector<int> prefill_workers;         // disaggregated: default 1..8
+    std::vector<int> decode_workers;          // disaggregated: default 1..8
+    int min_gpus_per_replica = 1;             // replicas smaller than this are skipped
+    int max_gpus_per_replica = 0;             // 0: the whole budget
+};
+
+// Reads a --space object ({"tp":[1,2,4,8], "batch":[16,32], "weights":["fp8"], ...}); unknown keys and bad values
+// are issues naming "space.KEY". Keys not given keep `space`'s value.
+bool plan_space_from_json(const nlohmann::json& j, PlanSpace& space, Issues& errors);
+nlohmann::json plan_space_to_json(const PlanSpace& space);
+
+struct Sla {
+    double ttft_ms = 0;                       // 0: no limit
+    double tpot_ms = 0;
+    double min_tokens_per_s_per_user = 0;
+};
+
+struct PlanRequest {
+    int gpus = 8;
+    Sla sla;
+    PlanSpace space;
+    ServingEngine engine = ServingEngine::sglang;
+};
+
+// The space with its defaults filled in for this model, GPU and budget.
+PlanSpace resolve_space(const Scenario& base, const PlanRequest& req);
+// Every point of the resolved space, in a fixed order: replica size ascending, then pp, tp, ep, weights, KV, MTP,
+// two-batch overlap, backend, and batch innermost. Layouts the model or engine cannot run are left out (the engine's
+// limits: vLLM's EP is all of tp*dp or none; TensorRT-LLM's attention DP has attention TP 1). Issues: bad budget.
+// Disaggregated points need the prefill layouts chosen first: a few estimate() calls per candidate layout, on
+// `tables`. Issues: bad budget, disaggregated without the serving layer.
+std::vector<PlanPoint> enumerate_plan(const Scenario& base, const PlanRequest& req, Issues& errors,
+                                      const Tables& tables = builtin_tables());
+
+// Sets the point's fields on a scenario (in place: no copies of the model). Phase "both" (TTFT and TPOT). With the
+// serving layer on, serving.mode follows the point (aggregated: concurrency = batch * dp; disaggregated: the pools).
+void apply_point(Scenario& s, const PlanPoint& p);
+
+// The planner's objective for one scenario.
+struct PointResult {
+    double ttft_ms = 0;
+    double tpot_ms = 0;
+    double output_tokens_per_s_per_gpu = 0;
+    double tokens_per_s_per_user = 0;
+    bool fits = false;                        // disaggregated: the decode pool's KV and the prefill worker's forward
+    int gpus = 0;                             // GPUs of one replica
+    bool ok = false;                          // false: `error` says why (invalid scenario)
+    std::string error;
+};
+PointResult evaluate_point(const Scenario& s, const Tables& tables);
+
+// evaluate_point() for points [begin, end) on `base` with each point applied; out[i - begin] for point i.
+void evaluate_plan_range(const Scenario& base, const std::vector<PlanPoint>& points, std::size_t begin,
+                         std::size_t end, const Tables& tables, PointResult* out);
+
+// Why a point is not a candidate (the first reason that applies, in this order).
+enum class Verdict : std::uint8_t { candidate, error, no_fit, ttft, tpot, per_user };
+const char* verdict_name(Verdict v);
+Verdict judge(const PointResult& r, const Sla& sla);
+// "ttft 812.3 ms > 500; tpot 35.1 ms > 30" — every SLA term missed (or the error / the memory shortfall).
+std::string verdict_reason(const PointResult& r, const Sla& sla);
+
+// The Pareto front of (output tokens/s per GPU, tokens/s per user), both maximised, over the points whose
+// `candidate` flag is set: indices, best tokens/s per GPU first. No point of the front is dominated by any
+// candidate; of exactly equal points only the first (lowest index) is kept. O(n log n), deterministic.
+std::vector<std::size_t> pareto_front(const std::vector<double>& per_gpu, const std::vector<double>& per_user,
+                                      const std::vector<bool>& candidate);
+
+struct PlanSummary {
+    std::vector<std::size_t> front;           // indices into the points, best first
+    std::vector<Verdict> verdicts;            // one per point
+    std::size_t counts[6] = {};               // points per Verdict
+};
+PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vector<PointResult>& results, const Sla& sla);
+
+// The plan in slices: enumerate once, evaluate a slice per call, summarise at the end. The results are those of
+// evaluate_plan_range() over the same points (the same function on the same scenarios), whatever the slices.
+class PlanSearch {
+public:
+    // Copies the base and the request, enumerates the space. False (and nothing to do) on issues.
+    bool start(const Scenario& base, const PlanRequest& req, Issues& errors, const Tables& tables = builtin_tables());
+    // Evaluates up to `max_points` more points; returns how many. Summarises when the last one is done.
+    std::size_t step(std::size_t max_points, const Tables& tables);
+    bool started() const { return started_; }
+    bool done() const { return started_ && next_ == points_.size(); }
+    double progress() const { return points_.empty() ? (started_ ? 1.0 : 0.0) : double(next_) / double(points_.size()); }
+    std::size_t evaluated() const { return next_; }
+    const Scenario& base() const { return base_; }
+    const PlanRequest& request() const { return req_; }
+    const std::vector<PlanPoint>& points() const { return points_; }
+    const std::vector<PointResult>& results() const { return results_; }  // the first evaluated() are set
+    const PlanSummary& summary() const { return summary_; }               // after done()
+    Scenario scenario_of(std::size_t i) const;                            // the base with point i applied
+
+private:
+    bool started_ = false;
+    Scenario base_, scratch_;
+    PlanRequest req_;
+    std::vector<PlanPoint> points_;
+    std::vector<PointResult> results_;
+    std::size_t next_ = 0;
+    PlanSummary summary_;
+};
+
+// The command that starts this layout on `engine` (one line; multi-node layouts name the node rank variables).
+// Disaggregated points: the decode workers' command; prefill_launch_command gives the prefill workers' ("" for
+// aggregated points).
+std::string launch_command(const Scenario& s, const PlanPoint& p, ServingEngine engine);
+std::string prefill_launch_command(const Scenario& s, const PlanPoint& p, ServingEngine engine);
+// The HuggingFace repository of the scenario's model (preset ids map to their source; inline configs give their
+// _name_or_path), for launch commands.
+std::string model_repo(const Scenario& s);
+
+}  // namespace moe

@@ -1,0 +1,510 @@
+#include "core/scenario/model_spec.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/base/json_util.h"
+
+namespace moe {
+using namespace detail;
+
+const char* attn_kind_name(AttnKind k) {
+    switch (k) {
+        case AttnKind::mha: return "MHA";
+        case AttnKind::gqa: return "GQA";
+        case AttnKind::mla: return "MLA";
+    }
+    return "?";
+}
+
+const char* mixer_name(Mixer k) {
+    switch (k) {
+        case Mixer::attention: return "attention";
+        case Mixer::gated_deltanet: return "Gated DeltaNet";
+    }
+    return "?";
+}
+
+double ModelSpec::kv_elems_per_token_layer() const {
+    if (attn == AttnKind::mla) return double(kv_lora_rank + qk_rope_head_dim);
+    return 2.0 * num_kv_heads * head_dim;
+}
+
+double ModelSpec::compressed_entry_bytes() const {
+    // nope part in fp8, rope part in bf16 (seed 002 §3: 448 x 1 + 64 x 2 = 576 bytes for head_dim 512)
+    const double rope = qk_rope_head_dim > 0 ? qk_rope_head_dim : 64;
+    return std::max(0.0, head_dim - rope) * 1.0 + rope * 2.0;
+}
+
+std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers) {
+    auto same_kind = [](const LayerDesc& a, const LayerDesc& b) {
+        return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress;
+    };
+    std::vector<ModelSpec::LayerKind> kinds;
+    for (const LayerDesc& l : layers) {
+        auto it = std::find_if(kinds.begin(), kinds.end(), [&](const ModelSpec::LayerKind& k) { return same_kind(k.d, l); });
+        if (it == kinds.end()) kinds.push_back({l, 1});
+        else it->count++;
+    }
+    return kinds;
+}
+
+namespace {
+// KV bytes of one request in one DeepSeek-V4 layer of compression `ratio` (0: its window only), window `win`:
+// the window's uncompressed entries, one compressed entry per `ratio` tokens, and on CSA layers (ratio 4) the
+// indexer's FP4 keys of index_head_dim per compressed entry (seed 002 §3).
+double compressed_layer_bytes(const ModelSpec& m, int ratio, double seq) {
+    const double win = m.compress_window, entry = m.compressed_entry_bytes();
+    if (ratio <= 0) return std::min(win, seq) * entry;
+    const double compressed = std::floor(seq / ratio);
+    const double indexer = ratio == 4 ? compressed * m.index_head_dim * 0.5 : 0.0;
+    return (std::min(win, seq) + compressed) * entry + indexer;
+}
+}  // namespace
+
+double ModelSpec::kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes, double share) const {
+    double total = 0;
+    if (compressed_kv()) {
+        // The main layers' entries of compress_ratios (V4 configs list the MTP layer's after them).
+        for (const LayerDesc& l : layers) total += compressed_layer_bytes(*this, l.compress, seq);
+        return total * share;
+    }
+    const double per_token_layer = attn == AttnKind::mla ? double(kv_lora_rank + qk_rope_head_dim) * kv_bytes
+                                                         : 2.0 * kv_heads_gpu * head_dim * kv_bytes;
+    total = double(num_layers - n_window_layers - n_linear_layers) * seq;  // Gated DeltaNet layers keep no KV
+    for (const auto& [window, count] : window_groups) total += count * std::min(seq, double(window));
+    // DSA: every layer also caches the indexer's key of every token (the window, if any, does not limit it)
+    return (total * per_token_layer + double(num_layers) * seq * dsa_index_bytes_per_token_layer()) * share;
+}
+
+double ModelSpec::mtp_kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes) const {
+    if (mtp_layers <= 0) return 0.0;
+    if (compressed_kv()) return mtp_layers * compressed_layer_bytes(*this, mtp_layer.compress, seq);
+    const double per_token = attn == AttnKind::mla ? double(kv_lora_rank + qk_rope_head_dim) * kv_bytes
+                                                   : 2.0 * kv_heads_gpu * head_dim * kv_bytes;
+    const double tokens = mtp_layer.window > 0 ? std::min(seq, double(mtp_layer.window)) : seq;
+    return mtp_layers * (tokens * per_token + seq * dsa_index_bytes_per_token_layer());
+}
+
+double ModelSpec::linear_state_bytes_per_request(int tp, double share) const {
+    if (n_linear_layers == 0) return 0.0;
+    const double per_gpu = std::max(1, tp);
+    const double v_heads = std::max(1.0, lin_num_v_heads / per_gpu), k_heads = std::max(1.0, lin_num_k_heads / per_gpu);
+    const double recurrent = v_heads * lin_k_head_dim * lin_v_head_dim * dtype_bytes(lin_state_dtype);
+    const double conv_channels = 2.0 * k_heads * lin_k_head_dim + v_heads * lin_v_head_dim;
+    const double conv = std::max(0, lin_conv_kernel - 1) * conv_channels * dtype_bytes(dtype);
+    return n_linear_layers * (recurrent + conv) * share;
+}
+
+double ModelSpec::linear_attn_params() const {
+    const double h = hidden, Hv = lin_num_v_heads;
+    const double in_proj = h * (2.0 * lin_key_dim() + 2.0 * lin_value_dim()) + h * 2.0 * Hv;  // q,k,v,z and b,a
+    const double conv = lin_conv_dim() * lin_conv_kernel;                                       // depthwise, no bias
+    const double per_head = 2.0 * Hv + lin_v_head_dim;  // A_log and dt_bias per v head, the gated norm's weight
+    return in_proj + conv + per_head + lin_value_dim() * h;  // + out_proj
+}
+
+double ModelSpec::attn_params() const {
+    const double h = hidden, H = num_heads;
+    // DSA lightning indexer on every layer (DeepSeek-V3.2, GLM-5): wq_b from the q latent, wk and its LayerNorm,
+    // and the per-head weights projection. DeepSeek-V4 keeps its indexer on the CSA layers only (in the totals).
+    double indexer = 0;
+    if (index_n_heads > 0 && !compressed_kv() && q_lora_rank > 0)
+        indexer = double(q_lora_rank) * index_n_heads * index_head_dim + h * index_head_dim + 2.0 * index_head_dim +
+                  h * index_n_heads;
+    if (o_lora_rank > 0) {
+        // DeepSeek-V4: wq_a + q norm + wq_b, one shared KV head (wkv + norm), per-head attention sinks, and the
+        // output in o_groups groups: wo_a maps each group's heads to o_lora_rank, wo_b all groups to hidden.
+        const double d = head_dim;
+        const double q = q_lora_rank > 0 ? h * q_lora_rank + q_lora_rank + double(q_lora_rank) * H * d : h * H * d;
+        return q + h * d + d + H + H * d * o_lora_rank + double(o_groups) * o_lora_rank * h;
+    }
+    if (attn == AttnKind::mla) {
+        const double qk = qk_nope_head_dim + qk_rope_head_dim;
+        double q = q_lora_rank > 0 ? h * q_lora_rank + double(q_lora_rank) * H * qk + q_lora_rank : h * H * qk;
+        double kv_a = h * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank;
+        double kv_b = double(kv_lora_rank) * H * (qk_nope_head_dim + v_head_dim);
+        double o = H * v_head_dim * h;
+        return q + kv_a + kv_b + o + indexer;
+    }
+    const double d = head_dim, Hkv = num_kv_heads;
+    double p = h * H * d * (attn_output_gate ? 2.0 : 1.0) + 2.0 * h * Hkv * d + H * d * h;
+    if (qkv_bias) p += H * d + 2.0 * Hkv * d;
+    return p;
+}
+
+namespace {
+
+// Reads quantization_config into the dtypes of linear weights and of routed experts.
+void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, Issues& errors) {
+    m.weight_dtype = m.dtype;
+    m.expert_dtype = m.dtype;
+    auto it = cfg.find("quantization_config");
+    if (it == cfg.end() || it->is_null()) return;
+    if (!it->is_object()) {
+        errors.push_back({path + ".quantization_config", "must be an object"});
+        return;
+    }
+    const json& q = *it;
+    std::string method = read_str(q, "quant_method");
+    std::transform(method.begin(), method.end(), method.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    auto not_converted = [&](const char* needle) {
+        for (const char* key : {"modules_to_not_convert", "ignore", "ignored_layers"}) {
+            auto l = q.find(key);
+            if (l == q.end() || !l->is_array()) continue;
+            for (const json& e : *l) {
+                if (!e.is_string()) continue;
+                const std::string& name = e.get_ref<const std::string&>();
+                // a multimodal checkpoint's vision tower says nothing about the language model's layers (Llama 4)
+                if (name.find("vision") != std::string::npos || name.find("visual") != std::string::npos) continue;
+                if (name.find(needle) != std::string::npos) return true;
+            }
+        }
+        return false;
+    };
+    if (method == "fp8" || method == "fbgemm_fp8") {
+        m.weight_dtype = m.expert_dtype = Dtype::fp8;
+    } else if (method == "mxfp4") {
+        m.expert_dtype = Dtype::mxfp4;
+        m.weight_dtype = not_converted("self_attn") ? m.dtype : Dtype::mxfp4;
+    } else if (method == "modelopt" || method == "modelopt_fp4") {
+        std::string algo = read_str(q, "quant_algo");
+        if (algo.empty()) {
+            auto qq = q.find("quantization");
+            if (qq != q.end() && qq->is_object()) algo = read_str(*qq, "quant_algo");
+        }
+        Dtype d = (algo == "FP8") ? Dtype::fp8 : Dtype::nvfp4;
+        m.expert_dtype = d;
+        m.weight_dtype = not_converted("self_attn") ? m.dtype : d;
+    } else if (method == "gptq" || method == "awq" || method == "auto-round" || method == "bitsandbytes") {
+        int bits = read_int(q, "bits", path + ".quantization_config", errors, 4, false, 1, 16);
+        Dtype d = bits <= 4 ? Dtype::int4 : Dtype::fp8;
+        m.weight_dtype = m.expert_dtype = d;
+    } else if (method == "compressed-tensors") {
+        std::string format = read_str(q, "format");
+        Dtype d = m.dtype;
+        auto groups = q.find("config_groups");
+        if (groups != q.end() && groups->is_object()) {
+            for (const json& g : *groups) {
+                if (!g.is_object()) continue;
+                auto w = g.find("weights");
+                if (w == g.end() || !w->is_object()) continue;
+                int bits = w->value("num_bits", 16);
+                std::string type = read_str(*w, "type", "int");
+                if (bits == 8) d = Dtype::fp8;
+                else if (bits == 4) d = (format.find("nvfp4") != std::string::npos) ? Dtype::nvfp4
+                                       : (type == "float" ? Dtype::mxfp4 : Dtype::int4);
+            }
+        }
+        // The ignore list keeps modules unquantised: Kimi-K2.5 (moonshotai/Kimi-K2.5 config.json) quantises only
+        // the routed experts to int4 and lists self_attn, shared_experts and the dense mlp projections there.
+        m.expert_dtype = d;
+        m.weight_dtype = not_converted("self_attn") ? m.dtype : d;
+    } else if (!method.empty()) {
+        errors.push_back({path + ".quantization_config.quant_method", "unknown method '" + shown_text(method) + "'"});
+    }
+}
+
+}  // namespace
+
+ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& errors) {
+    ModelSpec m;
+    if (!root.is_object()) {
+        errors.push_back({path_in, "must be a HuggingFace config.json object"});
+        return m;
+    }
+    // Multimodal configs nest the language model under text_config (Llama 4, Qwen3.5, Gemma 3).
+    const json* cfgp = &root;
+    std::string path = path_in;
+    if (!has(root, "hidden_size") && root.contains("text_config") && root["text_config"].is_object()) {
+        cfgp = &root["text_config"];
+        path = path_in + ".text_config";
+    }
+    const json& c = *cfgp;
+    const size_t errors_before = errors.size();
+
+    m.model_type = read_str(c, "model_type", read_str(root, "model_type"));
+    m.name = m.model_type;
+    std::string dtype_text = read_str(c, "torch_dtype", read_str(c, "dtype", read_str(root, "torch_dtype", "bfloat16")));
+    if (!parse_dtype(dtype_text, m.dtype)) m.dtype = Dtype::bf16;
+    if (m.dtype == Dtype::fp32) m.dtype = Dtype::bf16;  // served in 16-bit
+
+    constexpr int kMaxDim = 1 << 20, kMaxLayers = 4096;
+    m.hidden = read_int(c, "hidden_size", path, errors, 0, true, 1, kMaxDim);
+    m.num_layers = read_int(c, "num_hidden_layers", path, errors, 0, true, 1, kMaxLayers);
+    m.num_heads = read_int(c, "num_attention_heads", path, errors, 0, true, 1, 65536);
+    m.num_kv_heads = read_int(c, "num_key_value_heads", path, errors, m.num_heads, false, 1, 65536);
+    m.vocab = read_int(c, "vocab_size", path, errors, 0, true, 1, 1 << 27);
+    m.tie_embeddings = read_bool(c, "tie_word_embeddings", read_bool(root, "tie_word_embeddings", false));
+    m.qkv_bias = read_bool(c, "attention_bias", false) || read_bool(c, "qkv_bias", false) ||
+                 m.model_type.rfind("qwen2", 0) == 0;
+    const char* mtp_key = has(c, "mtp_num_hidden_layers") ? "mtp_num_hidden_layers"                       // Qwen3.5
+                          : has(c, "num_mtp_modules") && read_bool(c, "use_mtp", false) ? "num_mtp_modules"  // MiniMax-M2
+                                                                                       : "num_nextn_predict_layers";
+    m.mtp_layers = read_int(c, mtp_key, path, errors, 0, false, 0, 16);
+    m.hc_mult = read_int(c, "hc_mult", path, errors, 1, false, 1, 64);
+    if (m.num_heads > 0 && m.num_kv_heads > m.num_heads)
+        errors.push_back({path + ".num_key_value_heads", "exceeds num_attention_heads"});
+    else if (m.num_kv_heads > 0 && m.num_heads % m.num_kv_heads != 0)
+        errors.push_back({path + ".num_key_value_heads", std::to_string(m.num_kv_heads) + " does not divide " +
+                                                             std::to_string(m.num_heads) + " attention heads"});
+
+    // Attention kind
+    m.kv_lora_rank = read_int(c, "kv_lora_rank", path, errors, 0, false, 0, kMaxDim);
+    if (m.kv_lora_rank > 0) {
+        m.attn = AttnKind::mla;
+        m.q_lora_rank = read_int(c, "q_lora_rank", path, errors, 0, false, 0, kMaxDim);
+        m.qk_nope_head_dim = read_int(c, "qk_nope_head_dim", path, errors, 128, false, 1, 65536);
+        m.qk_rope_head_dim = read_int(c, "qk_rope_head_dim", path, errors, 64, false, 0, 65536);
+        m.v_head_dim = read_int(c, "v_head_dim", path, errors, 128, false, 1, 65536);
+        m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
+    } else {
+        m.attn = (m.num_kv_heads == m.num_heads) ? AttnKind::mha : AttnKind::gqa;
+        int fallback = (m.num_heads > 0 && m.hidden > 0) ? m.hidden / m.num_heads : 0;
+        m.head_dim = read_int(c, "head_dim", path, errors, fallback, false, 1, 65536);
+        if (m.head_dim <= 0 && errors.size() == errors_before)
+            errors.push_back({path + ".head_dim", "cannot be derived: hidden_size smaller than num_attention_heads"});
+    }
+    // DeepSeek-V4's grouped low-rank output and q latent; the DSA indexer (V3.2, GLM-5, V4).
+    m.o_lora_rank = read_int(c, "o_lora_rank", path, errors, 0, false, 0, kMaxDim);
+    if (m.o_lora_rank > 0) {
+        m.q_lora_rank = read_int(c, "q_lora_rank", path, errors, 0, false, 0, kMaxDim);
+        m.o_groups = read_int(c, "o_groups", path, errors, 1, false, 1, 65536);
+        if (m.num_heads % m.o_groups != 0)
+            errors.push_back({path + ".o_groups", std::to_string(m.o_groups) + " does not divide " +
+                                                      std::to_string(m.num_heads) + " attention heads"});
+    }
+    m.index_n_heads = read_int(c, "index_n_heads", path, errors, 0, false, 0, 65536);
+    if (m.index_n_heads > 0) {
+        m.index_head_dim = read_int(c, "index_head_dim", path, errors, 128, false, 1, 65536);
+        m.index_topk = read_int(c, "index_topk", path, errors, 2048, false, 1, 1 << 30);
+    }
+    m.attn_output_gate = read_bool(c, "attn_output_gate", m.model_type.rfind("qwen3_next", 0) == 0);
+    // The widest attention projection (heads x head width) is a GEMM dimension the estimator keeps in an int.
+    const double attn_width = double(m.num_heads) * (m.attn == AttnKind::mla ? std::max(m.head_dim, m.qk_nope_head_dim + m.v_head_dim)
+                                                                             : m.head_dim);
+    if (attn_width > double(1 << 24))
+        errors.push_back({path + ".num_attention_heads", fmt_num(attn_width) + " attention width (heads x head dim) exceeds 16777216"});
+
+    // FFN / experts (every spelling seen in the wild)
+    m.intermediate = read_int(c, "intermediate_size", path, errors, 0, false, 0, kMaxDim);
+    int experts = 0;
+    for (const char* key : {"n_routed_experts", "num_routed_experts", "num_experts", "num_local_experts"})
+        if (has(c, key)) { experts = read_int(c, key, path, errors, 0, false, 0, 1 << 16); break; }
+    m.num_experts = experts;
+    const bool llama4 = m.model_type.rfind("llama4", 0) == 0;
+    if (m.num_experts > 0) {
+        m.n_group = read_int(c, "n_group", path, errors, 1, false, 1, m.num_experts);
+        m.topk_group = read_int(c, "topk_group", path, errors, m.n_group, false, 1, m.n_group);
+        if (m.n_group > 0 && m.num_experts % m.n_group != 0)
+            errors.push_back({path + ".n_group", std::to_string(m.n_group) + " does not divide " + std::to_string(m.num_experts) + " experts"});
+        const char* topk_key = has(c, "experts_per_token") && !has(c, "num_experts_per_tok") ? "experts_per_token" : "num_experts_per_tok";
+        m.top_k = read_int(c, topk_key, path, errors, 0, true, 1, m.num_experts);
+        if (llama4) {
+            // Llama 4: routed and shared experts use intermediate_size; dense layers use intermediate_size_mlp.
+            m.moe_intermediate = m.intermediate;
+            m.shared_intermediate = m.intermediate;
+            m.intermediate = read_int(c, "intermediate_size_mlp", path, errors, m.intermediate, false, 0, kMaxDim);
+        } else {
+            m.moe_intermediate = read_int(c, "moe_intermediate_size", path, errors, m.intermediate, false, 1, kMaxDim);
+            if (m.moe_intermediate <= 0 && errors.size() == errors_before)
+                errors.push_back({path + ".moe_intermediate_size", "is required for an MoE model"});
+            int n_shared = 0;
+            for (const char* key : {"n_shared_experts", "num_shared_experts"})
+                if (has(c, key)) { n_shared = read_int(c, key, path, errors, 0, false, 0, 1024); break; }
+            int shared_inter = read_int(c, "shared_expert_intermediate_size", path, errors, 0, false, 0, kMaxDim);
+            if (shared_inter > 0) {
+                m.shared_intermediate = shared_inter * std::max(1, n_shared);
+                m.shared_gate = true;
+            } else {
+                m.shared_intermediate = n_shared * m.moe_intermediate;
+            }
+        }
+    } else if (m.intermediate <= 0 && errors.size() == errors_before) {
+        errors.push_back({path + ".intermediate_size", "is required"});
+    }
+
+    // Which layers are MoE: first_k_dense_replace, moe_layer_freq, decoder_sparse_step, mlp_only_layers,
+    // interleave_moe_layer_step (Llama 4).
+    if (errors.size() != errors_before) return m;
+    m.layers.assign(size_t(m.num_layers), LayerDesc{});
+    if (m.is_moe()) {
+        int first_dense = read_int(c, "first_k_dense_replace", path, errors, 0, false, 0, m.num_layers);
+        int freq = 1;
+        if (has(c, "moe_layer_freq")) freq = read_int(c, "moe_layer_freq", path, errors, 1, false, 1, m.num_layers);
+        else if (has(c, "decoder_sparse_step")) freq = read_int(c, "decoder_sparse_step", path, errors, 1, false, 1, m.num_layers);
+        else if (has(c, "interleave_moe_layer_step")) freq = read_int(c, "interleave_moe_layer_step", path, errors, 1, false, 1, m.num_layers);
+        const bool qwen_style = has(c, "decoder_sparse_step") && !has(c, "moe_layer_freq");
+        for (int i = 0; i < m.num_layers; ++i) {
+            bool moe;
+            if (qwen_style) moe = (i + 1) % freq == 0;               // Qwen2/3-MoE: (layer_idx + 1) % step == 0
+            else if (llama4) moe = (i + 1) % freq == 0;              // Llama 4: interleave step
+            else moe = i >= first_dense && (i - first_dense) % freq == 0;  // DeepSeek: after the first k, every freq-th
+            m.layers[size_t(i)].moe = moe;
+        }
+        auto only = c.find("mlp_only_layers");
+        if (only != c.end() && only->is_array()) {
+            for (const json& v : *only) {
+                if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() >= m.num_layers) {
+                    errors.push_back({path + ".mlp_only_layers", "entries must be layer indices in [0, num_hidden_layers)"});
+                    break;
+                }
+                m.layers[size_t(v.get<int>())].moe = false;
+            }
+        }
+    }
+
+    // Sliding windows: layer_types ("sliding_attention"), use_sliding_window + max_window_layers (Qwen2),
+    // Llama 4 chunked attention on the RoPE layers (every 4th layer is global).
+    int window = 0;
+    if (has(c, "sliding_window")) window = read_int(c, "sliding_window", path, errors, 0, false, 0, 1 << 30);
+    auto types = c.find("layer_types");
+    auto layer_type_is = [&](size_t i, const char* kind) {
+        return (*types)[i].is_string() && (*types)[i].get<std::string>() == kind;
+    };
+    // Gated DeltaNet layers: layer_types "linear_attention" (Qwen3.5), else every layer but each
+    // full_attention_interval-th (Qwen3-Next: layer i is full attention when (i + 1) % interval == 0).
+    bool any_linear = false;
+    if (types != c.end() && types->is_array())
+        for (size_t i = 0; i < types->size(); ++i) any_linear = any_linear || layer_type_is(i, "linear_attention");
+    const bool gdn_family = m.model_type.rfind("qwen3_next", 0) == 0 || m.model_type.rfind("qwen3_5", 0) == 0 ||
+                            has(c, "linear_num_value_heads");
+    const bool interval_linear = !any_linear && gdn_family && has(c, "full_attention_interval");
+    if ((types != c.end() && types->is_array() && (window > 0 || any_linear)) &&
+        types->size() != size_t(m.num_layers)) {
+        errors.push_back({path + ".layer_types", "has " + std::to_string(types->size()) + " entries for " +
+                                                      std::to_string(m.num_layers) + " layers"});
+        any_linear = false;
+    }
+    if (any_linear || interval_linear) {
+        const int interval = interval_linear ? read_int(c, "full_attention_interval", path, errors, 4, false, 1, m.num_layers) : 0;
+        for (int i = 0; i < m.num_layers; ++i)
+            if (interval_linear ? (i + 1) % interval != 0 : layer_type_is(size_t(i), "linear_attention"))
+                m.layers[size_t(i)].mixer = Mixer::gated_deltanet;
+        // Hugging Face's defaults (Qwen3NextConfig) where a key is absent.
+        m.lin_num_k_heads = read_int(c, "linear_num_key_heads", path, errors, 16, false, 1, 65536);
+        m.lin_num_v_heads = read_int(c, "linear_num_value_heads", path, errors, 32, false, 1, 65536);
+        m.lin_k_head_dim = read_int(c, "linear_key_head_dim", path, errors, 128, false, 1, 65536);
+        m.lin_v_head_dim = read_int(c, "linear_value_head_dim", path, errors, 128, false, 1, 65536);
+        m.lin_conv_kernel = read_int(c, "linear_conv_kernel_dim", path, errors, 4, false, 1, 1024);
+        if (m.lin_num_v_heads % m.lin_num_k_heads != 0)
+            errors.push_back({path + ".linear_num_value_heads", std::to_string(m.lin_num_v_heads) + " is not a multiple of " +
+                                                                     std::to_string(m.lin_num_k_heads) + " linear_num_key_heads"});
+        const std::string state = read_str(c, "mamba_ssm_dtype", "float32");
+        if (!parse_dtype(state, m.lin_state_dtype) || (m.lin_state_dtype != Dtype::fp32 && m.lin_state_dtype != Dtype::bf16 &&
+                                                       m.lin_state_dtype != Dtype::fp16))
+            errors.push_back({path + ".mamba_ssm_dtype", "must be float32, bfloat16 or float16, not '" + shown_text(state) + "'"});
+    }
+    if (types != c.end() && types->is_array() && window > 0 && types->size() == size_t(m.num_layers)) {
+        for (size_t i = 0; i < types->size(); ++i)
+            if (layer_type_is(i, "sliding_attention")) m.layers[i].window = window;
+    } else if (types != c.end() && types->is_array() && window > 0) {
+        // size mismatch reported above
+    } else if (window > 0 && has(c, "use_sliding_window")) {
+        if (read_bool(c, "use_sliding_window", false)) {
+            int max_window_layers = read_int(c, "max_window_layers", path, errors, m.num_layers, false, 0, 1 << 20);
+            for (int i = max_window_layers; i < m.num_layers; ++i) m.layers[size_t(i)].window = window;
+        }
+    } else if (window > 0 && m.model_type != "qwen3" && m.model_type != "qwen3_moe") {
+        for (LayerDesc& l : m.layers) l.window = window;  // Mistral-style: every layer
+    }
+    if (llama4) {
+        int chunk = read_int(c, "attention_chunk_size", path, errors, 0, false, 0, 1 << 30);
+        if (chunk > 0)
+            for (int i = 0; i < m.num_layers; ++i)
+                if ((i + 1) % 4 != 0) m.layers[size_t(i)].window = chunk;
+    }
+
+    auto ratios = c.find("compress_ratios");
+    if (ratios != c.end() && ratios->is_array()) {
+        for (const json& r : *ratios) {
+            if (!r.is_number_integer() || r.get<long long>() < 0 || r.get<long long>() > (1 << 20)) {
+                errors.push_back({path + ".compress_ratios", "entries must be whole numbers >= 0"});
+                m.compress_ratios.clear();
+                break;
+            }
+            m.compress_ratios.push_back(r.get<int>());
+        }
+        m.compress_window = read_int(c, "window_size", path, errors, window > 0 ? window : 128, false, 1, 1 << 24);
+        m.index_head_dim = read_int(c, "index_head_dim", path, errors, 128, false, 0, 65536);
+        if (m.index_topk <= 0) m.index_topk = read_int(c, "index_topk", path, errors, 2048, false, 1, 1 << 30);
+        // Each layer: its window of uncompressed tokens plus its compressed entries. A list shorter than the layers
+        // leaves the rest window-only; entries past the layers belong to the MTP modules.
+        for (int i = 0; i < m.num_layers; ++i) {
+            m.layers[size_t(i)].window = m.compress_window;
+            m.layers[size_t(i)].compress = size_t(i) < m.compress_ratios.size() ? m.compress_ratios[size_t(i)] : 0;
+        }
+        m.mtp_layer.window = m.compress_window;
+        m.mtp_layer.compress = m.compress_ratios.size() > size_t(m.num_layers) ? m.compress_ratios[size_t(m.num_layers)] : 0;
+    }
+
+    // quantization_config sits beside text_config in multimodal checkpoints (Llama 4).
+    read_quantization(has(c, "quantization_config") ? c : root, m, has(c, "quantization_config") ? path : path_in, errors);
+    // DeepSeek-V4 names its routed experts' format beside quantization_config ("expert_dtype": "fp4": FP4 e2m1
+    // with a UE8M0 scale per 32, i.e. MXFP4).
+    if (m.is_moe() && has(c, "expert_dtype")) {
+        const std::string e = read_str(c, "expert_dtype");
+        Dtype d{};
+        if (e == "fp4") m.expert_dtype = Dtype::mxfp4;
+        else if (parse_dtype(e, d)) m.expert_dtype = d;
+        else errors.push_back({path + ".expert_dtype", "unknown format '" + shown_text(e) + "'"});
+    }
+    if (!m.is_moe()) m.expert_dtype = m.weight_dtype;
+
+    for (LayerDesc& l : m.layers)
+        if (l.mixer == Mixer::gated_deltanet) l.window = 0;  // a recurrent state has no window
+
+    m.layer_kinds = layer_kinds_of(m.layers);
+    for (const LayerDesc& l : m.layers) {
+        (l.moe ? m.n_moe_layers : m.n_dense_layers) += 1;
+        if (l.mixer == Mixer::gated_deltanet) m.n_linear_layers += 1;
+        if (l.window > 0) {
+            m.n_window_layers += 1;
+            auto it = std::find_if(m.window_groups.begin(), m.window_groups.end(), [&](const auto& g) { return g.first == l.window; });
+            if (it == m.window_groups.end()) m.window_groups.push_back({l.window, 1});
+            else it->second += 1;
+        }
+    }
+
+    // Parameter counts (norms included; rotary/bias-free where the config says so)
+    const double h = m.hidden;
+    const double embed = double(m.vocab) * h;
+    const double head = m.tie_embeddings ? 0.0 : embed;
+    const double norms = 2.0 * h;
+    const double attn = m.attn_params();
+    const double lin_attn = m.n_linear_layers > 0 ? m.linear_attn_params() : 0.0;
+    const double dense_layer = attn + m.dense_ffn_params() + norms;
+    const double moe_layer_total = attn + m.num_experts * m.expert_params() + m.shared_params() + m.router_params() + norms;
+    const double moe_layer_active = attn + m.top_k * m.expert_params() + m.shared_params() + m.router_params() + norms;
+    // Hyper-connections (DeepSeek-V4, seed 002 §2): before the attention and the FFN, a map from hc_mult*h to
+    // (2 + hc_mult) * hc_mult mixing weights.
+    const double hc = m.hc_mult > 1 ? 2.0 * (2.0 + m.hc_mult) * m.hc_mult * (double(m.hc_mult) * h) : 0.0;
+    // DeepSeek-V4 compressed layers: a KV compressor (wkv and wgate to coff * head_dim, coff = 2 where the windows
+    // overlap at ratio 4, a positional bias per slot, a norm); CSA layers (ratio 4) add the indexer (wq_b from the q
+    // latent, the weights projection, and a compressor of its own at index_head_dim).
+    auto compressor = [&](int ratio, double dim) {
+        const double coff = ratio == 4 ? 2.0 : 1.0;
+        return 2.0 * h * coff * dim + ratio * coff * dim + dim;
+    };
+    double compress_extra = 0;
+    for (int r : m.compress_ratios) {
+        if (r <= 0) continue;
+        compress_extra += compressor(r, m.head_dim);
+        if (r == 4 && m.index_n_heads > 0)
+            compress_extra += double(m.q_lora_rank) * m.index_n_heads * m.index_head_dim + h * m.index_n_heads +
+                              compressor(r, m.index_head_dim);
+    }
+    // A Gated DeltaNet layer swaps its attention parameters for the linear-attention ones.
+    const double mixer_swap = m.n_linear_layers * (lin_attn - attn);
+    const double extra = mixer_swap + m.num_layers * hc + compress_extra;
+    m.total_params = embed + head + h + m.n_dense_layers * dense_layer + m.n_moe_layers * moe_layer_total + extra;
+    m.active_params = embed + (m.tie_embeddings ? 0.0 : head) + h + m.n_dense_layers * dense_layer +
+                      m.n_moe_layers * moe_layer_active + extra;
+    m.active_compute_params = m.tie_embeddings ? m.active_params : m.active_params - embed;
+    // An MTP module: one extra decoder layer (MoE when the model is) plus the eh_proj (2h x h) and two norms.
+    const double mtp_layer = (m.is_moe() ? moe_layer_total : dense_layer) + 2.0 * h * h + 2.0 * h;
+    m.mtp_params = m.mtp_layers * mtp_layer;
+    return m;
+}
+
+}  // namespace moe

@@ -1,0 +1,163 @@
+// model_spec.h — a model as the roofline needs it, parsed from any HuggingFace config.json.
+//
+//   moe::Issues errs;
+//   moe::ModelSpec m = moe::parse_hf_config(json, "model", errs);   // errs names fields like "model.hidden_size"
+//   m.total_params, m.active_params, m.layers (per-layer kind)
+//
+// Accepted spellings: num_experts / num_local_experts / n_routed_experts / num_routed_experts; num_experts_per_tok;
+// moe_intermediate_size; n_shared_experts / num_shared_experts / shared_expert_intermediate_size;
+// first_k_dense_replace, moe_layer_freq, decoder_sparse_step, mlp_only_layers, interleave_moe_layer_step;
+// MLA (q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim); head_dim; sliding_window with
+// layer_types / use_sliding_window / max_window_layers; tie_word_embeddings; quantization_config; text_config nesting;
+// Gated DeltaNet linear attention (Qwen3-Next, Qwen3.5: layer_types "linear_attention" or full_attention_interval,
+// linear_num_key_heads / linear_num_value_heads / linear_key_head_dim / linear_value_head_dim / linear_conv_kernel_dim,
+// mamba_ssm_dtype) and the output gate of their full-attention layers (attn_output_gate); the DSA indexer
+// (index_n_heads, index_head_dim: DeepSeek-V3.2, GLM-5, DeepSeek-V4); DeepSeek-V4's grouped low-rank output
+// (o_lora_rank, o_groups), hyper-connections (hc_mult) and FP4 experts (expert_dtype).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/base/types.h"
+
+namespace moe {
+
+enum class AttnKind : std::uint8_t { mha, gqa, mla };
+const char* attn_kind_name(AttnKind k);
+
+// What mixes tokens in a layer: softmax attention (MHA / GQA / MLA, maybe windowed) or Gated DeltaNet linear
+// attention (a fixed-size recurrent state per request instead of a KV cache).
+enum class Mixer : std::uint8_t { attention, gated_deltanet };
+const char* mixer_name(Mixer k);
+
+struct LayerDesc {
+    bool moe = false;   // routed-expert FFN (else dense FFN)
+    int window = 0;     // sliding-window / chunked attention length in tokens; 0 = full attention
+    Mixer mixer = Mixer::attention;
+    // DeepSeek-V4 compressed attention (compress_ratios): besides its `window` of uncompressed tokens, the layer
+    // attends to compressed entries, one per `compress` tokens: 4 = CSA (the indexer picks index_topk of them),
+    // larger = HCA (all of them); 0 = no compressed part (a V4 SWA layer, or any other model's layer).
+    int compress = 0;
+};
+
+struct ModelSpec {
+    std::string name;           // display name (preset id or config's model_type)
+    std::string model_type;     // HF model_type
+    int num_layers = 0;
+    int hidden = 0;
+    int num_heads = 0;
+    int num_kv_heads = 0;
+    int head_dim = 0;           // q/k/v head dim for MHA/GQA
+    int vocab = 0;
+    bool tie_embeddings = false;
+    bool qkv_bias = false;
+    AttnKind attn = AttnKind::gqa;
+    // MLA (DeepSeek-V2/V3, Kimi-K2)
+    int q_lora_rank = 0;        // 0: q projected directly
+    int kv_lora_rank = 0;
+    int qk_nope_head_dim = 0;
+    int qk_rope_head_dim = 0;
+    int v_head_dim = 0;
+    // FFN
+    int intermediate = 0;       // dense FFN intermediate (dense layers)
+    int num_experts = 0;        // routed experts (0 = dense model)
+    int top_k = 0;
+    int n_group = 1;            // expert groups for node-limited routing (DeepSeek: 8)
+    int topk_group = 1;         // groups a token may use (DeepSeek: 4); 1 group = unconstrained when n_group = 1
+    int moe_intermediate = 0;   // per routed expert
+    int shared_intermediate = 0;  // total intermediate of the shared expert(s) (n_shared * moe_inter, or explicit)
+    bool shared_gate = false;   // Qwen2-MoE style sigmoid gate on the shared expert
+    int mtp_layers = 0;         // num_nextn_predict_layers
+    int hc_mult = 1;            // hyper-connections: residual streams kept per token (seed 002 §4)
+    std::vector<LayerDesc> layers;  // one per hidden layer
+    // The distinct kinds of `layers` (MoE or dense, window, mixer, compression) in order of first appearance, with how
+    // many layers each has: the step model times one layer per kind (set with the layers; step.cpp).
+    struct LayerKind {
+        LayerDesc d;
+        int count = 0;
+    };
+    std::vector<LayerKind> layer_kinds;
+    // Compressed sparse attention (seed 002 §3, DeepSeek-V4 style): per-layer compression ratio (0 = sliding window
+    // only, 4 = CSA with an indexer, else HCA), the uncompressed local window and the indexer head dim.
+    std::vector<int> compress_ratios;
+    int compress_window = 0;
+    int index_head_dim = 0;
+    // DSA lightning indexer (DeepSeek-V3.2, GLM-5; DeepSeek-V4 on its CSA layers): heads x head dim scoring keys,
+    // and the keys (DSA: tokens; CSA: compressed entries) each query then attends to (index_topk, default 2048).
+    int index_n_heads = 0;
+    int index_topk = 0;
+    // DeepSeek-V4 attention: one shared KV head of head_dim, q through q_lora_rank, output through o_groups
+    // grouped low-rank projections of o_lora_rank each (0 = a plain o_proj).
+    int o_lora_rank = 0;
+    int o_groups = 0;
+    bool attn_output_gate = false;  // q_proj also yields a sigmoid gate per head and dim (Qwen3-Next, Qwen3.5)
+    // Gated DeltaNet (layers with LayerDesc::mixer == gated_deltanet): q/k heads, v heads, their dims, the short
+    // causal convolution's kernel, and the recurrent state's storage format (config mamba_ssm_dtype, else fp32).
+    int lin_num_k_heads = 0;
+    int lin_num_v_heads = 0;
+    int lin_k_head_dim = 0;
+    int lin_v_head_dim = 0;
+    int lin_conv_kernel = 0;
+    Dtype lin_state_dtype = Dtype::fp32;
+    // Checkpoint formats
+    Dtype dtype = Dtype::bf16;          // torch_dtype (non-quantised parts)
+    Dtype weight_dtype = Dtype::bf16;   // quantised linear layers (quantization_config), else dtype
+    Dtype expert_dtype = Dtype::bf16;   // routed experts (gpt-oss: mxfp4 experts, bf16 attention)
+    // Derived
+    int n_moe_layers = 0;
+    int n_dense_layers = 0;
+    int n_window_layers = 0;
+    int n_linear_layers = 0;    // Gated DeltaNet layers (no KV cache)
+    std::vector<std::pair<int, int>> window_groups;  // (window, layers) of the sliding-window layers
+    double total_params = 0;    // incl. embeddings (and LM head when untied), excl. MTP modules
+    double active_params = 0;   // per token: attention + top_k routed + shared + dense + embed + head
+    double active_compute_params = 0;  // active minus the input-embedding lookup (OpenAI's convention)
+    double mtp_params = 0;
+
+    bool is_moe() const { return num_experts > 0; }
+    bool compressed_kv() const { return !compress_ratios.empty(); }
+    bool has_linear_attention() const { return n_linear_layers > 0; }
+    // DeepSeek-V3.2 / GLM-5 sparse attention: an MLA model whose every layer has the lightning indexer.
+    bool dsa() const { return index_n_heads > 0 && !compressed_kv(); }
+    // Bytes one token keeps per layer in the DSA indexer's key cache: index_head_dim FP8 values plus one FP32 scale
+    // per 128 (DeepSeek-V3.2's indexer cache layout); 0 without DSA.
+    double dsa_index_bytes_per_token_layer() const {
+        return dsa() ? index_head_dim * (1.0 + 4.0 / 128.0) : 0.0;
+    }
+    // One compressed-KV entry of DeepSeek-V4 (seed 002 §3): the nope part in FP8, the rope part in BF16.
+    double compressed_entry_bytes() const;
+    // The MTP module's decoder layer (its attention kind: V4 gives it the compress_ratios entry after the main layers).
+    LayerDesc mtp_layer;
+    // KV-cache bytes of one request with `seq` tokens in the MTP modules' layers (each keeps a cache of its own).
+    double mtp_kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes) const;
+    // KV-cache bytes of one request with `seq` tokens on `layers_share` of the layers (1 = all), kv heads per GPU
+    // `kv_heads_gpu` (MHA/GQA), entries of `kv_bytes`. Sliding windows and compressed layers included; the
+    // indexer of CSA layers is stored in FP4 (seed 002 §3).
+    // Only softmax-attention layers keep a KV cache; Gated DeltaNet layers keep linear_state_bytes_per_request.
+    double kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes, double layers_share) const;
+    // The fixed recurrent state of one request on one GPU over `layers_share` of the layers: per Gated DeltaNet
+    // layer, the delta-rule state (v heads x k dim x v dim in lin_state_dtype) and the causal-conv state
+    // ((conv_kernel - 1) x conv channels in the model's dtype), heads split over `tp` (replicated past their count).
+    double linear_state_bytes_per_request(int tp, double layers_share) const;
+    // KV elements per token per layer (all heads, before TP sharding): MLA = kv_lora_rank + rope; else 2·Hkv·d.
+    double kv_elems_per_token_layer() const;
+    // Parameter counts of one layer's parts (unsharded).
+    double attn_params() const;          // a softmax-attention layer (with the DSA indexer, V4 compressor)
+    double linear_attn_params() const;   // a Gated DeltaNet layer
+    double lin_key_dim() const { return double(lin_num_k_heads) * lin_k_head_dim; }
+    double lin_value_dim() const { return double(lin_num_v_heads) * lin_v_head_dim; }
+    double lin_conv_dim() const { return 2.0 * lin_key_dim() + lin_value_dim(); }  // q, k and v are convolved
+    double expert_params() const { return 3.0 * hidden * moe_intermediate; }
+    double shared_params() const { return 3.0 * hidden * shared_intermediate; }
+    double dense_ffn_params() const { return 3.0 * hidden * intermediate; }
+    double router_params() const { return double(num_experts) * hidden; }
+};
+
+// Parses an HF config (nested text_config is followed). `path` prefixes field names in errors.
+ModelSpec parse_hf_config(const nlohmann::json& cfg, const std::string& path, Issues& errors);
+
+// The distinct kinds of `layers` in order of first appearance, with their counts (ModelSpec::layer_kinds).
+std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers);
+
+}  // namespace moe

@@ -1,0 +1,533 @@
+#include "core/scenario/scenario.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/base/json_util.h"
+
+namespace moe {
+using namespace detail;
+
+namespace {
+
+const char* const kPhaseChoices[] = {"both", "prefill", "decode", nullptr};
+const char* const kBackendChoices[] = {"auto", "none", "allgather", "deepep_normal", "deepep_low_latency", "pplx", nullptr};
+const char* const kLayoutChoices[] = {"auto", "contiguous", "masked", "per_token", nullptr};
+const char* const kOffloadTierChoices[] = {"none", "host", "ssd", nullptr};
+const char* const kEngineChoices[] = {"sglang", "vllm", "trtllm", "ideal", nullptr};
+const char* const kServingModeChoices[] = {"off", "aggregated", "disaggregated", nullptr};
+const char* const kFp4Choices[] = {"dequant", "expand", nullptr};
+const char* const kOverlapChoices[] = {"auto", "none", "tbo", "full", nullptr};
+
+// One field: its public description and where it lives in a Scenario.
+struct FieldImpl {
+    FieldDesc desc;
+    void* (*ptr)(Scenario&);
+};
+
+#define MOE_PTR(member) [](Scenario& s) -> void* { return &s.member; }
+
+constexpr double kBig = 1e8;
+
+const std::vector<FieldImpl>& field_impls() {
+    static const std::vector<FieldImpl> fields = {
+        {{"model", FieldType::ref, "", 0, 0, nullptr, "A preset model id, or an inline HuggingFace config.json object."}, nullptr},
+        {{"hardware", FieldType::ref, "", 0, 0, nullptr, "A preset GPU id, or an object of GPU fields (with \"base\": a preset id to start from)."}, nullptr},
+        {{"parallel.tp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Attention tensor parallelism: GPUs that split each attention layer's heads."}, MOE_PTR(parallel.tp)},
+        {{"parallel.dp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Attention data parallelism (DP attention): independent attention replicas that share the experts."}, MOE_PTR(parallel.dp)},
+        {{"parallel.ep", FieldType::integer, "GPUs", 1, 65536, nullptr, "Expert parallelism: GPUs the routed experts are spread over; must divide tp*dp."}, MOE_PTR(parallel.ep)},
+        {{"parallel.pp", FieldType::integer, "stages", 1, 4096, nullptr, "Pipeline stages: layers are split into pp consecutive groups on different GPUs."}, MOE_PTR(parallel.pp)},
+        {{"parallel.cp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Context parallelism inside the attention TP group (divides tp): a prefill chunk's tokens and every sequence's KV cache are split over cp ranks, heads over tp/cp; the chunk's KV is all-gathered per layer."}, MOE_PTR(parallel.cp)},
+        {{"parallel.gpus_per_node", FieldType::integer, "GPUs", 0, 1024, nullptr, "GPUs per NVLink domain (0: from the hardware); traffic beyond it goes over RDMA."}, MOE_PTR(parallel.gpus_per_node)},
+        {{"workload.phase", FieldType::choice, "", 0, 0, kPhaseChoices, "Which phase to estimate: prefill, decode or both."}, MOE_PTR(workload.phase)},
+        {{"workload.batch", FieldType::integer, "sequences", 1, 1e6, nullptr, "Concurrent decode sequences per attention-DP rank."}, MOE_PTR(workload.batch)},
+        {{"workload.prefill_tokens", FieldType::integer, "tokens", 1, 1e7, nullptr, "Tokens in one prefill forward per attention-DP rank (the chunk size)."}, MOE_PTR(workload.prefill_tokens)},
+        {{"workload.prompt_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Prompt length of each request."}, MOE_PTR(workload.prompt_len)},
+        {{"workload.output_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Generated tokens per request."}, MOE_PTR(workload.output_len)},
+        {{"workload.context_len", FieldType::integer, "tokens", 0, kBig, nullptr, "KV length seen by a decode step (0: prompt_len + output_len/2)."}, MOE_PTR(workload.context_len)},
+        {{"workload.prefix_cache_hit", FieldType::number, "", 0, 1, nullptr, "Share of each prompt found in the prefix cache: prefill computes only the missed tokens (at least the last) but they attend to the whole prompt."}, MOE_PTR(workload.prefix_cache_hit)},
+        {{"precision.weights", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the linear layers (auto: the checkpoint's quantization_config, else torch_dtype)."}, MOE_PTR(precision.weights)},
+        {{"precision.attention", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the attention projections (auto: as weights)."}, MOE_PTR(precision.attention)},
+        {{"precision.experts", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the routed experts (auto: the checkpoint's, e.g. mxfp4 for gpt-oss)."}, MOE_PTR(precision.experts)},
+        {{"precision.shared_experts", FieldType::dtype, "", 0, 0, nullptr, "Weight format of shared experts and dense FFN layers (auto: as weights)."}, MOE_PTR(precision.shared_experts)},
+        {{"precision.embedding", FieldType::dtype, "", 0, 0, nullptr, "Format of the embedding and LM head (auto: the model's torch_dtype)."}, MOE_PTR(precision.embedding)},
+        {{"precision.kv_cache", FieldType::dtype, "", 0, 0, nullptr, "KV-cache format: bf16, fp16 or fp8 (auto: bf16)."}, MOE_PTR(precision.kv_cache)},
+        {{"precision.dispatch", FieldType::dtype, "", 0, 0, nullptr, "Format of tokens sent to the experts (auto: fp8 when the experts run in fp8 or lower)."}, MOE_PTR(precision.dispatch)},
+        {{"precision.combine", FieldType::dtype, "", 0, 0, nullptr, "Format of expert outputs sent back (auto: bf16)."}, MOE_PTR(precision.combine)},
+        {{"precision.fp4_on_hopper", FieldType::choice, "", 0, 0, kFp4Choices, "MXFP4/NVFP4 weights on a GPU without FP4 tensor cores: dequant keeps them packed and dequantises in the GEMM (W4A16); expand stores them as FP8 (memory doubles)."}, MOE_PTR(precision.fp4_on_hopper)},
+        {{"runtime.a2a_backend", FieldType::choice, "", 0, 0, kBackendChoices, "How tokens reach the experts: auto picks DeepEP normal for prefill and low-latency for decode when ep > 1."}, MOE_PTR(runtime.a2a_backend)},
+        {{"runtime.two_batch_overlap", FieldType::boolean, "", 0, 0, nullptr, "Split each step into two micro-batches so one's communication hides under the other's compute."}, MOE_PTR(runtime.two_batch_overlap)},
+        {{"runtime.overlap", FieldType::choice, "", 0, 0, kOverlapChoices, "Expert-parallel communication vs compute: auto follows two_batch_overlap; none serial; tbo micro-batches hide one's communication under another's compute; full hides dispatch and combine entirely (DeepEP's free decode communication)."}, MOE_PTR(runtime.overlap)},
+        {{"runtime.micro_batches", FieldType::integer, "", 0, 64, nullptr, "Micro-batches each step is split into (0: 2 with two-batch overlap, else 1)."}, MOE_PTR(runtime.micro_batches)},
+        {{"runtime.shared_expert_overlap", FieldType::boolean, "", 0, 0, nullptr, "Run the shared experts while the dispatch is in flight (vLLM's prepare_no_receive), instead of before it."}, MOE_PTR(runtime.shared_expert_overlap)},
+        {{"runtime.comm_sms", FieldType::integer, "SMs", 0, 1024, nullptr, "SMs that DeepEP normal-mode kernels take from compute while they run."}, MOE_PTR(runtime.comm_sms)},
+        {{"runtime.expert_layout", FieldType::choice, "", 0, 0, kLayoutChoices, "Expert activation layout: contiguous (permute/unpermute), masked (per-expert padded batches) or per_token (no grouping: each token-expert pair loads its expert's weights, seed 003's baseline)."}, MOE_PTR(runtime.expert_layout)},
+        {{"runtime.mtp_draft_tokens", FieldType::integer, "tokens", 0, 8, nullptr, "Speculative tokens per decode step drafted by the model's MTP layers (0: off)."}, MOE_PTR(runtime.mtp_draft_tokens)},
+        {{"runtime.mtp_acceptance_rate", FieldType::number, "", 0, 1, nullptr, "Probability each draft token is accepted; tokens per step = 1 + a + a^2 + ..."}, MOE_PTR(runtime.mtp_acceptance_rate)},
+        {{"runtime.prefill_overhead_ms", FieldType::number, "ms", -1, 1e4, nullptr, "Host overhead per prefill forward (scheduling, launches); -1: calibrated default."}, MOE_PTR(runtime.prefill_overhead_ms)},
+        {{"runtime.decode_overhead_ms", FieldType::number, "ms", -1, 1e4, nullptr, "Host overhead per decode step; -1: calibrated default."}, MOE_PTR(runtime.decode_overhead_ms)},
+        {{"runtime.mem_fraction", FieldType::number, "", 0.05, 1, nullptr, "Share of HBM the engine may use (SGLang mem_fraction_static, vLLM gpu_memory_utilization)."}, MOE_PTR(runtime.mem_fraction)},
+        {{"runtime.reserve_GB", FieldType::number, "GB", -1, 1e4, nullptr, "Memory held by the CUDA context, graphs and allocator; -1: calibrated default."}, MOE_PTR(runtime.reserve_GB)},
+        {{"runtime.kv_block_tokens", FieldType::integer, "tokens", 1, 4096, nullptr, "Paged-KV block size; each request's KV is rounded up to whole blocks."}, MOE_PTR(runtime.kv_block_tokens)},
+        {{"runtime.expert_offload.tier", FieldType::choice, "", 0, 0, kOffloadTierChoices, "Where experts beyond the HBM cache live: none (all in HBM), host (CPU memory, streamed at hardware.host_bandwidth_GBps) or ssd (at hardware.ssd_bandwidth_GBps)."}, MOE_PTR(runtime.expert_offload.tier)},
+        {{"runtime.expert_offload.cached_experts_per_layer", FieldType::integer, "experts", 0, 1e6, nullptr, "Experts per MoE layer per GPU kept in HBM (the hottest); the others are streamed in when selected."}, MOE_PTR(runtime.expert_offload.cached_experts_per_layer)},
+        {{"runtime.expert_offload.prefetch", FieldType::boolean, "", 0, 0, nullptr, "Stream a layer's missing experts while the previous layer computes (only the excess is exposed)."}, MOE_PTR(runtime.expert_offload.prefetch)},
+        {{"runtime.expert_offload.skew", FieldType::number, "", 0, 4, nullptr, "Zipf exponent of expert popularity (0: uniform routing); hotter experts make the cache hit more often."}, MOE_PTR(runtime.expert_offload.skew)},
+        {{"runtime.engine", FieldType::choice, "", 0, 0, kEngineChoices, "Serving engine whose system constants apply (per-step overheads, scheduling, memory fraction, KV block): sglang, vllm, trtllm, or ideal (none)."}, MOE_PTR(runtime.engine)},
+        {{"routing.imbalance", FieldType::number, "", 1, 64, nullptr, "Tokens reaching the busiest EP rank over the mean (1 = perfectly balanced)."}, MOE_PTR(routing.imbalance)},
+        {{"routing.redundant_experts", FieldType::integer, "experts", 0, 65536, nullptr, "Extra copies of hot experts placed across EP ranks (EPLB)."}, MOE_PTR(routing.redundant_experts)},
+        {{"serving.mode", FieldType::choice, "", 0, 0, kServingModeChoices, "off (step-level only), aggregated (one replica, continuous batching with chunked prefill) or disaggregated (prefill and decode pools)."}, MOE_PTR(serving.mode)},
+        {{"serving.isl", FieldType::integer, "tokens", 1, kBig, nullptr, "Input tokens per request."}, MOE_PTR(serving.isl)},
+        {{"serving.osl", FieldType::integer, "tokens", 1, kBig, nullptr, "Output tokens per request."}, MOE_PTR(serving.osl)},
+        {{"serving.concurrency", FieldType::integer, "requests", 1, 1e7, nullptr, "Aggregated: requests in flight per replica (closed-loop clients, spread over its DP ranks)."}, MOE_PTR(serving.concurrency)},
+        {{"serving.requests_per_client", FieldType::integer, "requests", 1, 1e6, nullptr, "Requests each client sends in the benchmark; the first ones arrive together and wait for prefill (10 = a run of 10 x concurrency prompts)."}, MOE_PTR(serving.requests_per_client)},
+        {{"serving.length_spread", FieldType::number, "", 0, 0.99, nullptr, "Spread of the request lengths: each request's input and output lengths are drawn uniformly from (1 - spread) x to 1 x isl / osl (0: fixed lengths; a client's --random-range-ratio 0.8 in SGLang's and InferenceMAX's bench_serving is 0.2). Sets the mean lengths and how fast synchronised rounds of requests drift apart."}, MOE_PTR(serving.length_spread)},
+        {{"serving.stream_interval", FieldType::integer, "tokens", 1, 4096, nullptr, "Tokens the engine sends to a client at a time (--stream-interval in SGLang, vLLM and TensorRT-LLM): the first token reaches the client after that many have been made, so TTFT grows by (interval - 1) decode steps and the measured TPOT (the time after the first token over the tokens after it) shrinks to match; the end-to-end latency is unchanged."}, MOE_PTR(serving.stream_interval)},
+        {{"serving.prefill.parallel.tp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Disaggregated: attention TP of one prefill worker."}, MOE_PTR(serving.prefill.parallel.tp)},
+        {{"serving.prefill.parallel.dp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Disaggregated: attention DP of one prefill worker."}, MOE_PTR(serving.prefill.parallel.dp)},
+        {{"serving.prefill.parallel.ep", FieldType::integer, "GPUs", 1, 65536, nullptr, "Disaggregated: expert parallelism of one prefill worker."}, MOE_PTR(serving.prefill.parallel.ep)},
+        {{"serving.prefill.parallel.pp", FieldType::integer, "stages", 1, 4096, nullptr, "Disaggregated: pipeline stages of one prefill worker."}, MOE_PTR(serving.prefill.parallel.pp)},
+        {{"serving.prefill.workers", FieldType::integer, "workers", 1, 65536, nullptr, "Disaggregated: number of prefill workers."}, MOE_PTR(serving.prefill.workers)},
+        {{"serving.prefill.batch", FieldType::integer, "prompts", 1, 1e6, nullptr, "Disaggregated: prompts per prefill forward per DP rank."}, MOE_PTR(serving.prefill.batch)},
+        {{"serving.decode.parallel.tp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Disaggregated: attention TP of one decode worker."}, MOE_PTR(serving.decode.parallel.tp)},
+        {{"serving.decode.parallel.dp", FieldType::integer, "GPUs", 1, 65536, nullptr, "Disaggregated: attention DP of one decode worker."}, MOE_PTR(serving.decode.parallel.dp)},
+        {{"serving.decode.parallel.ep", FieldType::integer, "GPUs", 1, 65536, nullptr, "Disaggregated: expert parallelism of one decode worker."}, MOE_PTR(serving.decode.parallel.ep)},
+        {{"serving.decode.parallel.pp", FieldType::integer, "stages", 1, 4096, nullptr, "Disaggregated: pipeline stages of one decode worker."}, MOE_PTR(serving.decode.parallel.pp)},
+        {{"serving.decode.workers", FieldType::integer, "workers", 1, 65536, nullptr, "Disaggregated: number of decode workers."}, MOE_PTR(serving.decode.workers)},
+        {{"serving.decode.batch", FieldType::integer, "requests", 1, 1e6, nullptr, "Disaggregated: requests in flight per decode DP rank (concurrency = workers x dp x batch)."}, MOE_PTR(serving.decode.batch)},
+    };
+    return fields;
+}
+#undef MOE_PTR
+
+const FieldImpl* find_impl(std::string_view path) {
+    for (const FieldImpl& f : field_impls())
+        if (path == f.desc.path) return &f;
+    return nullptr;
+}
+
+int choice_index(const char* const* choices, std::string_view v) {
+    for (int i = 0; choices[i]; ++i)
+        if (v == choices[i]) return i;
+    return -1;
+}
+
+std::string choice_list(const char* const* choices) {
+    std::string s;
+    for (int i = 0; choices[i]; ++i) s += (i ? ", " : "") + std::string(choices[i]);
+    return s;
+}
+
+std::string id_list(const std::vector<CatalogEntry>& list) {
+    std::string s;
+    for (size_t i = 0; i < list.size(); ++i) s += (i ? ", " : "") + list[i].id;
+    return s;
+}
+
+bool set_model(Scenario& s, const json& v, const Catalog& cat, Issues& errors) {
+    if (v.is_string()) {
+        const ModelSpec* m = cat.model(v.get<std::string>());
+        if (!m) {
+            errors.push_back({"model", "unknown preset '" + shown_text(v.get<std::string>()) + "' (known: " + id_list(cat.models()) + ")"});
+            return false;
+        }
+        s.model_ref = v.get<std::string>();
+        s.model_inline = nullptr;
+        s.model = *m;
+        return true;
+    }
+    if (v.is_object()) {
+        Issues e;
+        ModelSpec m = parse_hf_config(v, "model", e);
+        if (!e.empty()) {
+            errors.insert(errors.end(), e.begin(), e.end());
+            return false;
+        }
+        std::string name = read_str(v, "_name_or_path", m.model_type);
+        m.name = name.empty() ? "custom" : name;
+        s.model_ref = "inline";
+        s.model_inline = v;
+        s.model = std::move(m);
+        return true;
+    }
+    errors.push_back({"model", "must be a preset id or an HF config.json object"});
+    return false;
+}
+
+bool set_hardware(Scenario& s, const json& v, const Catalog& cat, Issues& errors) {
+    auto known = [&] { return " (known: " + id_list(cat.hardware()) + ")"; };
+    if (v.is_string()) {
+        const GpuSpec* g = cat.gpu(v.get<std::string>());
+        if (!g) {
+            errors.push_back({"hardware", "unknown preset '" + shown_text(v.get<std::string>()) + "'" + known()});
+            return false;
+        }
+        s.hardware_ref = v.get<std::string>();
+        s.hardware_inline = nullptr;
+        s.gpu = *g;
+        return true;
+    }
+    if (v.is_object()) {
+        json merged = json::object();
+        if (v.contains("base")) {
+            const json& b = v["base"];
+            const GpuSpec* g = b.is_string() ? cat.gpu(b.get<std::string>()) : nullptr;
+            if (!g) {
+                errors.push_back({"hardware.base", "unknown preset " + shown(b) + known()});
+                return false;
+            }
+            merged = gpu_spec_to_json(*g);
+        }
+        for (auto it = v.begin(); it != v.end(); ++it) merged[it.key()] = it.value();
+        Issues e;
+        GpuSpec g = parse_gpu_spec(merged, "hardware", e);
+        if (!e.empty()) {
+            errors.insert(errors.end(), e.begin(), e.end());
+            return false;
+        }
+        if (g.id.empty() || v.contains("base")) g.id = "custom";
+        s.hardware_ref = "inline";
+        s.hardware_inline = v;
+        s.gpu = std::move(g);
+        return true;
+    }
+    errors.push_back({"hardware", "must be a preset id or an object of GPU fields"});
+    return false;
+}
+
+bool set_value(Scenario& s, const FieldImpl& f, const json& v, const Catalog& cat, Issues& errors) {
+    const FieldDesc& d = f.desc;
+    const std::string path = d.path;
+    switch (d.type) {
+        case FieldType::ref:
+            return path == "model" ? set_model(s, v, cat, errors) : set_hardware(s, v, cat, errors);
+        case FieldType::integer:
+        case FieldType::number: {
+            if (!is_number(v)) {
+                errors.push_back({path, "must be a number, got " + shown(v)});
+                return false;
+            }
+            return set_path_number(s, d, v.get<double>(), errors);
+        }
+        case FieldType::boolean:
+            if (!v.is_boolean()) {
+                errors.push_back({path, "must be true or false"});
+                return false;
+            }
+            *static_cast<bool*>(f.ptr(s)) = v.get<bool>();
+            return true;
+        case FieldType::choice: {
+            int i = v.is_string() ? choice_index(d.choices, v.get<std::string>()) : -1;
+            if (i < 0) {
+                errors.push_back({path, "must be one of " + choice_list(d.choices) + ", got " + shown(v)});
+                return false;
+            }
+            *static_cast<std::uint8_t*>(f.ptr(s)) = std::uint8_t(i);
+            return true;
+        }
+        case FieldType::dtype: {
+            DtypeSel sel;
+            if (v.is_string() && v.get<std::string>() == "auto") {
+                sel.is_auto = true;
+            } else if (v.is_string() && parse_dtype(v.get<std::string>(), sel.value)) {
+                sel.is_auto = false;
+            } else {
+                errors.push_back({path, "unknown dtype " + shown(v) + " (auto, bf16, fp16, fp8, mxfp4, nvfp4, int4)"});
+                return false;
+            }
+            *static_cast<DtypeSel*>(f.ptr(s)) = sel;
+            return true;
+        }
+    }
+    return false;
+}
+
+json value_of(const Scenario& s, const FieldImpl& f) {
+    Scenario& m = const_cast<Scenario&>(s);  // ptr() only computes an address
+    switch (f.desc.type) {
+        case FieldType::ref:
+            if (std::strcmp(f.desc.path, "model") == 0) return s.model_inline.is_null() ? json(s.model_ref) : s.model_inline;
+            return s.hardware_inline.is_null() ? json(s.hardware_ref) : s.hardware_inline;
+        case FieldType::integer: return *static_cast<int*>(f.ptr(m));
+        case FieldType::number: return *static_cast<double*>(f.ptr(m));
+        case FieldType::boolean: return *static_cast<bool*>(f.ptr(m));
+        case FieldType::choice: return f.desc.choices[*static_cast<std::uint8_t*>(f.ptr(m))];
+        case FieldType::dtype: {
+            const DtypeSel& d = *static_cast<DtypeSel*>(f.ptr(m));
+            return d.is_auto ? "auto" : dtype_name(d.value);
+        }
+    }
+    return nullptr;
+}
+
+// True when some field's path starts with `prefix` + "." (a group such as "serving.prefill").
+bool is_group(const std::string& prefix) {
+    // string_view, not strncmp: a key may hold a NUL byte, and strncmp would stop there and read past the path
+    for (const FieldImpl& f : field_impls()) {
+        const std::string_view path = f.desc.path;
+        if (path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0 && path[prefix.size()] == '.')
+            return true;
+    }
+    return false;
+}
+
+// Sets every field of one area object, following nested groups ("serving": {"decode": {"parallel": {"ep": 8}}}).
+void set_area(Scenario& s, const std::string& prefix, const json& obj, const Catalog& cat, Issues& errors) {
+    for (auto f = obj.begin(); f != obj.end(); ++f) {
+        const std::string path = prefix + "." + f.key();
+        if (const FieldImpl* impl = find_impl(path)) {
+            set_value(s, *impl, f.value(), cat, errors);
+        } else if (is_group(path)) {
+            if (!f.value().is_object()) errors.push_back({shown_text(path), "must be an object"});
+            else set_area(s, path, f.value(), cat, errors);
+        } else {
+            errors.push_back({shown_text(path), "unknown key"});
+        }
+    }
+}
+
+constexpr std::size_t kMaxScenarioBytes = 4u << 20;
+constexpr int kMaxDepth = 64;
+
+}  // namespace
+
+const std::vector<FieldDesc>& scenario_fields() {
+    static const std::vector<FieldDesc> descs = [] {
+        std::vector<FieldDesc> d;
+        for (const FieldImpl& f : field_impls()) d.push_back(f.desc);
+        return d;
+    }();
+    return descs;
+}
+
+const FieldDesc* find_field(std::string_view path) {
+    for (const FieldDesc& d : scenario_fields())
+        if (path == d.path) return &d;
+    return nullptr;
+}
+
+json get_path(const Scenario& s, std::string_view path) {
+    const FieldImpl* f = find_impl(path);
+    return f ? value_of(s, *f) : json();
+}
+
+bool set_path_number(Scenario& s, const FieldDesc& d, double v, Issues& errors) {
+    const FieldImpl* f = find_impl(d.path);
+    if (!f || (d.type != FieldType::integer && d.type != FieldType::number)) {
+        errors.push_back({d.path, "is not a numeric field"});
+        return false;
+    }
+    if (!std::isfinite(v) || v < d.min || v > d.max) {
+        errors.push_back({d.path, fmt_num(v) + " is out of range [" + fmt_num(d.min) + ", " + fmt_num(d.max) + "]"});
+        return false;
+    }
+    if (d.type == FieldType::integer) {
+        if (v != std::floor(v)) {
+            errors.push_back({d.path, "must be a whole number, got " + fmt_num(v)});
+            return false;
+        }
+        *static_cast<int*>(f->ptr(s)) = int(v);
+    } else {
+        *static_cast<double*>(f->ptr(s)) = v;
+    }
+    return true;
+}
+
+bool set_path(Scenario& s, std::string_view path, const json& value, const Catalog& cat, Issues& errors) {
+    const FieldImpl* f = find_impl(path);
+    if (!f) {
+        errors.push_back({shown_text(std::string(path)), "unknown field"});
+        return false;
+    }
+    return set_value(s, *f, value, cat, errors);
+}
+
+ParseResult scenario_from_json(const json& j, const Catalog& cat) {
+    ParseResult r;
+    Scenario& s = r.scenario;
+    // Defaults resolve against the catalog first.
+    set_model(s, s.model_ref, cat, r.errors);
+    set_hardware(s, s.hardware_ref, cat, r.errors);
+    if (!j.is_object()) {
+        r.errors.push_back({"", "a scenario must be a JSON object"});
+        return r;
+    }
+    if (json_depth(j, kMaxDepth) > kMaxDepth) {
+        r.errors.push_back({"", "nested deeper than 64 levels"});
+        return r;
+    }
+    static const char* const areas[] = {"parallel", "workload", "precision", "runtime", "routing", "serving"};
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& key = it.key();
+        if (key == "model" || key == "hardware") {
+            set_path(s, key, it.value(), cat, r.errors);
+            continue;
+        }
+        if (key == "description" || key == "name") continue;  // preset scenario metadata
+        bool area = false;
+        for (const char* a : areas) area = area || key == a;
+        if (!area) {
+            r.errors.push_back({shown_text(key), "unknown key"});
+            continue;
+        }
+        if (!it.value().is_object()) {
+            r.errors.push_back({key, "must be an object"});
+            continue;
+        }
+        set_area(s, key, it.value(), cat, r.errors);
+    }
+    if (r.errors.empty()) r.errors = validate_scenario(s);
+    return r;
+}
+
+ParseResult parse_scenario(std::string_view text, const Catalog& cat) {
+    if (text.size() > kMaxScenarioBytes) {
+        ParseResult r = scenario_from_json(json::object(), cat);
+        r.errors.push_back({"", "scenario is larger than 4 MiB"});
+        return r;
+    }
+    json j = json::parse(text.begin(), text.end(), nullptr, false);
+    if (j.is_discarded()) {
+        ParseResult r = scenario_from_json(json::object(), cat);
+        r.errors.push_back({"", "not valid JSON: " + json_error(text)});
+        return r;
+    }
+    return scenario_from_json(j, cat);
+}
+
+json scenario_to_json(const Scenario& s, bool compact) {
+    static const Scenario defaults;
+    json out = json::object();
+    for (const FieldImpl& f : field_impls()) {
+        json v = value_of(s, f);
+        if (compact) {
+            json dv = value_of(defaults, f);
+            if (v == dv) continue;
+        }
+        // nested by every dot: "serving.decode.parallel.ep" -> {"serving": {"decode": {"parallel": {"ep": ..}}}}
+        std::string_view path = f.desc.path;
+        json* node = &out;
+        for (auto dot = path.find('.'); dot != std::string_view::npos; dot = path.find('.')) {
+            node = &(*node)[std::string(path.substr(0, dot))];
+            path.remove_prefix(dot + 1);
+        }
+        (*node)[std::string(path)] = v;
+    }
+    return out;
+}
+
+namespace {
+// The layout checks of one parallel configuration; `prefix_text` names it in messages ("parallel",
+// "serving.decode.parallel").
+void validate_layout(const Scenario& s, const ParallelConfig& p, const char* prefix_text, Issues& e) {
+    const ModelSpec& m = s.model;
+    // the fields' paths (and the prefix itself as a string), built only for an error (the checks pass on almost every
+    // call)
+    auto prefix_str = [&] { return std::string(prefix_text); };
+    auto tp = [&] { return prefix_str() + ".tp"; };
+    auto ep = [&] { return prefix_str() + ".ep"; };
+    const long long world = 1LL * p.tp * p.dp * p.pp;
+    if (world > 65536) e.push_back({prefix_str(), "tp*dp*pp = " + std::to_string(world) + " GPUs exceeds 65536"});
+    if (m.num_heads % p.tp != 0)
+        e.push_back({tp(), std::to_string(p.tp) + " does not divide " + std::to_string(m.num_heads) + " attention heads"});
+    if (p.cp < 1 || p.tp % p.cp != 0)
+        e.push_back({prefix_str() + ".cp", std::to_string(p.cp) + " does not divide tp = " + std::to_string(p.tp) +
+                                         " (context parallelism splits the attention TP group)"});
+    else if (m.attn != AttnKind::mla && m.num_kv_heads % p.tp != 0 && p.tp % m.num_kv_heads != 0)
+        e.push_back({tp(), std::to_string(p.tp) + " neither divides nor is a multiple of " +
+                             std::to_string(m.num_kv_heads) + " KV heads"});
+    const long long attn_gpus = 1LL * p.tp * p.dp;
+    if (attn_gpus % p.ep != 0)
+        e.push_back({ep(), std::to_string(p.ep) + " does not divide tp*dp = " + std::to_string(attn_gpus)});
+    if (!m.is_moe()) {
+        if (p.ep > 1) e.push_back({ep(), "the model has no routed experts (use tp/dp)"});
+    } else {
+        const int slots = m.num_experts + s.routing.redundant_experts;
+        if (slots % p.ep != 0)
+            e.push_back({ep(), std::to_string(p.ep) + " does not divide " + std::to_string(m.num_experts) +
+                                 " routed experts + " + std::to_string(s.routing.redundant_experts) + " redundant"});
+        const int moe_tp = int(attn_gpus / std::max(1, p.ep));
+        if (attn_gpus % p.ep == 0 && m.moe_intermediate % moe_tp != 0)
+            e.push_back({ep(), "leaves experts tensor-parallel over " + std::to_string(moe_tp) +
+                                 " GPUs, which does not divide moe_intermediate_size " + std::to_string(m.moe_intermediate)});
+    }
+    if (p.pp > m.num_layers)
+        e.push_back({prefix_str() + ".pp", std::to_string(p.pp) + " stages exceed " + std::to_string(m.num_layers) + " layers"});
+}
+}  // namespace
+
+namespace {
+// The topology and memory tiers against the layout and the offload settings (DESIGN §10).
+void validate_hardware_use(const Scenario& s, Issues& e) {
+    const GpuSpec& g = s.gpu;
+    const long long world = 1LL * s.parallel.tp * s.parallel.dp * s.parallel.pp;
+    if (g.topology == Topology::mesh && world > g.mesh_chips())
+        e.push_back({"parallel", "tp*dp*pp = " + std::to_string(world) + " chips exceeds the " + std::to_string(g.mesh_rows) +
+                                     " x " + std::to_string(g.mesh_cols) + " mesh (hardware.mesh_rows x hardware.mesh_cols)"});
+    if (g.topology == Topology::unified && world > 1)
+        e.push_back({"parallel", "a unified-memory chip is one device: tp*dp*pp must be 1, got " + std::to_string(world)});
+    const ExpertOffloadConfig& o = s.runtime.expert_offload;
+    if (o.tier == OffloadTier::none) return;
+    if (!s.model.is_moe()) {
+        e.push_back({"runtime.expert_offload.tier", "the model has no routed experts to offload"});
+        return;
+    }
+    if (o.tier == OffloadTier::host && !(g.host_bandwidth_GBps > 0))
+        e.push_back({"runtime.expert_offload.tier", "host needs hardware.host_bandwidth_GBps > 0"});
+    if (o.tier == OffloadTier::ssd && !(g.ssd_bandwidth_GBps > 0))
+        e.push_back({"runtime.expert_offload.tier", "ssd needs hardware.ssd_bandwidth_GBps > 0"});
+    const int local = (s.model.num_experts + s.routing.redundant_experts) / std::max(1, s.parallel.ep);
+    if (o.cached_experts_per_layer > local)
+        e.push_back({"runtime.expert_offload.cached_experts_per_layer",
+                     std::to_string(o.cached_experts_per_layer) + " exceeds the " + std::to_string(local) + " experts per layer on one GPU"});
+}
+}  // namespace
+
+Issues validate_scenario(const Scenario& s) {
+    Issues e;
+    const ModelSpec& m = s.model;
+    if (m.num_layers <= 0 || m.hidden <= 0) {
+        e.push_back({"model", "has no layers"});
+        return e;
+    }
+    if (s.gpu.dense_tflops_bf16 <= 0 || s.gpu.hbm_bandwidth_GBps <= 0) {
+        e.push_back({"hardware", "has no compute or memory bandwidth"});
+        return e;
+    }
+    validate_layout(s, s.parallel, "parallel", e);
+    if (!m.is_moe() && s.routing.redundant_experts > 0)
+        e.push_back({"routing.redundant_experts", "the model has no routed experts"});
+    if (s.serving.mode == ServingMode::disaggregated) {
+        validate_layout(s, s.serving.prefill.parallel, "serving.prefill.parallel", e);
+        validate_layout(s, s.serving.decode.parallel, "serving.decode.parallel", e);
+        const double gpus = double(s.serving.prefill.workers) * s.serving.prefill.parallel.tp * s.serving.prefill.parallel.dp *
+                                s.serving.prefill.parallel.pp +
+                            double(s.serving.decode.workers) * s.serving.decode.parallel.tp * s.serving.decode.parallel.dp *
+                                s.serving.decode.parallel.pp;
+        if (gpus > 1e6) e.push_back({"serving", "the two pools need " + fmt_num(gpus) + " GPUs, more than 1,000,000"});
+    }
+    auto kv_ok = [](const DtypeSel& d) { return d.is_auto || d.value == Dtype::bf16 || d.value == Dtype::fp16 || d.value == Dtype::fp8; };
+    if (!kv_ok(s.precision.kv_cache))
+        e.push_back({"precision.kv_cache", std::string(dtype_name(s.precision.kv_cache.value)) + " is not a KV-cache format (bf16, fp16, fp8)"});
+    if (!kv_ok(s.precision.dispatch))
+        e.push_back({"precision.dispatch", std::string(dtype_name(s.precision.dispatch.value)) + " is not a dispatch format (bf16, fp16, fp8)"});
+    if (!kv_ok(s.precision.combine))
+        e.push_back({"precision.combine", std::string(dtype_name(s.precision.combine.value)) + " is not a combine format (bf16, fp16, fp8)"});
+    if (s.runtime.mtp_draft_tokens > 0 && m.mtp_layers == 0)
+        e.push_back({"runtime.mtp_draft_tokens", "the model has no MTP layers (num_nextn_predict_layers = 0)"});
+    validate_hardware_use(s, e);
+    if (s.runtime.comm_sms >= s.gpu.sm_count)
+        e.push_back({"runtime.comm_sms", std::to_string(s.runtime.comm_sms) + " leaves no SMs for compute (the GPU has " +
+                                             std::to_string(s.gpu.sm_count) + ")"});
+    return e;
+}
+
+const char* a2a_backend_name(A2ABackend b) { return kBackendChoices[int(b)]; }
+const char* phase_sel_name(PhaseSel p) { return kPhaseChoices[int(p)]; }
+const char* engine_kind_name(EngineKind k) { return kEngineChoices[int(k)]; }
+const char* serving_mode_name(ServingMode m) { return kServingModeChoices[int(m)]; }
+const char* overlap_kind_name(OverlapKind k) { return kOverlapChoices[int(k)]; }
+const char* offload_tier_name(OffloadTier t) { return kOffloadTierChoices[int(t)]; }
+
+}  // namespace moe

@@ -1,0 +1,223 @@
+// scenario.h — the whole input of the calculator (DESIGN §4.1), one plain struct per area.
+//
+//   const moe::Catalog& cat = moe::builtin_catalog();
+//   moe::ParseResult r = moe::parse_scenario(R"({"model":"qwen3-30b-a3b","hardware":"h20"})", cat);
+//   if (!r.ok()) for (auto& e : r.errors) puts(e.text().c_str());        // "parallel.ep: 48 does not divide ..."
+//   moe::set_path(r.scenario, "workload.batch", 128, cat, errs);          // fast: no JSON re-parse
+//   nlohmann::json compact = moe::scenario_to_json(r.scenario, true);    // only fields that differ from defaults
+//
+// Every field is described once in `scenario_fields()` (path, type, unit, range, default, one-line help); that
+// table drives JSON in and out, `--set`, validation messages and the page's controls and "(?)" help.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/scenario/catalog.h"
+#include "core/scenario/gpu_spec.h"
+#include "core/scenario/model_spec.h"
+#include "core/base/types.h"
+
+namespace moe {
+
+enum class A2ABackend : std::uint8_t { auto_, none, allgather, deepep_normal, deepep_low_latency, pplx };
+// per_token: no grouping, every token-expert pair loads its expert's weights itself (seed 003's baseline).
+enum class ExpertLayout : std::uint8_t { auto_, contiguous, masked, per_token };
+// Where the experts beyond the HBM cache live (DESIGN §10): none = every expert in HBM.
+enum class OffloadTier : std::uint8_t { none, host, ssd };
+enum class PhaseSel : std::uint8_t { both, prefill, decode };
+// The serving engine whose system constants apply (core/engine.h): per-step overheads, scheduling, memory fraction.
+enum class EngineKind : std::uint8_t { sglang, vllm, trtllm, ideal };
+// DESIGN §8: off = step-level only; aggregated = one replica serving closed-loop clients with continuous batching;
+// disaggregated = separate prefill and decode pools.
+enum class ServingMode : std::uint8_t { off, aggregated, disaggregated };
+// 4-bit weights (MXFP4 / NVFP4) on a GPU without FP4 tensor cores (Hopper, Ampere): dequant keeps them packed and
+// dequantises inside the GEMM (W4A16, Marlin-style; what vLLM / SGLang / TRT-LLM do for gpt-oss on Hopper); expand
+// pre-expands them to FP8 (BF16 without FP8 cores) when loading (seed 002 §6's capability matrix): memory doubles.
+enum class Fp4OnHopper : std::uint8_t { dequant, expand };
+// How a layer's expert-parallel communication meets its compute. auto follows runtime.two_batch_overlap (the older
+// field, kept working); none = serial; tbo = micro-batches, one's communication under another's compute (seed 000
+// §5.3 mode 1); full = dispatch and combine fully hidden (seed 000 §5.3 mode 2, DeepEP's free decode communication).
+enum class OverlapKind : std::uint8_t { auto_, none, tbo, full };
+
+// A dtype the user may leave to the model ("auto").
+struct DtypeSel {
+    bool is_auto = true;
+    Dtype value = Dtype::bf16;
+};
+
+struct ParallelConfig {
+    int tp = 1;             // attention tensor parallel
+    int dp = 1;             // attention data parallel (DP attention)
+    int ep = 1;             // expert parallel; divides tp*dp; experts are TP'd over tp*dp/ep
+    int pp = 1;             // pipeline stages
+    int gpus_per_node = 0;  // 0: from the hardware
+    int cp = 1;             // context parallel inside the attention TP group (divides tp): prefill tokens and the
+                            // KV cache split over cp, heads over tp/cp (last, so brace-initialised layouts keep 1)
+};
+
+struct WorkloadConfig {
+    PhaseSel phase = PhaseSel::both;
+    int batch = 64;              // concurrent decode sequences per attention-DP rank
+    int prefill_tokens = 8192;   // tokens in one prefill forward per attention-DP rank (chunk)
+    int prompt_len = 4096;
+    int output_len = 1024;
+    int context_len = 0;         // KV length seen by a decode step; 0: prompt_len + output_len/2
+    double prefix_cache_hit = 0; // share of each prompt already in the KV cache: prefill computes the rest only
+};
+
+struct PrecisionConfig {
+    DtypeSel weights, attention, experts, shared_experts, embedding;  // parts default to `weights`
+    DtypeSel kv_cache;           // auto: the model's torch_dtype (bf16)
+    DtypeSel dispatch;           // auto: fp8 when experts compute in fp8 or lower, else bf16
+    DtypeSel combine;            // auto: bf16
+    Fp4OnHopper fp4_on_hopper = Fp4OnHopper::dequant;  // 4-bit weights on GPUs without FP4 tensor cores
+};
+
+// DESIGN §10, seed 003: experts beyond `cached_experts_per_layer` (per layer, per GPU) live in the slower tier and
+// are streamed into HBM when a token selects them. The cache holds the hottest experts; `skew` is the Zipf exponent
+// of expert popularity (0: every expert equally likely).
+struct ExpertOffloadConfig {
+    OffloadTier tier = OffloadTier::none;
+    int cached_experts_per_layer = 0;
+    bool prefetch = false;   // stream the next layer's experts during this layer's compute
+    double skew = 0.0;
+};
+
+struct RuntimeConfig {
+    A2ABackend a2a_backend = A2ABackend::auto_;
+    bool two_batch_overlap = false;    // kept for old scenarios and links: overlap auto + this = tbo
+    OverlapKind overlap = OverlapKind::auto_;
+    int micro_batches = 0;             // micro-batches per step; 0: 2 with tbo, else 1
+    bool shared_expert_overlap = false;  // shared experts run while the dispatch is in flight (seed 001)
+    int comm_sms = 24;                 // SMs given to DeepEP normal-mode kernels while computing
+    ExpertLayout expert_layout = ExpertLayout::auto_;
+    int mtp_draft_tokens = 0;          // speculative tokens per step from MTP heads (0 = off)
+    double mtp_acceptance_rate = 0.8;  // per draft token; accepted length = 1 + a + a^2 + ...
+    double prefill_overhead_ms = -1;   // per prefill forward (scheduler, launches); <0: calibrated default
+    double decode_overhead_ms = -1;    // per decode step; <0: calibrated default
+    double mem_fraction = 0.9;         // engine's static memory fraction of HBM (SGLang mem_fraction_static)
+    double reserve_GB = -1;            // CUDA context, graphs, allocator slack; <0: calibrated default
+    int kv_block_tokens = 16;          // paged-KV block size (rounding of each request's KV)
+    EngineKind engine = EngineKind::sglang;  // system constants of the serving engine (core/engine.h)
+    ExpertOffloadConfig expert_offload;
+};
+
+// One pool of a disaggregated deployment: each worker's layout, how many workers, requests per attention-DP rank.
+struct PoolConfig {
+    ParallelConfig parallel;
+    int workers = 1;
+    int batch = 1;          // prefill: prompts per forward per DP rank; decode: requests in flight per DP rank
+};
+
+// DESIGN §8.1: the serving workload over the step model.
+struct ServingConfig {
+    ServingMode mode = ServingMode::off;
+    int isl = 1024;                 // input tokens per request
+    int osl = 1024;                 // output tokens per request
+    int concurrency = 64;           // aggregated: requests in flight per replica (all its DP ranks)
+    int requests_per_client = 10;   // benchmark length: each client sends this many requests (the first together)
+    double length_spread = 0;       // each request's isl and osl drawn uniformly from [(1 - spread) x, x] (0: fixed)
+    int stream_interval = 1;        // tokens the engine streams to a client at a time (--stream-interval)
+    PoolConfig prefill{{1, 1, 1, 1, 0}, 1, 1};
+    PoolConfig decode{{1, 1, 1, 1, 0}, 1, 64};
+    // The mean request lengths the benchmark sends (length_spread draws them below the nominal isl and osl).
+    double mean_isl() const { return isl * (1.0 - 0.5 * length_spread); }
+    double mean_osl() const { return osl * (1.0 - 0.5 * length_spread); }
+};
+
+struct RoutingConfig {
+    double imbalance = 1.0;        // hottest EP rank's tokens / mean (>= 1)
+    int redundant_experts = 0;     // extra replicas of hot experts spread across EP ranks (EPLB)
+};
+
+// Tokens of a prompt of `prompt_len` found in the prefix cache at hit share `hit`: whole tokens, leaving at least
+// the last one to compute (its logits start decoding). The step model and the serving layer both use it.
+inline double prefix_cached_tokens(double prompt_len, double hit) {
+    return std::max(0.0, std::min(std::floor(hit * prompt_len), prompt_len - 1.0));
+}
+
+struct Scenario {
+    std::string model_ref = "qwen3-30b-a3b";  // preset id; "inline" when model_inline holds a config
+    nlohmann::json model_inline;              // an HF config.json object (null when a preset)
+    ModelSpec model;
+    std::string hardware_ref = "h200";
+    nlohmann::json hardware_inline;           // {"base": id, field overrides...} (null when a preset)
+    GpuSpec gpu;
+    ParallelConfig parallel;
+    WorkloadConfig workload;
+    PrecisionConfig precision;
+    RuntimeConfig runtime;
+    RoutingConfig routing;
+    ServingConfig serving;
+
+    int world() const { return parallel.tp * parallel.dp * parallel.pp; }
+    int moe_tp() const { return parallel.ep > 0 ? parallel.tp * parallel.dp / parallel.ep : 1; }
+    int gpus_per_node() const { return parallel.gpus_per_node > 0 ? parallel.gpus_per_node : gpu.gpus_per_node; }
+    // The overlap policy with `auto` resolved from the older runtime.two_batch_overlap.
+    OverlapKind overlap() const {
+        if (runtime.overlap != OverlapKind::auto_) return runtime.overlap;
+        return runtime.two_batch_overlap ? OverlapKind::tbo : OverlapKind::none;
+    }
+    int micro_batches() const {
+        return runtime.micro_batches > 0 ? runtime.micro_batches : (overlap() == OverlapKind::tbo ? 2 : 1);
+    }
+    int context_len() const {
+        return workload.context_len > 0 ? workload.context_len : workload.prompt_len + workload.output_len / 2;
+    }
+    // Tokens of each prompt served from the prefix cache: prefix_cache_hit of the prompt, whole tokens, leaving at
+    // least the last token to compute (its logits start decoding).
+    double prefill_cached_tokens() const { return prefix_cached_tokens(workload.prompt_len, workload.prefix_cache_hit); }
+    double prefill_computed_tokens() const { return workload.prompt_len - prefill_cached_tokens(); }
+};
+
+// ---- the field table --------------------------------------------------------------------------------------
+enum class FieldType : std::uint8_t { integer, number, boolean, choice, dtype, ref };
+
+struct FieldDesc {
+    const char* path;        // "workload.batch"
+    FieldType type;
+    const char* unit;        // "tokens", "ms", "" ...
+    double min, max;         // inclusive range for integer/number
+    const char* const* choices;  // null-terminated, for choice fields
+    const char* help;        // one sentence
+};
+const std::vector<FieldDesc>& scenario_fields();
+const FieldDesc* find_field(std::string_view path);
+
+// Value of a field as JSON (numbers, bools, strings; refs give the preset id or the inline object).
+nlohmann::json get_path(const Scenario& s, std::string_view path);
+
+// ---- parsing / printing -----------------------------------------------------------------------------------
+struct ParseResult {
+    Scenario scenario;
+    Issues errors;
+    bool ok() const { return errors.empty(); }
+};
+
+// From JSON text (size and depth limited) or an already-parsed object. Unknown keys are errors with their path.
+ParseResult parse_scenario(std::string_view json_text, const Catalog& catalog);
+ParseResult scenario_from_json(const nlohmann::json& j, const Catalog& catalog);
+// Full (every field) or compact (only fields differing from the defaults).
+nlohmann::json scenario_to_json(const Scenario& s, bool compact);
+
+// Sets one field by dot path. "model"/"hardware" take a preset id or an object. Returns false and appends an
+// issue naming the path on a bad path, type or range. Cross-field checks are left to validate_scenario().
+bool set_path(Scenario& s, std::string_view path, const nlohmann::json& value, const Catalog& catalog, Issues& errors);
+// Fast variant for numeric sweeps: no JSON. Returns false (with an issue) if the field is not numeric.
+bool set_path_number(Scenario& s, const FieldDesc& field, double value, Issues& errors);
+
+// Cross-field validation (ep divides tp*dp and the experts, tp divides heads, ...). Empty = valid.
+Issues validate_scenario(const Scenario& s);
+
+const char* a2a_backend_name(A2ABackend b);
+const char* phase_sel_name(PhaseSel p);
+const char* engine_kind_name(EngineKind k);
+const char* serving_mode_name(ServingMode m);
+const char* overlap_kind_name(OverlapKind k);
+const char* offload_tier_name(OffloadTier t);
+
+}  // namespace moe

@@ -1,0 +1,81 @@
+// serving.h — the serving layer (DESIGN §8): TTFT, TPOT and tokens/s of a deployment under load, on top of the step
+// model. It calls estimate() for the steps it needs and never the reverse.
+//
+//   moe::Estimate e = moe::evaluate(scenario, moe::builtin_tables());   // estimate() + serving when mode != off
+//   e.serving.ttft_ms, e.serving.tpot_ms, e.serving.output_tokens_per_s_per_gpu
+//
+// Two layers, so that a fit can change the engine constants without re-running the kernels:
+//   serving_steps()  the step-model evaluations one deployment needs (kernel time only, no engine overhead)
+//   serving_model()  closed-loop clients, continuous batching / disaggregated pools, with one engine's constants
+// docs/model.md ("Serving") derives every formula.
+#pragma once
+#include "core/serving/engine.h"
+#include "core/step/estimate.h"
+
+namespace moe {
+
+// Kernel times of one deployment's steps (ms, per attention-DP rank, engine overheads excluded).
+struct ServingSteps {
+    bool ok = false;
+    Issues errors;
+    std::vector<std::string> warnings;
+    // aggregated (or one pool): the running batch and its steps
+    double batch = 0;               // requests per attention-DP rank (concurrency / dp, or the decode pool's batch)
+    double max_batch = 0;           // largest batch that fits at the average context (memory model)
+    bool weights_fit = false;       // the weights and fixed buffers fit at all
+    double chunk_tokens = 0;        // token budget of a forward
+    double decode_ms = 0;           // decode step at `batch` (at the average context isl + osl/2)
+    double decode1_ms = 0;          // decode step at batch 1 (the slope of a smaller running batch)
+    double mixed_extra_ms = 0;      // mixed engines: what a full prefill chunk adds to a decode step
+    double mixed_tokens = 0;        // prefill tokens in that chunk (budget minus the decode tokens)
+    double prefill_ms = 0;          // separate engines: one prefill forward of `prefill_tokens`
+    double prefill_tokens = 0;
+    double prefill_single_ms = 0;   // one request's prompt alone (ceil(isl / chunk) forwards, summed)
+    double mixed_single_extra_ms = 0;  // mixed: what one request's prompt adds to the decode steps it rides on
+    // disaggregated
+    double kv_bytes_per_request = 0;
+    double kv_link_GBps = 0;        // aggregate bandwidth between a prefill and a decode worker
+    int dp = 1, gpus = 1;           // attention-DP ranks per replica / worker, GPUs of the deployment
+    int prefill_dp = 1, prefill_gpus_per_worker = 1, decode_gpus_per_worker = 1;
+    bool prefill_fits = true;       // a prefill worker holds its forward in memory
+};
+
+
+// The steps of an aggregated deployment that its concurrency does not change: the decode step at batch 1 and, with
+// separate prefill forwards (not mixed batches), one prompt's prefill alone. A caller that evaluates scenarios
+// differing only in serving.concurrency and workload.batch (the planner: batch innermost) passes one memo to
+// serving_steps() / evaluate() and resets it (memo = {}) whenever anything else changes; the numbers are those
+// computed without it.
+struct ServingStepMemo {
+    struct Part {
+        bool have = false, ok = false;
+        Issues errors;
+        double step_ms = 0, attention_ms = 0;
+    };
+    Part single;   // one prompt's prefill alone (separate prefill forwards only)
+    Part decode1;  // the decode step at batch 1
+};
+
+// `k` decides the steps' shape (mixed batches or separate prefill forwards); its other constants are not used here.
+ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConstants& k, ServingStepMemo* memo = nullptr);
+ServingResult serving_model(const Scenario& s, const ServingSteps& st, const EngineConstants& k);
+
+// serving_steps() of a disaggregated scenario is these three, in this order: the prefill pool's fields, the decode
+// pool's (with the KV bytes of a request), then the link and the GPU count. False with st.errors.
+bool serving_prefill_pool(const Scenario& s, const Tables& t, ServingSteps& st);
+bool serving_decode_pool(const Scenario& s, const Tables& t, ServingSteps& st);
+void serving_link(const Scenario& s, ServingSteps& st);
+// A disaggregated prefill worker's forward (ms): serving_prefill_pool()'s kernel time x the engine's prefill kernel
+// scale on this GPU, plus the per-forward overhead (runtime.prefill_overhead_ms when set, else the engine's).
+double prefill_forward_ms(const Scenario& s, const ServingSteps& st, const EngineConstants& k);
+
+// estimate() of the scenario, plus e.serving when serving.mode is not off (errors of the serving layer come back
+// in e.errors like any other).
+Estimate evaluate(const Scenario& s, const Tables& t);
+Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo = nullptr);
+// evaluate() into `out` (estimate_into(): `out` reset, its vectors' capacity kept; warnings = false builds none).
+void evaluate_into(const Scenario& s, const Tables& t, Estimate& out, bool warnings = true);
+void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo, Estimate& out,
+                   bool warnings = true);
+
+}  // namespace moe

@@ -1,0 +1,214 @@
+// comm.cpp — communication: TP all-reduce, all-gather / reduce-scatter, DeepEP normal and low-latency, pplx (DESIGN §5).
+// Part of the step model; core/estimate_detail.h lists the files and what each computes.
+#include "core/step/estimate_detail.h"
+
+namespace moe::detail {
+
+OpRecord comm_op(const char* name, Phase ph, double bytes, Engine eng, double us) {
+    OpRecord op = make_op(name, ph, 0, 0, 0);
+    op.comm_bytes = bytes;
+    op.engine = eng;
+    op.bound = Bound::comm;
+    op.time_us = us;
+    op.efficiency = 1;
+    op.source = Source::analytical;
+    return op;
+}
+
+namespace {
+
+// A collective from the measured tables (bench_data/comm/<family>/collectives.csv), tried in the order of `impls`.
+// The tables describe the interconnect as much as the GPU, so only the GPU's own family's are used, and only inside
+// one NVLink domain (n <= gpus_per_node): a GPU that borrows another family's kernel tables keeps the formulas. A
+// preset edited to another NVLink bandwidth than the table GPU's looks the table up at bytes x (table link / this
+// link): the bandwidth-bound part scales, the small-message latency stays (source `transferred`).
+CommHit table_collective(const Ctx& c, const char* op, std::initializer_list<const char*> impls, int n, double bytes) {
+    CommHit h;
+    if (!c.own_tables || !c.families[0] || n < 2 || n > c.gpn || !(c.g.nvlink_bandwidth_GBps > 0)) return h;
+    const FamilyRef* ref = family_ref(c.families[0]);
+    if (!ref) return h;
+    const double scale = ref->nvlink_GBps / c.g.nvlink_bandwidth_GBps;
+    for (const char* impl : impls) {
+        h = c.t.collective(c.families[0], op, impl, n, bytes * scale);
+        if (h.found) break;
+    }
+    if (h.found && std::fabs(scale - 1.0) > 1e-3) h.source = Source::transferred;
+    return h;
+}
+
+// A record timed by a table hit; efficiency = the record's bytes over the link at the measured time.
+void from_table(OpRecord& op, const CommHit& h, double link_Bps) {
+    op.time_us = h.latency_us;
+    op.source = h.source;
+    op.table = h.table;
+    op.efficiency = std::min(1.0, op.comm_bytes / link_Bps / (h.latency_us * 1e-6));
+}
+
+}  // namespace
+
+// The measured all-reduce series to use, best first, for the scenario's engine (runtime.engine). SGLang and vLLM run
+// decode inside CUDA graphs (their custom all-reduce, graph-captured) and prefill eagerly (the same kernel with its
+// buffer registered per call: the *_eager series); TensorRT-LLM's own all-reduce runs the same way in both phases.
+// `ideal` takes the engine the calculator assumed before engines existed (SGLang). NCCL where a series is missing.
+static CommHit engine_allreduce(const Ctx& c, Phase ph, int n, double message) {
+    const bool pf = ph == Phase::prefill;
+    switch (c.s.runtime.engine) {
+        case EngineKind::vllm:
+            return pf ? table_collective(c, "all_reduce", {"vllm_eager", "vllm", "nccl"}, n, message)
+                      : table_collective(c, "all_reduce", {"vllm", "nccl"}, n, message);
+        case EngineKind::trtllm: return table_collective(c, "all_reduce", {"trtllm", "nccl"}, n, message);
+        case EngineKind::sglang:
+        case EngineKind::ideal: break;
+    }
+    return pf ? table_collective(c, "all_reduce", {"sglang_eager", "sglang", "nccl"}, n, message)
+              : table_collective(c, "all_reduce", {"sglang", "nccl"}, n, message);
+}
+
+// TP all-reduce of T x h bf16 over n GPUs. Measured: the engine's own all-reduce (engine_allreduce), NCCL where that
+// series is missing.
+// Fallback (analytical): ring, 2(n-1)/n of the data crosses each GPU's link, plus a latency per log2 n step.
+static OpRecord allreduce_op_uncached(const Ctx& c, const char* name, Phase ph, double T, int n);
+
+OpRecord allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n) {
+    auto& last = c.last_allreduce;
+    if (last.valid && last.ph == ph && last.T == T && last.n == n) {
+        OpRecord op = last.op;
+        op.name = name;
+        return op;
+    }
+    last.op = allreduce_op_uncached(c, name, ph, T, n);
+    last.valid = true;
+    last.ph = ph;
+    last.T = T;
+    last.n = n;
+    return last.op;
+}
+
+static OpRecord allreduce_op_uncached(const Ctx& c, const char* name, Phase ph, double T, int n) {
+    if (c.g.topology == Topology::mesh) return mesh_allreduce_op(c, name, ph, T, n);
+    const double bytes = 2.0 * (n - 1) / n * T * c.m.hidden * 2.0;
+    const bool inter_node = n > c.gpn;
+    const double link_Bps = (inter_node ? c.g.rdma_bandwidth_GBps : c.g.nvlink_bandwidth_GBps) * 1e9;
+    const double link = link_Bps * c.cal.allreduce_eff;
+    const double us = bytes / link * 1e6 + c.cal.allreduce_latency_us * std::log2(double(n));
+    OpRecord op = comm_op(name, ph, bytes, inter_node ? Engine::rdma : Engine::nvlink, us);
+    op.efficiency = c.cal.allreduce_eff;
+    const double message = T * c.m.hidden * 2.0;  // the buffer being reduced
+    const CommHit h = engine_allreduce(c, ph, n, message);
+    if (h.found) from_table(op, h, link_Bps);
+    return op;
+}
+
+// Each of n ranks contributes `bytes_per_rank` and receives the others' ((n - 1) x bytes_per_rank): NCCL's measured
+// all-gather of the gathered output inside one NVLink domain, else the link at allgather_eff plus a latency per
+// log2 n step (the all-gather of the exposed ring formula).
+OpRecord attn_allgather_op(const Ctx& c, const char* name, Phase ph, double bytes_per_rank, int n) {
+    const double bytes = (n - 1) * bytes_per_rank;
+    const bool inter_node = n > c.gpn;
+    const double link_Bps = (inter_node ? c.g.rdma_bandwidth_GBps : c.g.nvlink_bandwidth_GBps) * 1e9;
+    const double us = bytes / (link_Bps * c.cal.allgather_eff) * 1e6 + c.cal.allreduce_latency_us * std::log2(double(n));
+    OpRecord op = comm_op(name, ph, bytes, inter_node ? Engine::rdma : Engine::nvlink, us);
+    op.efficiency = c.cal.allgather_eff;
+    const CommHit h = table_collective(c, "all_gather", {"nccl"}, n, n * bytes_per_rank);
+    if (h.found) from_table(op, h, link_Bps);
+    return op;
+}
+
+// Dispatch (tokens to experts) and combine (outputs back) for one MoE layer, T tokens per attention rank.
+void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L) {
+    const ModelSpec& m = c.m;
+    const double h = m.hidden;
+    const double k = m.top_k;
+    const double db = dtype_bytes(c.disp) + (c.disp == Dtype::fp8 ? 4.0 / 128.0 : 0.0);  // fp8 with 1x128 scales
+    const double cb = dtype_bytes(c.comb);
+    const double nvl = c.g.nvlink_bandwidth_GBps * 1e9, rdma = c.g.rdma_bandwidth_GBps * 1e9;
+    const int group = c.tp * c.dp;  // GPUs whose tokens meet in the MoE
+    if (c.g.topology == Topology::mesh && be != A2ABackend::none && be != A2ABackend::auto_ && c.ep > 1) {
+        mesh_ep_comm(c, ph, T, L);  // seed 004's dispatch and combine, whatever the NVIDIA backend named
+        return;
+    }
+    switch (be) {
+        case A2ABackend::none:
+        case A2ABackend::auto_:
+            if (group > 1) {  // experts tensor-parallel over the attention TP group: all-reduce after the MoE
+                OpRecord ar = allreduce_op(c, "comm.moe_allreduce", ph, T, c.tp);
+                L.allreduce_us += ar.time_us;
+                L.comm.push_back(ar);
+            }
+            return;
+        case A2ABackend::allgather: {
+            // all-gather every rank's tokens before the MoE, reduce-scatter the outputs after
+            const double tok = T / c.tp;  // tokens each GPU contributes
+            const bool inter_node = group > c.gpn;
+            const double link = (inter_node ? rdma : nvl) * c.cal.allgather_eff;
+            const double ag = tok * (group - 1) * h * db, rs = tok * (group - 1) * h * cb;
+            const Engine eng = inter_node ? Engine::rdma : Engine::nvlink;
+            L.dispatch_us = ag / link * 1e6 + c.cal.allreduce_latency_us * std::log2(double(group));
+            L.combine_us = rs / link * 1e6 + c.cal.allreduce_latency_us * std::log2(double(group));
+            OpRecord ag_op = comm_op("comm.allgather", ph, ag, eng, L.dispatch_us);
+            OpRecord rs_op = comm_op("comm.reduce_scatter", ph, rs, eng, L.combine_us);
+            // Measured NCCL: the gathered output, and the full input of the reduce-scatter, are group x tok rows.
+            const double link_Bps = inter_node ? rdma : nvl;
+            const CommHit hag = table_collective(c, "all_gather", {"nccl"}, group, tok * group * h * db);
+            const CommHit hrs = table_collective(c, "reduce_scatter", {"nccl"}, group, tok * group * h * cb);
+            if (hag.found) from_table(ag_op, hag, link_Bps), L.dispatch_us = hag.latency_us;
+            if (hrs.found) from_table(rs_op, hrs, link_Bps), L.combine_us = hrs.latency_us;
+            L.comm.push_back(ag_op);
+            L.comm.push_back(rs_op);
+            return;
+        }
+        case A2ABackend::deepep_low_latency:
+        case A2ABackend::pplx: {
+            // Every token-expert pair is its own message (no deduplication); destinations are uniform over the EP
+            // ranks, gpn/ep of them inside the NVLink domain (DeepEP >= 2025-06 forwards those over NVLink).
+            const double tok = T / c.tp;
+            const double f_local = std::min(1.0, double(c.gpn) / c.ep);
+            auto t_of = [&](double bytes) {
+                const double t_nvl = bytes * f_local / (nvl * c.cal.nvlink_ll_eff);
+                const double t_rdma = bytes * (1.0 - f_local) / (rdma * c.cal.rdma_ll_eff);
+                return std::max(t_nvl, t_rdma) * 1e6 + c.cal.ll_latency_us;
+            };
+            // The step waits for the busiest receiver: routing.imbalance x the mean pairs (dispatch) and their
+            // results going back through the same rank's links (combine).
+            const double imb = c.s.routing.imbalance;
+            const double bd = tok * k * h * db * imb, bc = tok * k * h * cb * imb;
+            const Engine eng = f_local < 1.0 ? Engine::rdma : Engine::nvlink;
+            L.dispatch_us = t_of(bd);
+            L.combine_us = t_of(bc);
+            L.comm.push_back(comm_op("comm.dispatch", ph, bd, eng, L.dispatch_us));
+            L.comm.push_back(comm_op("comm.combine", ph, bc, eng, L.combine_us));
+            return;
+        }
+        case A2ABackend::deepep_normal: {
+            // A token crosses RDMA once per remote node it needs; inside each node NVLink delivers it to every GPU
+            // that holds one of its experts (forwarded copies included); combine reduces inside the node before
+            // sending back (seed 004, DeepEP normal kernels). Node-limited routing (n_group/topk_group) caps the
+            // nodes a token reaches.
+            const double tok = T / c.tp;
+            const double nodes = std::ceil(double(c.ep) / c.gpn);
+            const double distinct_nodes = kernels::distinct_units(nodes, m.n_group, m.topk_group, k);
+            const double remote_nodes = distinct_nodes * (nodes - 1.0) / nodes;
+            const double distinct_gpus = kernels::distinct_units(c.ep, m.n_group, m.topk_group, k);
+            const double p_self = distinct_gpus / c.ep;
+            const double nvl_copies = std::max(0.0, distinct_gpus - p_self);
+            const double imb = c.s.routing.imbalance;  // the busiest rank receives (and returns) imbalance x the mean
+            auto t_of = [&](double bytes_per_copy) {
+                const double r = tok * remote_nodes * bytes_per_copy * imb;
+                const double n = tok * nvl_copies * bytes_per_copy * imb;
+                const double t_r = r / (rdma * c.cal.rdma_normal_eff), t_n = n / (nvl * c.cal.nvlink_normal_eff);
+                struct R { double us, bytes; Engine eng; };
+                // the record carries the bytes and engine of the bottleneck link
+                return t_r >= t_n ? R{t_r * 1e6 + c.cal.normal_latency_us, r, Engine::rdma}
+                                  : R{t_n * 1e6 + c.cal.normal_latency_us, n, Engine::nvlink};
+            };
+            const auto d = t_of(h * db), cmb = t_of(h * cb);
+            L.dispatch_us = d.us;
+            L.combine_us = cmb.us;
+            L.comm.push_back(comm_op("comm.dispatch", ph, d.bytes, d.eng, d.us));
+            L.comm.push_back(comm_op("comm.combine", ph, cmb.bytes, cmb.eng, cmb.us));
+            return;
+        }
+    }
+}
+
+}  // namespace moe::detail

@@ -1,0 +1,176 @@
+// estimate.h — the model: Scenario -> layer plan -> operator records -> times -> Estimate (DESIGN §3, §5).
+//
+//   moe::Estimate e = moe::estimate(scenario, moe::builtin_tables());
+//   if (!e.ok) ...e.errors...;  e.decode.tpot_ms, e.memory.max_batch, e.ops[i].time_us
+//
+// Pure, deterministic, exception-free, a few microseconds. User errors come back in `errors`, never as a crash.
+// Every number in an Estimate is finite.
+#pragma once
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/scenario/scenario.h"
+#include "core/data/tables.h"
+#include "core/base/types.h"
+
+namespace moe {
+
+enum class Engine : std::uint8_t { tensor, hbm, nvlink, rdma, host, mesh };
+const char* engine_name(Engine e);
+
+// One operator of one layer group, per occurrence (multiply time by `count` for its share of the step).
+struct OpRecord {
+    const char* name = "";        // "attn.q_b_proj", "moe.routed_experts", "comm.dispatch", ...
+    Phase phase = Phase::decode;
+    int group = 0;                // index into PhaseResult::groups
+    double count = 0;             // occurrences per step (layers in the group, or 1)
+    double flops = 0;
+    double weight_bytes = 0;      // HBM reads of weights
+    double activation_bytes = 0;  // HBM reads/writes of activations and KV cache
+    double comm_bytes = 0;        // bytes sent per GPU (offload: streamed in from the host tier)
+    double hops = 0;              // mesh: link-hops per token of the message (0 elsewhere: one switch hop)
+    Engine engine = Engine::tensor;
+    Dtype compute_dtype = Dtype::bf16;  // the format the tensor cores ran in (its roof on a roofline chart)
+    Bound bound = Bound::compute;
+    double efficiency = 0;        // fraction of the roofline achieved (from tables or the fallback)
+    Source source = Source::analytical;
+    const char* table = "";       // bench_data file of the efficiency, if any
+    double time_us = 0;           // per occurrence, before overlap
+    double exposed_us = 0;        // per occurrence, after overlap (what adds to the step)
+};
+
+// A layer group's label, its text kept inline (at most 63 characters; the step model's labels are at most ~60): an
+// estimate allocates nothing per label. Reads as a std::string_view.
+class GroupLabel {
+public:
+    GroupLabel() { text_[0] = 0; }
+    GroupLabel(std::string_view s) { assign(s); }  // NOLINT: implicit, like the std::string it replaced
+    GroupLabel(const char* s) { assign(s); }        // NOLINT
+    GroupLabel& operator=(std::string_view s) { assign(s); return *this; }
+    GroupLabel& operator=(const char* s) { assign(s); return *this; }
+    void assign(std::string_view s) {
+        size_ = static_cast<unsigned char>(s.size() < kCapacity ? s.size() : kCapacity);
+        std::memcpy(text_, s.data(), size_);
+        text_[size_] = 0;
+    }
+    const char* c_str() const { return text_; }
+    std::size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    std::string_view view() const { return {text_, size_}; }
+    operator std::string_view() const { return view(); }  // NOLINT
+    std::string str() const { return std::string(text_, size_); }
+    bool starts_with(std::string_view p) const { return view().substr(0, p.size()) == p; }
+    friend bool operator==(const GroupLabel& a, std::string_view b) { return a.view() == b; }
+    friend bool operator!=(const GroupLabel& a, std::string_view b) { return a.view() != b; }
+    static constexpr std::size_t kCapacity = 63;
+
+private:
+    char text_[kCapacity + 1];
+    unsigned char size_ = 0;
+};
+
+struct LayerGroup {
+    GroupLabel label;             // "MoE layers", "dense layers", "MoE layers (window 128)", "embedding + LM head"...
+    int count = 0;
+    double time_us = 0;           // per layer, after overlap
+};
+
+struct PhaseResult {
+    bool computed = false;
+    double step_ms = 0;               // one forward (prefill chunk / decode step)
+    double ttft_ms = 0;               // prefill only
+    double tpot_ms = 0;               // decode only
+    double tokens_per_s_per_gpu = 0;
+    double tokens_per_s_per_user = 0; // decode only
+    double tokens_per_step = 0;       // per attention-DP rank
+    double compute_ms = 0;            // sum of compute operator times (after SM sharing)
+    double comm_ms = 0;               // sum of communication times
+    double exposed_comm_ms = 0;       // communication not hidden by overlap
+    double overhead_ms = 0;
+    double pp_bubble_ms = 0;
+    double offload_ms = 0;            // expert streaming from the host tier not hidden by prefetch
+    double offload_bytes = 0;         // expert bytes streamed per step, per GPU
+    double tokens_per_s_cluster = 0;
+    // Provenance: share of the step's operator time by efficiency source.
+    double share_measured = 0, share_interpolated = 0, share_transferred = 0, share_analytical = 0;
+    std::vector<LayerGroup> groups;
+};
+
+struct MemoryResult {
+    double weights_bytes = 0, kv_cache_bytes = 0, activation_bytes = 0, workspace_bytes = 0;
+    double comm_buffer_bytes = 0, reserved_bytes = 0, total_bytes = 0, capacity_bytes = 0;
+    double offloaded_experts_bytes = 0;  // expert weights kept in the host tier / on SSD (not in HBM)
+    double offload_hit_rate = 1;      // share of token-expert selections served by the HBM cache (decode)
+    double usable_bytes = 0;          // capacity * mem_fraction
+    bool fits = false;
+    double shortfall_bytes = 0;       // how much is missing when it does not fit
+    double kv_bytes_per_token = 0;    // per GPU, all layers
+    // Of kv_cache_bytes: the fixed recurrent state of the Gated DeltaNet layers (per request, whatever the context)
+    double linear_state_bytes = 0;
+    double linear_state_bytes_per_request = 0;
+    double max_batch = 0;             // largest decode batch per attention-DP rank that fits at the context
+    double max_context = 0;           // largest context that fits at the scenario's batch
+    // weights by part
+    double weights_attention_bytes = 0, weights_experts_bytes = 0, weights_shared_bytes = 0;
+    double weights_dense_ffn_bytes = 0, weights_embedding_bytes = 0, weights_other_bytes = 0, weights_mtp_bytes = 0;
+    double activation_prefill_bytes = 0, activation_decode_bytes = 0, logits_bytes = 0;
+    // cluster totals (seed 002 §8)
+    double cluster_weights_bytes = 0, cluster_kv_cache_bytes = 0, cluster_max_batch = 0;
+};
+
+// DESIGN §8.2: the serving layer's results (core/serving.h computes them; computed = false when serving is off).
+struct ServingResult {
+    bool computed = false;
+    double ttft_ms = 0, tpot_ms = 0, e2e_latency_ms = 0;
+    double output_tokens_per_s_per_gpu = 0, tokens_per_s_per_user = 0, requests_per_s = 0;
+    double gpus = 0;
+    bool fits = false;
+    // the parts, for display and tests
+    double ttft_prefill_ms = 0;     // the request's own prefill (steady state)
+    double ttft_queue_ms = 0;       // waiting for prefill capacity (steady state) and for a free slot
+    double ttft_first_wave_ms = 0;  // the first requests' wait behind each other, averaged over the run
+    double ttft_overhead_ms = 0;    // the engine's per-request overhead
+    double ttft_stream_ms = 0;      // the first token held until serving.stream_interval tokens are made
+    double kv_transfer_ms = 0;      // disaggregated
+    double tpot_decode_ms = 0;      // the decode step itself
+    double tpot_prefill_ms = 0;     // prefill work interleaved with decoding, per output token
+    double tpot_preempt_ms = 0;     // preempted and waiting for KV room (engines that do not reserve the output's KV)
+    double running_batch = 0;       // requests decoding per DP rank
+    double prefill_utilisation = 0; // share of time (or of the prefill pool) spent on prefill
+    const char* bound = "";         // "decode", "prefill", "memory"
+    bool prefill_fits = true;       // disaggregated: a prefill worker holds its forward (else a warning)
+};
+
+struct Estimate {
+    bool ok = false;
+    Issues errors;
+    std::vector<std::string> warnings;
+    PhaseResult prefill, decode;
+    MemoryResult memory;
+    ServingResult serving;
+    double total_params = 0, active_params = 0;
+    std::vector<OpRecord> ops;
+    // resolved choices, for display
+    A2ABackend prefill_backend = A2ABackend::none, decode_backend = A2ABackend::none;
+    Dtype weights_dtype = Dtype::bf16, experts_dtype = Dtype::bf16, kv_dtype = Dtype::bf16;
+};
+
+Estimate estimate(const Scenario& s, const Tables& tables);
+// estimate() into `out`, which is reset first: the same Estimate as estimate() returns, but `out`'s vectors keep their
+// capacity (a sweep reuses one Estimate per thread: no allocation per point). With warnings = false no warning text
+// is built (out.warnings stays empty), for callers that never show warnings (the sweep's CSV has no such column).
+void estimate_into(const Scenario& s, const Tables& tables, Estimate& out, bool warnings = true);
+
+// Overlap policies, exposed for tests. Seed 000 §5.3 (used for prefill): two micro-batches, the first dispatch and
+// the last combine exposed. Decode TBO: four slots per layer, each micro-batch's communication under the other's
+// compute stage (pre = attention side, post = experts side).
+double two_batch_overlap_seed(double mb_compute, double mb_dispatch, double mb_combine);
+double two_batch_overlap_slots(double c_pre, double c_post, double dispatch, double combine);
+// Seed 000 §5.3 mode 1 for any number n >= 1 of micro-batches (runtime.micro_batches): dispatch, compute, combine of
+// each micro-batch, one communication stream issuing D1, D2, M1, D3, M2, ..., Dn, M(n-1), Mn and one compute stream.
+// n = 2 is two_batch_overlap_seed; many micro-batches approach n * max(compute, dispatch + combine).
+double micro_batch_pipeline(double mb_compute, double mb_dispatch, double mb_combine, int n);
+
+}  // namespace moe

@@ -1,0 +1,244 @@
+// ops_ffn.cpp — dense FFN and shared experts, the router and the routed experts of one layer (seed 000 §4; seeds 001, 003, 004).
+// Part of the step model; core/estimate_detail.h lists the files and what each computes.
+#include <cstring>
+
+#include "core/step/estimate_detail.h"
+
+namespace moe::detail {
+
+void dense_ffn_ops(const Ctx& c, Phase ph, double T, double inter, const char* up_name, const char* down_name,
+                   Dtype w, std::vector<OpRecord>& out) {
+    const double i_gpu = inter / c.tp;
+    out.push_back(gemm_op(c, up_name, ph, T, c.m.hidden, 2.0 * i_gpu, w));
+    out.push_back(gemm_op(c, down_name, ph, T, i_gpu, c.m.hidden, w));
+}
+
+// The measured grouped-GEMM tables (bench_data/grouped_gemm: InferSim's DeepGEMM runs on H800 and H20) describe
+// tensor-core grouped GEMMs on NVIDIA Hopper; their roofline fraction moves to Blackwell and between FP8, BF16 and
+// native FP4 through the roofline (the BF16 Qwen3-30B-A3B rows of the public set, InferSim README, are reproduced
+// that way on H20). Other architectures (Ampere, Ada, CDNA) and W4A16 kernels that dequantise 4-bit weights in the
+// GEMM (Marlin-style, a different kernel bound by its 4-bit loads) take the analytical fallback instead.
+bool grouped_tables_apply(const Ctx& c) {
+    return (c.g.arch == "hopper" || c.g.arch == "blackwell") && !dequantised(c.g, c.w_exp);
+}
+
+// The M tile of a W4A16 MoE kernel: vLLM's fused_marlin_moe takes the smallest of 8, 16, 32, 48, 64 rows that its
+// tokens per expert fill to less than 0.9 (vllm/model_executor/layers/fused_moe/fused_marlin_moe.py), else 64.
+double marlin_moe_block_m(double rows_per_expert) {
+    for (double b : {8.0, 16.0, 32.0, 48.0})
+        if (rows_per_expert / b < 0.9) return b;
+    return 64.0;
+}
+
+namespace {
+
+// The monotone envelope of the routed experts' time over the grouped-GEMM table's token grid: at each grid point x
+// (tokens per GPU, ascending), env = the slowest time of the kernel at any grid point up to x, with the logs the
+// interpolation between grid points takes. It depends on everything the kernel's time does except the query's
+// batch, so it is kept per thread for the last few shapes: a sweep or plan over the batch (or the context, which
+// the experts do not see) computes it once per layout instead of once per point.
+struct Envelope {
+    std::vector<double> x, log_x, env, log_env;
+};
+
+// Every input of the kernel's time at a grid point (expert_ops' op_at), as 64-bit words: equal keys, equal envelopes.
+constexpr int kEnvKeyWords = 27;
+struct EnvSlot {
+    std::uint64_t key[kEnvKeyWords] = {};
+    bool used = false;
+    Envelope env;
+};
+
+template <class OpAt>
+const Envelope& envelope(const Ctx& c, const char* family, bool masked, double inter, double wb, double act_b, Dtype comp,
+                         double eff0, bool marlin, bool cuda, OpAt&& op_at) {
+    const ModelSpec& m = c.m;
+    std::uint64_t key[kEnvKeyWords];
+    int n = 0;
+    auto word = [&](std::uint64_t v) { key[n++] = v; };
+    auto num = [&](double v) {
+        std::uint64_t b;
+        std::memcpy(&b, &v, sizeof b);
+        word(b);
+    };
+    word(std::uint64_t(reinterpret_cast<std::uintptr_t>(&c.t)));
+    word(c.t.generation());
+    word(std::uint64_t(reinterpret_cast<std::uintptr_t>(family)));  // a FamilyRef's static name
+    word(std::uint64_t(masked) | std::uint64_t(marlin) << 1 | std::uint64_t(cuda) << 2 |
+         std::uint64_t(c.s.runtime.expert_layout == ExpertLayout::per_token) << 3);
+    word(std::uint64_t(std::uint32_t(m.num_experts)));
+    word(std::uint64_t(std::uint32_t(m.top_k)));
+    word(std::uint64_t(std::uint32_t(m.hidden)));
+    word(std::uint64_t(std::uint32_t(c.s.routing.redundant_experts)));
+    word(std::uint64_t(std::uint32_t(c.ep)));
+    word(std::uint64_t(std::uint32_t(c.dp)));
+    word(std::uint64_t(std::uint32_t(c.g.tile_tokens)));
+    word(std::uint64_t(comp));
+    word(std::uint64_t(c.g.compute_dtype(comp)));
+    num(inter);
+    num(wb);
+    num(act_b);
+    num(c.s.routing.imbalance);
+    num(eff0);
+    num(c.cal.hbm_bw_eff);
+    num(c.cal.kernel_floor_us);
+    num(c.cal.dequant_flops_per_weight);
+    num(c.g.peak_tflops(comp));
+    num(c.g.peak_tflops(Dtype::bf16));
+    num(c.bw);
+    num(double(m.moe_intermediate));
+    num(double(c.moe_tp));
+    num(double(m.num_experts + c.s.routing.redundant_experts) / c.ep);
+    thread_local EnvSlot cache[8];
+    thread_local unsigned next = 0;
+    for (EnvSlot& sl : cache)
+        if (sl.used && std::memcmp(sl.key, key, sizeof key) == 0) return sl.env;
+    EnvSlot& sl = cache[next++ & 7u];
+    std::memcpy(sl.key, key, sizeof key);
+    sl.used = true;
+    Envelope& e = sl.env;
+    e.x = c.t.grouped_gemm_grid(family, masked, m.num_experts, m.top_k, m.hidden, int(inter), c.ep);
+    e.log_x.clear();
+    e.env.clear();
+    e.log_env.clear();
+    double env = 0;
+    for (double x : e.x) {
+        env = std::max(env, op_at(x * c.ep / c.dp).time_us);
+        e.log_x.push_back(std::log(x));
+        e.env.push_back(env);
+        e.log_env.push_back(std::log(env));
+    }
+    return e;
+}
+
+}  // namespace
+
+// The format a measured MoE-layer table keys these experts by: FP16 runs as BF16; FP4 experts a GPU without FP4
+// tensor cores dequantises inside the kernel (W4A16) are measured as one such kernel, vLLM's MXFP4 path on Hopper
+// (bench_data/moe/<family>/vllm_mxfp4.csv): the 4-bit payload and the kernel are the same, the scales' format aside.
+static Dtype table_dtype(const GpuSpec& g, Dtype w) {
+    if (w == Dtype::fp16) return Dtype::bf16;
+    if ((w == Dtype::nvfp4 || w == Dtype::mxfp4) && dequantised(g, w)) return Dtype::mxfp4;
+    return w;
+}
+
+// Routed experts on the busiest EP rank (seed 000 §4, with the lazy-loading floor of seeds 003/004 and the
+// layouts of seed 001).
+void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
+    const ModelSpec& m = c.m;
+    const double local = double(m.num_experts + c.s.routing.redundant_experts) / c.ep;
+    const double inter = double(m.moe_intermediate) / c.moe_tp;
+    const Dtype comp = compute_of(c.g, c.w_exp);
+    const double act_b = comp == Dtype::fp8 ? 1.0 : 2.0;
+    const double wb = bytes_with_scales(c.w_exp);
+    const bool dequant = dequantised(c.g, c.w_exp);
+    const bool tables_apply = grouped_tables_apply(c);
+    // tokens per attention rank -> token-expert pairs on the busiest rank and the experts they load
+    auto pairs_of = [&](double t) { return t * c.dp * m.top_k / c.ep * c.s.routing.imbalance; };
+    auto active_of = [&](double t) {
+        return std::max(std::min(local, 1.0), kernels::expected_active_experts(local, m.top_k * local / m.num_experts, t * c.dp));
+    };
+
+    // router (gate GEMM, replicated): T x h x E
+    OpRecord router = make_op("moe.router", ph, 2.0 * T * m.hidden * m.num_experts, double(m.num_experts) * m.hidden * 2.0,
+                              T * (m.hidden + m.num_experts) * 2.0);
+    time_op(c, router, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
+    L.pre.push_back(router);
+
+    const double tokens_world = T * c.dp;  // distinct tokens entering the MoE across the EP group
+    const double pairs = pairs_of(T);
+    // Per-token execution (seed 003's baseline): every token-expert pair loads its expert's weights itself.
+    const bool per_token = c.s.runtime.expert_layout == ExpertLayout::per_token;
+    // The whole routed-expert layer measured on this GPU (bench_data/moe: AIC's SGLang runs, permutation and combine
+    // included) for this exact shape, format and moe_tp x ep layout, at the EP group's tokens scaled to the busiest
+    // rank. Contiguous layouts only (DeepEP's masked kernels, per-token and offloaded experts are other kernels); the
+    // GPU's own family only (a latency does not transfer to another GPU).
+    MoeHit layer;
+    if (!masked && !per_token && c.own_tables && c.families[0] && c.s.routing.redundant_experts == 0 &&
+        c.s.runtime.expert_offload.tier == OffloadTier::none)
+        layer = c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.hidden, m.moe_intermediate,
+                              m.top_k, m.num_experts, c.moe_tp, c.ep, tokens_world * c.s.routing.imbalance);
+    if (!masked && !per_token && !layer.found) {
+        // contiguous layout: permute tokens into expert order and back (read + write each way)
+        L.post.push_back(memory_op(c, "moe.permute", ph, 2.0 * pairs * m.hidden * act_b));
+    }
+    const char* family = nullptr;  // the first family with a table for this kernel
+    std::string_view family_view;
+    auto query = [&](std::string_view f, double t) {
+        return c.t.grouped_gemm(f, masked, m.num_experts, m.top_k, m.hidden, int(inter), c.ep, t * c.dp / c.ep);
+    };
+    TableHit hit_T;  // the family's hit at T (op_at(T) below takes it rather than asking again)
+    if (tables_apply && !per_token && !layer.found)
+        for (int i = 0; i < 4 && c.families[i] && !family; ++i)
+            if ((hit_T = query(c.family_views[i], T)).found) family = c.families[i], family_view = c.family_views[i];
+    // CUDA kernels (DeepGEMM, Marlin) on switch and rack systems; mesh and unified chips run their own.
+    const bool cuda = c.g.topology == Topology::switch_ || c.g.topology == Topology::rack;
+    const double eff0 = c.g.matmul_efficiency > 0 ? c.g.matmul_efficiency : c.cal.grouped_compute_eff;
+    // The kernel at t tokens per attention rank, timed from the table or the analytical fallback.
+    auto op_at = [&](double t, const TableHit* known = nullptr) {
+        const double p = pairs_of(t), active = active_of(t);
+        kernels::Cost k = kernels::grouped_experts(p, active, m.hidden, inter, wb, act_b);
+        double wbytes = active * 3.0 * m.hidden * inter * wb;
+        const double acts = k.bytes - wbytes;
+        if (per_token) wbytes = p * 3.0 * m.hidden * inter * wb;
+        OpRecord op = make_op("moe.routed_experts", ph, k.flops, wbytes, acts);
+        TableHit hit;
+        if (family) {
+            hit = known ? *known : query(family_view, t);
+            if (!(family == c.families[0] && c.own_tables)) hit.source = Source::transferred;
+        }
+        // Analytical fallback: grouped-GEMM efficiency times the tile quantisation of each expert's rows to the
+        // kernel's M tile: the hardware's tile_tokens where it computes in fixed tiles (32 on Tensix: seed 004's
+        // stepwise compute), else 64 masked, 128 contiguous in DeepGEMM, and for W4A16 Marlin MoE 8..64 by the rows
+        // per expert. Per-token execution runs one row per call.
+        const double per_expert = per_token ? 1.0 : p / std::max(1.0, active);
+        const bool marlin = dequant && cuda;
+        const double tile = c.g.tile_tokens > 1 ? double(c.g.tile_tokens)
+                            : marlin            ? marlin_moe_block_m(per_expert)
+                            : !cuda             ? 1.0
+                            : masked            ? 64.0
+                                                : 128.0;
+        const double tile_eff = per_expert / (std::ceil(per_expert / tile) * tile);
+        // W4A16: every active expert's weights are dequantised once per M tile of its tokens
+        const double dq = marlin ? active * 3.0 * m.hidden * inter * std::ceil(per_expert / tile) : 0.0;
+        time_op(c, op, comp, hit, eff0 * tile_eff, c.cal.hbm_bw_eff, dq);
+        return op;
+    };
+    OpRecord op = op_at(T, family ? &hit_T : nullptr);
+    if (layer.found) {  // the measured time; flops and bytes stay the model's (efficiency = roofline / measured)
+        const double roof_us = 1e6 * std::max(op.flops / (c.g.peak_tflops(comp) * 1e12),
+                                              (op.weight_bytes + op.activation_bytes) / c.bw);
+        op.time_us = layer.latency_us;
+        op.efficiency = roof_us / layer.latency_us;
+        op.source = layer.source;
+        op.table = layer.table;
+    } else if (family) {
+        // Expert time never falls as the batch grows: a measured point faster than a smaller one (InferSim's H800
+        // masked rows at 256 tokens per GPU beat those at 128) is held at the slower time, and between measured
+        // points the time is interpolated in log time over log tokens, so it is monotone by construction.
+        const Envelope& env = envelope(c, family, masked, inter, wb, act_b, comp, eff0, cuda && dequant, cuda, op_at);
+        const std::vector<double>& grid = env.x;
+        const double q = T * c.dp / c.ep;  // the grid's unit: tokens per GPU
+        if (!grid.empty() && q > grid.front()) {
+            // the first point at or above the query (grid ascending, q above its first point: i >= 1)
+            const std::size_t i = std::size_t(std::lower_bound(grid.begin(), grid.end(), q) - grid.begin());
+            if (i < grid.size()) {
+                const double x = grid[i], x_lo = grid[i - 1];
+                const double f = x > x_lo ? (std::log(q) - env.log_x[i - 1]) / (env.log_x[i] - env.log_x[i - 1]) : 1.0;
+                const double t_us = std::exp(env.log_env[i - 1] + f * (env.log_env[i] - env.log_env[i - 1]));
+                op.efficiency *= op.time_us / t_us;
+                op.time_us = t_us;
+                if (op.source == Source::measured && f < 1.0) op.source = Source::interpolated;
+            } else if (env.env.back() > op.time_us) {  // past the last point: never below the slowest point measured
+                op.efficiency *= op.time_us / env.env.back();
+                op.time_us = env.env.back();
+            }
+        }
+    }
+    if (op.source == Source::analytical) c.analytical_experts = true;
+    L.post.push_back(op);
+    if (!masked && !per_token && !layer.found) L.post.push_back(memory_op(c, "moe.unpermute", ph, 2.0 * pairs * m.hidden * 2.0));
+    offload_ops(c, ph, tokens_world, per_token, L);
+}
+
+}  // namespace moe::detail
