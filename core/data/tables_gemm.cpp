@@ -1,0 +1,277 @@
+// tables_gemm.cpp — GEMM lookups: grouped GEMMs (masked and contiguous expert layouts) and dense GEMMs, with the nearest measured
+// shape transferred through DeepGEMM's tile schedule.
+#include "core/data/tables.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/data/kernels.h"
+#include "core/data/tables_store.h"
+
+namespace moe {
+using namespace tables_detail;
+
+namespace {
+// The grouped-GEMM table a query reads, and where on it: `gpus` is the line (EP size) and `scale` turns the query's
+// tokens per GPU into the table's.
+struct GroupedPick {
+    const Tables::Table* table = nullptr;
+    double dist = 0, gpus = 1, scale = 1;
+    bool other_layout = false;
+};
+}  // namespace
+
+static GroupedPick pick_grouped_scan(const std::vector<const Tables::Table*>* want_list,
+                                const std::vector<const Tables::Table*>* other_list, int E, int top_k, int hidden,
+                                int inter, int ep) {
+    const int q[4] = {E, top_k, hidden, inter};
+    GroupedPick p;
+    double best_d = 1e300;
+    const ShapeQuery sq(q, 4);
+    for (int pass = 0; pass < 2 && !p.table; ++pass) {  // the other layout's table if this one is missing
+        const auto* list = pass == 0 ? want_list : other_list;
+        if (!list) break;
+        for (const Tables::Table* t : *list) {
+            double d = shape_distance(t, sq);
+            if (d < best_d) { best_d = d; p.table = t; p.other_layout = pass == 1; }
+            if (d == 0) break;
+        }
+    }
+    if (!p.table) return p;
+    p.dist = best_d;
+    p.gpus = ep;
+    // Another shape: match its tokens per expert and local experts, the two things its efficiency depends on.
+    if (best_d > 0) {
+        const double local = double(E) / ep;
+        p.gpus = std::max(1.0, p.table->key[0] / std::max(1.0, local));
+        p.scale = double(top_k) / local * (p.table->key[0] / p.gpus) / p.table->key[1];
+    }
+    return p;
+}
+
+// The pick depends only on the table set and the query's shape, not on its tokens: expert_ops() asks for it once per
+// point of the monotone envelope (and grouped_gemm_grid once more), so the last few picks are kept per thread.
+static GroupedPick pick_grouped(std::uint64_t gen, const std::vector<const Tables::Table*>* want_list,
+                                const std::vector<const Tables::Table*>* other_list, int E, int top_k, int hidden,
+                                int inter, int ep) {
+    struct Slot {
+        std::uint64_t gen;
+        const void *want, *other;
+        int E, top_k, hidden, inter, ep;
+        GroupedPick pick;
+    };
+    thread_local Slot cache[4] = {};
+    thread_local unsigned next = 0;
+    for (const Slot& sl : cache)
+        if (sl.gen == gen && sl.want == want_list && sl.other == other_list && sl.E == E && sl.top_k == top_k &&
+            sl.hidden == hidden && sl.inter == inter && sl.ep == ep)
+            return sl.pick;
+    const GroupedPick p = pick_grouped_scan(want_list, other_list, E, top_k, hidden, inter, ep);
+    cache[next++ & 3u] = {gen, want_list, other_list, E, top_k, hidden, inter, ep, p};
+    return p;
+}
+
+TableHit Tables::grouped_gemm(std::string_view family, bool masked, int E, int top_k, int hidden, int inter, int ep,
+                              double tokens_per_gpu) const {
+    const Kind want = masked ? Kind::grouped_masked : Kind::grouped_contiguous;
+    const Kind other = masked ? Kind::grouped_contiguous : Kind::grouped_masked;
+    const GroupedPick p = pick_grouped(gen_, bucket(int(want), family), bucket(int(other), family), E, top_k, hidden, inter, ep);
+    TableHit h;
+    if (!p.table) return h;
+    bool exact;
+    h.found = true;
+    h.util = p.table->at(p.gpus, tokens_per_gpu * p.scale, exact);
+    h.source = (p.dist > 0 || p.other_layout) ? Source::transferred : exact ? Source::measured : Source::interpolated;
+    h.table = p.table->path.c_str();
+    return h;
+}
+
+std::vector<double> Tables::grouped_gemm_grid(std::string_view family, bool masked, int E, int top_k, int hidden,
+                                              int inter, int ep) const {
+    const Kind want = masked ? Kind::grouped_masked : Kind::grouped_contiguous;
+    const Kind other = masked ? Kind::grouped_contiguous : Kind::grouped_masked;
+    const GroupedPick p = pick_grouped(gen_, bucket(int(want), family), bucket(int(other), family), E, top_k, hidden, inter, ep);
+    std::vector<double> out;
+    if (!p.table || p.table->x1s.empty() || !(p.scale > 0)) return out;
+    const auto& xs = p.table->x1s;
+    // the lines Table::at() reads: the exact one, the edge one outside the grid, or the two around it
+    const size_t hi = size_t(std::lower_bound(xs.begin(), xs.end(), p.gpus) - xs.begin());
+    std::vector<size_t> lines;
+    if (hi < xs.size() && std::fabs(xs[hi] - p.gpus) <= 1e-9 * p.gpus) lines = {hi};
+    else if (hi == 0) lines = {0};
+    else if (hi == xs.size()) lines = {xs.size() - 1};
+    else lines = {hi - 1, hi};
+    for (size_t l : lines)
+        for (const Point& pt : p.table->lines[l]) out.push_back(pt.x / p.scale);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
+namespace {
+// kernels::deepgemm_tiles(m, n, 1, sms), kept per thread: the pick depends on m only through BM (m <= 64) and the
+// m-block count ceil(m / BM), so the GEMMs of a sweep or plan over the batch share a few picks per shape (the pick
+// tries 15 BN values; it was most of a transferred GEMM lookup's time).
+kernels::DeepGemmTiles dense_tiles(double m, double n, double sms) {
+    const double bm = m <= 64 ? 64 : 128;
+    const double mb = std::ceil(std::max(m, 0.0) / bm);
+    struct Slot {
+        double bm, mb, n, sms;
+        kernels::DeepGemmTiles tiles;
+        bool used;
+    };
+    thread_local Slot cache[256] = {};
+    std::uint64_t h[3];
+    std::memcpy(&h[0], &mb, 8);
+    std::memcpy(&h[1], &n, 8);
+    std::memcpy(&h[2], &sms, 8);
+    std::uint64_t hs = (h[0] * 0x9E3779B97F4A7C15ull) ^ (h[1] * 0xC2B2AE3D27D4EB4Full) ^ (h[2] * 0x165667B19E3779F9ull) ^
+                       (bm == 64 ? 0x27D4EB2F165667C5ull : 0);
+    hs ^= hs >> 31;
+    hs *= 0xBF58476D1CE4E5B9ull;
+    Slot& sl = cache[hs >> 56];
+    // bitwise compares: the same doubles (NaN never reaches here: m, n, sms are checked positive by the caller)
+    if (sl.used && sl.bm == bm && sl.mb == mb && sl.n == n && sl.sms == sms) return sl.tiles;
+    sl = {bm, mb, n, sms, kernels::deepgemm_tiles(m, n, 1, sms), true};
+    return sl.tiles;
+}
+}  // namespace
+
+// The per-thread pick of a GEMM shape (gemm_pick, gemm): the table it reads depends only on (table set, family, k, n,
+// in_bytes), not on m, and is kept in a small per-thread cache (the nearest-shape scan over a family's tables was a
+// third of an estimate's time), with the line it interpolates and that line's efficiencies at the overhead.
+Tables::GemmPick& Tables::gemm_slot(std::string_view family, int k, int n, int in_bytes) const {
+    const int q[2] = {k, n};
+    const auto* list = bucket(int(Kind::gemm), family);
+    struct Slot {
+        std::uint64_t gen = 0;
+        const void* list = nullptr;
+        int k = 0, n = 0, in_bytes = 0;
+        bool have_utils = false;
+        GemmPick pick;
+    };
+    // 32 sets of 4, the least recently used of a set replaced: shapes whose hashes collide (the hash takes the list's
+    // address, which moves from build to build) do not evict each other.
+    thread_local Slot cache[32][4];
+    thread_local std::uint64_t clock = 0;
+    thread_local std::uint64_t used[32][4] = {};
+    std::uint64_t hs = std::uint64_t(std::uint32_t(k)) * 0x9E3779B97F4A7C15ull ^ std::uint64_t(std::uint32_t(n)) * 0xC2B2AE3D27D4EB4Full ^
+                      std::uint64_t(std::uint32_t(in_bytes)) << 17 ^ std::uint64_t(reinterpret_cast<std::uintptr_t>(list));
+    hs ^= hs >> 29;
+    hs *= 0xBF58476D1CE4E5B9ull;
+    hs ^= hs >> 32;
+    const std::size_t set = std::size_t(hs >> 59);
+    ++clock;
+    int way = -1, victim = 0;
+    for (int i = 0; i < 4; ++i) {
+        const Slot& sl = cache[set][i];
+        if (sl.gen == gen_ && sl.list == list && sl.k == k && sl.n == n && sl.in_bytes == in_bytes) {
+            way = i;
+            break;
+        }
+        if (used[set][i] < used[set][victim]) victim = i;
+    }
+    Slot& slot = cache[set][way >= 0 ? way : victim];
+    used[set][way >= 0 ? way : victim] = clock;
+    GemmPick& p = slot.pick;
+    if (way < 0) {
+        bool dtype_known = false;  // the family has tables of the query's input width: only those compete
+        if (list && in_bytes > 0)
+            for (const Table* t : *list) dtype_known = dtype_known || t->key[2] == in_bytes;
+        double best_d;
+        p.best = nearest(list, [&](const Table* t) { return !dtype_known || t->key[2] == in_bytes; }, q, 2, best_d);
+        p.dist = best_d;
+        slot.gen = gen_;
+        slot.list = list;
+        slot.k = k;
+        slot.n = n;
+        slot.in_bytes = in_bytes;
+        slot.have_utils = false;
+    }
+    // InferSim's and BLIS's GEMM tables time each call from Python: short kernels carry a per-call overhead
+    // (calibrated) that a kernel inside a CUDA graph does not pay; the kernel floor is added back by the estimator.
+    // AIConfigurator's tables were timed inside CUDA graphs already.
+    const double ovh = p.best && !p.best->graph_timed ? calibration.gemm_table_overhead_us * 1e-6 : 0.0;
+    if (!(slot.have_utils && p.ovh == ovh)) {
+        // what at(1, m) reads, whatever m: the line at 1 (the GEMM tables have that one line) and its points' utils
+        p.line = -1;
+        p.utils.clear();
+        if (p.best) {
+            const auto& xs = p.best->x1s;
+            const std::size_t hi = std::size_t(std::lower_bound(xs.begin(), xs.end(), 1.0) - xs.begin());
+            if (hi < xs.size() && std::fabs(xs[hi] - 1.0) <= 1e-9 * 1.0) {
+                p.line = int(hi);
+                for (const Point& pt : p.best->lines[hi]) p.utils.push_back(util_of(pt, ovh));
+            }
+        }
+        p.ovh = ovh;
+        slot.have_utils = true;
+        // the memory-bound transfer ratio, as gemm_at computes it for any m > 0 (kernels::gemm_tile_efficiency_by)
+        p.mem_k = 0;
+        p.mem_ratio = 0;
+        const FamilyRef* ref = p.best ? p.best->ref : nullptr;
+        if (ref && p.dist != 0 && k > 0 && n > 0 && p.best->key[0] > 0 && p.best->key[1] > 0 && ref->sm_count > 0) {
+            const double f = calibration.gemm_tile_fixed_iters, kit = std::ceil(k / 128.0),
+                         kit0 = std::ceil(double(p.best->key[0]) / 128.0);
+            p.mem_ratio = kit / (kit + f) / (kit0 / (kit0 + f));
+            p.mem_k = k;
+        }
+    }
+    return p;
+}
+
+void Tables::gemm_pick(std::string_view family, int k, int n, int in_bytes, GemmPick& out) const {
+    const GemmPick& p = gemm_slot(family, k, n, in_bytes);
+    out.best = p.best;
+    out.dist = p.dist;
+    out.ovh = p.ovh;
+    out.line = p.line;
+    out.utils.assign(p.utils.begin(), p.utils.end());
+    out.mem_k = p.mem_k;
+    out.mem_ratio = p.mem_ratio;
+}
+
+TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_bytes) const {
+    return gemm_at(gemm_slot(family, k, n, in_bytes), m, k, n);
+}
+
+TableHit Tables::gemm_at(const GemmPick& pick, double m, int k, int n) const {
+    const Table* best = pick.best;
+    const double best_d = pick.dist;
+    TableHit h;
+    if (best && pick.line >= 0) {
+        // hit_from(best, best_d, 1, m, ovh), its interpolation reading the kept utils
+        const std::vector<Point>& pts = best->lines[std::size_t(pick.line)];
+        const double* u = pick.utils.data();
+        bool exact;
+        h.found = true;
+        h.util = interp_by(pts, m, exact, [u, &pts](const Point& p) { return u[&p - pts.data()]; });
+        h.source = best_d > 0 ? Source::transferred : exact ? Source::measured : Source::interpolated;
+        h.table = best->path.c_str();
+    } else {
+        h = hit_from(best, best_d, 1, m, pick.ovh);
+    }
+    const FamilyRef* ref = best ? best->ref : nullptr;
+    if (!h.found || best_d == 0 || !ref) return h;
+    // Another shape: move the measured efficiency through DeepGEMM's tiling (kernels::gemm_tile_efficiency), the
+    // target's tiles against the measured shape's at the same m, on the side of the roofline the target sits on
+    // (the table GPU's).
+    const double in_b = best->key[2] > 0 ? best->key[2] : 1;
+    const kernels::Cost c = kernels::gemm(m, k, n, in_b, in_b);
+    const bool compute = c.flops / ((in_b == 1 ? ref->tflops_fp8 : ref->tflops_bf16) * 1e12) >= c.bytes / (ref->hbm_GBps * 1e9);
+    const double f = calibration.gemm_tile_fixed_iters;
+    // (memory-bound, the ratio does not depend on m: gemm_slot kept it)
+    const double ratio = !compute && m > 0 && n > 0 && pick.mem_k == k && k > 0
+                             ? pick.mem_ratio
+                             : kernels::gemm_tile_efficiency_by(m, n, k, f, ref->sm_count, compute, dense_tiles) /
+                                   kernels::gemm_tile_efficiency_by(m, best->key[1], best->key[0], f, ref->sm_count, compute, dense_tiles);
+    h.util = std::clamp(h.util * ratio, 1e-9, 1.0);
+    return h;
+}
+
+}  // namespace moe
