@@ -1,0 +1,95 @@
+// plan_front.cpp — the planner's front: a point's verdict against the SLA and its reason, the Pareto front over tokens/s
+// per GPU and per user, and the plan's summary.
+#include "core/plan/plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include "core/base/json_util.h"
+#include "core/serving/serving.h"
+#include "core/step/estimate.h"
+
+namespace moe {
+using nlohmann::json;
+using namespace detail;
+
+// ---- [SECTION] front ----------------------------------------------------------------------------------------
+Verdict judge(const PointResult& r, const Sla& sla) {
+    if (!r.ok) return Verdict::error;
+    if (!r.fits) return Verdict::no_fit;
+    if (sla.ttft_ms > 0 && r.ttft_ms > sla.ttft_ms) return Verdict::ttft;
+    if (sla.tpot_ms > 0 && r.tpot_ms > sla.tpot_ms) return Verdict::tpot;
+    if (sla.min_tokens_per_s_per_user > 0 && r.tokens_per_s_per_user < sla.min_tokens_per_s_per_user) return Verdict::per_user;
+    return Verdict::candidate;
+}
+
+std::string verdict_reason(const PointResult& r, const Sla& sla) {
+    if (!r.ok) return r.error;
+    std::string out;
+    char buf[96];
+    auto add = [&](const char* text) { out += (out.empty() ? "" : "; ") + std::string(text); };
+    if (!r.fits) add("does not fit in memory");
+    if (sla.ttft_ms > 0 && r.ttft_ms > sla.ttft_ms) {
+        std::snprintf(buf, sizeof buf, "ttft %.1f ms > %g", r.ttft_ms, sla.ttft_ms);
+        add(buf);
+    }
+    if (sla.tpot_ms > 0 && r.tpot_ms > sla.tpot_ms) {
+        std::snprintf(buf, sizeof buf, "tpot %.2f ms > %g", r.tpot_ms, sla.tpot_ms);
+        add(buf);
+    }
+    if (sla.min_tokens_per_s_per_user > 0 && r.tokens_per_s_per_user < sla.min_tokens_per_s_per_user) {
+        std::snprintf(buf, sizeof buf, "%.1f tokens/s per user < %g", r.tokens_per_s_per_user, sla.min_tokens_per_s_per_user);
+        add(buf);
+    }
+    return out;
+}
+
+std::vector<std::size_t> pareto_front(const std::vector<double>& per_gpu, const std::vector<double>& per_user,
+                                      const std::vector<bool>& candidate) {
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < per_gpu.size(); ++i)
+        if (candidate[i]) order.push_back(i);
+    // Best per GPU first; among equals, best per user first; then the lower index (the simpler point: the space
+    // is enumerated with the plainer options first).
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        if (per_gpu[a] != per_gpu[b]) return per_gpu[a] > per_gpu[b];
+        if (per_user[a] != per_user[b]) return per_user[a] > per_user[b];
+        return a < b;
+    });
+    // A point is on the front when its per-user rate beats every point with at least its per-GPU rate.
+    std::vector<std::size_t> front;
+    bool any = false;
+    double best_user = 0;
+    for (std::size_t i : order) {
+        if (!any || per_user[i] > best_user) {
+            front.push_back(i);
+            best_user = per_user[i];
+            any = true;
+        }
+    }
+    return front;
+}
+
+PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vector<PointResult>& results, const Sla& sla) {
+    PlanSummary sum;
+    const std::size_t n = std::min(points.size(), results.size());
+    sum.verdicts.resize(n);
+    std::vector<double> gpu(n), user(n);
+    std::vector<bool> cand(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        sum.verdicts[i] = judge(results[i], sla);
+        ++sum.counts[int(sum.verdicts[i])];
+        cand[i] = sum.verdicts[i] == Verdict::candidate;
+        gpu[i] = results[i].output_tokens_per_s_per_gpu;
+        user[i] = results[i].tokens_per_s_per_user;
+    }
+    sum.front = pareto_front(gpu, user, cand);
+    return sum;
+}
+
+
+}  // namespace moe
