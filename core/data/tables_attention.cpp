@@ -12,6 +12,7 @@
 
 #include "core/data/kernels.h"
 #include "core/data/tables_store.h"
+#include "core/base/set_cache.h"
 
 namespace moe {
 using namespace tables_detail;
@@ -23,47 +24,54 @@ const Tables::Table* nearest_kv(std::uint64_t gen, const std::vector<const Table
                                 double& dist) {
     // The pick depends on (table set, list, KV format, shape) only, not on the batch or the KV length: kept in a small
     // per-thread cache keyed on all of them (a decode estimate asks once or twice per phase, a sweep the same shapes).
-    struct Slot {
+    struct Query {
         std::uint64_t gen;
         const void* list;
         bool fp8;
         int q[3];
+        bool operator==(const Query& o) const {
+            return gen == o.gen && list == o.list && fp8 == o.fp8 && q[0] == o.q[0] && q[1] == o.q[1] && q[2] == o.q[2];
+        }
+    };
+    struct Pick {
         const Tables::Table* best;
         double dist;
     };
-    thread_local Slot cache[8] = {};
-    for (const Slot& s : cache)
-        if (s.gen == gen && s.list == tables && s.fp8 == fp8_kv && s.q[0] == q[0] && s.q[1] == q[1] && s.q[2] == q[2]) {
-            dist = s.dist;
-            return s.best;
-        }
+    thread_local SetCache<Query, Pick, 1, 8> picks;
+    const Query key{gen, tables, fp8_kv, {q[0], q[1], q[2]}};
+    if (const Pick* p = picks.find(key)) {
+        dist = p->dist;
+        return p->best;
+    }
     const Tables::Table* t = nearest(tables, [&](const Tables::Table* x) { return x->fp8_kv == fp8_kv; }, q, 3, dist);
     if (!t) t = nearest(tables, [](const Tables::Table*) { return true; }, q, 3, dist), dist += 1;
-    thread_local int next = 0;
-    cache[next] = {gen, tables, fp8_kv, {q[0], q[1], q[2]}, t, dist};
-    next = (next + 1) % 8;
+    picks.insert(key) = {t, dist};
     return t;
 }
 // A prefill-attention table (3-int key, any KV format): the nearest shape, kept per thread like nearest_kv's pick
 // (it depends on the table set, the list and the shape alone; every prefill estimate asks once per layer kind).
 const Tables::Table* nearest_prefill(std::uint64_t gen, const std::vector<const Tables::Table*>* tables, const int* q,
                                      double& dist) {
-    struct Slot {
+    struct Query {
         std::uint64_t gen;
         const void* list;
         int q[3];
+        bool operator==(const Query& o) const {
+            return gen == o.gen && list == o.list && q[0] == o.q[0] && q[1] == o.q[1] && q[2] == o.q[2];
+        }
+    };
+    struct Pick {
         const Tables::Table* best;
         double dist;
     };
-    thread_local Slot cache[4] = {};
-    for (const Slot& s : cache)
-        if (s.gen == gen && s.list == tables && s.q[0] == q[0] && s.q[1] == q[1] && s.q[2] == q[2]) {
-            dist = s.dist;
-            return s.best;
-        }
+    thread_local SetCache<Query, Pick, 1, 4> picks;
+    const Query key{gen, tables, {q[0], q[1], q[2]}};
+    if (const Pick* p = picks.find(key)) {
+        dist = p->dist;
+        return p->best;
+    }
     const Tables::Table* t = nearest(tables, [](const Tables::Table*) { return true; }, q, 3, dist);
-    thread_local unsigned next = 0;
-    cache[next++ & 3u] = {gen, tables, {q[0], q[1], q[2]}, t, dist};
+    picks.insert(key) = {t, dist};
     return t;
 }
 }  // namespace
@@ -91,19 +99,20 @@ TableHit prefill_hit(std::uint64_t gen, const Tables::Table* t, double dist, dou
     const double ref_sms = ref ? ref->sm_count : 132;
     const double k = cal.attn_tile_fixed_iters;
     // The fit and each point's rate depend on the table and k alone: kept per thread for the last few tables.
-    struct Slot {
+    struct Query {
         std::uint64_t gen = 0;  // the table set's generation: a Table freed and another allocated at its address
         const Tables::Table* t = nullptr;
         double k = 0, ref_sms = 0;
-        std::vector<double> rates;  // rate of each point of pts
+        std::size_t points = 0;
+        bool operator==(const Query& o) const {
+            return gen == o.gen && t == o.t && k == o.k && ref_sms == o.ref_sms && points == o.points;
+        }
     };
-    thread_local Slot cache[8];
-    thread_local unsigned next = 0;
-    Slot* slot = nullptr;
-    for (Slot& sl : cache)
-        if (sl.gen == gen && sl.t == t && sl.k == k && sl.ref_sms == ref_sms && sl.rates.size() == pts.size()) slot = &sl;
+    thread_local SetCache<Query, std::vector<double>, 1, 8> fits;  // the rate of each point of pts
+    const Query key{gen, t, k, ref_sms, pts.size()};
+    std::vector<double>* slot = fits.find(key);
     if (!slot) {
-        slot = &cache[next++ & 7u];
+        slot = &fits.insert(key);
         auto own_eff = [&](double L) { return kernels::flash_tile_efficiency(1, t->key[0], L, 0, k, ref_sms); };
         double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, shortest = 1e300;
         for (const Point& p : pts) {
@@ -114,14 +123,10 @@ TableHit prefill_hit(std::uint64_t gen, const Tables::Table* t, double dist, dou
         const double den = sw * sxx - sx * sx;
         double ovh = pts.size() >= 2 && den > 0 ? (sy - (sw * sxy - sx * sy) / den * sx) / sw : 0;
         ovh = std::clamp(ovh, 0.0, 0.5 * shortest);
-        slot->gen = gen;
-        slot->t = t;
-        slot->k = k;
-        slot->ref_sms = ref_sms;
-        slot->rates.clear();
-        for (const Point& p : pts) slot->rates.push_back(std::min(1.0, p.roof / std::max(p.lat - ovh, p.roof) / own_eff(p.x)));
+        slot->clear();
+        for (const Point& p : pts) slot->push_back(std::min(1.0, p.roof / std::max(p.lat - ovh, p.roof) / own_eff(p.x)));
     }
-    const std::vector<double>& rates = slot->rates;
+    const std::vector<double>& rates = *slot;
     auto rate = [&](const Point& p) { return rates[std::size_t(&p - pts.data())]; };
     bool exact;
     const double r = interp_by(pts, seq_len, exact, rate);

@@ -12,6 +12,7 @@
 
 #include "core/data/kernels.h"
 #include "core/data/tables_store.h"
+#include "core/base/set_cache.h"
 
 namespace moe {
 using namespace tables_detail;
@@ -59,20 +60,20 @@ static GroupedPick pick_grouped_scan(const std::vector<const Tables::Table*>* wa
 static GroupedPick pick_grouped(std::uint64_t gen, const std::vector<const Tables::Table*>* want_list,
                                 const std::vector<const Tables::Table*>* other_list, int E, int top_k, int hidden,
                                 int inter, int ep) {
-    struct Slot {
+    struct Query {
         std::uint64_t gen;
         const void *want, *other;
         int E, top_k, hidden, inter, ep;
-        GroupedPick pick;
+        bool operator==(const Query& o) const {
+            return gen == o.gen && want == o.want && other == o.other && E == o.E && top_k == o.top_k &&
+                   hidden == o.hidden && inter == o.inter && ep == o.ep;
+        }
     };
-    thread_local Slot cache[4] = {};
-    thread_local unsigned next = 0;
-    for (const Slot& sl : cache)
-        if (sl.gen == gen && sl.want == want_list && sl.other == other_list && sl.E == E && sl.top_k == top_k &&
-            sl.hidden == hidden && sl.inter == inter && sl.ep == ep)
-            return sl.pick;
+    thread_local SetCache<Query, GroupedPick, 1, 4> picks;
+    const Query q{gen, want_list, other_list, E, top_k, hidden, inter, ep};
+    if (const GroupedPick* p = picks.find(q)) return *p;
     const GroupedPick p = pick_grouped_scan(want_list, other_list, E, top_k, hidden, inter, ep);
-    cache[next++ & 3u] = {gen, want_list, other_list, E, top_k, hidden, inter, ep, p};
+    picks.insert(q) = p;
     return p;
 }
 
@@ -120,12 +121,12 @@ namespace {
 kernels::DeepGemmTiles dense_tiles(double m, double n, double sms) {
     const double bm = m <= 64 ? 64 : 128;
     const double mb = std::ceil(std::max(m, 0.0) / bm);
-    struct Slot {
+    // bitwise compares: the same doubles (NaN never reaches here: m, n, sms are checked positive by the caller)
+    struct Query {
         double bm, mb, n, sms;
-        kernels::DeepGemmTiles tiles;
-        bool used;
+        bool operator==(const Query& o) const { return bm == o.bm && mb == o.mb && n == o.n && sms == o.sms; }
     };
-    thread_local Slot cache[256] = {};
+    thread_local SetCache<Query, kernels::DeepGemmTiles, 256, 1> tiles;
     std::uint64_t h[3];
     std::memcpy(&h[0], &mb, 8);
     std::memcpy(&h[1], &n, 8);
@@ -134,11 +135,9 @@ kernels::DeepGemmTiles dense_tiles(double m, double n, double sms) {
                        (bm == 64 ? 0x27D4EB2F165667C5ull : 0);
     hs ^= hs >> 31;
     hs *= 0xBF58476D1CE4E5B9ull;
-    Slot& sl = cache[hs >> 56];
-    // bitwise compares: the same doubles (NaN never reaches here: m, n, sms are checked positive by the caller)
-    if (sl.used && sl.bm == bm && sl.mb == mb && sl.n == n && sl.sms == sms) return sl.tiles;
-    sl = {bm, mb, n, sms, kernels::deepgemm_tiles(m, n, 1, sms), true};
-    return sl.tiles;
+    const Query q{bm, mb, n, sms};
+    if (const kernels::DeepGemmTiles* t = tiles.find(q, hs)) return *t;
+    return tiles.insert(q, hs) = kernels::deepgemm_tiles(m, n, 1, sms);
 }
 }  // namespace
 
@@ -148,49 +147,37 @@ kernels::DeepGemmTiles dense_tiles(double m, double n, double sms) {
 Tables::GemmPick& Tables::gemm_slot(std::string_view family, int k, int n, int in_bytes) const {
     const int q[2] = {k, n};
     const auto* list = bucket(int(Kind::gemm), family);
-    struct Slot {
+    struct Query {
         std::uint64_t gen = 0;
         const void* list = nullptr;
         int k = 0, n = 0, in_bytes = 0;
+        bool operator==(const Query& o) const {
+            return gen == o.gen && list == o.list && k == o.k && n == o.n && in_bytes == o.in_bytes;
+        }
+    };
+    struct Slot {
         bool have_utils = false;
         GemmPick pick;
     };
-    // 32 sets of 4, the least recently used of a set replaced: shapes whose hashes collide (the hash takes the list's
-    // address, which moves from build to build) do not evict each other.
-    thread_local Slot cache[32][4];
-    thread_local std::uint64_t clock = 0;
-    thread_local std::uint64_t used[32][4] = {};
+    // 32 sets of 4: shapes whose hashes collide (the hash takes the list's address, which moves from build to build)
+    // do not evict each other.
+    thread_local SetCache<Query, Slot, 32, 4> picks;
     std::uint64_t hs = std::uint64_t(std::uint32_t(k)) * 0x9E3779B97F4A7C15ull ^ std::uint64_t(std::uint32_t(n)) * 0xC2B2AE3D27D4EB4Full ^
                       std::uint64_t(std::uint32_t(in_bytes)) << 17 ^ std::uint64_t(reinterpret_cast<std::uintptr_t>(list));
     hs ^= hs >> 29;
     hs *= 0xBF58476D1CE4E5B9ull;
     hs ^= hs >> 32;
-    const std::size_t set = std::size_t(hs >> 59);
-    ++clock;
-    int way = -1, victim = 0;
-    for (int i = 0; i < 4; ++i) {
-        const Slot& sl = cache[set][i];
-        if (sl.gen == gen_ && sl.list == list && sl.k == k && sl.n == n && sl.in_bytes == in_bytes) {
-            way = i;
-            break;
-        }
-        if (used[set][i] < used[set][victim]) victim = i;
-    }
-    Slot& slot = cache[set][way >= 0 ? way : victim];
-    used[set][way >= 0 ? way : victim] = clock;
+    const Query key{gen_, list, k, n, in_bytes};
+    Slot* found = picks.find(key, hs);
+    Slot& slot = found ? *found : picks.insert(key, hs);
     GemmPick& p = slot.pick;
-    if (way < 0) {
+    if (!found) {
         bool dtype_known = false;  // the family has tables of the query's input width: only those compete
         if (list && in_bytes > 0)
             for (const Table* t : *list) dtype_known = dtype_known || t->key[2] == in_bytes;
         double best_d;
         p.best = nearest(list, [&](const Table* t) { return !dtype_known || t->key[2] == in_bytes; }, q, 2, best_d);
         p.dist = best_d;
-        slot.gen = gen_;
-        slot.list = list;
-        slot.k = k;
-        slot.n = n;
-        slot.in_bytes = in_bytes;
         slot.have_utils = false;
     }
     // InferSim's and BLIS's GEMM tables time each call from Python: short kernels carry a per-call overhead

@@ -17,6 +17,7 @@
 
 #include "core/data/csv_cells.h"
 #include "core/data/tables.h"
+#include "core/base/set_cache.h"
 
 namespace moe {
 
@@ -152,50 +153,32 @@ MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int i
     if (!ref || moe_.empty() || !(tokens > 0) || !std::isfinite(tokens)) return h;
     // The hit depends on the series (the table set) and the query alone: the last few are kept per thread (a prefill
     // chunk's tokens are the same whatever the prompt length; the key search and log-log interpolation are not free).
-    struct Slot {
-        std::uint64_t gen = 0;  // never 0 for a table set: an empty slot
-        const FamilyRef* ref = nullptr;
-        int q[7] = {};
-        double tokens = 0;
-        MoeHit hit;
-    };
-    thread_local Slot cache[4];
-    thread_local unsigned next = 0;
-    const int q[7] = {int(dtype), hidden, inter, top_k, experts, tp, ep};
-    for (const Slot& sl : cache)
-        if (sl.gen == gen_ && sl.ref == ref && sl.tokens == tokens && std::equal(q, q + 7, sl.q)) return sl.hit;
-    Slot& slot = cache[next++ & 3u];
-    slot.gen = gen_;
-    slot.ref = ref;
-    std::copy(q, q + 7, slot.q);
-    slot.tokens = tokens;  // (tokens > 0 and finite: equal values are the same bits)
-    slot.hit = MoeHit{};   // a query without a series, until found below
-    // The series of a key (or none), kept per thread too: a decode step's tokens change with the batch, its key not.
-    struct Pick {
+    struct Query {
         std::uint64_t gen = 0;
         const FamilyRef* ref = nullptr;
         int q[7] = {};
-        const MoeSeries* series = nullptr;
+        bool operator==(const Query& o) const { return gen == o.gen && ref == o.ref && std::equal(q, q + 7, o.q); }
     };
-    thread_local Pick picks[4];
-    thread_local unsigned next_pick = 0;
+    struct Point {
+        Query shape;
+        double tokens = 0;  // (tokens > 0 and finite: equal values are the same bits)
+        bool operator==(const Point& o) const { return tokens == o.tokens && shape == o.shape; }
+    };
+    thread_local SetCache<Point, MoeHit, 1, 4> hits;
+    const Query shape{gen_, ref, {int(dtype), hidden, inter, top_k, experts, tp, ep}};
+    if (const MoeHit* hit = hits.find({shape, tokens})) return *hit;
+    MoeHit& slot = hits.insert({shape, tokens});
+    slot = MoeHit{};  // a query without a series, until found below
+    // The series of a key (or none), kept per thread too: a decode step's tokens change with the batch, its key not.
+    thread_local SetCache<Query, const MoeSeries*, 1, 4> series;
     const MoeSeries* it = nullptr;
-    bool picked = false;
-    for (const Pick& p : picks)
-        if (p.gen == gen_ && p.ref == ref && std::equal(q, q + 7, p.q)) {
-            it = p.series;
-            picked = true;
-            break;
-        }
-    if (!picked) {
+    if (const MoeSeries* const* found = series.find(shape)) {
+        it = *found;
+    } else {
         const Key k{ref, int(dtype), hidden, inter, top_k, experts, tp, ep};
-        auto found = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
-        it = found == moe_.end() || key_of(*found) != k ? nullptr : &*found;
-        Pick& p = picks[next_pick++ & 3u];
-        p.gen = gen_;
-        p.ref = ref;
-        std::copy(q, q + 7, p.q);
-        p.series = it;
+        auto at = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
+        it = at == moe_.end() || key_of(*at) != k ? nullptr : &*at;
+        series.insert(shape) = it;
     }
     if (!it) return h;
     bool exact = false;
@@ -204,7 +187,7 @@ MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int i
     // below the first point the first point's time (a kernel has a floor); past the last its time per token
     h.latency_us = detail::loglog_at(it->tokens, it->log_tokens, it->us, it->log_us, tokens, exact);
     h.source = exact ? Source::measured : Source::interpolated;
-    slot.hit = h;
+    slot = h;
     return h;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/base/set_cache.h"
 #include "core/step/estimate_detail.h"
 
 namespace moe::detail {
@@ -64,27 +65,22 @@ namespace {
 // computes in, its table keys, and the first family with a table for it with that family's pick: Tables::gemm_pick),
 // and the records of its last few M (a record depends on the shape, the format, M and the GemmEnv alone).
 struct GemmPlan {
-    std::uint64_t K = 0, N = 0;  // the shape's bits
-    Dtype w = Dtype::bf16;
-    std::uint64_t used = 0;      // when it was last used; 0 = empty
     Dtype comp = Dtype::bf16;
     int k_key = 0, n_key = 0, in_bytes = 0;
     int family = -1;             // index into Ctx::families of the first family with a table, -1 for none
     Tables::GemmPick pick;
-    // The records at the last few M, the least recently used replaced: a shape recurs at a phase's tokens (the
-    // prefill chunk, the decode batch, the MTP drafts' batch), and a prefill GEMM at the same chunk is costed once
-    // whatever the prompt.
-    static constexpr unsigned kResults = 4;
-    struct Result {
-        std::uint64_t M = 0;     // M's bits
-        std::uint64_t used = 0;  // 0 = empty
-        OpRecord op;
-    } results[kResults];
+    // The records at the last few M (by M's bits): a shape recurs at a phase's tokens (the prefill chunk, the decode
+    // batch, the MTP drafts' batch), and a prefill GEMM at the same chunk is costed once whatever the prompt.
+    SetCache<std::uint64_t, OpRecord, 1, 4> results;
 };
-// 16 sets of 4 shapes by the shape's hash, the least recently used of a set replaced (with its records)
-constexpr unsigned kPlanSets = 16, kPlanWays = 4;
-thread_local GemmPlan plans[kPlanSets][kPlanWays];
-thread_local std::uint64_t plan_clock = 0;
+// A shape: its K and N bits and its weight format.
+struct GemmShape {
+    std::uint64_t K = 0, N = 0;
+    Dtype w = Dtype::bf16;
+    bool operator==(const GemmShape& o) const { return K == o.K && N == o.N && w == o.w; }
+};
+// 16 sets of 4 shapes by the shape's hash (a shape evicted takes its records with it)
+thread_local SetCache<GemmShape, GemmPlan, 16, 4> plans;
 GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w);
 OpRecord gemm_op_uncached(const Ctx& c, const GemmPlan& plan, const char* name, Phase ph, double M, double K, double N, Dtype w);
 // the same double, bit for bit (0.0 and -0.0 differ)
@@ -142,29 +138,21 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
             env.bw = c.bw;
             for (int i = 0; i < 4; ++i) env.families[i] = c.families[i];
             env.own_tables = c.own_tables;
-            for (auto& set : plans)
-                for (GemmPlan& p : set) p.used = 0;
+            plans.clear();
         }
         c.gemm_env_checked = true;
     }
     GemmPlan& plan = gemm_plan(c, K, N, w);
     std::uint64_t m;
     std::memcpy(&m, &M, 8);
-    GemmPlan::Result* victim = &plan.results[0];
-    for (GemmPlan::Result& r : plan.results) {
-        if (r.M == m && r.used) {
-            r.used = plan_clock;
-            OpRecord op = r.op;
-            op.name = name;
-            op.phase = ph;
-            return op;
-        }
-        if (r.used < victim->used) victim = &r;
+    if (const OpRecord* r = plan.results.find(m)) {
+        OpRecord op = *r;
+        op.name = name;
+        op.phase = ph;
+        return op;
     }
     const OpRecord op = gemm_op_uncached(c, plan, name, ph, M, K, N, w);
-    victim->M = m;
-    victim->used = plan_clock;
-    victim->op = op;
+    plan.results.insert(m) = op;
     return op;
 }
 
@@ -175,23 +163,11 @@ GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w) {
     std::uint64_t k, n;
     std::memcpy(&k, &K, 8);
     std::memcpy(&n, &N, 8);
-    GemmPlan* set = plans[mix64(shape_bits(k, n, w)) >> 60];
-    ++plan_clock;
-    GemmPlan* victim = &set[0];
-    for (unsigned i = 0; i < kPlanWays; ++i) {
-        GemmPlan& p = set[i];
-        if (p.used && p.K == k && p.N == n && p.w == w) {
-            p.used = plan_clock;
-            return p;
-        }
-        if (p.used < victim->used) victim = &p;
-    }
-    GemmPlan& p = *victim;
-    p.K = k;
-    p.N = n;
-    p.w = w;
-    p.used = plan_clock;
-    for (GemmPlan::Result& r : p.results) r.used = 0;  // another shape's records
+    const GemmShape shape{k, n, w};
+    const std::uint64_t hash = mix64(shape_bits(k, n, w));
+    if (GemmPlan* p = plans.find(shape, hash)) return *p;
+    GemmPlan& p = plans.insert(shape, hash);
+    p.results.clear();  // another shape's records
     p.comp = compute_of(c.g, w);
     // The tables key shapes by int; wider GEMMs (only absurd configs reach 2^31) look up the widest measured shapes.
     p.k_key = int(std::min(K, 1e9));

@@ -2,6 +2,7 @@
 // Part of the step model; core/estimate_detail.h lists the files and what each computes.
 #include <cstring>
 
+#include "core/base/set_cache.h"
 #include "core/step/estimate_detail.h"
 
 namespace moe::detail {
@@ -43,19 +44,18 @@ struct Envelope {
 
 // Every input of the kernel's time at a grid point (expert_ops' op_at), as 64-bit words: equal keys, equal envelopes.
 constexpr int kEnvKeyWords = 27;
-struct EnvSlot {
-    std::uint64_t key[kEnvKeyWords] = {};
-    bool used = false;
-    Envelope env;
+struct EnvKey {
+    std::uint64_t words[kEnvKeyWords] = {};
+    bool operator==(const EnvKey& o) const { return std::memcmp(words, o.words, sizeof words) == 0; }
 };
 
 template <class OpAt>
 const Envelope& envelope(const Ctx& c, const char* family, bool masked, double inter, double wb, double act_b, Dtype comp,
                          double eff0, bool marlin, bool cuda, OpAt&& op_at) {
     const ModelSpec& m = c.m;
-    std::uint64_t key[kEnvKeyWords];
+    EnvKey key;
     int n = 0;
-    auto word = [&](std::uint64_t v) { key[n++] = v; };
+    auto word = [&](std::uint64_t v) { key.words[n++] = v; };
     auto num = [&](double v) {
         std::uint64_t b;
         std::memcpy(&b, &v, sizeof b);
@@ -89,14 +89,9 @@ const Envelope& envelope(const Ctx& c, const char* family, bool masked, double i
     num(double(m.moe_intermediate));
     num(double(c.moe_tp));
     num(double(m.num_experts + c.s.routing.redundant_experts) / c.ep);
-    thread_local EnvSlot cache[8];
-    thread_local unsigned next = 0;
-    for (EnvSlot& sl : cache)
-        if (sl.used && std::memcmp(sl.key, key, sizeof key) == 0) return sl.env;
-    EnvSlot& sl = cache[next++ & 7u];
-    std::memcpy(sl.key, key, sizeof key);
-    sl.used = true;
-    Envelope& e = sl.env;
+    thread_local SetCache<EnvKey, Envelope, 1, 8> envelopes;
+    if (const Envelope* found = envelopes.find(key)) return *found;
+    Envelope& e = envelopes.insert(key);
     e.x = c.t.grouped_gemm_grid(family, masked, m.num_experts, m.top_k, m.hidden, int(inter), c.ep);
     e.log_x.clear();
     e.env.clear();
