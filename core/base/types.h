@@ -1,5 +1,8 @@
 // types.h — small shared vocabulary of the core: data types, issues (user errors as values), provenance.
 //
+// Room: core/base/ — the vocabulary every layer shares (Dtype, Issue, provenance), JSON read helpers, the one
+// per-thread cache template (set_cache.h), the embedded-file index. Includes nothing of core/.
+//
 //   moe::Dtype d;  if (!moe::parse_dtype("fp8", d)) ...;   moe::dtype_bytes(d) == 1.0
 //   moe::Issue{"parallel.ep", "48 does not divide 256 routed experts"}
 //

@@ -1,6 +1,10 @@
 // tables.h — measured kernel-efficiency tables (bench_data/ CSVs), checked when loaded, looked up with
 // interpolation between grid points; every lookup says where its number came from.
 //
+// Room: core/data/ — the measured kernel tables (bench_data/), their loading and lookups (GEMM, grouped GEMM, MoE
+// layer, attention, collectives, GDN), the kernel FLOP/byte formulas (kernels.h) and the calibration constants.
+// What each table's keys and latencies mean: bench_data/README.md. May include core/base/ and core/scenario/.
+//
 //   moe::Tables t;  moe::Issues errs;
 //   t.load_csv("bench_data/gemm/h800/data.csv", text, errs);   // columns read by header name
 //   const moe::Tables& builtin = moe::builtin_tables();         // every embedded bench_data file

@@ -1,5 +1,8 @@
 // plan.h — the planner (DESIGN §9): the best deployments of one model on a GPU budget under an SLA.
 //
+// Room: core/plan/ — the planner: the space of layouts, formats and batches, its evaluation, the SLA verdicts,
+// the Pareto front and the engines' launch commands. The top layer: may include every other folder.
+//
 //   moe::PlanRequest req;  req.gpus = 64;  req.sla.tpot_ms = 30;             // + a --space file, if any:
 //   moe::Issues errs;  moe::plan_space_from_json(space_json, req.space, errs);
 //   std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);   // deterministic order

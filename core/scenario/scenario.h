@@ -1,5 +1,8 @@
 // scenario.h — the whole input of the calculator (DESIGN §4.1), one plain struct per area.
 //
+// Room: core/scenario/ — the inputs: a model (HF config.json -> ModelSpec), a GPU (GpuSpec), the layout and the
+// whole scenario JSON, its validation, the URL codec and the presets catalog. May include core/base/ only.
+//
 //   const moe::Catalog& cat = moe::builtin_catalog();
 //   moe::ParseResult r = moe::parse_scenario(R"({"model":"qwen3-30b-a3b","hardware":"h20"})", cat);
 //   if (!r.ok()) for (auto& e : r.errors) puts(e.text().c_str());        // "parallel.ep: 48 does not divide ..."

@@ -1,6 +1,9 @@
 // serving.h — the serving layer (DESIGN §8): TTFT, TPOT and tokens/s of a deployment under load, on top of the step
 // model. It calls estimate() for the steps it needs and never the reverse.
 //
+// Room: core/serving/ — a deployment under load: the engines' constants (engine.h) and the serving model that
+// turns step times into TTFT, TPOT and tokens/s. May include base, scenario, data and step; never plan.
+//
 //   moe::Estimate e = moe::evaluate(scenario, moe::builtin_tables());   // estimate() + serving when mode != off
 //   e.serving.ttft_ms, e.serving.tpot_ms, e.serving.output_tokens_per_s_per_gpu
 //

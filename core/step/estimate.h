@@ -1,5 +1,9 @@
 // estimate.h — the model: Scenario -> layer plan -> operator records -> times -> Estimate (DESIGN §3, §5).
 //
+// Room: core/step/ — one forward step: the operators of a layer (ops_*), their time (op_time), communication
+// (comm, topology), offload, memory, the overlap policies and the step (step.cpp), the Estimate and its output
+// columns. May include core/base/, core/scenario/ and core/data/.
+//
 //   moe::Estimate e = moe::estimate(scenario, moe::builtin_tables());
 //   if (!e.ok) ...e.errors...;  e.decode.tpot_ms, e.memory.max_batch, e.ops[i].time_us
 //
