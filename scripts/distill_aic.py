@@ -104,6 +104,16 @@ MOE_SHAPES = [
     (4096, 14336, 2, 8),    # Mixtral-8x7B
 ]
 MOE_TOKENS = [1, 4, 16, 64, 256, 1024, 2048, 4096, 8192, 16384]
+# Expert shapes whose model routes with group-limited top-k (DeepSeek-V3/R1: n_group 8, topk_group 4). AIC's moe_perf
+# collectors feed them "balanced" logits whose ties pile every token onto the lowest-index experts, i.e. onto rank 0,
+# the GPU that is timed (bench_data/README.md, "moe"): their ep >= 2 rows are not balanced routing and are left out.
+MOE_GROUP_LIMITED = {(7168, 2048, 8, 256)}
+# SGLang's DeepEP MoE (AIC's wideep collector, sglang 0.5.10: one GPU holding experts/ep experts, DeepGEMM grouped
+# GEMMs after DeepEP's dispatch, uniform routing), the DeepSeek-V3 shape only: prefill = contiguous layout (DeepEP
+# normal), decode = masked layout (DeepEP low-latency, CUDA graph).
+MOE_DEEPEP_SOURCES = {"prefill": "sglang-0.5.10/moe/wideep_context_moe_perf.csv.gz",
+                      "decode": "sglang-0.5.10/moe/wideep_generation_moe_perf.csv.gz"}
+MOE_DEEPEP_SYSTEMS = ("h100_sxm", "h200_sxm", "b200_sxm", "gb200")
 MOE_MAX_GPUS = 64  # moe_tp x moe_ep
 
 
@@ -217,6 +227,7 @@ def moe(sysdir, arch, log, source=MOE_SOURCE, names=None):
     """[(dtype, hidden, inter, topk, experts, tp, ep, tokens, latency_us)] and the kernel picks per key."""
     names, shapes, want_t = names or MOE_DTYPES[arch], set(MOE_SHAPES), set(MOE_TOKENS)
     series = {}  # (dtype, h, i, k, e, tp, ep) -> {kernel: {tokens: ms}}
+    dropped = set()  # (tp, ep) layouts of group-limited shapes left out
     for r in rows(os.path.join(sysdir, source)):
         dt = names.get(r["moe_dtype"])
         if dt is None or r["distribution"] != "balanced":
@@ -224,6 +235,9 @@ def moe(sysdir, arch, log, source=MOE_SOURCE, names=None):
         shape = (int(r["hidden_size"]), int(r["inter_size"]), int(r["topk"]), int(r["num_experts"]))
         tp, ep, t = int(r["moe_tp_size"]), int(r["moe_ep_size"]), int(r["num_tokens"])
         if shape not in shapes or tp * ep > MOE_MAX_GPUS or t not in want_t:
+            continue
+        if shape in MOE_GROUP_LIMITED and ep >= 2:
+            dropped.add((tp, ep))
             continue
         pts = series.setdefault((dt, *shape, tp, ep), {}).setdefault(r["kernel_source"], {})
         if t in pts:
@@ -248,8 +262,42 @@ def moe(sysdir, arch, log, source=MOE_SOURCE, names=None):
             run = us
             out.append((*key, t, f"{us:.4g}" if us < 1e4 else f"{us:.0f}"))
     log.append(f"{os.path.basename(sysdir)} moe ({source}): {len(series)} keys, {len(out)} rows, kernels {picks}, "
-               f"{adjusted} points raised to a smaller token count's time, {partial} keys without the full token grid")
+               f"{adjusted} points raised to a smaller token count's time, {partial} keys without the full token grid, "
+               f"{len(dropped)} group-limited (tp, ep) layouts left out")
     return out
+
+
+def moe_deepep(sysdir, phase, log):
+    """SGLang's DeepEP MoE of one phase, uniform routing, fp8: (header, wide rows), a row per ep; tokens = AIC's
+    num_tokens, the tokens entering the layer across the EP group (tokens per GPU x ep). Latencies made
+    non-decreasing in tokens (running max), as moe()."""
+    source = MOE_DEEPEP_SOURCES[phase]
+    series = {}  # (dtype, h, i, k, e, tp, ep) -> {tokens: ms}
+    for r in rows(os.path.join(sysdir, source)):
+        if r["distribution"] != "uniform" or r["moe_dtype"] != "fp8_block":
+            continue
+        key = ("fp8", int(r["hidden_size"]), int(r["inter_size"]), int(r["topk"]), int(r["num_experts"]),
+               int(r["moe_tp_size"]), int(r["moe_ep_size"]))
+        t = int(r["num_tokens"])
+        pts = series.setdefault(key, {})
+        if t in pts:
+            sys.exit(f"{sysdir}: repeated DeepEP MoE key {key} {t}")
+        pts[t] = float(r["latency"])
+    tokens = sorted({t for pts in series.values() for t in pts})
+    out, adjusted = [], 0
+    for key in sorted(series):
+        run, cells = 0.0, {}
+        for t in sorted(series[key]):
+            us = float(fmt_us(series[key][t]))
+            if us < run:
+                adjusted += 1
+                us = run
+            run = us
+            cells[t] = f"{us:.4g}" if us < 1e4 else f"{us:.0f}"
+        out.append((*key, *(cells.get(t, "") for t in tokens)))
+    log.append(f"{os.path.basename(sysdir)} moe deepep {phase} ({source}): {len(series)} keys, "
+               f"{sum(len(p) for p in series.values())} points, {adjusted} raised to a smaller token count's time")
+    return ["dtype", "hidden", "inter", "topk", "experts", "tp", "ep"] + [f"us_at_{t}" for t in tokens], out
 
 
 GDN_SOURCE = "sglang-0.5.14/linear_attention/gdn_perf.csv.gz"
@@ -324,6 +372,10 @@ def main():
                                    ["kv_dtype", "batch_size", "kv_len", "latency_us"], dec[(h, kv, d)])
                 total += write_csv(os.path.join(a.out, "mha", "prefill", family, name), ["seq_len", "latency_us"],
                                    pre[(h, kv, d)])
+        if system in MOE_DEEPEP_SYSTEMS:
+            for phase in MOE_DEEPEP_SOURCES:
+                total += write_csv(os.path.join(a.out, "moe", family, f"sglang_deepep_{phase}.csv"),
+                                   *moe_deepep(sysdir, phase, log))
         if system in MOE_ARCH:
             total += write_csv(os.path.join(a.out, "moe", family, "sglang.csv"), *moe_wide(moe(sysdir, MOE_ARCH[system], log)))
             if MOE_ARCH[system] == "hopper":

@@ -53,9 +53,16 @@ struct MoeHit {
     const char* table = "";
 };
 
-// One (dtype, shape, layout) series of a bench_data/moe table: latency over the tokens entering the MoE layer.
+// The kernel path a bench_data/moe series measured (bench_data/README.md, "moe"): the engine's fused MoE (SGLang's
+// moe_perf: every rank handed the EP group's tokens, `sglang.csv`), or DeepEP's expert compute after its dispatch,
+// contiguous for DeepEP normal (prefill, `*deepep_prefill.csv`) or masked for DeepEP low-latency (decode, CUDA graph,
+// `*deepep_decode.csv`).
+enum class MoeKernel : std::uint8_t { fused, deepep_contiguous, deepep_masked };
+
+// One (kernel, dtype, shape, layout) series of a bench_data/moe table: latency over the tokens entering the MoE layer.
 struct MoeSeries {
     const FamilyRef* ref = nullptr;  // the GPU family it was measured on
+    MoeKernel kernel = MoeKernel::fused;
     std::string path;
     Dtype dtype = Dtype::bf16;
     int hidden = 0, inter = 0, top_k = 0, experts = 0, tp = 0, ep = 0;
@@ -110,11 +117,12 @@ public:
     std::vector<double> grouped_gemm_grid(std::string_view family, bool masked, int num_experts, int top_k, int hidden,
                                           int moe_intermediate, int ep) const;
     // Routed-expert MoE layer measured as a whole (bench_data/moe/<family>/*.csv, core/tables_moe.cpp): the exact
-    // (dtype, hidden, moe intermediate of the whole model, top-k, routed experts, moe_tp, ep) key; `tokens` = tokens
-    // entering the layer across the EP group. Interpolated log-log in tokens; below the first point the first point's
-    // time, past the last point the last point's time scaled linearly in tokens. Not found: no such key.
+    // (kernel, dtype, hidden, moe intermediate of the whole model, top-k, routed experts, moe_tp, ep) key; `tokens` =
+    // tokens entering the layer across the EP group (tokens per rank x ep). Interpolated log-log in tokens; below the
+    // first point the first point's time, past the last point the last point's time scaled linearly in tokens. Not
+    // found: no such key.
     MoeHit moe_layer(std::string_view family, Dtype dtype, int hidden, int inter, int top_k, int experts, int tp, int ep,
-                     double tokens) const;
+                     double tokens, MoeKernel kernel = MoeKernel::fused) const;
     // Gated DeltaNet prefill of one sequence of `tokens` (bench_data/gdn/<family>/*.csv, core/tables_gdn.cpp): the
     // exact (k heads, v heads per GPU, k dim, v dim) key, the conv and the chunked delta-rule kernels, each
     // interpolated log-log in tokens (below the first point its time, past the last linear in tokens).
@@ -180,7 +188,7 @@ private:
     // per family: the best HBM streaming fraction its decode-attention (MHA) tables reach (the best points are the
     // memory-bound ones); used to split an MLA decode point into its compute and memory sides
     double stream_util_[kFamilySlots] = {};
-    // bench_data/moe series, sorted by (family, dtype, hidden, inter, top_k, experts, tp, ep) (tables_moe.cpp)
+    // bench_data/moe series, sorted by (family, kernel, dtype, hidden, inter, top_k, experts, tp, ep) (tables_moe.cpp)
     std::vector<MoeSeries> moe_;
     bool load_moe_csv(const std::string& path, const FamilyRef& ref, std::string_view text, Issues& errors);
     // bench_data/gdn/<family>/*.csv series, sorted by (family, k heads, v heads, k dim, v dim) (tables_gdn.cpp)

@@ -7,7 +7,9 @@
 //
 // One latency: one MoE layer's routed experts on one GPU of a moe_tp x ep layout (token permutation, gate/up GEMM,
 // activation, down GEMM, weighted combine), `tokens` entering the layer across the EP group, balanced routing. The
-// distilled tables are wide (the key is written once per series: half the gzip size of the long form).
+// distilled tables are wide (the key is written once per series: half the gzip size of the long form). The file's
+// name says which kernel path it measured (MoeKernel, tables.h): `*deepep_prefill.csv` / `*deepep_decode.csv` are
+// DeepEP's contiguous / masked expert compute (AIC's wideep collector), any other name the engine's fused MoE.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -23,10 +25,21 @@ namespace moe {
 
 namespace {
 
-using Key = std::tuple<const FamilyRef*, int, int, int, int, int, int, int>;  // family, dtype, h, i, k, e, tp, ep
+using Key = std::tuple<const FamilyRef*, int, int, int, int, int, int, int, int>;  // family, kernel, dtype, h, i, k, e, tp, ep
 
 Key key_of(const MoeSeries& s) {
-    return {s.ref, int(s.dtype), s.hidden, s.inter, s.top_k, s.experts, s.tp, s.ep};
+    return {s.ref, int(s.kernel), int(s.dtype), s.hidden, s.inter, s.top_k, s.experts, s.tp, s.ep};
+}
+
+// The kernel a file measured, from its name (bench_data/README.md): `..._deepep_prefill.csv`, `..._deepep_decode.csv`,
+// anything else the engine's fused MoE.
+MoeKernel kernel_of(const std::string& path) {
+    auto ends = [&](std::string_view tail) {
+        return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    if (ends("deepep_prefill.csv")) return MoeKernel::deepep_contiguous;
+    if (ends("deepep_decode.csv")) return MoeKernel::deepep_masked;
+    return MoeKernel::fused;
 }
 
 }  // namespace
@@ -67,6 +80,7 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
         }
     }
     std::map<Key, MoeSeries> series;
+    const MoeKernel kernel = kernel_of(path);
     const size_t errors_before = errors.size();
     for (size_t i = 1; i < lines.size(); ++i) {
         if (lines[i].empty()) continue;
@@ -75,6 +89,7 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
         auto cell = [&](int c) { return size_t(col[c]) < cells.size() ? cells[size_t(col[c])] : std::string_view(); };
         MoeSeries s;
         s.ref = &ref;
+        s.kernel = kernel;
         if (!parse_dtype(cell(0), s.dtype)) {
             errors.push_back({where, "column 'dtype' is not a known format"});
             continue;
@@ -147,7 +162,7 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
 }
 
 MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int inter, int top_k, int experts, int tp,
-                         int ep, double tokens) const {
+                         int ep, double tokens, MoeKernel kernel) const {
     MoeHit h;
     const FamilyRef* ref = family_ref(family);
     if (!ref || moe_.empty() || !(tokens > 0) || !std::isfinite(tokens)) return h;
@@ -156,8 +171,8 @@ MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int i
     struct Query {
         std::uint64_t gen = 0;
         const FamilyRef* ref = nullptr;
-        int q[7] = {};
-        bool operator==(const Query& o) const { return gen == o.gen && ref == o.ref && std::equal(q, q + 7, o.q); }
+        int q[8] = {};
+        bool operator==(const Query& o) const { return gen == o.gen && ref == o.ref && std::equal(q, q + 8, o.q); }
     };
     struct Point {
         Query shape;
@@ -165,7 +180,7 @@ MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int i
         bool operator==(const Point& o) const { return tokens == o.tokens && shape == o.shape; }
     };
     thread_local SetCache<Point, MoeHit, 1, 4> hits;
-    const Query shape{gen_, ref, {int(dtype), hidden, inter, top_k, experts, tp, ep}};
+    const Query shape{gen_, ref, {int(kernel), int(dtype), hidden, inter, top_k, experts, tp, ep}};
     if (const MoeHit* hit = hits.find({shape, tokens})) return *hit;
     MoeHit& slot = hits.insert({shape, tokens});
     slot = MoeHit{};  // a query without a series, until found below
@@ -175,7 +190,7 @@ MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int i
     if (const MoeSeries* const* found = series.find(shape)) {
         it = *found;
     } else {
-        const Key k{ref, int(dtype), hidden, inter, top_k, experts, tp, ep};
+        const Key k{ref, int(kernel), int(dtype), hidden, inter, top_k, experts, tp, ep};
         auto at = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
         it = at == moe_.end() || key_of(*at) != k ? nullptr : &*at;
         series.insert(shape) = it;

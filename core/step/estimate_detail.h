@@ -194,7 +194,7 @@ void linear_attention_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L);  // 
 // ops_ffn.cpp
 void dense_ffn_ops(const Ctx& c, Phase ph, double T, double inter, const char* up_name, const char* down_name,
                    Dtype w, std::vector<OpRecord>& out);
-void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L);
+void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, LayerOps& L);
 // comm.cpp
 OpRecord comm_op(const char* name, Phase ph, double bytes, Engine eng, double us);
 OpRecord allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n);

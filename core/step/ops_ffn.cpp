@@ -119,7 +119,7 @@ static Dtype table_dtype(const GpuSpec& g, Dtype w) {
 
 // Routed experts on the busiest EP rank (seed 000 §4, with the lazy-loading floor of seeds 003/004 and the
 // layouts of seed 001).
-void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
+void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, LayerOps& L) {
     const ModelSpec& m = c.m;
     const double local = double(m.num_experts + c.s.routing.redundant_experts) / c.ep;
     const double inter = double(m.moe_intermediate) / c.moe_tp;
@@ -145,14 +145,37 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, LayerOps& L) {
     // Per-token execution (seed 003's baseline): every token-expert pair loads its expert's weights itself.
     const bool per_token = c.s.runtime.expert_layout == ExpertLayout::per_token;
     // The whole routed-expert layer measured on this GPU (bench_data/moe: AIC's SGLang runs, permutation and combine
-    // included) for this exact shape, format and moe_tp x ep layout, at the EP group's tokens scaled to the busiest
-    // rank. Contiguous layouts only (DeepEP's masked kernels, per-token and offloaded experts are other kernels); the
-    // GPU's own family only (a latency does not transfer to another GPU).
+    // included) for this exact shape, format and moe_tp x ep layout, at the EP group's tokens (the tables' unit:
+    // tokens per rank x ep, bench_data/README.md) scaled to the busiest rank. The kernel the all-to-all feeds: after
+    // DeepEP normal the contiguous DeepEP kernel, after DeepEP low-latency the masked one (measured for DeepSeek-V3's
+    // shape), else (or where no DeepEP series exists) the engine's fused MoE, contiguous layouts only. Per-token and
+    // offloaded experts are other kernels; the GPU's own family only (a latency does not transfer to another GPU).
     MoeHit layer;
-    if (!masked && !per_token && c.own_tables && c.families[0] && c.s.routing.redundant_experts == 0 &&
-        c.s.runtime.expert_offload.tier == OffloadTier::none)
-        layer = c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.hidden, m.moe_intermediate,
-                              m.top_k, m.num_experts, c.moe_tp, c.ep, tokens_world * c.s.routing.imbalance);
+    if (!per_token && c.own_tables && c.families[0] && c.s.routing.redundant_experts == 0 &&
+        c.s.runtime.expert_offload.tier == OffloadTier::none) {
+        auto lookup = [&](MoeKernel k) {
+            return c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.hidden, m.moe_intermediate, m.top_k,
+                                 m.num_experts, c.moe_tp, c.ep, tokens_world * c.s.routing.imbalance, k);
+        };
+        if (masked && be == A2ABackend::deepep_low_latency) layer = lookup(MoeKernel::deepep_masked);
+        if (!masked && be == A2ABackend::deepep_normal) {
+            layer = lookup(MoeKernel::deepep_contiguous);
+            if (layer.found) {
+                // AIC's DeepEP prefill collector hands the timed GPU a fake dispatch output holding every token of
+                // the EP group (tokens x ep rows, only tokens x top_k picks of them on its experts: collector/sglang/
+                // collect_wideep_deepep_moe.py), while DeepEP normal delivers only the tokens with at least one pick
+                // on this rank, 1 - (1 - local/E)^top_k of them under uniform routing. Each received row is read once
+                // (FP8, h bytes) into the experts' contiguous layout and its combined output written once (BF16, 2h
+                // bytes): the rows DeepEP would not deliver are taken out at this GPU's memory speed (the table is
+                // this GPU's own). Never below half the measured time.
+                const double p_hit = 1.0 - std::pow(std::max(0.0, 1.0 - local / m.num_experts), double(m.top_k));
+                const double excess_rows = tokens_world * c.s.routing.imbalance * (1.0 - p_hit);
+                const double excess_us = memory_op(c, "moe.deepep_rows", ph, excess_rows * m.hidden * 3.0).time_us;
+                layer.latency_us = std::max(layer.latency_us - excess_us, 0.5 * layer.latency_us);
+            }
+        }
+        if (!masked && !layer.found) layer = lookup(MoeKernel::fused);
+    }
     if (!masked && !per_token && !layer.found) {
         // contiguous layout: permute tokens into expert order and back (read + write each way)
         L.post.push_back(memory_op(c, "moe.permute", ph, 2.0 * pairs * m.hidden * act_b));

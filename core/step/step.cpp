@@ -101,7 +101,7 @@ static void ffn_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
         L.comm.push_back(ar);
     }
     if (ld.moe) {
-        expert_ops(c, ps.phase, ps.T, masked, L);
+        expert_ops(c, ps.phase, ps.T, masked, be, L);
         if (c.m.shared_intermediate > 0)
             dense_ffn_ops(c, ps.phase, ps.T, c.m.shared_intermediate, "moe.shared_up", "moe.shared_down", c.w_shared, L.shared);
         ep_comm(c, ps.phase, be, ps.T, L);

@@ -258,15 +258,18 @@ TEST_CASE("tables: a measured point reproduces the measurement; lookups interpol
     moe::Estimate e = run(R"({"model":"qwen3-8b","hardware":"a100-sxm-80g","workload":{"phase":"decode"}})");
     CHECK(e.decode.share_transferred + e.decode.share_analytical > 0.99);
     CHECK(!e.warnings.empty());
-    // H800 and H100 SXM share compute and HBM: the same kernel costs the same on both. (DeepEP low-latency's masked
-    // layout: H100's measured MoE-layer table, bench_data/moe, covers the contiguous one and H800 has none.)
+    // H800 and H100 SXM share compute and HBM: the same kernel costs the same on both. Two sources measured it: on
+    // H800 InferSim's DeepGEMM masked grouped GEMM (the two GEMMs), on H100 AIC's SGLang DeepEP low-latency expert
+    // module (bench_data/moe/h100/sglang_deepep_decode.csv: the GEMMs, activation and quantisation, CUDA graph):
+    // 501.6 vs 531.3 us, the module a few percent above its GEMMs.
     moe::Estimate h800 = run(R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":8,"ep":8},"workload":{"phase":"decode"},"runtime":{"a2a_backend":"deepep_low_latency"}})");
     moe::Estimate h100 = run(R"({"model":"deepseek-v3","hardware":{"base":"h800","tables":"h100","tables_fallback":"h800","nvlink_bandwidth_GBps":200},"parallel":{"dp":8,"ep":8},"workload":{"phase":"decode"},"runtime":{"a2a_backend":"deepep_low_latency"}})");
     const moe::OpRecord* x = find_op(h800, "moe.routed_experts", Phase::decode);
     const moe::OpRecord* y = find_op(h100, "moe.routed_experts", Phase::decode);
     REQUIRE(x);
     REQUIRE(y);
-    CHECK(x->time_us == doctest::Approx(y->time_us));
+    CHECK(y->time_us >= x->time_us);
+    CHECK(y->time_us <= 1.10 * x->time_us);
 }
 
 TEST_CASE("table CSVs are checked when loaded, columns read by header name") {
