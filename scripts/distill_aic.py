@@ -105,8 +105,10 @@ MOE_SHAPES = [
 ]
 MOE_TOKENS = [1, 4, 16, 64, 256, 1024, 2048, 4096, 8192, 16384]
 # Expert shapes whose model routes with group-limited top-k (DeepSeek-V3/R1: n_group 8, topk_group 4). AIC's moe_perf
-# collectors feed them "balanced" logits whose ties pile every token onto the lowest-index experts, i.e. onto rank 0,
-# the GPU that is timed (bench_data/README.md, "moe"): their ep >= 2 rows are not balanced routing and are left out.
+# collectors feed them "balanced" logits whose ties pile every token onto the same few lowest-index experts, i.e. onto
+# rank 0, the GPU that is timed (bench_data/README.md, "moe"): their rows are not balanced routing and are left out,
+# at every ep (at ep 1 every pick is on the timed GPU but on a handful of experts: a decode batch of 64 reads ~8
+# experts' weights where balanced routing reads ~220).
 MOE_GROUP_LIMITED = {(7168, 2048, 8, 256)}
 # SGLang's DeepEP MoE (AIC's wideep collector, sglang 0.5.10: one GPU holding experts/ep experts, DeepGEMM grouped
 # GEMMs after DeepEP's dispatch, uniform routing), the DeepSeek-V3 shape only: prefill = contiguous layout (DeepEP
@@ -236,7 +238,7 @@ def moe(sysdir, arch, log, source=MOE_SOURCE, names=None):
         tp, ep, t = int(r["moe_tp_size"]), int(r["moe_ep_size"]), int(r["num_tokens"])
         if shape not in shapes or tp * ep > MOE_MAX_GPUS or t not in want_t:
             continue
-        if shape in MOE_GROUP_LIMITED and ep >= 2:
+        if shape in MOE_GROUP_LIMITED:
             dropped.add((tp, ep))
             continue
         pts = series.setdefault((dt, *shape, tp, ep), {}).setdefault(r["kernel_source"], {})

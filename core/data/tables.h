@@ -51,6 +51,9 @@ struct MoeHit {
     double latency_us = 0;
     Source source = Source::analytical;  // measured (a grid point) or interpolated (between, below or past the points)
     const char* table = "";
+    // DeepEP contiguous tables: the time each received token row adds (us), read off the table's own diagonals (see
+    // MoeSeries::row_us); 0 for the other kernels.
+    double row_us = 0;
 };
 
 // The kernel path a bench_data/moe series measured (bench_data/README.md, "moe"): the engine's fused MoE (SGLang's
@@ -68,6 +71,10 @@ struct MoeSeries {
     int hidden = 0, inter = 0, top_k = 0, experts = 0, tp = 0, ep = 0;
     std::vector<double> tokens, us;  // ascending tokens, latency in us
     std::vector<double> log_tokens, log_us;  // their logs, taken at load (the lookup's interpolation is log-log)
+    // DeepEP contiguous tables (AIC's collector hands the timed GPU every token of the group as a received row): the
+    // time per received row, the median over the file's neighbouring EP sizes of how much the latency rises per
+    // group token at the same tokens per rank, i.e. at the same expert work (bench_data/README.md, "moe, DeepEP").
+    double row_us = 0;
 };
 
 // Result of a measured Gated DeltaNet prefill lookup (bench_data/gdn: one sequence's causal conv and chunked delta
@@ -119,8 +126,9 @@ public:
     // Routed-expert MoE layer measured as a whole (bench_data/moe/<family>/*.csv, core/tables_moe.cpp): the exact
     // (kernel, dtype, hidden, moe intermediate of the whole model, top-k, routed experts, moe_tp, ep) key; `tokens` =
     // tokens entering the layer across the EP group (tokens per rank x ep). Interpolated log-log in tokens; below the
-    // first point the first point's time, past the last point the last point's time scaled linearly in tokens. Not
-    // found: no such key.
+    // first point the first point's time, past the last point the last point's time scaled linearly in tokens. A
+    // DeepEP kernel without a series at this ep takes the geometric mean of ep/2 and 2ep at the same tokens per rank
+    // (interpolated). Not found: no such key.
     MoeHit moe_layer(std::string_view family, Dtype dtype, int hidden, int inter, int top_k, int experts, int tp, int ep,
                      double tokens, MoeKernel kernel = MoeKernel::fused) const;
     // Gated DeltaNet prefill of one sequence of `tokens` (bench_data/gdn/<family>/*.csv, core/tables_gdn.cpp): the

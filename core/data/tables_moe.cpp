@@ -143,6 +143,30 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
         errors.push_back({path, "no data rows"});
         return false;
     }
+    if (kernel == MoeKernel::deepep_contiguous) {
+        // Per received row: along a fixed count of tokens per rank r (>= 4096, past the launch floor) the expert work
+        // per GPU is the same at ep and 2ep, the rows handed over double (r x ep -> r x 2ep); the rise per added row.
+        std::vector<double> slopes;
+        for (const auto& a : series)
+            for (const auto& b : series) {
+                const MoeSeries &x = a.second, &y = b.second;
+                if (y.ep != 2 * x.ep || y.dtype != x.dtype || y.hidden != x.hidden || y.inter != x.inter ||
+                    y.top_k != x.top_k || y.experts != x.experts || y.tp != x.tp)
+                    continue;
+                for (std::size_t i = 0; i < x.tokens.size(); ++i) {
+                    const double r = x.tokens[i] / x.ep;
+                    if (r < 4096) continue;
+                    for (std::size_t j = 0; j < y.tokens.size(); ++j)
+                        if (y.tokens[j] == r * y.ep) slopes.push_back((y.us[j] - x.us[i]) / (y.tokens[j] - x.tokens[i]));
+                }
+            }
+        double row_us = 0;
+        if (!slopes.empty()) {
+            std::sort(slopes.begin(), slopes.end());
+            row_us = std::max(0.0, slopes[slopes.size() / 2]);
+        }
+        for (auto& entry : series) entry.second.row_us = row_us;
+    }
     for (auto& entry : series) {
         const Key& k = entry.first;
         MoeSeries& s = entry.second;
@@ -185,23 +209,51 @@ MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int i
     MoeHit& slot = hits.insert({shape, tokens});
     slot = MoeHit{};  // a query without a series, until found below
     // The series of a key (or none), kept per thread too: a decode step's tokens change with the batch, its key not.
-    thread_local SetCache<Query, const MoeSeries*, 1, 4> series;
-    const MoeSeries* it = nullptr;
-    if (const MoeSeries* const* found = series.find(shape)) {
-        it = *found;
-    } else {
-        const Key k{ref, int(kernel), int(dtype), hidden, inter, top_k, experts, tp, ep};
+    // A DeepEP table without this ep (AIC's b200 and gb200 have no EP8 row) reads its two neighbours at the same
+    // tokens per rank, ep/2 at tokens/2 and 2ep at 2 tokens, and takes their geometric mean (log-linear in ep).
+    struct Pick {
+        const MoeSeries* exact = nullptr;
+        const MoeSeries *lo = nullptr, *hi = nullptr;
+    };
+    thread_local SetCache<Query, Pick, 1, 4> series;
+    auto at_ep = [&](int e) -> const MoeSeries* {
+        const Key k{ref, int(kernel), int(dtype), hidden, inter, top_k, experts, tp, e};
         auto at = std::lower_bound(moe_.begin(), moe_.end(), k, [](const MoeSeries& a, const Key& b) { return key_of(a) < b; });
-        it = at == moe_.end() || key_of(*at) != k ? nullptr : &*at;
-        series.insert(shape) = it;
+        return at == moe_.end() || key_of(*at) != k ? nullptr : &*at;
+    };
+    Pick pick;
+    if (const Pick* found = series.find(shape)) {
+        pick = *found;
+    } else {
+        pick.exact = at_ep(ep);
+        if (!pick.exact && kernel != MoeKernel::fused && ep >= 2 && ep % 2 == 0) {
+            pick.lo = at_ep(ep / 2);
+            pick.hi = at_ep(ep * 2);
+            if (!pick.lo || !pick.hi) pick.lo = pick.hi = nullptr;
+        }
+        series.insert(shape) = pick;
     }
-    if (!it) return h;
     bool exact = false;
-    h.found = true;
-    h.table = it->path.c_str();
-    // below the first point the first point's time (a kernel has a floor); past the last its time per token
-    h.latency_us = detail::loglog_at(it->tokens, it->log_tokens, it->us, it->log_us, tokens, exact);
-    h.source = exact ? Source::measured : Source::interpolated;
+    if (pick.exact) {
+        const MoeSeries* it = pick.exact;
+        h.found = true;
+        h.table = it->path.c_str();
+        // below the first point the first point's time (a kernel has a floor); past the last its time per token
+        h.latency_us = detail::loglog_at(it->tokens, it->log_tokens, it->us, it->log_us, tokens, exact);
+        h.source = exact ? Source::measured : Source::interpolated;
+        h.row_us = it->row_us;
+    } else if (pick.lo) {
+        bool e1 = false, e2 = false;
+        const double a = detail::loglog_at(pick.lo->tokens, pick.lo->log_tokens, pick.lo->us, pick.lo->log_us, tokens / 2, e1);
+        const double b = detail::loglog_at(pick.hi->tokens, pick.hi->log_tokens, pick.hi->us, pick.hi->log_us, tokens * 2, e2);
+        h.found = true;
+        h.table = pick.lo->path.c_str();
+        h.latency_us = std::sqrt(a * b);
+        h.source = Source::interpolated;
+        h.row_us = std::sqrt(pick.lo->row_us * pick.hi->row_us);
+    } else {
+        return h;
+    }
     slot = h;
     return h;
 }

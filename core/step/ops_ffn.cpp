@@ -148,7 +148,7 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, La
     // included) for this exact shape, format and moe_tp x ep layout, at the EP group's tokens (the tables' unit:
     // tokens per rank x ep, bench_data/README.md) scaled to the busiest rank. The kernel the all-to-all feeds: after
     // DeepEP normal the contiguous DeepEP kernel, after DeepEP low-latency the masked one (measured for DeepSeek-V3's
-    // shape), else (or where no DeepEP series exists) the engine's fused MoE, contiguous layouts only. Per-token and
+    // shape), without a DeepEP / pplx all-to-all the engine's fused MoE, contiguous layouts only. Per-token and
     // offloaded experts are other kernels; the GPU's own family only (a latency does not transfer to another GPU).
     MoeHit layer;
     if (!per_token && c.own_tables && c.families[0] && c.s.routing.redundant_experts == 0 &&
@@ -164,17 +164,22 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, La
                 // AIC's DeepEP prefill collector hands the timed GPU a fake dispatch output holding every token of
                 // the EP group (tokens x ep rows, only tokens x top_k picks of them on its experts: collector/sglang/
                 // collect_wideep_deepep_moe.py), while DeepEP normal delivers only the tokens with at least one pick
-                // on this rank, 1 - (1 - local/E)^top_k of them under uniform routing. Each received row is read once
-                // (FP8, h bytes) into the experts' contiguous layout and its combined output written once (BF16, 2h
-                // bytes): the rows DeepEP would not deliver are taken out at this GPU's memory speed (the table is
-                // this GPU's own). Never below half the measured time.
+                // on this rank, 1 - (1 - local/E)^top_k of them under uniform routing. The rows DeepEP would not
+                // deliver are taken out at the table's own time per row (MoeSeries::row_us: the rise per group token
+                // at fixed work per GPU; h100 8.1 ns, b200 5.4 ns, against 3h bytes at HBM speed, 7.1 and 3.0 ns).
+                // Never below half the measured time.
                 const double p_hit = 1.0 - std::pow(std::max(0.0, 1.0 - local / m.num_experts), double(m.top_k));
                 const double excess_rows = tokens_world * c.s.routing.imbalance * (1.0 - p_hit);
-                const double excess_us = memory_op(c, "moe.deepep_rows", ph, excess_rows * m.hidden * 3.0).time_us;
+                const double excess_us = excess_rows * layer.row_us;
                 layer.latency_us = std::max(layer.latency_us - excess_us, 0.5 * layer.latency_us);
             }
         }
-        if (!masked && !layer.found) layer = lookup(MoeKernel::fused);
+        // The fused MoE hands every rank the EP group's tokens (SGLang without DeepEP: all-gathered, routed and
+        // permuted on each rank), a cost that grows with EP at fixed tokens per GPU: not the kernel after a DeepEP
+        // or pplx all-to-all, which delivers a rank its own pairs only (those go to the grouped-GEMM tables).
+        if (!masked && !layer.found && be != A2ABackend::deepep_normal && be != A2ABackend::deepep_low_latency &&
+            be != A2ABackend::pplx)
+            layer = lookup(MoeKernel::fused);
     }
     if (!masked && !per_token && !layer.found) {
         // contiguous layout: permute tokens into expert order and back (read + write each way)
