@@ -10,6 +10,7 @@ Writes bench_data/comm/<gpu family>/collectives.csv, bench_data/gemm/<gpu family
        (h100, h200), bench_data/gdn/<gpu family>/sglang.csv (h100, h200, b200).
 
     python3 scripts/distill_aic.py [--aic DIR] [--out DIR]      # from the repository root; re-runs are byte-identical
+    python3 scripts/distill_aic.py --check                      # bench_data is exactly what the source rows give
 
 Python standard library only (csv, gzip). What is kept, and why (bench_data/README.md says the same):
   * collectives: every measured point of the engines' own all-reduce in CUDA-graph mode (SGLang, vLLM, TRT-LLM) and
@@ -355,7 +356,34 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--aic", default=os.path.join(root, "..", "shared", "anchors", "aic", "perf"))
     ap.add_argument("--out", default=os.path.join(root, "bench_data"))
+    ap.add_argument("--check", action="store_true",
+                    help="distil into a scratch folder and compare with --out byte for byte: every distilled table is "
+                         "exactly what its source rows give (exit 0), a difference names the file (exit 1); exit 77 "
+                         "(skipped) when the AIConfigurator folder is not there")
     a = ap.parse_args()
+    if a.check:
+        import filecmp
+        import tempfile
+        if not os.path.isdir(a.aic):
+            print(f"distill_aic.py --check: {a.aic} not found: skipped")
+            sys.exit(77)
+        with tempfile.TemporaryDirectory() as tmp:
+            args = [sys.executable, os.path.abspath(__file__), "--aic", a.aic, "--out", tmp]
+            import subprocess
+            if subprocess.run(args, stdout=subprocess.DEVNULL).returncode != 0:
+                sys.exit("distill_aic.py --check: distilling failed")
+            bad, n = [], 0
+            for dirpath, _, files in os.walk(tmp):
+                for f in files:
+                    rel = os.path.relpath(os.path.join(dirpath, f), tmp)
+                    n += 1
+                    mine = os.path.join(a.out, rel)
+                    if not os.path.isfile(mine) or not filecmp.cmp(os.path.join(tmp, rel), mine, shallow=False):
+                        bad.append(rel)
+            for rel in bad:
+                print(f"bench_data/{rel}: differs from what the source rows give (re-run scripts/distill_aic.py)")
+            print(f"distill_aic.py --check: {n - len(bad)} of {n} AIConfigurator tables reproduce their source rows")
+            sys.exit(1 if bad else 0)
     total, log = 0, []
     for system, family in SYSTEMS.items():
         sysdir = os.path.join(a.aic, system)
