@@ -175,6 +175,17 @@ ScenarioSource load_scenario_source(const std::string& arg, const moe::Catalog& 
     return src;
 }
 
+ScenarioSource scenario_source_from_json(nlohmann::json object, const std::string& origin, const std::string& base_dir,
+                                         const moe::Catalog& catalog) {
+    ScenarioSource src;
+    src.origin = origin;
+    src.base_dir = base_dir;
+    src.json = std::move(object);
+    if (!src.json.is_object()) throw UsageError(src.origin + ": a scenario must be a JSON object");
+    resolve_refs(src.json, src.base_dir, catalog);
+    return src;
+}
+
 void check_length(std::string_view assignment, std::string_view what) {
     if (assignment.size() <= kMaxAssignmentBytes) return;
     const std::string path(assignment.substr(0, std::min<std::size_t>(assignment.find('='), 64)));

@@ -43,6 +43,10 @@ struct ScenarioSource {
 // SCENARIO: "-" (standard input), an existing file, or a preset scenario id. Model and hardware references that
 // are file paths are read and inlined (relative to the scenario file's directory).
 ScenarioSource load_scenario_source(const std::string& arg, const moe::Catalog& catalog);
+// A scenario given as a JSON object already (the Python module's dict): checked to be an object and its model and
+// hardware file references resolved against `base_dir`, as load_scenario_source does for a file.
+ScenarioSource scenario_source_from_json(nlohmann::json object, const std::string& origin, const std::string& base_dir,
+                                         const moe::Catalog& catalog);
 
 // "model"/"hardware" value given as text: a preset id stays a string; a path to a JSON file ("./cfg.json",
 // anything with a '/' or ending in .json) becomes the file's object; "{...}" is parsed as an inline object.

@@ -8,7 +8,8 @@ SUDO=""; [[ $(id -u) -eq 0 ]] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 
 pkgs=(cmake g++ clang make emscripten nlohmann-json3-dev doctest-dev libcli11-dev libbenchmark-dev
-      libclang-rt-14-dev fonts-dejavu-core chromium nodejs python3 xz-utils dpkg-dev)
+      libclang-rt-14-dev fonts-dejavu-core chromium nodejs python3 xz-utils dpkg-dev
+      python3-dev pybind11-dev python3-pandas python3-pytest)
 missing=()
 for p in "${pkgs[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p"); done
 # npm may come from outside Debian on this machine; only install Debian's if there is none at all

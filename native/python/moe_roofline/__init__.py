@@ -1,0 +1,94 @@
+"""MoE Roofline from Python: the CLI's numbers in a notebook.
+
+    import moe_roofline as mr
+    e = mr.evaluate("deepseek-v3-decode-h800-ep128")                 # a preset scenario, a path, or a dict
+    e["decode"]["tpot_ms"], e["memory"]["max_batch"]
+    e = mr.evaluate({"model": "qwen3-30b-a3b", "hardware": "h200"}, set={"workload.batch": 64})
+    df = mr.sweep("kimi-k2-decode-h200-ep16", axes={"workload.batch": "1:256:x2", "parallel.ep": [8, 16]})
+    df[["workload.batch", "parallel.ep", "decode.tpot_ms"]]
+
+evaluate() returns what `moe-roofline eval --format json` prints (the output columns nested by their dots);
+sweep() returns what `moe-roofline sweep` writes (one row per grid point, the same column names) as a pandas
+DataFrame when pandas is installed, else as a list of dicts. Bad input raises ValueError with the CLI's message.
+"""
+import csv
+import json
+import os
+import tempfile
+
+from . import _moe_roofline as _native
+
+__all__ = ["evaluate", "sweep", "presets"]
+
+
+def _scenario_text(scenario):
+    if isinstance(scenario, dict):
+        return json.dumps(scenario)
+    if isinstance(scenario, (str, os.PathLike)):
+        return os.fspath(scenario)
+    raise ValueError("scenario: a dict, a preset scenario id or a path to a scenario file")
+
+
+def _value_text(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v)
+    return str(v)
+
+
+def _sets(set_):
+    if set_ is None:
+        return []
+    if isinstance(set_, dict):
+        return [f"{k}={_value_text(v)}" for k, v in set_.items()]
+    return [str(s) for s in set_]
+
+
+def evaluate(scenario, set=None):
+    """One scenario's outputs, as `moe-roofline eval SCENARIO --format json` (a nested dict)."""
+    return json.loads(_native.evaluate(_scenario_text(scenario), _sets(set)))
+
+
+def _axes(axes):
+    if isinstance(axes, dict):
+        out = []
+        for k, v in axes.items():
+            if isinstance(v, (list, tuple)):
+                v = ",".join(_value_text(x) for x in v)
+            out.append(f"{k}={_value_text(v)}")
+        return out
+    return [str(a) for a in axes]
+
+
+def _number(text):
+    if text == "":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def sweep(scenario, axes, columns=None, set=None, threads=1):
+    """A grid of scenarios, as `moe-roofline sweep SCENARIO --axis ...`: a DataFrame (or a list of dicts)."""
+    cols = ",".join(columns) if isinstance(columns, (list, tuple)) else (columns or "")
+    fd, path = tempfile.mkstemp(suffix=".csv", prefix="moe-roofline-sweep-")
+    os.close(fd)
+    try:
+        _native.sweep(_scenario_text(scenario), _sets(set), _axes(axes), cols, int(threads), path)
+        try:
+            import pandas as pd
+        except ImportError:
+            pd = None
+        if pd is not None:
+            return pd.read_csv(path, float_precision="round_trip", keep_default_na=False, na_values=[""])
+        with open(path, newline="") as f:
+            return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+    finally:
+        os.unlink(path)
+
+
+def presets(kind="scenarios"):
+    """The built-in presets of one kind ("models", "hardware" or "scenarios"): {id: description}."""
+    return dict(_native.presets(kind))

@@ -1,0 +1,97 @@
+"""The moe_roofline Python module gives the CLI's numbers to the last digit (issue 28).
+
+Run by ctest (python_module) with PYTHONPATH at the build's python/ folder and MOE_ROOFLINE_CLI at the CLI binary.
+"""
+import csv
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+
+import pytest
+
+import moe_roofline as mr
+
+CLI = os.environ.get("MOE_ROOFLINE_CLI", "moe-roofline")
+
+
+def cli(*args, stdin=None):
+    r = subprocess.run([CLI, *args], input=stdin, capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def test_evaluate_preset_equals_cli_json():
+    for sid in ["deepseek-v3-decode-h800-ep128", "qwen3-235b-a22b-b200-ep8", "gpt-oss-120b-h100"]:
+        rc, out, _ = cli("eval", sid, "--format", "json")
+        assert rc == 0
+        assert mr.evaluate(sid) == json.loads(out)  # every number parsed from the same digits
+
+
+def test_evaluate_dict_with_sets_equals_cli():
+    scenario = {"model": "qwen3-30b-a3b", "hardware": "h200", "serving": {"mode": "aggregated", "isl": 1024, "osl": 512}}
+    rc, out, _ = cli("eval", "-", "--set", "workload.batch=48", "--set", "runtime.engine=vllm", "--format", "json",
+                     stdin=json.dumps(scenario))
+    assert rc == 0
+    got = mr.evaluate(scenario, set={"workload.batch": 48, "runtime.engine": "vllm"})
+    assert got == json.loads(out)
+    assert got["serving"]["ttft_ms"] > 0 and math.isfinite(got["serving"]["tpot_ms"])
+
+
+def test_bad_input_raises_value_error_naming_the_field():
+    with pytest.raises(ValueError, match=r"parallel\.ep"):
+        mr.evaluate({"model": "deepseek-v3", "hardware": "h800", "parallel": {"dp": 48, "ep": 48}})
+    with pytest.raises(ValueError, match=r"workload\.batch"):
+        mr.evaluate("deepseek-v3-decode-h800-ep128", set={"workload.batch": -3})
+    with pytest.raises(ValueError, match="no such file or preset scenario"):
+        mr.evaluate("not-a-scenario")
+    with pytest.raises(ValueError):
+        mr.evaluate(42)
+
+
+def test_sweep_equals_cli_csv():
+    axes = {"workload.batch": "1:200:x3", "parallel.ep": [32, 64, 128], "precision.kv_cache": ["bf16", "fp8"]}
+    df = mr.sweep("deepseek-v3-decode-h800-ep128", axes)
+    rc, out, err = cli("sweep", "deepseek-v3-decode-h800-ep128", "--axis", "workload.batch=1:200:x3",
+                       "--axis", "parallel.ep=32,64,128", "--axis", "precision.kv_cache=bf16,fp8", "-q", "-o", "-")
+    assert rc == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(df.columns) == list(rows[0].keys())
+    assert len(df) == len(rows) == 5 * 3 * 2
+    for i, row in enumerate(rows):
+        for k, v in row.items():
+            got = df.iloc[i][k]
+            if v == "":
+                assert got is None or (isinstance(got, float) and math.isnan(got)), (i, k)
+            else:
+                if v in ("true", "false"):
+                    assert bool(got) == (v == "true"), (i, k)
+                    continue
+                try:
+                    want = float(v)
+                except ValueError:
+                    assert str(got) == v, (i, k)
+                    continue
+                assert float(got) == want, (i, k, got, v)  # bit for bit
+
+
+def test_sweep_without_pandas_gives_dicts(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    rows = mr.sweep("qwen3-8b-decode-h20", {"workload.batch": [1, 64]}, columns=["decode.tpot_ms"])
+    assert isinstance(rows, list) and len(rows) == 2
+    assert rows[1]["workload.batch"] == 64.0
+    assert rows[0]["decode.tpot_ms"] < rows[1]["decode.tpot_ms"]
+
+
+def test_sweep_bad_axis_raises():
+    with pytest.raises(ValueError, match="no.such"):
+        mr.sweep("qwen3-8b-decode-h20", {"no.such": [1, 2]})
+
+
+def test_presets():
+    assert "deepseek-v3" in mr.presets("models")
+    assert "h200" in mr.presets("hardware")
+    assert "deepseek-v3-decode-h800-ep128" in mr.presets()
+    with pytest.raises(ValueError):
+        mr.presets("gpus")
