@@ -35,6 +35,7 @@ const std::vector<GpuFieldDesc>& gpu_fields() {
         {"host_memory_bytes", "bytes", 0, 1e15, "Memory tier below HBM (CPU DRAM) that offloaded experts live in; 0: none."},
         {"host_bandwidth_GBps", "GB/s", 0, 1e7, "Host-to-device bandwidth, one direction (PCIe, NVLink-C2C; unified memory: a copy inside it)."},
         {"ssd_bandwidth_GBps", "GB/s", 0, 1e7, "SSD read bandwidth for experts offloaded to SSD; 0: unknown."},
+        {"gpu_hour_usd", "USD/h", 0, 1e6, "An example on-demand price of one GPU-hour (presets cite a public price page and its date; 0: none). cost.gpu_hour_usd overrides it."},
     };
     return fields;
 }
@@ -51,7 +52,7 @@ GpuSpec parse_gpu_spec(const json& j, const std::string& path, Issues& errors) {
                                         "tables_fallback", "source", "description", "base",
                                         "topology", "mesh_rows", "mesh_cols", "mesh_wrap", "links_per_chip",
                                         "link_bandwidth_GBps", "tile_tokens", "matmul_efficiency", "host_memory_bytes",
-                                        "host_bandwidth_GBps", "ssd_bandwidth_GBps"};
+                                        "host_bandwidth_GBps", "ssd_bandwidth_GBps", "gpu_hour_usd"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         bool ok = false;
         for (const char* k : known) ok = ok || it.key() == k;
@@ -91,6 +92,7 @@ GpuSpec parse_gpu_spec(const json& j, const std::string& path, Issues& errors) {
     g.host_memory_bytes = read_num(j, "host_memory_bytes", path, errors, 0, false, 0, 1e15);
     g.host_bandwidth_GBps = read_num(j, "host_bandwidth_GBps", path, errors, 0, false, 0, 1e7);
     g.ssd_bandwidth_GBps = read_num(j, "ssd_bandwidth_GBps", path, errors, 0, false, 0, 1e7);
+    g.gpu_hour_usd = read_num(j, "gpu_hour_usd", path, errors, 0, false, 0, 1e6);
     if (g.topology == Topology::mesh) {
         // the mesh is the whole NVLink-like domain: no RDMA inside it
         if (!(g.link_bandwidth_GBps > 0) || g.links_per_chip < 1)
@@ -130,6 +132,7 @@ json gpu_spec_to_json(const GpuSpec& g) {
     j["host_memory_bytes"] = g.host_memory_bytes;
     j["host_bandwidth_GBps"] = g.host_bandwidth_GBps;
     j["ssd_bandwidth_GBps"] = g.ssd_bandwidth_GBps;
+    j["gpu_hour_usd"] = g.gpu_hour_usd;
     return j;
 }
 

@@ -45,6 +45,8 @@ struct GpuSpec {
     double host_memory_bytes = 0;       // memory tier below HBM (CPU DRAM; 0: none)
     double host_bandwidth_GBps = 0;     // host -> device, one direction (PCIe / C2C; unified: a copy in shared memory)
     double ssd_bandwidth_GBps = 0;      // SSD read bandwidth (0: unknown)
+    double gpu_hour_usd = 0;            // an example on-demand price of one GPU-hour, USD (0: none given); presets
+                                        // cite where and when (presets/hardware/README.md)
     std::string tables;                 // bench_data family measured on this GPU ("h800", "h20", "h100"), or ""
     std::string tables_fallback;        // family to borrow from when a table is missing (same arch preferred)
 

@@ -75,6 +75,7 @@ const std::vector<FieldImpl>& field_impls() {
         {{"runtime.expert_offload.prefetch", FieldType::boolean, "", 0, 0, nullptr, "Stream a layer's missing experts while the previous layer computes (only the excess is exposed)."}, MOE_PTR(runtime.expert_offload.prefetch)},
         {{"runtime.expert_offload.skew", FieldType::number, "", 0, 4, nullptr, "Zipf exponent of expert popularity (0: uniform routing); hotter experts make the cache hit more often."}, MOE_PTR(runtime.expert_offload.skew)},
         {{"runtime.engine", FieldType::choice, "", 0, 0, kEngineChoices, "Serving engine whose system constants apply (per-step overheads, scheduling, memory fraction, KV block): sglang, vllm, trtllm, or ideal (none)."}, MOE_PTR(runtime.engine)},
+        {{"cost.gpu_hour_usd", FieldType::number, "USD/h", 0, 1e6, nullptr, "Price of one GPU-hour for the $ per million tokens outputs; 0: the GPU preset's example price (H100, H200, B200, GB200: public on-demand prices with their date, presets/hardware/README.md), none for the others."}, MOE_PTR(cost.gpu_hour_usd)},
         {{"routing.imbalance", FieldType::number, "", 1, 64, nullptr, "Tokens reaching the busiest EP rank over the mean (1 = perfectly balanced)."}, MOE_PTR(routing.imbalance)},
         {{"routing.redundant_experts", FieldType::integer, "experts", 0, 65536, nullptr, "Extra copies of hot experts placed across EP ranks (EPLB)."}, MOE_PTR(routing.redundant_experts)},
         {{"serving.mode", FieldType::choice, "", 0, 0, kServingModeChoices, "off (step-level only), aggregated (one replica, continuous batching with chunked prefill) or disaggregated (prefill and decode pools)."}, MOE_PTR(serving.mode)},
@@ -357,7 +358,7 @@ ParseResult scenario_from_json(const json& j, const Catalog& cat) {
         r.errors.push_back({"", "nested deeper than 64 levels"});
         return r;
     }
-    static const char* const areas[] = {"parallel", "workload", "precision", "runtime", "routing", "serving"};
+    static const char* const areas[] = {"parallel", "workload", "precision", "runtime", "routing", "serving", "cost"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string& key = it.key();
         if (key == "model" || key == "hardware") {

@@ -116,6 +116,11 @@ struct PoolConfig {
     int batch = 1;          // prefill: prompts per forward per DP rank; decode: requests in flight per DP rank
 };
 
+// What the GPUs cost (issue 28): the price of one GPU-hour, for the $ per million tokens outputs.
+struct CostConfig {
+    double gpu_hour_usd = 0;  // 0: the GPU preset's example price (GpuSpec::gpu_hour_usd), if it has one
+};
+
 // DESIGN §8.1: the serving workload over the step model.
 struct ServingConfig {
     ServingMode mode = ServingMode::off;
@@ -156,6 +161,7 @@ struct Scenario {
     RuntimeConfig runtime;
     RoutingConfig routing;
     ServingConfig serving;
+    CostConfig cost;
 
     int world() const { return parallel.tp * parallel.dp * parallel.pp; }
     int moe_tp() const { return parallel.ep > 0 ? parallel.tp * parallel.dp / parallel.ep : 1; }

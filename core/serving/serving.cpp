@@ -552,6 +552,12 @@ void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines,
             e.errors.push_back({"serving", "the serving model produced a non-finite number for this input (please report it)"});
             return;
         }
+    if (e.gpu_hour_usd > 0 && r.output_tokens_per_s_per_gpu > 0) {
+        // every prompt token is served, whether computed or read from the prefix cache
+        const double isl = s.serving.mean_isl(), osl = s.serving.mean_osl();
+        e.serving.usd_per_mtok_output = usd_per_mtok(e.gpu_hour_usd, r.output_tokens_per_s_per_gpu);
+        e.serving.usd_per_mtok_total = usd_per_mtok(e.gpu_hour_usd, r.output_tokens_per_s_per_gpu * (isl + osl) / osl);
+    }
     if (want_warnings && !r.fits) e.warnings.push_back("serving: the deployment does not fit one request's KV cache next to the weights");
 }
 

@@ -305,6 +305,11 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
         e.errors.push_back({"", "the model produced a non-finite number for this input (please report it)"});
         return;
     }
+    // Cost (issue 28): a GPU-hour's price over the tokens one GPU makes in an hour.
+    e.gpu_hour_usd = s.cost.gpu_hour_usd > 0 ? s.cost.gpu_hour_usd : s.gpu.gpu_hour_usd;
+    for (PhaseResult* p : {&e.prefill, &e.decode})
+        if (p->computed && e.gpu_hour_usd > 0 && p->tokens_per_s_per_gpu > 0)
+            p->usd_per_mtok = usd_per_mtok(e.gpu_hour_usd, p->tokens_per_s_per_gpu);
     e.ok = true;
 }
 

@@ -97,6 +97,7 @@ struct PhaseResult {
     double offload_ms = 0;            // expert streaming from the host tier not hidden by prefetch
     double offload_bytes = 0;         // expert bytes streamed per step, per GPU
     double tokens_per_s_cluster = 0;
+    double usd_per_mtok = 0;          // USD per million of this phase's tokens at Estimate::gpu_hour_usd (0: no price)
     // Provenance: share of the step's operator time by efficiency source.
     double share_measured = 0, share_interpolated = 0, share_transferred = 0, share_analytical = 0;
     std::vector<LayerGroup> groups;
@@ -129,6 +130,8 @@ struct ServingResult {
     bool computed = false;
     double ttft_ms = 0, tpot_ms = 0, e2e_latency_ms = 0;
     double output_tokens_per_s_per_gpu = 0, tokens_per_s_per_user = 0, requests_per_s = 0;
+    // USD per million output tokens, and per million tokens served (prompt + output), at Estimate::gpu_hour_usd
+    double usd_per_mtok_output = 0, usd_per_mtok_total = 0;
     double gpus = 0;
     bool fits = false;
     // the parts, for display and tests
@@ -155,6 +158,7 @@ struct Estimate {
     MemoryResult memory;
     ServingResult serving;
     double total_params = 0, active_params = 0;
+    double gpu_hour_usd = 0;  // the price the $ outputs use: cost.gpu_hour_usd, else the GPU preset's example (0: none)
     std::vector<OpRecord> ops;
     // resolved choices, for display
     A2ABackend prefill_backend = A2ABackend::none, decode_backend = A2ABackend::none;
@@ -162,6 +166,8 @@ struct Estimate {
 };
 
 Estimate estimate(const Scenario& s, const Tables& tables);
+// USD per million tokens of a GPU that costs `gpu_hour_usd` an hour and makes `tokens_per_s` tokens a second.
+inline double usd_per_mtok(double gpu_hour_usd, double tokens_per_s) { return gpu_hour_usd / 3600.0 / tokens_per_s * 1e6; }
 // estimate() into `out`, which is reset first: the same Estimate as estimate() returns, but `out`'s vectors keep their
 // capacity (a sweep reuses one Estimate per thread: no allocation per point). With warnings = false no warning text
 // is built (out.warnings stays empty), for callers that never show warnings (the sweep's CSV has no such column).

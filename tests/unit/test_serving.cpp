@@ -305,3 +305,34 @@ TEST_CASE("nested groups: a key holding NUL bytes is an unknown key, read within
     REQUIRE(r.errors.size() == 2);
     for (const moe::Issue& i : r.errors) CHECK(i.message == "unknown key");
 }
+
+TEST_CASE("cost: $ per million tokens from the GPU-hour price (issue 28)") {
+    using namespace moe_test;
+    // H200's example price (presets/hardware/README.md: RunPod on-demand $3.59 per GPU-hour)
+    moe::Estimate e = moe::evaluate(scenario(R"({"model":"qwen3-30b-a3b","hardware":"h200","workload":{"batch":64},
+        "serving":{"mode":"aggregated","isl":1024,"osl":512,"concurrency":64}})"), moe::builtin_tables());
+    REQUIRE(e.ok);
+    CHECK(e.gpu_hour_usd == 3.59);
+    // a GPU making 1,000 tokens/s at $3.59/h: 3.59 / 3.6 = $0.997 per million; here at the phase's own rate
+    CHECK(e.decode.usd_per_mtok == doctest::Approx(3.59 / 3600.0 / e.decode.tokens_per_s_per_gpu * 1e6));
+    CHECK(e.prefill.usd_per_mtok == doctest::Approx(3.59 / 3600.0 / e.prefill.tokens_per_s_per_gpu * 1e6));
+    CHECK(e.serving.usd_per_mtok_output == doctest::Approx(3.59 / 3600.0 / e.serving.output_tokens_per_s_per_gpu * 1e6));
+    // prompt and output tokens counted alike: 1024 + 512 per request, 512 of them output
+    CHECK(e.serving.usd_per_mtok_total == doctest::Approx(e.serving.usd_per_mtok_output * 512.0 / 1536.0));
+    // the scenario's own price wins; twice the price, twice the cost
+    moe::Estimate f = moe::evaluate(scenario(R"({"model":"qwen3-30b-a3b","hardware":"h200","workload":{"batch":64},
+        "serving":{"mode":"aggregated","isl":1024,"osl":512,"concurrency":64},"cost":{"gpu_hour_usd":7.18}})"), moe::builtin_tables());
+    REQUIRE(f.ok);
+    CHECK(f.serving.usd_per_mtok_output == doctest::Approx(2 * e.serving.usd_per_mtok_output));
+    // no price (H20 has no example): the $ columns are empty, nothing else changes
+    moe::Estimate g = run(R"({"model":"qwen3-8b","hardware":"h20","workload":{"phase":"decode"}})");
+    CHECK(g.gpu_hour_usd == 0);
+    const moe::Column* c = moe::find_column("decode.usd_per_mtok");
+    REQUIRE(c);
+    CHECK(moe::format_value(*c, g).empty());
+    CHECK(!moe::format_value(*c, f).empty());
+    // bad input names the field
+    moe::ParseResult bad = moe::parse_scenario(R"({"cost":{"gpu_hour_usd":-1}})", moe::builtin_catalog());
+    REQUIRE(!bad.errors.empty());
+    CHECK(bad.errors[0].path == "cost.gpu_hour_usd");
+}
