@@ -42,6 +42,7 @@ const ModelMap kModels[] = {
     {"nvidia/Qwen3-32B-NVFP4", "qwen3-32b", "Qwen3-32B"},
     {"Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b", "Qwen3.5"},
     {"zhipuai/GLM-5", "glm-5", "GLM-5"},
+    {"moonshotai/Kimi-K2.5", "kimi-k2.5", "Kimi-K2.5"},
 };
 // DESIGN §8.3: systems to hardware ids.
 const std::pair<const char*, const char*> kSystems[] = {
@@ -92,6 +93,7 @@ bool quant_dtype(const std::string& q, std::string& out) {
     if (q == "fp8" || q == "fp8_block") { out = "fp8"; return true; }
     if (q == "nvfp4") { out = "nvfp4"; return true; }
     if (q == "bf16" || q == "float16") { out = "bf16"; return true; }
+    if (q == "int4_wo") { out = "int4"; return true; }  // weight-only INT4 (Kimi-K2.5's compressed-tensors experts)
     return false;
 }
 
@@ -561,9 +563,10 @@ int serving_main(int argc, char** argv) {
     std::string csv = MOE_SOURCE_DIR "/tests/validation/serving_public.csv";
     std::string write_doc, write_readme, write_engines;
     bool do_fit = false, check_fit = false, verbose = false, per_group = false;
-    // issue 12's bar: median |error| <= 15% for TTFT and for TPOT (leave one family out); --gate TTFT,TPOT sets
+    // issue 25's bar: median |error| <= 20% for TTFT and 12% for TPOT over the serving set (leave one family out);
+    // (issue 12's was 15% / 15% before Kimi-K2.5's 241 runs joined the set); --gate TTFT,TPOT sets
     // another (the ctest guards what the model reaches today, so it cannot slip back).
-    double gate_ttft = 0.15, gate_tpot = 0.15;
+    double gate_ttft = 0.20, gate_tpot = 0.12;
     std::string gate;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -662,6 +665,10 @@ int serving_main(int argc, char** argv) {
     for (const Row& r : lofo)
         if (r.skip.empty()) all_lofo.push_back(&r);
     const Stats sf = stats_of(all_fit), sl = stats_of(all_lofo);
+    // issue 25: aggregated and disaggregated runs, each on their own
+    std::vector<const Row*> agg_lofo, dis_lofo;
+    for (const Row* r : all_lofo) (r->mode == "disagg" ? dis_lofo : agg_lofo).push_back(r);
+    const Stats sa = stats_of(agg_lofo), sd = stats_of(dis_lofo);
     // Each engine's typical error (shown next to its serving numbers): its rows' leave-one-family-out medians; each
     // refinement's, its GPU's rows'.
     for (int e = 0; e < 3; ++e) {
@@ -758,15 +765,21 @@ int serving_main(int argc, char** argv) {
             return 2;
         }
     }
-    char head[1024];
+    char head[1536];
     std::snprintf(head, sizeof head,
-                  "Serving set (issue 12): %zu measured serving runs (tests/validation/serving_public.csv: AIConfigurator's "
-                  "silicon sample, TTFT and TPOT of SGLang, vLLM and TensorRT-LLM), %d evaluated (%.1f%%). Each model "
-                  "family is predicted by engine constants fitted without it (leave one family out): median |error| "
-                  "**TTFT %s, TPOT %s** (bar: 15%% each). Regenerate with `moe-validate --serving --write "
+                  "Serving set: %zu measured serving runs (tests/validation/serving_public.csv: AIConfigurator's "
+                  "silicon sample, TTFT and TPOT of SGLang, vLLM and TensorRT-LLM, Kimi-K2.5 included), %d evaluated "
+                  "(%.1f%%). Each model family is predicted by engine constants fitted without it (leave one family "
+                  "out): median |error| **TTFT %s, TPOT %s** (gate: TTFT 20%%, TPOT 12%%); aggregated runs (%d) TTFT %s, "
+                  "TPOT %s; **disaggregated runs (%d) TTFT %s, TPOT %s**, far from the bar (issue 25: the scheduler and "
+                  "the KV transfer are not simulated yet). Regenerate with `moe-validate --serving --write "
                   "docs/validation.md --readme README.md`.\n\n",
                   rows.size(), evaluable, 100.0 * evaluable / std::max<size_t>(1, rows.size()), pct(sl.ttft_median, false).c_str(),
-                  pct(sl.tpot_median, false).c_str());
+                  pct(sl.tpot_median, false).c_str(), sa.rows, pct(sa.ttft_median, false).c_str(), pct(sa.tpot_median, false).c_str(),
+                  sd.rows, pct(sd.ttft_median, false).c_str(), pct(sd.tpot_median, false).c_str());
+    std::printf("aggregated: TTFT %s, TPOT %s over %d runs; disaggregated: TTFT %s, TPOT %s over %d runs\n",
+                pct(sa.ttft_median, false).c_str(), pct(sa.tpot_median, false).c_str(), sa.rows,
+                pct(sd.ttft_median, false).c_str(), pct(sd.tpot_median, false).c_str(), sd.rows);
     if (!write_readme.empty() && !write_marked(write_readme, "serving-validation", std::string(head) + table_markdown(lofo, false))) {
         std::fprintf(stderr, "moe-validate: cannot write %s\n", write_readme.c_str());
         return 2;

@@ -33,8 +33,8 @@ add_test(NAME validation_coverage
          COMMAND moe-validate --check-csv "${CMAKE_CURRENT_LIST_DIR}/public_measurements.csv"
                               --check-runs "${CMAKE_CURRENT_LIST_DIR}/infersim_runs")
 add_test(NAME validation_fit COMMAND moe-validate --check-fit)
-# Issue 12's serving set: >= 90% of the 2,538 runs evaluate; leave-one-family-out median |error| of TTFT and TPOT
-# within the issue's bar (15% each; today 13.8% / 8.6%, README "Serving"); the shipped presets/engines.json is what
-# the fit gives.
-add_test(NAME validation_serving COMMAND moe-validate --serving --gate 0.15,0.15 --check-fit)
+# The serving set (2,779 runs with Kimi-K2.5's 241): >= 90% evaluate; leave-one-family-out median |error| of TTFT
+# and TPOT within issue 25's bar over all runs (TTFT 20%, TPOT 12%; README "Serving" has today's figures and the
+# disaggregated runs' own, which miss it); the shipped presets/engines.json is what the fit gives.
+add_test(NAME validation_serving COMMAND moe-validate --serving --gate 0.20,0.12 --check-fit)
 set_tests_properties(validation validation_coverage validation_fit validation_serving PROPERTIES LABELS validation TIMEOUT 600)
