@@ -19,6 +19,7 @@ const char* const kEngineChoices[] = {"sglang", "vllm", "trtllm", "ideal", nullp
 const char* const kServingModeChoices[] = {"off", "aggregated", "disaggregated", nullptr};
 const char* const kFp4Choices[] = {"dequant", "expand", nullptr};
 const char* const kOverlapChoices[] = {"auto", "none", "tbo", "full", nullptr};
+const char* const kExpertRowsChoices[] = {"random", "even", nullptr};
 
 // One field: its public description and where it lives in a Scenario.
 struct FieldImpl {
@@ -76,6 +77,7 @@ const std::vector<FieldImpl>& field_impls() {
         {{"runtime.expert_offload.skew", FieldType::number, "", 0, 4, nullptr, "Zipf exponent of expert popularity (0: uniform routing); hotter experts make the cache hit more often."}, MOE_PTR(runtime.expert_offload.skew)},
         {{"runtime.engine", FieldType::choice, "", 0, 0, kEngineChoices, "Serving engine whose system constants apply (per-step overheads, scheduling, memory fraction, KV block): sglang, vllm, trtllm, or ideal (none)."}, MOE_PTR(runtime.engine)},
         {{"routing.imbalance", FieldType::number, "", 1, 64, nullptr, "Tokens reaching the busiest EP rank over the mean (1 = perfectly balanced)."}, MOE_PTR(routing.imbalance)},
+        {{"routing.expert_rows", FieldType::choice, "", 0, 0, kExpertRowsChoices, "How a rank's token-expert pairs spread over its experts, for the kernel's M-tile fill: random (each token picks its experts independently: binomial rows per expert, each rounded up to whole tiles) or even (every expert the mean, split as evenly as whole rows allow: seed 004's worked examples)."}, MOE_PTR(routing.expert_rows)},
         {{"routing.redundant_experts", FieldType::integer, "experts", 0, 65536, nullptr, "Extra copies of hot experts placed across EP ranks (EPLB)."}, MOE_PTR(routing.redundant_experts)},
         {{"serving.mode", FieldType::choice, "", 0, 0, kServingModeChoices, "off (step-level only), aggregated (one replica, continuous batching with chunked prefill) or disaggregated (prefill and decode pools)."}, MOE_PTR(serving.mode)},
         {{"serving.isl", FieldType::integer, "tokens", 1, kBig, nullptr, "Input tokens per request."}, MOE_PTR(serving.isl)},
