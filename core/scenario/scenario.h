@@ -69,11 +69,15 @@ struct ParallelConfig {
 struct WorkloadConfig {
     PhaseSel phase = PhaseSel::both;
     int batch = 64;              // concurrent decode sequences per attention-DP rank
-    int prefill_tokens = 8192;   // tokens in one prefill forward per attention-DP rank (chunk)
+    int prefill_tokens = 8192;   // prompt tokens one prefill forward takes in per attention-DP rank (chunk)
     int prompt_len = 4096;
     int output_len = 1024;
     int context_len = 0;         // KV length seen by a decode step; 0: prompt_len + output_len/2
     double prefix_cache_hit = 0; // share of each prompt already in the KV cache: prefill computes the rest only
+    // Not a scenario field (no JSON): prefill_tokens counts the tokens the forward computes, an engine's chunk
+    // budget that a prefix-cache hit fills with more prompts. The serving layer sets it (its queue supplies the
+    // prompts); a step-level forward holds the prompts its prefill_tokens take in, a hit computing fewer of them.
+    bool prefill_tokens_computed = false;
 };
 
 struct PrecisionConfig {

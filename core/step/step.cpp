@@ -461,7 +461,9 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         out.tokens_per_step = ps.T;
         out.pp_bubble_ms = (c.pp - 1) * stage_ms;
         out.ttft_ms = chunks * (c.pp > 1 ? stage_ms : out.step_ms) + out.pp_bubble_ms;
-        out.tokens_per_s_per_gpu = ps.T / (out.step_ms / 1000.0) / world_tp;
+        // prompt tokens served, the cached ones included: each computed token stands for prompt / computed
+        const double served = ps.T * s.workload.prompt_len / s.prefill_computed_tokens();
+        out.tokens_per_s_per_gpu = served / (out.step_ms / 1000.0) / world_tp;
         out.tokens_per_s_cluster = out.tokens_per_s_per_gpu * c.tp * c.dp * c.pp;
     } else {
         double accept = 1.0, a = 1.0;
