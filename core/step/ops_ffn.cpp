@@ -252,12 +252,15 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, La
                 const double x = grid[i], x_lo = grid[i - 1];
                 const double f = x > x_lo ? (std::log(q) - env.log_x[i - 1]) / (env.log_x[i] - env.log_x[i - 1]) : 1.0;
                 const double t_us = std::exp(env.log_env[i - 1] + f * (env.log_env[i] - env.log_env[i - 1]));
+                // between grid points, or held up to a smaller batch's slower time: not this point's measurement
+                const bool held = t_us > op.time_us * (1.0 + 1e-9);
                 op.efficiency *= op.time_us / t_us;
                 op.time_us = t_us;
-                if (op.source == Source::measured && f < 1.0) op.source = Source::interpolated;
+                if (op.source == Source::measured && (f < 1.0 || held)) op.source = Source::interpolated;
             } else if (env.env.back() > op.time_us) {  // past the last point: never below the slowest point measured
                 op.efficiency *= op.time_us / env.env.back();
                 op.time_us = env.env.back();
+                if (op.source == Source::measured) op.source = Source::interpolated;
             }
         }
     }
