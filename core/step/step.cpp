@@ -208,7 +208,13 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
             out.exposed_us = 0.5 * n_mb * two_batch_overlap_slots(c_pre + c_shared, c_post, L.dispatch_us, L.combine_us);
         out.exposed_us += n_mb * L.allreduce_us;
     } else if (ov == OverlapKind::full && has_ep_comm) {
-        // Seed 000 §5.3 mode 2: dispatch and combine never wait (DeepEP's free decode communication)
+        // Seed 000 §5.3 mode 2: dispatch and combine never wait (DeepEP's free decode communication). That is the
+        // low-latency kernels, which take no SMs; DeepEP normal kernels hidden the same way still take comm_sms SMs
+        // from the compute they run under (estimate() warns that full is not the seed's mode there).
+        if (be == A2ABackend::deepep_normal) slow = 1.0 / c.sm_share;
+        c_pre *= slow;
+        c_post *= slow;
+        c_shared *= slow;
         out.exposed_us = n_mb * (c_pre + c_shared + c_post + L.allreduce_us);
     } else {
         // Serial; with shared_expert_overlap the shared experts run while the dispatch is in flight (seed 001's

@@ -385,3 +385,35 @@ TEST_CASE("routing imbalance scales the busiest rank's communication bytes") {
         CHECK(d->comm_bytes == doctest::Approx(64.0 * 8 * 7168 * (1 + 4.0 / 128) * imb));
     }
 }
+
+TEST_CASE("guards: overlap = full outside DeepEP low-latency decode, and shared_expert_overlap under tbo, say so") {
+    // Seed 000 §5.3 mode 2 is "DeepEP free decode communication": the low-latency kernels, which take no SMs.
+    const char* decode = R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":32,"ep":32},"workload":{"phase":"decode","batch":64})";
+    moe::Estimate ll = run(std::string(decode) + R"(,"runtime":{"overlap":"full","a2a_backend":"deepep_low_latency"}})");
+    CHECK_FALSE(has_warning(ll, "runtime.overlap = full"));
+    moe::Estimate ll_normal = run(std::string(decode) + R"(,"runtime":{"overlap":"full","a2a_backend":"deepep_normal"}})");
+    CHECK(has_warning(ll_normal, "runtime.overlap = full hides the decode dispatch and combine (deepep_normal)"));
+    // Prefill with DeepEP normal (the EP32 prefill layout, no micro-batches): hidden, but the normal kernels' 24 SMs
+    // of the H800's 132 come out of the compute they hide under: compute x 132 / 108 (before issue 30: no cost and
+    // no warning).
+    const char* prefill = R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":32,"ep":32},"workload":{"phase":"prefill","prefill_tokens":16384})";
+    moe::Estimate serial = run(std::string(prefill) + R"(,"runtime":{"overlap":"none","a2a_backend":"deepep_normal"}})");
+    moe::Estimate full = run(std::string(prefill) + R"(,"runtime":{"overlap":"full","a2a_backend":"deepep_normal"}})");
+    CHECK(has_warning(full, "runtime.overlap = full hides the prefill dispatch and combine (deepep_normal)"));
+    CHECK(has_warning(full, "runtime.comm_sms"));
+    double moe_compute_serial = 0, moe_compute_full = 0;  // the MoE layers' compute records, per forward
+    for (const moe::OpRecord& o : serial.ops)
+        if (o.phase == Phase::prefill && o.bound != moe::Bound::comm && serial.prefill.groups[size_t(o.group)].label.starts_with("MoE"))
+            moe_compute_serial += o.time_us * o.count;
+    for (const moe::OpRecord& o : full.ops)
+        if (o.phase == Phase::prefill && o.bound != moe::Bound::comm && full.prefill.groups[size_t(o.group)].label.starts_with("MoE"))
+            moe_compute_full += o.time_us * o.count;
+    CHECK(moe_compute_full == doctest::Approx(moe_compute_serial * 132.0 / 108.0).epsilon(1e-9));
+    CHECK(full.prefill.exposed_comm_ms == doctest::Approx(0));
+    // shared_expert_overlap under two-batch overlap: the shared experts already run in the attention slot
+    moe::Estimate tbo = run(std::string(decode) + R"(,"runtime":{"overlap":"tbo"}})");
+    moe::Estimate tbo_shared = run(std::string(decode) + R"(,"runtime":{"overlap":"tbo","shared_expert_overlap":true}})");
+    CHECK(tbo_shared.decode.step_ms == tbo.decode.step_ms);
+    CHECK(has_warning(tbo_shared, "runtime.shared_expert_overlap has no effect on decode under two-batch overlap"));
+    CHECK_FALSE(has_warning(tbo, "shared_expert_overlap"));
+}
