@@ -51,6 +51,8 @@ const moe::GpuSpec& galaxy() {
 }  // namespace
 
 TEST_CASE("topology: seed 004's dispatch table on the Galaxy preset, every cell within 25%") {
+    // IN-SAMPLE: the three mesh constants are fitted on these same cells (presets/calibration.json); the held-out
+    // version of this check is "fitted on part of the cells and tested on the others" below.
     const moe::GpuSpec& g = galaxy();
     const moe::Calibration& cal = moe::builtin_tables().calibration;
     CHECK(g.topology == moe::Topology::mesh);
@@ -83,6 +85,100 @@ TEST_CASE("topology: seed 004's dispatch table on the Galaxy preset, every cell 
         CHECK(best <= avg);
         CHECK(avg <= worst);
     }
+}
+
+namespace {
+// One cell of seed 004's dispatch table with the model's link-hops and writes for it.
+struct MeshCell {
+    int E;
+    char row;  // 'b' best, 'a' average, 'w' worst
+    double hops, writes, seed_us;
+};
+
+std::vector<MeshCell> mesh_cells() {
+    const moe::GpuSpec& g = galaxy();
+    const moe::MeshAxis axis{g.mesh_rows, g.mesh_ring};
+    std::vector<MeshCell> cells;
+    for (int E = 1; E <= 8; ++E) {
+        double lo, hi;
+        hop_range(axis, E, 8, lo, hi);
+        if (E != 2) cells.push_back({E, 'b', lo, double(E), kBest[E - 1]});  // E=2 best: the seed's copy error
+        cells.push_back({E, 'a', moe::mesh_expected(axis, E).dispatch_hops, double(E), kAvg[E - 1]});
+        cells.push_back({E, 'w', hi, double(E), kWorst[E - 1]});
+    }
+    return cells;
+}
+
+// The mesh constants (mesh_latency_us, mesh_link_eff, mesh_write_eff) fitted to `fit` by least squares on relative
+// error. The time is linear in (latency, 1/link_eff, 1/write_eff) (moe::mesh_a2a_us), so the fit is one 3x3 solve.
+moe::Calibration fit_mesh(const std::vector<MeshCell>& fit) {
+    const moe::GpuSpec& g = galaxy();
+    const double bytes = 32 * 7168 * 2.0;  // 32 tokens of hidden 7168 in bf16 per chip
+    const double A = bytes / (g.neighbour_GBps() * 1e9) * 1e6, B = bytes / (g.hbm_bandwidth_GBps * 1e9) * 1e6;
+    double M[3][4] = {};
+    for (const MeshCell& c : fit) {
+        const double r[3] = {1.0 / c.seed_us, A * c.hops / c.seed_us, B * c.writes / c.seed_us};
+        for (int i = 0; i < 3; ++i) {
+            for (int j = 0; j < 3; ++j) M[i][j] += r[i] * r[j];
+            M[i][3] += r[i];  // target: time / seed = 1
+        }
+    }
+    for (int i = 0; i < 3; ++i)  // Gauss-Jordan
+        for (int k = 0; k < 3; ++k) {
+            if (k == i) continue;
+            const double f = M[k][i] / M[i][i];
+            for (int j = 0; j < 4; ++j) M[k][j] -= f * M[i][j];
+        }
+    moe::Calibration cal = moe::builtin_tables().calibration;
+    cal.mesh_latency_us = M[0][3] / M[0][0];
+    cal.mesh_link_eff = M[1][1] / M[1][3];
+    cal.mesh_write_eff = M[2][2] / M[2][3];
+    return cal;
+}
+
+double mesh_cell_us(const moe::Calibration& cal, const MeshCell& c) {
+    return moe::mesh_a2a_us(galaxy(), cal, 32, 7168 * 2.0, c.hops, c.writes);
+}
+}  // namespace
+
+TEST_CASE("topology: seed 004's dispatch table, fitted on part of the cells and tested on the others") {
+    const std::vector<MeshCell> cells = mesh_cells();
+    REQUIRE(cells.size() == 23);
+    // All 23 cells reproduce the shipped constants (presets/calibration.json: 22.7 us, 0.346, 0.411): in-sample.
+    const moe::Calibration all = fit_mesh(cells), shipped = moe::builtin_tables().calibration;
+    CHECK(all.mesh_latency_us == doctest::Approx(shipped.mesh_latency_us).epsilon(0.01));
+    CHECK(all.mesh_link_eff == doctest::Approx(shipped.mesh_link_eff).epsilon(0.01));
+    CHECK(all.mesh_write_eff == doctest::Approx(shipped.mesh_write_eff).epsilon(0.01));
+    // Split 1: fit on the extreme placements (best and worst rows, 15 cells), test on the average row (8 cells),
+    // the one the step model uses (the expected hops over a uniform placement).
+    std::vector<MeshCell> extremes, average;
+    for (const MeshCell& c : cells) (c.row == 'a' ? average : extremes).push_back(c);
+    const moe::Calibration ext = fit_mesh(extremes);
+    MESSAGE("fit on best + worst: latency " << ext.mesh_latency_us << " us, link " << ext.mesh_link_eff << ", write "
+                                            << ext.mesh_write_eff);
+    double worst_in = 0, worst_out = 0;
+    for (const MeshCell& c : extremes) worst_in = std::max(worst_in, rel_err(mesh_cell_us(ext, c), c.seed_us));
+    for (const MeshCell& c : average) {
+        const double e = rel_err(mesh_cell_us(ext, c), c.seed_us);
+        MESSAGE("held-out average E=" << c.E << ": seed " << c.seed_us << " us, model " << mesh_cell_us(ext, c) << " us");
+        worst_out = std::max(worst_out, e);
+    }
+    MESSAGE("split 1: in-sample max |error| " << worst_in << ", held-out (average row) max |error| " << worst_out);
+    CHECK(worst_in < 0.15);
+    CHECK(worst_out < 0.15);
+    // Split 2: leave one E out (each column of 2-3 cells predicted by a fit on the other seven).
+    std::vector<double> held;
+    for (int E = 1; E <= 8; ++E) {
+        std::vector<MeshCell> fit, test;
+        for (const MeshCell& c : cells) (c.E == E ? test : fit).push_back(c);
+        const moe::Calibration cal = fit_mesh(fit);
+        for (const MeshCell& c : test) held.push_back(rel_err(mesh_cell_us(cal, c), c.seed_us));
+    }
+    std::sort(held.begin(), held.end());
+    const double median = 0.5 * (held[held.size() / 2] + held[(held.size() - 1) / 2]);
+    MESSAGE("split 2 (leave one E out, 23 held-out cells): median |error| " << median << ", max " << held.back());
+    CHECK(median < 0.08);
+    CHECK(held.back() < 0.20);
 }
 
 TEST_CASE("topology: mesh hop counting follows seed 004's description") {
@@ -149,6 +245,14 @@ TEST_CASE("topology: seed 004's stepwise expert compute on the Galaxy preset, wi
     CHECK(galaxy_expert_us(20) == doctest::Approx(t17).epsilon(1e-4));
     CHECK(galaxy_expert_us(60) == doctest::Approx(t17).epsilon(1e-6));
     CHECK(rel_err((t38 - t17) / 2, 130) < 0.01);
+    // FITTED ON the seed's 130 us per further tile (matmul_efficiency 0.066: the increment above, 130.2 us);
+    // VALIDATED ON the seed's other numbers: the first step (235 us, model +11%) and its unbalanced examples, which
+    // the step model cannot be given directly (it takes one count for every expert) but which are each expert's
+    // own tiles: 17 + 38 = one tile + two = half of 17+17 plus half of 38+38 (seed ~365 us), 38 + 70 (seed ~625 us).
+    const double t17_38 = (t17 + t38) / 2, t38_70 = (t38 + t70) / 2;
+    MESSAGE("17+38: " << t17_38 << " us (seed 365), 38+70: " << t38_70 << " us (seed 625)");
+    CHECK(rel_err(t17_38, 365) < 0.10);
+    CHECK(rel_err(t38_70, 625) < 0.10);
 }
 
 TEST_CASE("tile fill: 31, 32 and 33 tokens per expert on the Galaxy (seed 004: <= 32 tokens per expert 235 us)") {
@@ -251,7 +355,7 @@ double seed003_tok_s(int experts, const char* runtime, moe::Estimate* out = null
 TEST_CASE("offload: seed 003's directions on the M2 Max preset") {
     // 12 -> 45 -> 58 tok/s for per-token, grouped and cached execution (seed 003, design estimates). Streaming
     // chain: every selected expert comes from the CPU-side copy (per token-expert pair, then once per expert), then
-    // a cache of the 4 hottest experts with prefetch; the skew puts the cache's hit rate at the seed's 85%.
+    // a cache of the 4 hottest experts with prefetch; the skew is calibrated to the seed's 85% hit rate (below).
     moe::Estimate cached_e;
     const double per_token = seed003_tok_s(8, R"({"expert_layout":"per_token","expert_offload":{"tier":"host"}})");
     const double grouped = seed003_tok_s(8, R"({"expert_offload":{"tier":"host"}})");
@@ -259,7 +363,22 @@ TEST_CASE("offload: seed 003's directions on the M2 Max preset") {
     MESSAGE("seed 003 streamed chain: per-token " << per_token << ", grouped " << grouped << ", cached " << cached << " tok/s");
     CHECK(per_token < grouped);
     CHECK(grouped < cached);
-    CHECK(cached_e.memory.offload_hit_rate == doctest::Approx(0.85).epsilon(0.03));
+    // CALIBRATION, not a validation: skew 1.5 is chosen so that this cache hits about as often as the seed says
+    // (85% "for top_k=2"); no published routing histogram of a Mixtral-shaped model is in the reference set to
+    // derive it from. Worked: Zipf weights i^-1.5 over 8 experts sum to 1.9267; a token picks expert i with
+    // pi_i = min(1, 2 i^-1.5 / 1.9267) = 1, 0.367, 0.200, 0.130 for the 4 cached, 0.093, 0.071, 0.056, 0.046 for the
+    // others: hit rate 1.6966 / 1.9619 = 0.8648.
+    CHECK(cached_e.memory.offload_hit_rate == doctest::Approx(0.8648).epsilon(1e-3));
+    // Uniform routing (skew 0, top-2 of 8 without a preference) hits 4 / 8 = 50% and streams more, but at batch 32
+    // every expert is selected either way and prefetch hides the four streamed ones (4 x 26 MB at 200 GB/s, ~0.5 ms)
+    // under a layer's ~0.8 ms of compute: the same tok/s. The calibrated skew moves no seed 003 number at 8 experts.
+    moe::Estimate uniform_e;
+    const double cached_uniform =
+        seed003_tok_s(8, R"({"expert_offload":{"tier":"host","cached_experts_per_layer":4,"prefetch":true,"skew":0}})", &uniform_e);
+    MESSAGE("seed 003 cached, uniform routing: " << cached_uniform << " tok/s (hit rate " << uniform_e.memory.offload_hit_rate << ")");
+    CHECK(uniform_e.memory.offload_hit_rate == doctest::Approx(0.5));
+    CHECK(uniform_e.decode.offload_bytes > cached_e.decode.offload_bytes);
+    CHECK(cached_uniform == doctest::Approx(cached).epsilon(1e-9));
     // memory shows what stays in HBM: half the experts
     CHECK(cached_e.memory.offloaded_experts_bytes == doctest::Approx(cached_e.memory.weights_experts_bytes).epsilon(1e-6));
     CHECK(find_op(cached_e, "moe.expert_stream", Phase::decode));
@@ -276,7 +395,7 @@ TEST_CASE("offload: seed 003's directions on the M2 Max preset") {
     CHECK(rel_err(moe_ms, 15.2) < 0.25);
     // 72 -> 58 -> 48 -> 38 -> 32 tok/s over 4..64 experts with a fixed cache of 8. At 4 and 8 experts every expert
     // is cached and the batch-32 step is the experts' compute, the same 64 token-expert pairs either way: the model
-    // gives the same time (45.4 tok/s) where the seed has 72 and 58. (Before issue 30 it gave 43.7 and 42.2: the
+    // gives the same time (46.8 tok/s) where the seed has 72 and 58. (Before issue 30 it gave 43.7 and 42.2: the
     // 8-expert step paid a ninth row per expert, 64 pairs over 7.99999 expected experts rounded up in one-row tiles.)
     // From 16 experts on, misses stream from the CPU side and each doubling is slower.
     double last = 1e9;
@@ -314,7 +433,7 @@ TEST_CASE("tile fill: one-row tiles on the M2 Max cost nothing at 31, 32 or 33 s
     // Apple GPUs run the experts without a fixed M tile (tile 1). Before issue 30 the mean rows per active expert
     // were rounded up all the same: Mixtral int4 decode on the M2 Max went 171.7 -> 186.0 ms from batch 31 to 32
     // (64 pairs over 7.99999 expected experts = 8.00001 rows, billed 9) and 186.0 -> 188.4 ms to 33. Now the step
-    // grows by the same 5.35 ms per sequence across the boundary.
+    // grows by the same 5.22 ms per sequence across the boundary (159.5, 164.7, 169.9, 175.1 ms).
     auto step_ms = [](int batch) {
         moe::Estimate e = run(R"({"model":"mixtral-8x7b","hardware":"m2-max","workload":{"phase":"decode","batch":)" +
                               std::to_string(batch) + R"(},"precision":{"experts":"int4"}})");
