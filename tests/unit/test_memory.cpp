@@ -53,7 +53,7 @@ double dsv3_fp8_weights_per_gpu(double local_experts) {
     w += 3 * dense_ffn * fp8;                // first_k_dense_replace = 3
     w += 2 * 129280.0 * h * 2;               // embedding + LM head, bf16, untied
     w += 58 * 256.0 * h * 4;                 // router, fp32
-    w += 61 * 2 * h * 4 + h * 4;             // norms, fp32
+    w += 61 * (2 * h + 1536 + 512) * 4 + h * 4;  // 4 norms per layer (2 x hidden, q and KV latents) + final, fp32
     return w;
 }
 }  // namespace
