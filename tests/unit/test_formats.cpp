@@ -71,7 +71,8 @@ TEST_CASE("W4A16 experts: a memory-bound GEMM over 4-bit weights, plus the dequa
     //   active experts = 128 x (1 - (1 - 4/128)^64) = 111.2212; pairs = 64 x 4 = 256, 2.3017 per active expert
     //   weights = 111.2212 x 3 x 2880^2 x 0.53125 = 1,470,255,867 B; activations 256 x (2h + 4i + 2i + 2h) x ... =
     //             256 x 28,800 = 7,372,800 B -> 441.08 us at 3350 GB/s, / hbm_bw_eff 0.9 = 490.09 us
-    //   MMA: 6 x 256 x 2880^2 / 989.4e12 = 12.9 us at BF16 (W4A16), / (0.5591 x tile fill 2.3017/8) = 80.0 us
+    //   MMA: 6 x 256 x 2880^2 / 989.4e12 = 12.9 us at BF16 (W4A16), / (0.585 x tile fill ~2.3017/8) = 76.6 us
+    //   (the tile fill counts each expert's own rows: 128 x E[ceil(X/8)], X ~ Bin(64, 4/128), ~ the 111.22 active)
     //   (Marlin MoE's M tile for 2.3 rows per expert is 8: vLLM fused_marlin_moe's block_size_m rule)
     //   dequant: 111.2212 x 3 x 2880^2 weights x 1 tile x 32 / 989.4e12 = 89.5 us
     moe::Estimate e = run_analytical(R"({"model":"gpt-oss-120b","hardware":"h100-sxm","workload":{"phase":"decode","batch":64,"context_len":2560}})");
