@@ -536,6 +536,7 @@ void routing_section(AppState& st) {
     if (!section("Routing")) return;
     field_slider_double(st, "routing.imbalance", "Imbalance", 1.0, 4.0, "%.2f");
     field_input_number(st, "routing.redundant_experts", "Redundant experts");
+    field_choice_combo(st, "routing.expert_rows", "Rows per expert");
     section_errors(st, {"routing"});
 }
 

@@ -27,6 +27,57 @@ inline double expected_active_experts(double experts, double top_k, double token
     return experts * (1.0 - std::pow(p_miss, tokens));
 }
 
+// Expected M tiles of `tile` rows one expert runs, E[ceil(X / tile)], when its rows X are what `tokens` tokens
+// give that each pick it with probability `p` independently (uniform top-k routing: X ~ Binomial(tokens, p), the
+// law expected_active_experts counts the experts with X >= 1 by). The rounding applies to each expert's whole
+// rows, never to an average: one-row tiles cost nothing extra (E[X] exactly), and a mean of 32 rows in 32-row tiles
+// is the chance-weighted mix of one, two (and more) tiles. Exact sum over the distribution while its spread is
+// small (standard deviation < 16 rows: at most ~400 terms), else a normal law with continuity correction summed
+// over the tile boundaries: E[ceil(X/t)] = sum_{j >= 0} P(X > j t).
+inline double expected_tiles_random(double tokens, double p, double tile) {
+    if (tokens <= 0 || p <= 0) return 0;
+    p = std::min(p, 1.0);
+    const double mu = tokens * p, var = mu * (1.0 - p);
+    if (tile <= 1) return mu;
+    if (var <= 0) return std::ceil(mu / tile);
+    const double sd = std::sqrt(var);
+    if (sd < 16.0) {
+        // P(X = x) from the floor of the mean outwards (log space: (1 - p)^tokens may underflow)
+        const double x0 = std::min(std::floor(mu), std::floor(tokens));
+        const double log_p0 = std::lgamma(tokens + 1) - std::lgamma(x0 + 1) - std::lgamma(tokens - x0 + 1) +
+                              x0 * std::log(p) + (tokens - x0) * std::log1p(-p);
+        const double odds = p / (1.0 - p), span = 12.0 * sd + 2.0;
+        double mass = 0, tiles = 0, pmf = std::exp(log_p0);
+        for (double x = x0; x <= tokens && x <= mu + span && pmf > 0; ++x) {  // upwards from x0
+            mass += pmf;
+            tiles += pmf * std::ceil(x / tile);
+            pmf *= (tokens - x) / (x + 1.0) * odds;
+        }
+        pmf = std::exp(log_p0);
+        for (double x = x0 - 1; x >= 0 && x >= mu - span; --x) {  // downwards
+            pmf *= (x + 1.0) / ((tokens - x) * odds);
+            mass += pmf;
+            tiles += pmf * std::ceil(x / tile);
+        }
+        return mass > 0 ? tiles / mass : std::ceil(mu / tile);
+    }
+    // Normal law: P(X > j t) = P(X >= j t + 1) ~ Q((j t + 0.5 - mu) / sd); the j = 0 term, P(X >= 1), is exact.
+    double tiles = -std::expm1(tokens * std::log1p(-p));
+    const double j_lo = std::max(1.0, std::floor((mu - 10.0 * sd) / tile)), j_hi = std::ceil((mu + 10.0 * sd) / tile);
+    tiles += j_lo - 1.0;  // boundaries ten deviations below the mean: passed for sure
+    for (double j = j_lo; j <= j_hi; ++j) tiles += 0.5 * std::erfc((j * tile + 0.5 - mu) / (sd * std::sqrt(2.0)));
+    return tiles;
+}
+
+// The same when each expert receives the mean `rows` split as evenly as whole rows allow (some floor(rows), the
+// rest one more, averaging `rows`): seed 004's worked examples give such per-expert counts ("E0 has 17, E1 has 17").
+inline double expected_tiles_even(double rows, double tile) {
+    if (rows <= 0) return 0;
+    if (tile <= 1) return rows;
+    const double lo = std::floor(rows), f = rows - lo;
+    return (1.0 - f) * std::ceil(lo / tile) + f * std::ceil((lo + 1.0) / tile);
+}
+
 // Expected distinct units (nodes or GPUs, `units` of them holding the experts in order) a token reaches when it
 // picks `selected` of `groups` expert groups (node-limited routing, DeepSeek's n_group/topk_group) and then `k`
 // experts spread over the selected groups, each selected group receiving at least one.

@@ -152,6 +152,11 @@ struct ModelSpec {
     double shared_params() const { return 3.0 * hidden * shared_intermediate; }
     double dense_ffn_params() const { return 3.0 * hidden * intermediate; }
     double router_params() const { return double(num_experts) * hidden; }
+    // RMSNorm weights of one decoder layer: before the attention and before the FFN, and in MLA the norms of the q
+    // and KV latents (q_a_layernorm, kv_a_layernorm): DeepSeek-V3's four (seed 002 §2 "4 norms").
+    double norm_params_per_layer() const {
+        return 2.0 * hidden + (attn == AttnKind::mla ? double(q_lora_rank) + kv_lora_rank : 0.0);
+    }
 };
 
 // Parses an HF config (nested text_config is followed). `path` prefixes field names in errors.

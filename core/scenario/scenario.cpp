@@ -19,6 +19,7 @@ const char* const kEngineChoices[] = {"sglang", "vllm", "trtllm", "ideal", nullp
 const char* const kServingModeChoices[] = {"off", "aggregated", "disaggregated", nullptr};
 const char* const kFp4Choices[] = {"dequant", "expand", nullptr};
 const char* const kOverlapChoices[] = {"auto", "none", "tbo", "full", nullptr};
+const char* const kExpertRowsChoices[] = {"random", "even", nullptr};
 
 // One field: its public description and where it lives in a Scenario.
 struct FieldImpl {
@@ -42,7 +43,7 @@ const std::vector<FieldImpl>& field_impls() {
         {{"parallel.gpus_per_node", FieldType::integer, "GPUs", 0, 1024, nullptr, "GPUs per NVLink domain (0: from the hardware); traffic beyond it goes over RDMA."}, MOE_PTR(parallel.gpus_per_node)},
         {{"workload.phase", FieldType::choice, "", 0, 0, kPhaseChoices, "Which phase to estimate: prefill, decode or both."}, MOE_PTR(workload.phase)},
         {{"workload.batch", FieldType::integer, "sequences", 1, 1e6, nullptr, "Concurrent decode sequences per attention-DP rank."}, MOE_PTR(workload.batch)},
-        {{"workload.prefill_tokens", FieldType::integer, "tokens", 1, 1e7, nullptr, "Tokens in one prefill forward per attention-DP rank (the chunk size)."}, MOE_PTR(workload.prefill_tokens)},
+        {{"workload.prefill_tokens", FieldType::integer, "tokens", 1, 1e7, nullptr, "Prompt tokens one prefill forward takes in per attention-DP rank (the chunk size); with a prefix-cache hit the forward computes only their missed part."}, MOE_PTR(workload.prefill_tokens)},
         {{"workload.prompt_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Prompt length of each request."}, MOE_PTR(workload.prompt_len)},
         {{"workload.output_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Generated tokens per request."}, MOE_PTR(workload.output_len)},
         {{"workload.context_len", FieldType::integer, "tokens", 0, kBig, nullptr, "KV length seen by a decode step (0: prompt_len + output_len/2)."}, MOE_PTR(workload.context_len)},
@@ -77,6 +78,7 @@ const std::vector<FieldImpl>& field_impls() {
         {{"runtime.engine", FieldType::choice, "", 0, 0, kEngineChoices, "Serving engine whose system constants apply (per-step overheads, scheduling, memory fraction, KV block): sglang, vllm, trtllm, or ideal (none)."}, MOE_PTR(runtime.engine)},
         {{"cost.gpu_hour_usd", FieldType::number, "USD/h", 0, 1e6, nullptr, "Price of one GPU-hour for the $ per million tokens outputs; 0: the GPU preset's example price (H100, H200, B200, GB200: public on-demand prices with their date, presets/hardware/README.md), none for the others."}, MOE_PTR(cost.gpu_hour_usd)},
         {{"routing.imbalance", FieldType::number, "", 1, 64, nullptr, "Tokens reaching the busiest EP rank over the mean (1 = perfectly balanced)."}, MOE_PTR(routing.imbalance)},
+        {{"routing.expert_rows", FieldType::choice, "", 0, 0, kExpertRowsChoices, "How a rank's token-expert pairs spread over its experts, for the kernel's M-tile fill: random (each token picks its experts independently: binomial rows per expert, each rounded up to whole tiles) or even (every expert the mean, split as evenly as whole rows allow: seed 004's worked examples)."}, MOE_PTR(routing.expert_rows)},
         {{"routing.redundant_experts", FieldType::integer, "experts", 0, 65536, nullptr, "Extra copies of hot experts placed across EP ranks (EPLB)."}, MOE_PTR(routing.redundant_experts)},
         {{"serving.mode", FieldType::choice, "", 0, 0, kServingModeChoices, "off (step-level only), aggregated (one replica, continuous batching with chunked prefill) or disaggregated (prefill and decode pools)."}, MOE_PTR(serving.mode)},
         {{"serving.isl", FieldType::integer, "tokens", 1, kBig, nullptr, "Input tokens per request."}, MOE_PTR(serving.isl)},

@@ -45,6 +45,10 @@ enum class Fp4OnHopper : std::uint8_t { dequant, expand };
 // field, kept working); none = serial; tbo = micro-batches, one's communication under another's compute (seed 000
 // §5.3 mode 1); full = dispatch and combine fully hidden (seed 000 §5.3 mode 2, DeepEP's free decode communication).
 enum class OverlapKind : std::uint8_t { auto_, none, tbo, full };
+// How a rank's token-expert pairs spread over its experts, for the tile fill of the expert kernel: random = each
+// token picks its experts independently (rows per expert binomial, the law the active-expert count uses); even =
+// every expert the mean, split as evenly as whole rows allow (seed 004's worked examples: "E0 has 17, E1 has 17").
+enum class ExpertRows : std::uint8_t { random, even };
 
 // A dtype the user may leave to the model ("auto").
 struct DtypeSel {
@@ -65,11 +69,15 @@ struct ParallelConfig {
 struct WorkloadConfig {
     PhaseSel phase = PhaseSel::both;
     int batch = 64;              // concurrent decode sequences per attention-DP rank
-    int prefill_tokens = 8192;   // tokens in one prefill forward per attention-DP rank (chunk)
+    int prefill_tokens = 8192;   // prompt tokens one prefill forward takes in per attention-DP rank (chunk)
     int prompt_len = 4096;
     int output_len = 1024;
     int context_len = 0;         // KV length seen by a decode step; 0: prompt_len + output_len/2
     double prefix_cache_hit = 0; // share of each prompt already in the KV cache: prefill computes the rest only
+    // Not a scenario field (no JSON): prefill_tokens counts the tokens the forward computes, an engine's chunk
+    // budget that a prefix-cache hit fills with more prompts. The serving layer sets it (its queue supplies the
+    // prompts); a step-level forward holds the prompts its prefill_tokens take in, a hit computing fewer of them.
+    bool prefill_tokens_computed = false;
 };
 
 struct PrecisionConfig {
@@ -140,6 +148,7 @@ struct ServingConfig {
 struct RoutingConfig {
     double imbalance = 1.0;        // hottest EP rank's tokens / mean (>= 1)
     int redundant_experts = 0;     // extra replicas of hot experts spread across EP ranks (EPLB)
+    ExpertRows expert_rows = ExpertRows::random;  // rows per expert: binomial or evenly split
 };
 
 // Tokens of a prompt of `prompt_len` found in the prefix cache at hit share `hit`: whole tokens, leaving at least

@@ -33,6 +33,7 @@ Scenario step_scenario(const Scenario& s, const ParallelConfig& p) {
     x.serving.mode = ServingMode::off;
     x.runtime.prefill_overhead_ms = 0;
     x.runtime.decode_overhead_ms = 0;
+    x.workload.prefill_tokens_computed = true;  // the chunk is the scheduler's budget of computed tokens
     // the mean request (serving.length_spread draws lengths below the nominal ones)
     const double isl = s.serving.mean_isl(), osl = s.serving.mean_osl();
     x.workload.prompt_len = std::max(1, int(std::lround(isl)));

@@ -24,11 +24,11 @@ std::string error_text(const Estimate& e) {
 const std::vector<Column> kColumns = {
     {"prefill.step_ms", "ms", ColumnType::number, P(prefill, step_ms), nullptr, "Time of one prefill forward (a chunk of prefill_tokens per attention-DP rank)."},
     {"prefill.ttft_ms", "ms", ColumnType::number, P(prefill, ttft_ms), nullptr, "Time to first token: ceil(prompt_len / prefill_tokens) forwards, plus the pipeline fill."},
-    {"prefill.tokens_per_s_per_gpu", "tokens/s", ColumnType::number, P(prefill, tokens_per_s_per_gpu), nullptr, "Prompt tokens processed per second per GPU."},
+    {"prefill.tokens_per_s_per_gpu", "tokens/s", ColumnType::number, P(prefill, tokens_per_s_per_gpu), nullptr, "Prompt tokens served per second per GPU (those read from the prefix cache included; the forward computes the others)."},
     {"prefill.compute_ms", "ms", ColumnType::number, P(prefill, compute_ms), nullptr, "Sum of compute-operator time in a prefill forward."},
     {"prefill.comm_ms", "ms", ColumnType::number, P(prefill, comm_ms), nullptr, "Sum of communication time in a prefill forward (before overlap)."},
     {"prefill.exposed_comm_ms", "ms", ColumnType::number, P(prefill, exposed_comm_ms), nullptr, "Communication not hidden under compute."},
-    {"prefill.tokens_per_s_cluster", "tokens/s", ColumnType::number, P(prefill, tokens_per_s_cluster), nullptr, "Prompt tokens per second over all GPUs."},
+    {"prefill.tokens_per_s_cluster", "tokens/s", ColumnType::number, P(prefill, tokens_per_s_cluster), nullptr, "Prompt tokens served per second over all GPUs (prefix-cache hits included)."},
     {"prefill.offload_ms", "ms", ColumnType::number, P(prefill, offload_ms), nullptr, "Expert streaming from the host tier / SSD in a prefill forward that prefetch does not hide."},
     {"prefill.share_measured", "", ColumnType::number, P(prefill, share_measured), nullptr, "Share of compute time whose efficiency is a measured grid point."},
     {"prefill.share_interpolated", "", ColumnType::number, P(prefill, share_interpolated), nullptr, "Share interpolated between measured points."},

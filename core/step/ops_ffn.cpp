@@ -65,7 +65,8 @@ const Envelope& envelope(const Ctx& c, const char* family, bool masked, double i
     word(c.t.generation());
     word(std::uint64_t(reinterpret_cast<std::uintptr_t>(family)));  // a FamilyRef's static name
     word(std::uint64_t(masked) | std::uint64_t(marlin) << 1 | std::uint64_t(cuda) << 2 |
-         std::uint64_t(c.s.runtime.expert_layout == ExpertLayout::per_token) << 3);
+         std::uint64_t(c.s.runtime.expert_layout == ExpertLayout::per_token) << 3 |
+         std::uint64_t(c.s.routing.expert_rows) << 4);
     word(std::uint64_t(std::uint32_t(m.num_experts)));
     word(std::uint64_t(std::uint32_t(m.top_k)));
     word(std::uint64_t(std::uint32_t(m.hidden)));
@@ -221,9 +222,16 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, La
                             : !cuda             ? 1.0
                             : masked            ? 64.0
                                                 : 128.0;
-        const double tile_eff = per_expert / (std::ceil(per_expert / tile) * tile);
+        // The M tiles the rank runs: each expert's own rows rounded up to the tile, in expectation over how the
+        // pairs fall on the experts (routing.expert_rows), never the mean rounded up (which billed a mean of 32.0001
+        // rows, or 8.0001 rows in one-row tiles, a whole extra tile). Per-token calls are one row each.
+        const double tiles = per_token ? p
+                             : c.s.routing.expert_rows == ExpertRows::even
+                                 ? std::max(1.0, active) * kernels::expected_tiles_even(per_expert, tile)
+                                 : local * kernels::expected_tiles_random(t * c.dp, p / (local * t * c.dp), tile);
+        const double tile_eff = tiles > 0 ? std::min(1.0, p / (tiles * tile)) : 1.0;
         // W4A16: every active expert's weights are dequantised once per M tile of its tokens
-        const double dq = marlin ? active * 3.0 * m.hidden * inter * std::ceil(per_expert / tile) : 0.0;
+        const double dq = !marlin ? 0.0 : 3.0 * m.hidden * inter * (per_token ? active : tiles);
         time_op(c, op, comp, hit, eff0 * tile_eff, c.cal.hbm_bw_eff, dq);
         return op;
     };
@@ -249,12 +257,15 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, La
                 const double x = grid[i], x_lo = grid[i - 1];
                 const double f = x > x_lo ? (std::log(q) - env.log_x[i - 1]) / (env.log_x[i] - env.log_x[i - 1]) : 1.0;
                 const double t_us = std::exp(env.log_env[i - 1] + f * (env.log_env[i] - env.log_env[i - 1]));
+                // between grid points, or held up to a smaller batch's slower time: not this point's measurement
+                const bool held = t_us > op.time_us * (1.0 + 1e-9);
                 op.efficiency *= op.time_us / t_us;
                 op.time_us = t_us;
-                if (op.source == Source::measured && f < 1.0) op.source = Source::interpolated;
+                if (op.source == Source::measured && (f < 1.0 || held)) op.source = Source::interpolated;
             } else if (env.env.back() > op.time_us) {  // past the last point: never below the slowest point measured
                 op.efficiency *= op.time_us / env.env.back();
                 op.time_us = env.env.back();
+                if (op.source == Source::measured) op.source = Source::interpolated;
             }
         }
     }

@@ -208,7 +208,13 @@ LayerTime layer_time(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
             out.exposed_us = 0.5 * n_mb * two_batch_overlap_slots(c_pre + c_shared, c_post, L.dispatch_us, L.combine_us);
         out.exposed_us += n_mb * L.allreduce_us;
     } else if (ov == OverlapKind::full && has_ep_comm) {
-        // Seed 000 §5.3 mode 2: dispatch and combine never wait (DeepEP's free decode communication)
+        // Seed 000 §5.3 mode 2: dispatch and combine never wait (DeepEP's free decode communication). That is the
+        // low-latency kernels, which take no SMs; DeepEP normal kernels hidden the same way still take comm_sms SMs
+        // from the compute they run under (estimate() warns that full is not the seed's mode there).
+        if (be == A2ABackend::deepep_normal) slow = 1.0 / c.sm_share;
+        c_pre *= slow;
+        c_post *= slow;
+        c_shared *= slow;
         out.exposed_us = n_mb * (c_pre + c_shared + c_post + L.allreduce_us);
     } else {
         // Serial; with shared_expert_overlap the shared experts run while the dispatch is in flight (seed 001's
@@ -461,7 +467,9 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         out.tokens_per_step = ps.T;
         out.pp_bubble_ms = (c.pp - 1) * stage_ms;
         out.ttft_ms = chunks * (c.pp > 1 ? stage_ms : out.step_ms) + out.pp_bubble_ms;
-        out.tokens_per_s_per_gpu = ps.T / (out.step_ms / 1000.0) / world_tp;
+        // prompt tokens served, the cached ones included: each computed token stands for prompt / computed
+        const double served = ps.T * s.workload.prompt_len / s.prefill_computed_tokens();
+        out.tokens_per_s_per_gpu = served / (out.step_ms / 1000.0) / world_tp;
         out.tokens_per_s_cluster = out.tokens_per_s_per_gpu * c.tp * c.dp * c.pp;
     } else {
         double accept = 1.0, a = 1.0;

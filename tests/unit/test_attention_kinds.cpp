@@ -10,6 +10,7 @@
 #include "test_helpers.h"
 
 using moe_test::find_op;
+using moe_test::rel_err;
 using moe_test::run;
 
 namespace {
@@ -236,6 +237,47 @@ TEST_CASE("a prefix-cache hit computes the missed tokens only, attending to the 
     const moe::Estimate all = run(R"({"model":"qwen3-8b","hardware":"h100-sxm","workload":{"phase":"prefill",
         "prompt_len":8192,"prefill_tokens":2048,"prefix_cache_hit":1}})");
     CHECK(all.prefill.ttft_ms == doctest::Approx(all.prefill.step_ms));
+}
+
+TEST_CASE("a prefix-cache hit never lengthens TTFT: DeepSeek-V3 EP32 prefill preset at 0, 50 and 75% hits") {
+    // The preset (InferSim README: 7,839 tokens/s/GPU measured at no hit): 16,384 prompt tokens per GPU per forward,
+    // 4 prompts of 4,096. Before issue 30 a hit refilled the forward with more prompts (8 at 50%, 16 at 75%), each
+    // computed token attending to more of its prompt: TTFT 2,218 -> 2,380 -> 2,461 ms and tokens/s counted the
+    // computed tokens only (7,387 -> 6,885 -> 6,659). Now the forward holds the same 4 prompts and computes their
+    // missed tokens (8,192 at 50%, 4,096 at 75%); tokens/s counts the prompt tokens served, 16,384 per forward.
+    auto at = [](double hit) {
+        const moe::CatalogEntry* preset = moe::builtin_catalog().scenario("deepseek-v3-prefill-h800-ep32");
+        REQUIRE(preset);
+        nlohmann::json j = preset->json;
+        j["workload"]["prefix_cache_hit"] = hit;
+        moe::ParseResult r = moe::scenario_from_json(j, moe::builtin_catalog());
+        REQUIRE(r.ok());
+        moe::Estimate e = moe::estimate(r.scenario, moe::builtin_tables());
+        REQUIRE(e.ok);
+        return e;
+    };
+    const moe::Estimate h0 = at(0), h50 = at(0.5), h75 = at(0.75);
+    MESSAGE("TTFT at 0/50/75% hits: " << h0.prefill.ttft_ms << " / " << h50.prefill.ttft_ms << " / " << h75.prefill.ttft_ms
+                                      << " ms; tokens/s/GPU " << h0.prefill.tokens_per_s_per_gpu << " / "
+                                      << h50.prefill.tokens_per_s_per_gpu << " / " << h75.prefill.tokens_per_s_per_gpu);
+    CHECK(rel_err(h0.prefill.tokens_per_s_per_gpu, 7839) < 0.10);  // InferSim README, measured (no hit)
+    CHECK(h0.prefill.tokens_per_step == doctest::Approx(16384));
+    CHECK(h50.prefill.tokens_per_step == doctest::Approx(8192));
+    CHECK(h75.prefill.tokens_per_step == doctest::Approx(4096));
+    CHECK(h50.prefill.ttft_ms < h0.prefill.ttft_ms);
+    CHECK(h75.prefill.ttft_ms < h50.prefill.ttft_ms);
+    // prompt tokens served per second: 16,384 per forward per GPU whatever the hit
+    for (const moe::Estimate* e : {&h0, &h50, &h75})
+        CHECK(e->prefill.tokens_per_s_per_gpu == doctest::Approx(16384 / (e->prefill.step_ms / 1000)));
+    CHECK(h75.prefill.tokens_per_s_per_gpu > h50.prefill.tokens_per_s_per_gpu);
+    CHECK(h50.prefill.tokens_per_s_per_gpu > h0.prefill.tokens_per_s_per_gpu);
+    // the attention cores still see the whole prompt: per computed token they attend to more at a higher hit
+    const moe::OpRecord* a0 = find_op(h0, "attn.core", moe::Phase::prefill);
+    const moe::OpRecord* a75 = find_op(h75, "attn.core", moe::Phase::prefill);
+    REQUIRE(a0);
+    REQUIRE(a75);
+    // causal over 4,096: 2,048 keys per query on average; positions 3,072..4,095 see (4096^2 - 3072^2)/2/1024 = 3,584
+    CHECK(a75->flops / 4096 == doctest::Approx(a0->flops / 16384 * 3584.0 / 2048.0).epsilon(0.01));
 }
 
 TEST_CASE("context parallelism shards the KV over cp and all-gathers the chunk's KV") {

@@ -53,7 +53,7 @@ double dsv3_fp8_weights_per_gpu(double local_experts) {
     w += 3 * dense_ffn * fp8;                // first_k_dense_replace = 3
     w += 2 * 129280.0 * h * 2;               // embedding + LM head, bf16, untied
     w += 58 * 256.0 * h * 4;                 // router, fp32
-    w += 61 * 2 * h * 4 + h * 4;             // norms, fp32
+    w += 61 * (2 * h + 1536 + 512) * 4 + h * 4;  // 4 norms per layer (2 x hidden, q and KV latents) + final, fp32
     return w;
 }
 }  // namespace
@@ -116,6 +116,36 @@ TEST_CASE("a model that cannot fit says so and by how much") {
     moe_test::check_all_finite(e);
 }
 
+TEST_CASE("seed 002 §1-§5: the five memory parts of one GPU, each by hand (Qwen3-30B-A3B, H100, decode 16 x 4096)") {
+    // Every number from the HF config (hidden 2048, 48 layers, 32 heads x 128, 4 KV heads, 128 experts top-8 of
+    // 768, vocab 151,936 untied, bf16) and seed 002's formulas; tp = ep = 1, 16 sequences at a 4,096-token context.
+    moe::Estimate e = run(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm","workload":{"phase":"decode","batch":16,"context_len":4096}})");
+    const double h = 2048, L = 48, B = 16, vocab = 151936;
+    // §2 weights: attention q/o (32 x 128) and k/v (4 x 128); experts 3 x h x 768 each; embedding and LM head;
+    // router (E x h) and 2 norms per layer in fp32 plus the final norm
+    const double attn = L * (h * 32 * 128 * 2 + 2 * h * 4 * 128) * 2;
+    const double experts = L * 128 * 3 * h * 768 * 2;
+    const double embed = 2 * vocab * h * 2;
+    const double other = L * 128 * h * 4 + L * 2 * h * 4 + h * 4;
+    CHECK(e.memory.weights_attention_bytes == doctest::Approx(attn));            // 1,811,939,328
+    CHECK(e.memory.weights_experts_bytes == doctest::Approx(experts));           // 57,982,058,496
+    CHECK(e.memory.weights_embedding_bytes == doctest::Approx(embed));           // 1,244,659,712
+    CHECK(e.memory.weights_bytes == doctest::Approx(attn + experts + embed + other).epsilon(1e-9));
+    // §3 / §1: KV per rank = sum over requests: 16 x 4096 tokens x 48 layers x (K + V) x 4 heads x 128 x 2 B
+    CHECK(e.memory.kv_cache_bytes == doctest::Approx(B * 4096 * L * 2 * 4 * 128 * 2));  // 6,442,450,944
+    // §4 decode: residual (hidden + residual, bf16) + max(q buffer 32 x 128 x 2, moe accumulator h x 4) per
+    // token, plus the fp32 logits of each sequence (§7): 16 x (8,192 + 8,192 + 607,744) = 9,986,048
+    CHECK(e.memory.activation_bytes == doctest::Approx(B * (h * 2 * 2 + std::max(32.0 * 128 * 2, h * 4) + vocab * 4)));
+    // §5 workspace: cuBLAS 64 MB + per sequence the grouped GEMM's fp32 accumulator at the busiest expert (8 pairs
+    // x load factor 1.3 x 768 x 4) and the split-KV partials (32 heads x 128 x 4 B x 16 splits)
+    CHECK(e.memory.workspace_bytes == doctest::Approx(64e6 + B * (8 * 1.3 * 768 * 4 + 32 * 128 * 4 * 16)).epsilon(1e-7));
+    // §5 communication buffers: one GPU, no collective, none; reserve: the calibration's 2 GB (CUDA context, graphs)
+    CHECK(e.memory.comm_buffer_bytes == 0);
+    CHECK(e.memory.reserved_bytes == doctest::Approx(2e9));
+    CHECK(e.memory.total_bytes == doctest::Approx(e.memory.weights_bytes + e.memory.kv_cache_bytes + e.memory.activation_bytes +
+                                                  e.memory.workspace_bytes + e.memory.comm_buffer_bytes + e.memory.reserved_bytes));
+}
+
 TEST_CASE("memory components are never negative or NaN") {
     for (const char* s : {R"({"model":"mixtral-8x7b","hardware":"a100-sxm-80g","parallel":{"tp":2}})",
                           R"({"model":"llama-4-scout","hardware":"mi300x","workload":{"phase":"prefill"}})",
@@ -126,4 +156,34 @@ TEST_CASE("memory components are never negative or NaN") {
             CHECK((std::isfinite(v) && v >= 0));
         moe_test::check_all_finite(e);
     }
+}
+
+TEST_CASE("MTP weights of DeepSeek-V3, by hand (seed 002 §7 counts only norms and eh_proj)") {
+    // DeepSeek-V3's MTP module (HF checkpoint model.layers.61) carries its own MLA attention and MoE layer besides
+    // enorm, hnorm and eh_proj; it shares the embedding and LM head. On 8 GPUs with EP8 (FP8, 128x128 scales), one
+    // GPU holds the replicated attention, 32 of 256 experts, the shared expert and eh_proj (2h x h).
+    moe::Estimate on = run(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"dp":8,"ep":8},"workload":{"phase":"decode","batch":32},
+        "runtime":{"mtp_draft_tokens":1,"mtp_acceptance_rate":0.8}})");
+    const double fp8 = 1.0 + 4.0 / (128 * 128), h = 7168;
+    const double attn = h * (1536 + 512 + 64) + 1536.0 * 128 * 192 + 512.0 * 128 * 256 + 128.0 * 128 * h;  // 187,105,280
+    const double expert = 3.0 * h * 2048;
+    const double mtp = (attn + 32 * expert + expert + 2 * h * h) * fp8;
+    CHECK(on.memory.weights_mtp_bytes == doctest::Approx(mtp).epsilon(1e-9));  // 1,743,671,347 B
+    // Seed 002 §7's formula, (2 dim + 2 dim^2) x 1 byte = 102.8 MB, is the block that reuses the main model's last
+    // layer; DeepSeek-V3's does not, so its MTP costs 17x that per GPU here.
+    CHECK(on.memory.weights_mtp_bytes / ((2 * h + 2 * h * h) * 1.0) == doctest::Approx(16.97).epsilon(0.01));
+}
+
+TEST_CASE("expert offload: the bytes streamed per step, by hand (Qwen3-30B-A3B on GB200, 32 of 128 cached)") {
+    // Uniform routing (skew 0): each token picks a given expert with p = 8 / 128; of 16 tokens at least one picks
+    // it with 1 - (15/16)^16 = 0.64393. The 96 uncached experts are streamed once each when picked: 61.817 experts
+    // per layer x 3 x 2048 x 768 x 2 B (9,437,184 B) x 48 layers = 28.0 GB per step, over the 450 GB/s host link.
+    moe::Estimate e = run(R"({"model":"qwen3-30b-a3b","hardware":"gb200","workload":{"phase":"decode","batch":16},)"
+                          R"("runtime":{"expert_offload":{"tier":"host","cached_experts_per_layer":32}}})");
+    const double per_layer = 96 * (1 - std::pow(15.0 / 16.0, 16)) * 3 * 2048 * 768 * 2;
+    CHECK(e.decode.offload_bytes == doctest::Approx(48 * per_layer).epsilon(1e-9));
+    CHECK(e.decode.offload_ms == doctest::Approx(48 * per_layer / 450e9 * 1e3).epsilon(1e-6));  // serial, no prefetch
+    CHECK(e.memory.offload_hit_rate == doctest::Approx(32.0 / 128));
+    CHECK(e.memory.weights_experts_bytes == doctest::Approx(48.0 * 32 * 3 * 2048 * 768 * 2));
+    CHECK(e.memory.offloaded_experts_bytes == doctest::Approx(48.0 * 96 * 3 * 2048 * 768 * 2));
 }

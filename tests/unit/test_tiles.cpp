@@ -70,3 +70,25 @@ TEST_CASE("MLA decode with an FP8 cache: fewer heads are not faster per FLOP") {
     CHECK(t2 <= t1 * 1.001);
     CHECK(t1 < 660);  // FlashMLA's compute-bound peak on H800 (FlashMLA README @9241ae3e)
 }
+
+TEST_CASE("tile fill: expected M tiles of binomial rows, against the exact sum") {
+    using moe::kernels::expected_tiles_even;
+    using moe::kernels::expected_tiles_random;
+    // Reference values: sum over x of Bin(N, p)(x) * ceil(x / tile), every x from 0 to N (Python, math.lgamma).
+    CHECK(expected_tiles_random(136, 0.125, 32) == doctest::Approx(1.000123).epsilon(1e-5));   // mean 17
+    CHECK(expected_tiles_random(256, 0.125, 32) == doctest::Approx(1.453067).epsilon(1e-5));   // mean 32
+    CHECK(expected_tiles_random(304, 0.125, 32) == doctest::Approx(1.829559).epsilon(1e-4));   // mean 38
+    CHECK(expected_tiles_random(2350, 0.125, 32) == doctest::Approx(9.665664).epsilon(1e-4));  // normal law
+    CHECK(expected_tiles_random(16384, 0.0625, 128) == doctest::Approx(8.491695).epsilon(1e-3));
+    CHECK(expected_tiles_random(32, 1.0 / 64, 128) == doctest::Approx(0.395859).epsilon(1e-5));  // P(X >= 1)
+    // one-row tiles: exactly the mean, whatever the spread
+    CHECK(expected_tiles_random(64, 0.25, 1) == doctest::Approx(16.0));
+    // every token picks the expert: no spread
+    CHECK(expected_tiles_random(64, 1.0, 32) == doctest::Approx(2.0));
+    // even rows: one tile up to 32, two from 33, linear between whole counts
+    CHECK(expected_tiles_even(32.0, 32) == doctest::Approx(1.0));
+    CHECK(expected_tiles_even(32.0 + 1e-12, 32) == doctest::Approx(1.0));
+    CHECK(expected_tiles_even(33.0, 32) == doctest::Approx(2.0));
+    CHECK(expected_tiles_even(32.5, 32) == doctest::Approx(1.5));
+    CHECK(expected_tiles_even(8.00001, 1) == doctest::Approx(8.00001));
+}

@@ -51,6 +51,8 @@ const moe::GpuSpec& galaxy() {
 }  // namespace
 
 TEST_CASE("topology: seed 004's dispatch table on the Galaxy preset, every cell within 25%") {
+    // IN-SAMPLE: the three mesh constants are fitted on these same cells (presets/calibration.json); the held-out
+    // version of this check is "fitted on part of the cells and tested on the others" below.
     const moe::GpuSpec& g = galaxy();
     const moe::Calibration& cal = moe::builtin_tables().calibration;
     CHECK(g.topology == moe::Topology::mesh);
@@ -85,6 +87,100 @@ TEST_CASE("topology: seed 004's dispatch table on the Galaxy preset, every cell 
     }
 }
 
+namespace {
+// One cell of seed 004's dispatch table with the model's link-hops and writes for it.
+struct MeshCell {
+    int E;
+    char row;  // 'b' best, 'a' average, 'w' worst
+    double hops, writes, seed_us;
+};
+
+std::vector<MeshCell> mesh_cells() {
+    const moe::GpuSpec& g = galaxy();
+    const moe::MeshAxis axis{g.mesh_rows, g.mesh_ring};
+    std::vector<MeshCell> cells;
+    for (int E = 1; E <= 8; ++E) {
+        double lo, hi;
+        hop_range(axis, E, 8, lo, hi);
+        if (E != 2) cells.push_back({E, 'b', lo, double(E), kBest[E - 1]});  // E=2 best: the seed's copy error
+        cells.push_back({E, 'a', moe::mesh_expected(axis, E).dispatch_hops, double(E), kAvg[E - 1]});
+        cells.push_back({E, 'w', hi, double(E), kWorst[E - 1]});
+    }
+    return cells;
+}
+
+// The mesh constants (mesh_latency_us, mesh_link_eff, mesh_write_eff) fitted to `fit` by least squares on relative
+// error. The time is linear in (latency, 1/link_eff, 1/write_eff) (moe::mesh_a2a_us), so the fit is one 3x3 solve.
+moe::Calibration fit_mesh(const std::vector<MeshCell>& fit) {
+    const moe::GpuSpec& g = galaxy();
+    const double bytes = 32 * 7168 * 2.0;  // 32 tokens of hidden 7168 in bf16 per chip
+    const double A = bytes / (g.neighbour_GBps() * 1e9) * 1e6, B = bytes / (g.hbm_bandwidth_GBps * 1e9) * 1e6;
+    double M[3][4] = {};
+    for (const MeshCell& c : fit) {
+        const double r[3] = {1.0 / c.seed_us, A * c.hops / c.seed_us, B * c.writes / c.seed_us};
+        for (int i = 0; i < 3; ++i) {
+            for (int j = 0; j < 3; ++j) M[i][j] += r[i] * r[j];
+            M[i][3] += r[i];  // target: time / seed = 1
+        }
+    }
+    for (int i = 0; i < 3; ++i)  // Gauss-Jordan
+        for (int k = 0; k < 3; ++k) {
+            if (k == i) continue;
+            const double f = M[k][i] / M[i][i];
+            for (int j = 0; j < 4; ++j) M[k][j] -= f * M[i][j];
+        }
+    moe::Calibration cal = moe::builtin_tables().calibration;
+    cal.mesh_latency_us = M[0][3] / M[0][0];
+    cal.mesh_link_eff = M[1][1] / M[1][3];
+    cal.mesh_write_eff = M[2][2] / M[2][3];
+    return cal;
+}
+
+double mesh_cell_us(const moe::Calibration& cal, const MeshCell& c) {
+    return moe::mesh_a2a_us(galaxy(), cal, 32, 7168 * 2.0, c.hops, c.writes);
+}
+}  // namespace
+
+TEST_CASE("topology: seed 004's dispatch table, fitted on part of the cells and tested on the others") {
+    const std::vector<MeshCell> cells = mesh_cells();
+    REQUIRE(cells.size() == 23);
+    // All 23 cells reproduce the shipped constants (presets/calibration.json: 22.7 us, 0.346, 0.411): in-sample.
+    const moe::Calibration all = fit_mesh(cells), shipped = moe::builtin_tables().calibration;
+    CHECK(all.mesh_latency_us == doctest::Approx(shipped.mesh_latency_us).epsilon(0.01));
+    CHECK(all.mesh_link_eff == doctest::Approx(shipped.mesh_link_eff).epsilon(0.01));
+    CHECK(all.mesh_write_eff == doctest::Approx(shipped.mesh_write_eff).epsilon(0.01));
+    // Split 1: fit on the extreme placements (best and worst rows, 15 cells), test on the average row (8 cells),
+    // the one the step model uses (the expected hops over a uniform placement).
+    std::vector<MeshCell> extremes, average;
+    for (const MeshCell& c : cells) (c.row == 'a' ? average : extremes).push_back(c);
+    const moe::Calibration ext = fit_mesh(extremes);
+    MESSAGE("fit on best + worst: latency " << ext.mesh_latency_us << " us, link " << ext.mesh_link_eff << ", write "
+                                            << ext.mesh_write_eff);
+    double worst_in = 0, worst_out = 0;
+    for (const MeshCell& c : extremes) worst_in = std::max(worst_in, rel_err(mesh_cell_us(ext, c), c.seed_us));
+    for (const MeshCell& c : average) {
+        const double e = rel_err(mesh_cell_us(ext, c), c.seed_us);
+        MESSAGE("held-out average E=" << c.E << ": seed " << c.seed_us << " us, model " << mesh_cell_us(ext, c) << " us");
+        worst_out = std::max(worst_out, e);
+    }
+    MESSAGE("split 1: in-sample max |error| " << worst_in << ", held-out (average row) max |error| " << worst_out);
+    CHECK(worst_in < 0.15);
+    CHECK(worst_out < 0.15);
+    // Split 2: leave one E out (each column of 2-3 cells predicted by a fit on the other seven).
+    std::vector<double> held;
+    for (int E = 1; E <= 8; ++E) {
+        std::vector<MeshCell> fit, test;
+        for (const MeshCell& c : cells) (c.E == E ? test : fit).push_back(c);
+        const moe::Calibration cal = fit_mesh(fit);
+        for (const MeshCell& c : test) held.push_back(rel_err(mesh_cell_us(cal, c), c.seed_us));
+    }
+    std::sort(held.begin(), held.end());
+    const double median = 0.5 * (held[held.size() / 2] + held[(held.size() - 1) / 2]);
+    MESSAGE("split 2 (leave one E out, 23 held-out cells): median |error| " << median << ", max " << held.back());
+    CHECK(median < 0.08);
+    CHECK(held.back() < 0.20);
+}
+
 TEST_CASE("topology: mesh hop counting follows seed 004's description") {
     const moe::MeshAxis ring{4, true}, line{4, false};
     // passed along: chips 1 and 2 one way from 0 on a line cost the walk to 2, not 1 + 2
@@ -106,10 +202,12 @@ TEST_CASE("topology: mesh hop counting follows seed 004's description") {
     CHECK(x8.chips < 4.0);
 }
 
-TEST_CASE("topology: seed 004's stepwise expert compute on the Galaxy preset, within 15%") {
-    // Seed 004 'Compute': <= 32 tokens per expert 235 us, each further (up to) 32 tokens per expert ~130 us more;
-    // E0 17 + E1 17 -> 235, 38 + 38 -> 495. DeepSeek-V3's experts (hidden 7168, intermediate 2048), two on each
-    // chip (64 experts over ep 32), block-FP4 weights (mxfp4 here). Tokens per expert = batch / 2 in this layout.
+namespace {
+// Seed 004 'Compute': DeepSeek-V3's experts (hidden 7168, intermediate 2048), two on each chip (64 experts over
+// ep 32), block-FP4 weights (mxfp4 here). Tokens per expert = batch / 2 in this layout (batch x dp 4 x top-8 / 32
+// chips / 2 experts). `rows` is routing.expert_rows: "even" gives every expert the same count (the seed's own
+// examples: "E0 has 17, E1 has 17"), "random" the binomial spread of uniform top-8 routing.
+double galaxy_expert_us(int batch, const char* rows = "even") {
     moe::CatalogEntry base;
     for (const moe::CatalogEntry& m : moe::builtin_catalog().models())
         if (m.id == "deepseek-v3") base = m;
@@ -118,25 +216,69 @@ TEST_CASE("topology: seed 004's stepwise expert compute on the Galaxy preset, wi
     cfg["n_routed_experts"] = 64;
     cfg["n_group"] = 8;
     cfg["topk_group"] = 4;
-    auto expert_us = [&](int batch) {
-        nlohmann::json s = {{"model", cfg}, {"hardware", "wormhole-galaxy"},
-                            {"parallel", {{"tp", 8}, {"dp", 4}, {"ep", 32}}},
-                            {"workload", {{"phase", "decode"}, {"batch", batch}}},
-                            {"precision", {{"experts", "mxfp4"}, {"dispatch", "bf16"}}}};
-        moe::Estimate e = run(s.dump());
-        const moe::OpRecord* op = find_op(e, "moe.routed_experts", Phase::decode);
-        REQUIRE(op);
-        return op->time_us;
-    };
-    const double t17 = expert_us(34), t38 = expert_us(76), t70 = expert_us(140);
+    nlohmann::json s = {{"model", cfg}, {"hardware", "wormhole-galaxy"},
+                        {"parallel", {{"tp", 8}, {"dp", 4}, {"ep", 32}}},
+                        {"workload", {{"phase", "decode"}, {"batch", batch}}},
+                        {"routing", {{"expert_rows", rows}}},
+                        {"precision", {{"experts", "mxfp4"}, {"dispatch", "bf16"}}}};
+    moe::Estimate e = run(s.dump());
+    const moe::OpRecord* op = find_op(e, "moe.routed_experts", Phase::decode);
+    REQUIRE(op);
+    return op->time_us;
+}
+}  // namespace
+
+TEST_CASE("topology: seed 004's stepwise expert compute on the Galaxy preset, within 15%") {
+    // Seed 004 'Compute': <= 32 tokens per expert 235 us, each further (up to) 32 tokens per expert ~130 us more;
+    // E0 17 + E1 17 -> 235, 38 + 38 -> 495, and 70 + 70 -> 235 + 4 x 130 = 755 by the same rule. The seed's counts
+    // are per expert, so the experts receive them evenly here (routing.expert_rows = even). The model bills whole
+    // tiles at matmul_efficiency 0.066 (the Tenstorrent presets' value, set from the seed's 130 us per tile: fitted
+    // on this seed's step, not validated elsewhere): 260.4 us a tile pair, so its first step is 25 us (+11%) high.
+    const double t17 = galaxy_expert_us(34), t38 = galaxy_expert_us(76), t70 = galaxy_expert_us(140);
     INFO("17/expert " << t17 << " us, 38/expert " << t38 << " us, 70/expert " << t70 << " us");
+    CHECK(t17 == doctest::Approx(260.4).epsilon(0.001));
     CHECK(rel_err(t17, 235) < 0.15);
     CHECK(rel_err(t38, 495) < 0.15);                 // two more tiles: 235 + 2 x 130
     CHECK(rel_err(t70, 235 + 4 * 130.0) < 0.15);     // four more tiles
     // stepwise: anywhere up to 32 tokens per expert costs the same; the step is one tile of both experts
-    CHECK(expert_us(20) == doctest::Approx(t17).epsilon(0.01));
-    CHECK(expert_us(60) == doctest::Approx(t17).epsilon(0.01));
-    CHECK(rel_err((t38 - t17) / 2, 130) < 0.15);
+    // (10 per expert: an expert receives none of the 80 tokens with probability 0.875^80 = 2e-5 and runs no tile)
+    CHECK(galaxy_expert_us(20) == doctest::Approx(t17).epsilon(1e-4));
+    CHECK(galaxy_expert_us(60) == doctest::Approx(t17).epsilon(1e-6));
+    CHECK(rel_err((t38 - t17) / 2, 130) < 0.01);
+    // FITTED ON the seed's 130 us per further tile (matmul_efficiency 0.066: the increment above, 130.2 us);
+    // VALIDATED ON the seed's other numbers: the first step (235 us, model +11%) and its unbalanced examples, which
+    // the step model cannot be given directly (it takes one count for every expert) but which are each expert's
+    // own tiles: 17 + 38 = one tile + two = half of 17+17 plus half of 38+38 (seed ~365 us), 38 + 70 (seed ~625 us).
+    const double t17_38 = (t17 + t38) / 2, t38_70 = (t38 + t70) / 2;
+    MESSAGE("17+38: " << t17_38 << " us (seed 365), 38+70: " << t38_70 << " us (seed 625)");
+    CHECK(rel_err(t17_38, 365) < 0.10);
+    CHECK(rel_err(t38_70, 625) < 0.10);
+}
+
+TEST_CASE("tile fill: 31, 32 and 33 tokens per expert on the Galaxy (seed 004: <= 32 tokens per expert 235 us)") {
+    // Before issue 30 the mean rows per active expert were rounded up to the tile: the expected active experts fall
+    // short of 2 by 1e-15, so 64 pairs gave 32.00000000000005 rows each and two tiles, 520.8 us at exactly 32 tokens
+    // per expert where seed 004 says 235 us. Even rows: one tile up to 32, two from 33 (seed: 235, 235, 495).
+    const double e31 = galaxy_expert_us(62), e32 = galaxy_expert_us(64), e33 = galaxy_expert_us(66);
+    MESSAGE("even rows, 31/32/33 per expert: " << e31 << " / " << e32 << " / " << e33 << " us (seed 004: 235 / 235 / 495)");
+    CHECK(e32 == doctest::Approx(e31).epsilon(1e-9));
+    CHECK(e32 == doctest::Approx(260.4).epsilon(0.001));
+    CHECK(rel_err(e32, 235) < 0.15);
+    CHECK(e33 == doctest::Approx(2 * e32).epsilon(1e-6));
+    CHECK(rel_err(e33, 495) < 0.06);
+    // Random rows (the default): each expert's rows are Binomial(tokens x 4 ranks, 8/64) and each expert's own rows
+    // are rounded up. At a mean of 32 an expert has more than 32 rows with probability 0.453 (exact binomial sum,
+    // E[ceil(X/32)] = 1.4531 for X ~ Bin(256, 1/8)): 1.4531 x 260.4 = 378.4 us, between the seed's one- and two-tile
+    // steps because the seed's counts are exact and these are a chance mix. Smooth across the boundary.
+    const double r31 = galaxy_expert_us(62, "random"), r32 = galaxy_expert_us(64, "random"), r33 = galaxy_expert_us(66, "random");
+    MESSAGE("random rows, mean 31/32/33 per expert: " << r31 << " / " << r32 << " / " << r33 << " us");
+    CHECK(r32 == doctest::Approx(1.4531 * e32).epsilon(0.002));
+    CHECK(r31 < r32);
+    CHECK(r32 < r33);
+    CHECK(r33 - r32 < 0.2 * e32);  // no whole-tile jump
+    CHECK(r32 - r31 < 0.2 * e32);
+    // far from a boundary the two laws agree: a mean of 17 rows almost never exceeds 32 (P = 1.2e-4)
+    CHECK(galaxy_expert_us(34, "random") == doctest::Approx(galaxy_expert_us(34)).epsilon(0.001));
 }
 
 TEST_CASE("topology: DeepSeek-V3 decode on the Galaxy mesh names its hops") {
@@ -213,7 +355,7 @@ double seed003_tok_s(int experts, const char* runtime, moe::Estimate* out = null
 TEST_CASE("offload: seed 003's directions on the M2 Max preset") {
     // 12 -> 45 -> 58 tok/s for per-token, grouped and cached execution (seed 003, design estimates). Streaming
     // chain: every selected expert comes from the CPU-side copy (per token-expert pair, then once per expert), then
-    // a cache of the 4 hottest experts with prefetch; the skew puts the cache's hit rate at the seed's 85%.
+    // a cache of the 4 hottest experts with prefetch; the skew is calibrated to the seed's 85% hit rate (below).
     moe::Estimate cached_e;
     const double per_token = seed003_tok_s(8, R"({"expert_layout":"per_token","expert_offload":{"tier":"host"}})");
     const double grouped = seed003_tok_s(8, R"({"expert_offload":{"tier":"host"}})");
@@ -221,7 +363,22 @@ TEST_CASE("offload: seed 003's directions on the M2 Max preset") {
     MESSAGE("seed 003 streamed chain: per-token " << per_token << ", grouped " << grouped << ", cached " << cached << " tok/s");
     CHECK(per_token < grouped);
     CHECK(grouped < cached);
-    CHECK(cached_e.memory.offload_hit_rate == doctest::Approx(0.85).epsilon(0.03));
+    // CALIBRATION, not a validation: skew 1.5 is chosen so that this cache hits about as often as the seed says
+    // (85% "for top_k=2"); no published routing histogram of a Mixtral-shaped model is in the reference set to
+    // derive it from. Worked: Zipf weights i^-1.5 over 8 experts sum to 1.9267; a token picks expert i with
+    // pi_i = min(1, 2 i^-1.5 / 1.9267) = 1, 0.367, 0.200, 0.130 for the 4 cached, 0.093, 0.071, 0.056, 0.046 for the
+    // others: hit rate 1.6966 / 1.9619 = 0.8648.
+    CHECK(cached_e.memory.offload_hit_rate == doctest::Approx(0.8648).epsilon(1e-3));
+    // Uniform routing (skew 0, top-2 of 8 without a preference) hits 4 / 8 = 50% and streams more, but at batch 32
+    // every expert is selected either way and prefetch hides the four streamed ones (4 x 26 MB at 200 GB/s, ~0.5 ms)
+    // under a layer's ~0.8 ms of compute: the same tok/s. The calibrated skew moves no seed 003 number at 8 experts.
+    moe::Estimate uniform_e;
+    const double cached_uniform =
+        seed003_tok_s(8, R"({"expert_offload":{"tier":"host","cached_experts_per_layer":4,"prefetch":true,"skew":0}})", &uniform_e);
+    MESSAGE("seed 003 cached, uniform routing: " << cached_uniform << " tok/s (hit rate " << uniform_e.memory.offload_hit_rate << ")");
+    CHECK(uniform_e.memory.offload_hit_rate == doctest::Approx(0.5));
+    CHECK(uniform_e.decode.offload_bytes > cached_e.decode.offload_bytes);
+    CHECK(cached_uniform == doctest::Approx(cached).epsilon(1e-9));
     // memory shows what stays in HBM: half the experts
     CHECK(cached_e.memory.offloaded_experts_bytes == doctest::Approx(cached_e.memory.weights_experts_bytes).epsilon(1e-6));
     CHECK(find_op(cached_e, "moe.expert_stream", Phase::decode));
@@ -236,14 +393,19 @@ TEST_CASE("offload: seed 003's directions on the M2 Max preset") {
         if (o.phase == Phase::decode && std::string(o.name).rfind("moe.", 0) == 0) moe_ms += o.exposed_us * o.count / 1000;
     MESSAGE("seed 003 MoE part of the step (router, dispatch, experts, combine): " << moe_ms << " ms vs 15.2");
     CHECK(rel_err(moe_ms, 15.2) < 0.25);
-    // 72 -> 58 -> 48 -> 38 -> 32 tok/s over 4..64 experts with a fixed cache of 8: fewer with every doubling
+    // 72 -> 58 -> 48 -> 38 -> 32 tok/s over 4..64 experts with a fixed cache of 8. At 4 and 8 experts every expert
+    // is cached and the batch-32 step is the experts' compute, the same 64 token-expert pairs either way: the model
+    // gives the same time (46.8 tok/s) where the seed has 72 and 58. (Before issue 30 it gave 43.7 and 42.2: the
+    // 8-expert step paid a ninth row per expert, 64 pairs over 7.99999 expected experts rounded up in one-row tiles.)
+    // From 16 experts on, misses stream from the CPU side and each doubling is slower.
     double last = 1e9;
     for (int E : {4, 8, 16, 32, 64}) {
         const std::string rt = R"({"expert_offload":{"tier":"host","prefetch":true,"skew":1.5,"cached_experts_per_layer":)" +
                                std::to_string(std::min(E, 8)) + "}}";
         const double t = seed003_tok_s(E, rt.c_str());
         MESSAGE("seed 003 " << E << " experts: " << t << " tok/s");
-        CHECK(t < last);
+        if (E == 8) CHECK(t == doctest::Approx(last).epsilon(1e-9));
+        else CHECK(t < last);
         last = t;
     }
 }
@@ -265,4 +427,28 @@ TEST_CASE("offload: the cache, the skew and prefetch move time the right way") {
     CHECK(bigger.second > none.second);  // what stays in HBM grows with the cache
     const auto pre = stream_ms(R"({"tier":"host","cached_experts_per_layer":32,"prefetch":true})");
     CHECK(pre.first < none.first);
+}
+
+TEST_CASE("tile fill: one-row tiles on the M2 Max cost nothing at 31, 32 or 33 sequences (seed 003's batch 32)") {
+    // Apple GPUs run the experts without a fixed M tile (tile 1). Before issue 30 the mean rows per active expert
+    // were rounded up all the same: Mixtral int4 decode on the M2 Max went 171.7 -> 186.0 ms from batch 31 to 32
+    // (64 pairs over 7.99999 expected experts = 8.00001 rows, billed 9) and 186.0 -> 188.4 ms to 33. Now the step
+    // grows by the same 5.22 ms per sequence across the boundary (159.5, 164.7, 169.9, 175.1 ms).
+    auto step_ms = [](int batch) {
+        moe::Estimate e = run(R"({"model":"mixtral-8x7b","hardware":"m2-max","workload":{"phase":"decode","batch":)" +
+                              std::to_string(batch) + R"(},"precision":{"experts":"int4"}})");
+        return e.decode.step_ms;
+    };
+    const double s30 = step_ms(30), s31 = step_ms(31), s32 = step_ms(32), s33 = step_ms(33);
+    MESSAGE("Mixtral int4 on M2 Max, batch 30..33: " << s30 << " " << s31 << " " << s32 << " " << s33 << " ms");
+    CHECK(s32 - s31 == doctest::Approx(s31 - s30).epsilon(0.01));
+    CHECK(s33 - s32 == doctest::Approx(s32 - s31).epsilon(0.01));
+    // Seed 003's own setup at its batch of 32: the expert GEMM is 12.5 ms of a 15.2 ms MoE step (design estimates).
+    moe::Estimate e;
+    seed003_tok_s(8, "{}", &e);
+    const moe::OpRecord* op = find_op(e, "moe.routed_experts", Phase::decode);
+    REQUIRE(op);
+    const double experts_ms = op->time_us * op->count / 1000;
+    MESSAGE("seed 003 expert GEMM: " << experts_ms << " ms vs 12.5 ms");
+    CHECK(rel_err(experts_ms, 12.5) < 0.15);
 }
