@@ -9,6 +9,7 @@
 #include <iostream>
 #include <vector>
 
+#include "core/base/json_text.h"
 #include "values.h"
 
 namespace cli {
@@ -79,7 +80,7 @@ std::string read_stdin() {
     return text;
 }
 
-json parse_json(std::string_view text, const std::string& origin) {
+json parse_json(std::string_view text, const std::string& origin, const std::string& root) {
     // Nesting depth first, in one pass over the text (brackets inside strings do not count).
     int depth = 0, line = 1;
     bool in_string = false, escaped = false;
@@ -100,15 +101,14 @@ json parse_json(std::string_view text, const std::string& origin) {
         }
         if (c == '\n') ++line, line_start = i + 1;
     }
-    try {
-        return json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
-        // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..." -> after the tag
-        std::string what = e.what();
-        std::size_t tag = what.find("] ");
-        if (tag != std::string::npos) what = what.substr(tag + 2);
-        throw UsageError(origin + ": invalid JSON: " + what);
+    // The core's parser: a syntax error gives its line and column, a number beyond a double (1e999) its field too.
+    json j;
+    moe::JsonTextError bad;
+    if (!moe::parse_json_text(text, j, bad, root)) {
+        if (bad.number_out_of_range) throw UsageError(origin + ": " + bad.message);
+        throw UsageError(origin + ": invalid JSON: " + bad.message);
     }
+    return j;
 }
 
 moe::Catalog load_catalog(const std::string& presets_dir) {
@@ -145,7 +145,7 @@ moe::Catalog load_catalog(const std::string& presets_dir) {
 
 json resolve_ref(const std::string& text, const std::string& base_dir, const moe::Catalog& catalog,
                  std::string_view kind, const std::string& origin) {
-    if (!text.empty() && text.front() == '{') return parse_json(text, origin);
+    if (!text.empty() && text.front() == '{') return parse_json(text, origin, std::string(kind));
     if (is_known_ref(kind, text, catalog) || !looks_like_path(text)) return text;  // a preset id (the core checks)
     const std::string path = join_path(base_dir, text);
     json j = parse_json(read_file(path), path);

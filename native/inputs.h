@@ -27,8 +27,10 @@ struct UsageError : std::runtime_error {
 // Whole file / standard input as text; a UsageError naming the file when it cannot be read.
 std::string read_file(const std::string& path);
 std::string read_stdin();
-// Parses JSON text; a UsageError "ORIGIN: invalid JSON: line L, column C: ..." when it is not JSON.
-nlohmann::json parse_json(std::string_view text, const std::string& origin);
+// Parses JSON text (moe::parse_json_text); a UsageError "ORIGIN: invalid JSON: line L, column C: ..." when it is not
+// JSON, "ORIGIN: line L, column C: FIELD: 1e999 is out of range: ..." for a number beyond a double. `root` prefixes
+// the field ("space" -> "space.batch[2]").
+nlohmann::json parse_json(std::string_view text, const std::string& origin, const std::string& root = "");
 
 // The builtin catalog plus, when `presets_dir` is not empty, DIR/models/*.json, DIR/hardware/*.json and
 // DIR/scenarios/*.json (id = file name without .json; added in that order, files sorted by name).

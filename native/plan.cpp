@@ -229,7 +229,7 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
     if (o.engine_given) base.runtime.engine = moe::engine_kind_of(req.engine);
     else req.engine = moe::serving_engine_of(base.runtime.engine);
     if (!o.space_file.empty()) {
-        const json j = parse_json(read_file(o.space_file), o.space_file);
+        const json j = parse_json(read_file(o.space_file), o.space_file, "space");
         moe::Issues issues;
         if (!moe::plan_space_from_json(j, req.space, issues))
             throw UsageError("--space " + o.space_file + ": " + join_issues(issues));

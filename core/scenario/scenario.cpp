@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/base/json_text.h"
 #include "core/base/json_util.h"
 
 namespace moe {
@@ -387,10 +388,12 @@ ParseResult parse_scenario(std::string_view text, const Catalog& cat) {
         r.errors.push_back({"", "scenario is larger than 4 MiB"});
         return r;
     }
-    json j = json::parse(text.begin(), text.end(), nullptr, false);
-    if (j.is_discarded()) {
+    json j;
+    JsonTextError bad;
+    if (!parse_json_text(text, j, bad)) {
         ParseResult r = scenario_from_json(json::object(), cat);
-        r.errors.push_back({"", "not valid JSON: " + json_error(text)});
+        if (bad.number_out_of_range) r.errors.push_back({"", bad.message});
+        else r.errors.push_back({"", "not valid JSON: " + bad.message});
         return r;
     }
     return scenario_from_json(j, cat);

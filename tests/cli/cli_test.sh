@@ -375,6 +375,34 @@ case_limits() {  # issue 8: oversized, deeply nested and hostile inputs are bad 
         --axis workload.output_len=1:1001:+1 --axis workload.context_len=1:10:+1 -o out.csv
 }
 
+case_number_overflow() {  # issue 27: a number beyond a double (1e999) on every input path: exit 2 naming file, line and field
+    write_scenarios
+    write_tiny_model .
+    local tail="is out of range: a number is at most 1.8e308 in magnitude"
+    expect_bad_input "standard input: line 1, column 22: workload.batch: 1e999 $tail" \
+        sh -c "echo '{\"workload\":{\"batch\":1e999}}' | '$bin' eval -"
+    printf '{\n  "model": "deepseek-v3",\n  "workload": {"batch": -1e400}\n}\n' >huge.json
+    for cmd in "eval huge.json" "url huge.json" "sweep huge.json --axis workload.batch=1,2 -o out.csv" "plan huge.json --gpus 8"; do
+        # shellcheck disable=SC2086
+        expect_bad_input "huge.json: line 3, column 25: workload.batch: -1e400 $tail" "$bin" $cmd
+    done
+    sed 's/"hidden_size":1024/"hidden_size":1e999/' tiny-moe.json >cfg.json
+    expect_bad_input "cfg.json: line 1, column 81: hidden_size: 1e999" "$bin" eval dsv3.json --set model=./cfg.json
+    expect_bad_input "cfg.json: line 1, column 81: hidden_size: 1e999" "$bin" sweep dsv3.json --axis model=deepseek-v3,./cfg.json -o out.csv
+    printf '{"model":"./cfg.json","hardware":"h200"}' >ref.json
+    expect_bad_input "cfg.json: line 1, column 81: hidden_size: 1e999" "$bin" eval ref.json
+    mkdir -p mine/models && cp cfg.json mine/models/big.json
+    expect_bad_input "mine/models/big.json: line 1, column 81: hidden_size: 1e999" "$bin" --presets-dir mine presets models
+    expect_bad_input "--set model: line 1, column 16: model.hidden_size: 1e999" "$bin" eval dsv3.json --set 'model={"hidden_size":1e999}'
+    expect_bad_input "--set hardware: line 1, column 21: hardware.hbm_capacity_GiB: 1e999" \
+        "$bin" eval dsv3.json --set 'hardware={"hbm_capacity_GiB":1e999}'
+    printf '{"batch": [16, 32,\n  1e999]}' >space.json
+    expect_bad_input "space.json: line 2, column 3: space.batch[2]: 1e999" "$bin" plan dsv3.json --gpus 8 --space space.json
+    local link
+    link=$(printf '{"workload":{"batch":1e999}}' | base64 -w0 | tr '+/' '-_' | tr -d '=')
+    expect_bad_input "line 1, column 22: workload.batch: 1e999" "$bin" url --decode "#s=$link"
+}
+
 # ---- plan, --threads, --shard (issue 13) ----------------------------------------------------------------------------
 write_plan_scenario() {  # DeepSeek-V3 on H200 at 2K in / 1K out
     echo '{"model":"deepseek-v3","hardware":"h200","workload":{"prompt_len":2048,"output_len":1024}}' >plan.json
