@@ -76,5 +76,12 @@ moe::Scenario build_scenario(const ScenarioSource& src, const moe::Catalog& cata
 
 // "a: x; b: y" — issues on one line.
 std::string join_issues(const moe::Issues& issues);
+// Each issue on its own line, `prefix` before each: "PREFIXa: x\nPREFIXb: y" (main prints one line per error).
+std::string issue_lines(const moe::Issues& issues, const std::string& prefix = "");
+
+// User text quoted in a message: ASCII, cut to about `max` characters with "..." (moe::message_text).
+std::string shown(std::string_view text, std::size_t max = 64);
+// A file path in a message: whole when short, else "..." and its last 80 characters (the file name matters most).
+std::string shown_path(const std::string& path);
 
 }  // namespace cli

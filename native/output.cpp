@@ -40,11 +40,11 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::file_status st = fs::status(path, ec);
-    if (fs::is_directory(st)) throw UsageError("-o " + path + ": is a directory");
+    if (fs::is_directory(st)) throw UsageError("-o " + shown_path(path) + ": is a directory");
     if (fs::exists(st) && !fs::is_regular_file(st)) {
         // /dev/null, /dev/stdout, a FIFO: write straight to it (renaming over a device would replace it).
         fd_ = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd_ < 0) throw UsageError("-o " + path + ": cannot write: " + std::strerror(errno));
+        if (fd_ < 0) throw UsageError("-o " + shown_path(path) + ": cannot write: " + std::strerror(errno));
         direct_ = true;
         return;
     }
@@ -57,7 +57,7 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
     std::vector<char> name(tmpl.begin(), tmpl.end());
     name.push_back('\0');
     fd_ = mkstemp(name.data());
-    if (fd_ < 0) throw UsageError("-o " + path + ": cannot write: " + std::strerror(errno));
+    if (fd_ < 0) throw UsageError("-o " + shown_path(path) + ": cannot write: " + std::strerror(errno));
     temp_ = name.data();
     final_ = target.string();
     // mkstemp makes the file 0600; give the result the usual 0666 & ~umask.
@@ -84,7 +84,7 @@ void OutputFile::flush() {
                 if (interrupted()) throw Interrupted();
                 continue;
             }
-            throw UsageError("-o " + path_ + ": write failed: " + std::strerror(errno));
+            throw UsageError("-o " + shown_path(path_) + ": write failed: " + std::strerror(errno));
         }
         p += n;
         left -= std::size_t(n);
@@ -97,16 +97,16 @@ void OutputFile::commit() {
     if (direct_) {
         const int fd = fd_;
         fd_ = -1;
-        if (close(fd) != 0) throw UsageError("-o " + path_ + ": write failed: " + std::strerror(errno));
+        if (close(fd) != 0) throw UsageError("-o " + shown_path(path_) + ": write failed: " + std::strerror(errno));
         return;
     }
     if (temp_.empty()) return;
     int fd = fd_;
     fd_ = -1;
-    if (close(fd) != 0) throw UsageError("-o " + path_ + ": write failed: " + std::strerror(errno));
+    if (close(fd) != 0) throw UsageError("-o " + shown_path(path_) + ": write failed: " + std::strerror(errno));
     if (interrupted()) throw Interrupted();
     if (std::rename(temp_.c_str(), final_.c_str()) != 0)
-        throw UsageError("-o " + path_ + ": cannot rename the finished file into place: " + std::strerror(errno));
+        throw UsageError("-o " + shown_path(path_) + ": cannot rename the finished file into place: " + std::strerror(errno));
     committed_ = true;
 }
 

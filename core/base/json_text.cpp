@@ -117,4 +117,6 @@ bool parse_json_text(std::string_view text, json& out, JsonTextError& error, con
     return false;
 }
 
+std::string message_text(std::string_view text, std::size_t max) { return shown_text(std::string(text), max); }
+
 }  // namespace moe

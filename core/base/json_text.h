@@ -29,4 +29,8 @@ struct JsonTextError {
 // ("space" -> "space.batch[2]").
 bool parse_json_text(std::string_view text, nlohmann::json& out, JsonTextError& error, const std::string& root = "");
 
+// User text as a message quotes it: ASCII (other characters as \u escapes, invalid UTF-8 as U+FFFD) and cut to about
+// `max` characters with "..." — so that a 70,000-character value prints as its first few dozen.
+std::string message_text(std::string_view text, std::size_t max = 64);
+
 }  // namespace moe

@@ -451,7 +451,12 @@ void validate_layout(const Scenario& s, const ParallelConfig& p, const char* pre
             e.push_back({ep(), std::to_string(p.ep) + " does not divide " + std::to_string(m.num_experts) +
                                  " routed experts + " + std::to_string(s.routing.redundant_experts) + " redundant"});
         const int moe_tp = int(attn_gpus / std::max(1, p.ep));
-        if (attn_gpus % p.ep == 0 && m.moe_intermediate % moe_tp != 0)
+        // Without expert parallelism (ep 1) it is the attention DP that spreads the experts too thin: name dp.
+        if (attn_gpus % p.ep == 0 && m.moe_intermediate % moe_tp != 0 && p.ep == 1 && p.dp > 1)
+            e.push_back({prefix_str() + ".dp", std::to_string(p.dp) + " with ep 1 leaves experts tensor-parallel over tp*dp = " +
+                                                   std::to_string(moe_tp) + " GPUs, which does not divide moe_intermediate_size " +
+                                                   std::to_string(m.moe_intermediate) + " (raise ep)"});
+        else if (attn_gpus % p.ep == 0 && m.moe_intermediate % moe_tp != 0)
             e.push_back({ep(), "leaves experts tensor-parallel over " + std::to_string(moe_tp) +
                                  " GPUs, which does not divide moe_intermediate_size " + std::to_string(m.moe_intermediate)});
     }

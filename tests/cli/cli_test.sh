@@ -24,7 +24,8 @@ run() {  # run CMD...: captures stdout/stderr/status into out.txt/err.txt/$statu
 }
 listing() { find . -mindepth 1 -not -name '.stdout' -not -name '.stderr' | sort; }
 
-# expect_bad_input PATTERN CMD...: exit 2, exactly one stderr line containing PATTERN, no new file in the directory.
+# expect_bad_input PATTERN CMD...: exit 2, one stderr line per error (each "moe-roofline: ..." and at most 300
+# bytes, issue 27), one containing PATTERN, no new file in the directory. expect_lines N then checks the count.
 expect_bad_input() {
     local pattern=$1
     shift
@@ -33,11 +34,13 @@ expect_bad_input() {
     run "$@"
     after=$(listing)
     [[ $status -eq 2 ]] || fail "'$*' exited $status, expected 2 (stderr: $(cat .stderr))"
-    [[ $(wc -l <.stderr) -eq 1 ]] || fail "'$*' printed $(wc -l <.stderr) stderr lines, expected 1: $(cat .stderr)"
+    [[ $(wc -l <.stderr) -ge 1 ]] || fail "'$*' printed no error"
     grep -qF -- "$pattern" .stderr || fail "'$*': stderr '$(cat .stderr)' does not mention '$pattern'"
-    grep -q '^moe-roofline: ' .stderr || fail "'$*': stderr does not start with 'moe-roofline: '"
+    ! grep -qv '^moe-roofline: ' .stderr || fail "'$*': a stderr line does not start with 'moe-roofline: ': $(cat .stderr)"
+    LC_ALL=C awk 'length($0) > 300 { bad = 1 } END { exit bad }' .stderr || fail "'$*': a stderr line is over 300 bytes"
     [[ "$before" == "$after" ]] || fail "'$*' left files behind: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')"
 }
+expect_lines() { [[ $(wc -l <.stderr) -eq $1 ]] || fail "expected $1 stderr lines, got: $(cat .stderr)"; }
 
 expect_ok() {
     run "$@"
@@ -262,7 +265,10 @@ case_eval_json() {
 
 case_eval_invalid() {  # a cross-field error: one line naming the field; json still printed with its errors
     write_scenarios
-    expect_bad_input "parallel.ep" "$bin" eval dsv3.json --set parallel.ep=3 --format table
+    expect_bad_input "parallel.ep: 3 does not divide tp*dp = 8" "$bin" eval dsv3.json --set parallel.ep=3 --format table
+    expect_lines 2
+    [[ $(sed -n 2p .stderr) == "moe-roofline: parallel.ep: 3 does not divide 256 routed experts + 0 redundant" ]] ||
+        fail "line 2: $(sed -n 2p .stderr)"
     run "$bin" eval dsv3.json --set parallel.ep=3
     [[ $status -eq 2 ]] || fail "exit $status"
     cp .stdout e.json
@@ -401,6 +407,28 @@ case_number_overflow() {  # issue 27: a number beyond a double (1e999) on every 
     local link
     link=$(printf '{"workload":{"batch":1e999}}' | base64 -w0 | tr '+/' '-_' | tr -d '=')
     expect_bad_input "line 1, column 22: workload.batch: 1e999" "$bin" url --decode "#s=$link"
+}
+
+case_messages() {  # issue 27: each error on its own line naming its own field, at most 300 bytes, long values cut
+    write_scenarios
+    local long
+    long=$(printf '%*s' 70000 '' | tr ' ' x)
+    expect_bad_input "--columns: unknown column 'xxxxxxxx" "$bin" sweep dsv3.json --axis workload.batch=1,2 --columns "decode.tpot_ms,$long" -o out.csv
+    grep -qF "xxx..." .stderr || fail "the long column name is not cut: $(cut -c1-200 .stderr)"
+    expect_lines 1
+    expect_bad_input "SCENARIO 'xxxx" "$bin" eval "$long"
+    expect_bad_input "--axis model: /missing.json: cannot read" "$bin" sweep dsv3.json --axis model=deepseek-v3,/missing.json -o out.csv
+    expect_bad_input "--set model: ./nowhere.json: cannot read" "$bin" eval dsv3.json --set model=./nowhere.json
+    echo '{"model":"deepseek-v3","workload":{"batch":-1,"context_len":-5},"precision":{"kv_cache":"fp9"}}' >three.json
+    expect_bad_input "workload.context_len: -5 is out of range" "$bin" eval three.json
+    expect_lines 3
+    [[ $(sed -n 1p .stderr) == "moe-roofline: precision.kv_cache: unknown dtype \"fp9\""* ]] || fail "line 1: $(sed -n 1p .stderr)"
+    [[ $(sed -n 2p .stderr) == "moe-roofline: workload.batch: -1 is out of range"* ]] || fail "line 2: $(sed -n 2p .stderr)"
+    # a too-large attention DP without EP names dp, not the ep it never set
+    echo '{"model":"deepseek-v3","serving":{"mode":"disaggregated","decode":{"parallel":{"dp":4096}}}}' >dp.json
+    expect_bad_input "serving.decode.parallel.dp: 4096 with ep 1 leaves experts tensor-parallel" "$bin" eval dp.json
+    expect_lines 1
+    expect_bad_input "parallel.dp: 4096 with ep 1" "$bin" eval dsv3.json --set parallel.dp=4096 --set parallel.ep=1
 }
 
 # ---- plan, --threads, --shard (issue 13) ----------------------------------------------------------------------------
