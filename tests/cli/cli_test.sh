@@ -557,6 +557,33 @@ PY
     expect_bad_input "space.mode: disaggregated plans need the serving layer" "$bin" plan plan.json --gpus 8 --space dis.json
 }
 
+case_plan_large_space() {  # issue 27: a space over the limit is refused with its size; repeats dropped; memory flat in the points
+    echo '{"model":"deepseek-v3","hardware":"h200","serving":{"mode":"aggregated","isl":2048,"osl":1024}}' >serve.json
+    python3 -c "import json; json.dump({'batch': list(range(1, 101))}, open('b100.json', 'w'))"
+    expect_bad_input "space: 154,244,800 points (1,432 layouts x 100 batches x options: 2,179,200 aggregated, 152,065,600 disaggregated) exceed the limit of 100,000,000; narrow --space" \
+        "$bin" plan serve.json --gpus 65536 --space b100.json
+    expect_lines 1
+    # 100,000 equal batches are one batch (was 100,000 times the work and 5 GiB)
+    python3 -c "import json; json.dump({'batch': [64] * 100000}, open('same.json', 'w'))"
+    echo '{"batch": [64]}' >one.json
+    expect_ok "$bin" plan serve.json --gpus 8 --space same.json --format csv --all --threads 1
+    cp .stdout same.csv
+    expect_ok "$bin" plan serve.json --gpus 8 --space one.json --format csv --all --threads 1
+    cmp -s .stdout same.csv || fail "repeated batches changed the plan"
+    [[ $(grep -o 'of [0-9]* searched' .stderr) == "of 720 searched" ]] || fail "summary: $(cat .stderr)"
+    # peak RSS at 10^4 and 10^5 points: the front and the counts are kept, not the points
+    [[ -x /usr/bin/time ]] || return 0
+    python3 -c "import json; json.dump({'batch': list(range(1, 15))}, open('b14.json', 'w'))"
+    python3 -c "import json; json.dump({'batch': list(range(1, 140))}, open('b139.json', 'w'))"
+    local small big
+    /usr/bin/time -f '%M' -o rss14 "$bin" plan serve.json --gpus 8 --space b14.json --format csv --threads 1 >/dev/null 2>&1 || fail "plan 10^4"
+    /usr/bin/time -f '%M' -o rss139 "$bin" plan serve.json --gpus 8 --space b139.json --format csv --all --threads 1 >/dev/null 2>&1 || fail "plan 10^5"
+    small=$(tail -1 rss14)
+    big=$(tail -1 rss139)
+    rm -f rss14 rss139
+    ((big < small * 13 / 10 + 2048)) || fail "peak RSS grew from $small KB (10^4 points) to $big KB (10^5 points, --all)"
+}
+
 case_sweep_scale_out() {  # sweep: threaded and sharded runs are byte-identical to one thread
     write_scenarios
     local axes=(--axis parallel.ep=1,8,3 --axis workload.batch=1:300:+1 --axis workload.context_len=1024,8192 -q)
