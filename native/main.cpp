@@ -12,6 +12,8 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include <csignal>
+
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -76,7 +78,7 @@ their unit (_ms, _bytes, tokens_per_s, _params). Number cells are shortest round
 true/false. A point whose scenario is invalid (e.g. ep does not divide the experts) gets status=error, the
 message in error, and empty number cells; the sweep goes on. --columns picks output columns (moe-roofline
 presets columns lists them); status and error are always kept, last. With -o FILE the CSV is written to a
-temporary file beside FILE and renamed when complete: an error or Ctrl-C never leaves a partial FILE.
+temporary file beside FILE and renamed when complete: an error, Ctrl-C or a kill never leaves a partial FILE.
 A progress line goes to stderr when the sweep runs over a second (--quiet turns it off).
 
 Examples:
@@ -354,6 +356,7 @@ int main(int argc, char** argv) {
         return fail(e.what());
     } catch (const cli::Interrupted&) {
         const int sig = cli::g_interrupt_signal;
+        if (sig == SIGPIPE) return 128 + sig;  // the reader went away (`| head`): nobody to tell
         print_lines(std::string("interrupted; ") +
                     (output == "-" ? "the output is incomplete" : cli::shown_path(output) + " was left as it was"));
         return 128 + sig;

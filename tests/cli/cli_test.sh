@@ -227,6 +227,49 @@ case_interrupt() {  # SIGINT and SIGTERM mid-sweep: exit 128+N, the old output f
     done
 }
 
+case_output_links_and_kills() {  # issue 27: -o through symlinks writes their target; killed runs' temporaries are removed
+    write_scenarios
+    mkdir sub
+    echo old >sub/t.csv
+    ln -s sub/t.csv link.csv
+    ln -s link.csv chain.csv
+    ln -s sub/new.csv dangling.csv
+    for out in link.csv chain.csv dangling.csv; do
+        expect_ok "$bin" sweep dsv3.json --axis workload.batch=1,2 --columns decode.tpot_ms -q -o "$out"
+        [[ -L $out ]] || fail "-o $out replaced the link"
+    done
+    [[ $(head -1 sub/t.csv) == workload.batch,decode.tpot_ms,status,error ]] || fail "sub/t.csv: $(head -1 sub/t.csv)"
+    [[ $(wc -l <sub/new.csv) -eq 3 ]] || fail "the dangling link's target was not written"
+    ln -s loop2 loop1 && ln -s loop1 loop2
+    expect_bad_input "-o loop1: too many levels of symbolic links" "$bin" sweep dsv3.json --axis workload.batch=1 -o loop1
+    rm -f loop1 loop2 link.csv chain.csv dangling.csv && rm -rf sub
+    # signals that end the process: the temporary file goes, exit 128+N (SIGKILL cannot be caught: the next run
+    # into the directory removes what it left, and only temporaries of processes that are gone)
+    echo precious >big.csv
+    for sig in QUIT USR1 KILL; do
+        "$bin" sweep dsv3.json --axis workload.batch=1:4096:+1 --axis workload.context_len=1024:65536:+2 -o big.csv -q 2>err.txt &
+        pid=$!
+        for _ in $(seq 100); do ls -A | grep -q '^\.big\.csv\.' && break; sleep 0.1; done
+        sleep 0.2
+        kill -$sig $pid
+        wait $pid 2>/dev/null
+        st=$?
+        [[ $st -eq $((128 + $(kill -l $sig))) ]] || fail "SIG$sig: exit $st ($(cat err.txt))"
+        [[ $sig == KILL ]] || [[ -z $(ls -A | grep '^\.big') ]] || fail "SIG$sig left $(ls -A | grep '^\.big')"
+    done
+    rm -f err.txt
+    [[ $(ls -A | grep -c '^\.big\.csv\.moe-roofline-') -eq 1 ]] || fail "SIGKILL: expected one temporary: $(ls -A)"
+    sleep 30 &
+    local live=$!
+    touch ".big.csv.moe-roofline-$(hostname | cut -c1-32)-$live-ABCDEF"
+    expect_ok "$bin" sweep dsv3.json --axis workload.batch=1,2 -q -o big.csv
+    kill $live
+    [[ $(ls -A | grep '^\.big') == ".big.csv.moe-roofline-$(hostname | cut -c1-32)-$live-ABCDEF" ]] ||
+        fail "after the next run: $(ls -A | grep '^\.big' | tr '\n' ' ') (the dead run's temporary removed, the live one's kept)"
+    rm -f .big.csv.moe-roofline-*
+    [[ $(wc -l <big.csv) -eq 3 ]] || fail "big.csv not written"
+}
+
 case_progress() {  # stderr that is not a terminal gets one line per 10% and a summary; a terminal, one redrawn line
     write_scenarios
     export MOE_ROOFLINE_PROGRESS_DELAY=0  # instead of a sweep that runs over a second
