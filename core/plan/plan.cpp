@@ -575,7 +575,8 @@ bool PlanEnumerator::for_each(const std::function<bool(const PlanPoint&)>& each)
     const int gpus = req_.gpus;
     bool go = true;
     if (contains_mode(s.mode, PlanMode::aggregated)) {
-        for (const auto& [world, own] : divisors_) {
+        for (const auto& entry : divisors_) {  // (no structured binding: a lambda below uses it, C++17)
+            const int world = entry.first;
             if (!go) return false;
             if (world < s.min_gpus_per_replica || world > s.max_gpus_per_replica) continue;
             each_layout(world, [&](int tp, int dp, int ep, int pp) {
@@ -598,10 +599,11 @@ bool PlanEnumerator::for_each(const std::function<bool(const PlanPoint&)>& each)
         // Decode layouts with every prefill choice and every worker count pair whose GPUs divide the budget; prefill
         // choice and worker counts innermost, so points that share a decode pool are evaluated one after another
         // (evaluate_plan_range reuses its steps).
-        for (const auto& [wd, own] : divisors_) {
+        for (const auto& entry : divisors_) {
+            const int wd = entry.first;
             if (!go) return false;
             if (2 * wd > gpus || wd + 1 > s.max_gpus_per_replica) continue;
-            each_layout(wd, [&, wd = wd](int tp, int dp, int ep, int pp) {
+            each_layout(wd, [&](int tp, int dp, int ep, int pp) {
                 if (!go) return;
                 PlanPoint p;
                 p.tp = tp, p.dp = dp, p.ep = ep, p.pp = pp;

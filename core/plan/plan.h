@@ -60,7 +60,8 @@ EngineKind engine_kind_of(ServingEngine e);
 
 enum class PlanMode : std::uint8_t { aggregated, disaggregated };
 
-// One point of the search space. Small and trivially copyable: a plan holds one per point.
+// One point of the search space. Small and trivially copyable: PlanSearch (the page) holds one per point, the
+// CLI a batch of them.
 struct PlanPoint {
     int tp = 1, dp = 1, ep = 1, pp = 1;
     int batch = 1;                 // decode sequences per attention-DP rank (serving: concurrency = batch * dp)
@@ -143,7 +144,7 @@ public:
     bool start(const Scenario& base, const PlanRequest& req, Issues& errors, const Tables& tables = builtin_tables());
     bool started() const { return started_; }
     const PlanSpace& space() const { return space_; }      // resolved
-    std::uint64_t size() const { return aggregated_ + disaggregated_; }
+    std::uint64_t size() const { return aggregated_ + disaggregated_; }  // also after a refusal for the size
     std::uint64_t aggregated_points() const { return aggregated_; }
     std::uint64_t disaggregated_points() const { return disaggregated_; }
     // Calls each(point) for every point in order, until it returns false; false when stopped early.
