@@ -227,7 +227,8 @@ struct Batch {
 template <class Select, class Done>
 void stream_plan(const moe::PlanEnumerator& space, const moe::Scenario& base, int threads, Select&& select, Done&& done) {
     const moe::Tables& tables = moe::builtin_tables();
-    const std::size_t batch_size = kChunksPerThread * kChunk * std::size_t(threads);
+    // (--threads may say 4096: past 64 threads a batch keeps its size, 262,144 points and their results, ~35 MB)
+    const std::size_t batch_size = kChunksPerThread * kChunk * std::size_t(std::min(threads, 64));
     Batch batch;
     batch.points.reserve(batch_size);
     batch.index.reserve(batch_size);
