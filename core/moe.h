@@ -5,6 +5,7 @@
 //   auto e = moe::evaluate(r.scenario, moe::builtin_tables());   // estimate() + the serving layer
 //   std::string json = moe::estimate_to_json(e).dump();
 #pragma once
+#include "core/base/json_text.h"
 #include "core/scenario/catalog.h"
 #include "core/scenario/codec.h"
 #include "core/step/columns.h"

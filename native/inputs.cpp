@@ -9,6 +9,7 @@
 #include <iostream>
 #include <vector>
 
+#include "core/base/json_text.h"
 #include "values.h"
 
 namespace cli {
@@ -56,16 +57,16 @@ void resolve_refs(json& scenario, const std::string& base_dir, const moe::Catalo
 
 std::string read_file(const std::string& path) {
     std::error_code ec;
-    if (fs::is_directory(path, ec)) throw UsageError(path + ": is a directory, not a file");
+    if (fs::is_directory(path, ec)) throw UsageError(shown_path(path) + ": is a directory, not a file");
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError(path + ": cannot read: " + std::strerror(errno));
+    if (!in) throw UsageError(shown_path(path) + ": cannot read: " + std::strerror(errno));
     std::string text;
     char buf[65536];
     while (in.read(buf, sizeof buf) || in.gcount() > 0) {
         text.append(buf, std::size_t(in.gcount()));
-        if (text.size() > kMaxInputBytes) throw UsageError(path + ": larger than 4 MiB; not a scenario or config");
+        if (text.size() > kMaxInputBytes) throw UsageError(shown_path(path) + ": larger than 4 MiB; not a scenario or config");
     }
-    if (in.bad()) throw UsageError(path + ": read error");
+    if (in.bad()) throw UsageError(shown_path(path) + ": read error");
     return text;
 }
 
@@ -79,7 +80,7 @@ std::string read_stdin() {
     return text;
 }
 
-json parse_json(std::string_view text, const std::string& origin) {
+json parse_json(std::string_view text, const std::string& origin, const std::string& root) {
     // Nesting depth first, in one pass over the text (brackets inside strings do not count).
     int depth = 0, line = 1;
     bool in_string = false, escaped = false;
@@ -100,15 +101,14 @@ json parse_json(std::string_view text, const std::string& origin) {
         }
         if (c == '\n') ++line, line_start = i + 1;
     }
-    try {
-        return json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
-        // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..." -> after the tag
-        std::string what = e.what();
-        std::size_t tag = what.find("] ");
-        if (tag != std::string::npos) what = what.substr(tag + 2);
-        throw UsageError(origin + ": invalid JSON: " + what);
+    // The core's parser: a syntax error gives its line and column, a number beyond a double (1e999) its field too.
+    json j;
+    moe::JsonTextError bad;
+    if (!moe::parse_json_text(text, j, bad, root)) {
+        if (bad.number_out_of_range) throw UsageError(origin + ": " + bad.message);
+        throw UsageError(origin + ": invalid JSON: " + bad.message);
     }
+    return j;
 }
 
 moe::Catalog load_catalog(const std::string& presets_dir) {
@@ -116,7 +116,7 @@ moe::Catalog load_catalog(const std::string& presets_dir) {
     if (presets_dir.empty()) return catalog;
     std::error_code ec;
     if (!fs::is_directory(presets_dir, ec))
-        throw UsageError("--presets-dir " + presets_dir + ": not a directory");
+        throw UsageError("--presets-dir " + shown_path(presets_dir) + ": not a directory");
     bool any_kind = false;
     for (const char* kind : {"models", "hardware", "scenarios"}) {
         const fs::path dir = fs::path(presets_dir) / kind;
@@ -125,7 +125,7 @@ moe::Catalog load_catalog(const std::string& presets_dir) {
         std::vector<fs::path> files;
         for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec))
             if (entry.path().extension() == ".json") files.push_back(entry.path());
-        if (ec) throw UsageError(dir.string() + ": cannot list: " + ec.message());
+        if (ec) throw UsageError(shown_path(dir.string()) + ": cannot list: " + ec.message());
         std::sort(files.begin(), files.end());
         for (const fs::path& file : files) {
             const std::string text = read_file(file.string());
@@ -135,21 +135,27 @@ moe::Catalog load_catalog(const std::string& presets_dir) {
             }
             moe::Issues errors;
             if (!catalog.add(kind, file.stem().string(), j.dump(), errors))
-                throw UsageError(file.string() + ": " + join_issues(errors));
+                throw UsageError(issue_lines(errors, shown_path(file.string()) + ": "));
         }
     }
     if (!any_kind)
-        throw UsageError("--presets-dir " + presets_dir + ": has none of models/, hardware/, scenarios/");
+        throw UsageError("--presets-dir " + shown_path(presets_dir) + ": has none of models/, hardware/, scenarios/");
     return catalog;
 }
 
 json resolve_ref(const std::string& text, const std::string& base_dir, const moe::Catalog& catalog,
                  std::string_view kind, const std::string& origin) {
-    if (!text.empty() && text.front() == '{') return parse_json(text, origin);
+    if (!text.empty() && text.front() == '{') return parse_json(text, origin, std::string(kind));
     if (is_known_ref(kind, text, catalog) || !looks_like_path(text)) return text;  // a preset id (the core checks)
     const std::string path = join_path(base_dir, text);
-    json j = parse_json(read_file(path), path);
-    if (!j.is_object()) throw UsageError(path + ": a " + std::string(kind) + " file must hold a JSON object");
+    json j;
+    try {
+        j = parse_json(read_file(path), shown_path(path));
+    } catch (const UsageError& e) {
+        // name the argument or field the path came from ("--axis model: ./m.json: cannot read: ...")
+        throw UsageError(origin + ": " + e.what());
+    }
+    if (!j.is_object()) throw UsageError(origin + ": " + shown_path(path) + ": a " + std::string(kind) + " file must hold a JSON object");
     return j;
 }
 
@@ -167,7 +173,7 @@ ScenarioSource load_scenario_source(const std::string& arg, const moe::Catalog& 
         src.origin = "preset scenario '" + arg + "'";
         src.json = preset->json;
     } else {
-        throw UsageError("SCENARIO '" + arg +
+        throw UsageError("SCENARIO '" + shown(arg) +
                          "': no such file or preset scenario (list them: moe-roofline presets scenarios)");
     }
     if (!src.json.is_object()) throw UsageError(src.origin + ": a scenario must be a JSON object");
@@ -188,7 +194,7 @@ ScenarioSource scenario_source_from_json(nlohmann::json object, const std::strin
 
 void check_length(std::string_view assignment, std::string_view what) {
     if (assignment.size() <= kMaxAssignmentBytes) return;
-    const std::string path(assignment.substr(0, std::min<std::size_t>(assignment.find('='), 64)));
+    const std::string path = shown(assignment.substr(0, std::min<std::size_t>(assignment.find('='), 64)));
     throw UsageError(std::string(what) + " " + path + ": " + std::to_string(assignment.size()) + " bytes; the limit is " +
                      std::to_string(kMaxAssignmentBytes) + " (a large model or GPU goes in a file: PATH=./config.json)");
 }
@@ -203,7 +209,7 @@ const moe::FieldDesc* require_field(const std::string& path, std::string_view wh
     if (is_ref_path(path)) return nullptr;
     const moe::FieldDesc* field = moe::find_field(path);
     if (!field) {
-        throw UsageError(std::string(what) + " " + path +
+        throw UsageError(std::string(what) + " " + shown(path) +
                          ": unknown path (scenario fields are listed by moe-roofline presets fields)");
     }
     return field;
@@ -218,7 +224,7 @@ json field_value(const moe::FieldDesc* field, const std::string& path, const std
         case moe::FieldType::number: {
             double v = 0;
             if (!parse_number(text, v))
-                throw UsageError(origin + ": '" + text + "' is not a number");
+                throw UsageError(origin + ": '" + shown(text) + "' is not a number");
             if (field->type == moe::FieldType::integer && v == double(static_cast<long long>(v)))
                 return static_cast<long long>(v);
             return v;
@@ -226,7 +232,7 @@ json field_value(const moe::FieldDesc* field, const std::string& path, const std
         case moe::FieldType::boolean:
             if (text == "true" || text == "1") return true;
             if (text == "false" || text == "0") return false;
-            throw UsageError(origin + ": '" + text + "' is not true or false");
+            throw UsageError(origin + ": '" + shown(text) + "' is not true or false");
         case moe::FieldType::ref:
             return resolve_ref(text, base_dir, catalog, path, origin);
         case moe::FieldType::choice:
@@ -240,7 +246,7 @@ void apply_set(ScenarioSource& src, const std::string& assignment, const moe::Ca
     check_length(assignment, "--set");
     std::string path, text;
     if (!split_assignment(assignment, path, text))
-        throw UsageError("--set '" + assignment + "': expected PATH=VALUE, e.g. --set workload.batch=64");
+        throw UsageError("--set '" + shown(assignment) + "': expected PATH=VALUE, e.g. --set workload.batch=64");
     const moe::FieldDesc* field = require_field(path, "--set");
     // Relative file paths on the command line are relative to the working directory.
     json value = field_value(field, path, text, "", catalog, "--set");
@@ -265,8 +271,26 @@ moe::Scenario build_scenario(const ScenarioSource& src, const moe::Catalog& cata
     // scenario_from_json validates across fields only once every field parsed: if its issues are exactly
     // validate_scenario's, the scenario itself is complete.
     const bool only_cross_field = !r.ok() && allow_cross_field && join_issues(moe::validate_scenario(r.scenario)) == join_issues(r.errors);
-    if (!r.ok() && !only_cross_field) throw UsageError(join_issues(r.errors));
+    if (!r.ok() && !only_cross_field) throw UsageError(issue_lines(r.errors));
     return std::move(r.scenario);
+}
+
+std::string issue_lines(const moe::Issues& issues, const std::string& prefix) {
+    std::string out;
+    for (const moe::Issue& i : issues) {
+        if (!out.empty()) out += '\n';
+        out += prefix + i.text();
+    }
+    return out;
+}
+
+std::string shown(std::string_view text, std::size_t max) { return moe::message_text(text, max); }
+
+std::string shown_path(const std::string& path) {
+    if (path.size() <= 100) return shown(path, 100);
+    std::size_t cut = path.size() - 80;
+    while (cut < path.size() && (static_cast<unsigned char>(path[cut]) & 0xC0) == 0x80) ++cut;  // not inside a character
+    return "..." + shown(path.substr(cut), 100);
 }
 
 std::string join_issues(const moe::Issues& issues) {

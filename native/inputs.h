@@ -27,8 +27,10 @@ struct UsageError : std::runtime_error {
 // Whole file / standard input as text; a UsageError naming the file when it cannot be read.
 std::string read_file(const std::string& path);
 std::string read_stdin();
-// Parses JSON text; a UsageError "ORIGIN: invalid JSON: line L, column C: ..." when it is not JSON.
-nlohmann::json parse_json(std::string_view text, const std::string& origin);
+// Parses JSON text (moe::parse_json_text); a UsageError "ORIGIN: invalid JSON: line L, column C: ..." when it is not
+// JSON, "ORIGIN: line L, column C: FIELD: 1e999 is out of range: ..." for a number beyond a double. `root` prefixes
+// the field ("space" -> "space.batch[2]").
+nlohmann::json parse_json(std::string_view text, const std::string& origin, const std::string& root = "");
 
 // The builtin catalog plus, when `presets_dir` is not empty, DIR/models/*.json, DIR/hardware/*.json and
 // DIR/scenarios/*.json (id = file name without .json; added in that order, files sorted by name).
@@ -78,5 +80,12 @@ moe::Scenario build_scenario(const ScenarioSource& src, const moe::Catalog& cata
 
 // "a: x; b: y" — issues on one line.
 std::string join_issues(const moe::Issues& issues);
+// Each issue on its own line, `prefix` before each: "PREFIXa: x\nPREFIXb: y" (main prints one line per error).
+std::string issue_lines(const moe::Issues& issues, const std::string& prefix = "");
+
+// User text quoted in a message: ASCII, cut to about `max` characters with "..." (moe::message_text).
+std::string shown(std::string_view text, std::size_t max = 64);
+// A file path in a message: whole when short, else "..." and its last 80 characters (the file name matters most).
+std::string shown_path(const std::string& path);
 
 }  // namespace cli

@@ -7,10 +7,12 @@
 //   moe-roofline plan SCENARIO --gpus N [--ttft-ms X] [--tpot-ms Y] [--min-tokens-per-s-per-user Z] [--space FILE]
 //                     [--engine sglang|vllm|trtllm] [--format table|csv|json] [--all] [--threads N] [--shard K/N]
 //
-// Exit status: 0 success, 2 bad input (one line on stderr naming the field, axis or file), 128+N on signal N,
+// Exit status: 0 success, 2 bad input (one stderr line per error naming its field, axis or file), 128+N on signal N,
 // 1 on an internal error. Arguments are parsed here (CLI11); the work lives in inputs/sweep/report/output.
 #include <CLI/CLI.hpp>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cstdio>
 #include <iostream>
@@ -46,13 +48,13 @@ Examples:
   moe-roofline sweep qwen3-30b-a3b-decode-h20-ep4 --axis workload.batch=1:512:x2 -o batch.csv
   moe-roofline url kimi-k2-decode-h200-ep16
 
-Exit status: 0 success, 2 bad input (one line on stderr naming the problem), 130/143 interrupted.)TXT";
+Exit status: 0 success, 2 bad input (one line on stderr per problem), 130/143 interrupted.)TXT";
 
 const char* kEvalFooter = R"TXT(
 --format json prints one object: the output columns nested by their dots (prefill.step_ms ->
 {"prefill":{"step_ms":...}}), plus "layers" (every operator with what bounds it), "errors" and "warnings".
 --format table prints the headline numbers, the per-operator breakdown and the memory breakdown.
-An invalid scenario exits 2 with one line on stderr ("parallel.ep: 48 does not divide 256 routed experts");
+An invalid scenario exits 2 with one line on stderr per error ("parallel.ep: 48 does not divide 256 routed experts");
 with --format json the object with its "errors" is still printed.
 
 Examples:
@@ -76,7 +78,7 @@ their unit (_ms, _bytes, tokens_per_s, _params). Number cells are shortest round
 true/false. A point whose scenario is invalid (e.g. ep does not divide the experts) gets status=error, the
 message in error, and empty number cells; the sweep goes on. --columns picks output columns (moe-roofline
 presets columns lists them); status and error are always kept, last. With -o FILE the CSV is written to a
-temporary file beside FILE and renamed when complete: an error or Ctrl-C never leaves a partial FILE.
+temporary file beside FILE and renamed when complete: an error, Ctrl-C or a kill never leaves a partial FILE.
 A progress line goes to stderr when the sweep runs over a second (--quiet turns it off).
 
 Examples:
@@ -136,8 +138,26 @@ Examples:
   moe-roofline url my-scenario.json --set workload.batch=32 --base https://example.org/moe-roofline/
   moe-roofline url --decode "$(moe-roofline url kimi-k2-decode-h200-ep16)" | moe-roofline eval - --format table)TXT";
 
+// Each line of `message` (one per error) as "moe-roofline: LINE", at most kMaxMessage bytes (then "...").
+constexpr std::size_t kMaxMessage = 300;
+void print_lines(const std::string& message) {
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t nl = message.find('\n', start);
+        std::string line = "moe-roofline: " + message.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+        if (line.size() > kMaxMessage) {
+            std::size_t cut = kMaxMessage - 3;
+            while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
+            line = line.substr(0, cut) + "...";
+        }
+        std::fprintf(stderr, "%s\n", line.c_str());
+        if (nl == std::string::npos) return;
+        start = nl + 1;
+    }
+}
+
 int fail(const std::string& message) {
-    std::fprintf(stderr, "moe-roofline: %s\n", message.c_str());
+    print_lines(message);
     return 2;
 }
 
@@ -165,7 +185,7 @@ int run_eval(const moe::Catalog& catalog, const std::string& arg, const std::vec
         std::cout << cli::estimate_table(r.scenario, e);
     }
     std::cout.flush();
-    if (!e.ok) return fail(cli::join_issues(e.errors));
+    if (!e.ok) return fail(cli::issue_lines(e.errors));
     return 0;
 }
 
@@ -176,7 +196,7 @@ int run_url(const moe::Catalog& catalog, const std::string& arg, const std::vect
         const std::size_t hash = decode.find('#');
         const std::string fragment = hash == std::string::npos ? decode : decode.substr(hash);
         moe::ParseResult r = moe::decode_fragment(fragment, catalog);
-        if (!r.ok()) throw cli::UsageError("--decode: " + cli::join_issues(r.errors));
+        if (!r.ok()) throw cli::UsageError(cli::issue_lines(r.errors, "--decode: "));
         std::cout << moe::scenario_to_json(r.scenario, true).dump() << '\n';
         return 0;
     }
@@ -336,11 +356,12 @@ int main(int argc, char** argv) {
         return fail(e.what());
     } catch (const cli::Interrupted&) {
         const int sig = cli::g_interrupt_signal;
-        std::fprintf(stderr, "moe-roofline: interrupted; %s\n",
-                     output == "-" ? "the output is incomplete" : (output + " was left as it was").c_str());
+        if (sig == SIGPIPE) return 128 + sig;  // the reader went away (`| head`): nobody to tell
+        print_lines(std::string("interrupted; ") +
+                    (output == "-" ? "the output is incomplete" : cli::shown_path(output) + " was left as it was"));
         return 128 + sig;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "moe-roofline: internal error: %s\n", e.what());
+        print_lines(std::string("internal error: ") + e.what());
         return 1;
     }
     return 0;

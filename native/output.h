@@ -1,12 +1,14 @@
 // output.h — where a sweep's CSV goes: standard output, or a file written under a temporary name in the same
-// directory and renamed over FILE only when everything was written. An error, an exception or SIGINT/SIGTERM
-// never leaves a half file behind: the destructor removes the temporary file unless commit() succeeded.
-// An existing non-regular FILE (/dev/null, a FIFO) is written in place.
+// directory and renamed over FILE only when everything was written. An error, an exception or a signal that ends the
+// process (SIGINT, SIGTERM, SIGQUIT, SIGPIPE, ...: install_interrupt_handlers) never leaves a half file behind: the
+// destructor removes the temporary file unless commit() succeeded; the temporaries of a run killed outright
+// (SIGKILL) carry its host and PID, and the next run into the directory removes them. A symlink is followed to its
+// target (even a dangling one); an existing non-regular FILE (/dev/null, a FIFO) is written in place.
 //
 //   cli::install_interrupt_handlers();
 //   cli::OutputFile out("grid.csv");          // UsageError when the directory is not writable
 //   out.buffer() += "a,b\n";  out.maybe_flush();
-//   out.commit();                             // flush, close, rename .grid.csv.XXXXXX -> grid.csv
+//   out.commit();                             // flush, close, rename .grid.csv.moe-roofline-HOST-PID-XXXXXX -> grid.csv
 #pragma once
 #include <csignal>
 #include <stdexcept>
@@ -14,7 +16,7 @@
 
 namespace cli {
 
-// Set by SIGINT/SIGTERM (handlers installed by install_interrupt_handlers); long loops poll it.
+// Set by a signal that would end the process (handlers installed by install_interrupt_handlers); long loops poll it.
 extern volatile std::sig_atomic_t g_interrupt_signal;
 void install_interrupt_handlers();
 inline bool interrupted() { return g_interrupt_signal != 0; }

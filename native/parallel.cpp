@@ -24,7 +24,7 @@ Shard parse_shard(const std::string& text, const std::string& flag) {
     if (slash == std::string::npos || !parse_number(text.substr(0, slash), k) || !parse_number(text.substr(slash + 1), n) ||
         k != static_cast<double>(static_cast<std::uint64_t>(k)) || n != static_cast<double>(static_cast<std::uint64_t>(n)) ||
         k < 1 || n < 1 || k > n || n > 1e6)
-        throw UsageError(flag + " '" + text.substr(0, 40) + "': expected K/N with 1 <= K <= N <= 1000000, e.g. " + flag + " 2/4");
+        throw UsageError(flag + " '" + shown(text, 40) + "': expected K/N with 1 <= K <= N <= 1000000, e.g. " + flag + " 2/4");
     Shard s;
     s.k = static_cast<std::uint64_t>(k);
     s.n = static_cast<std::uint64_t>(n);

@@ -1,8 +1,9 @@
 // plan.cpp — `moe-roofline plan` (see plan.h): the search on every core, then the rows as a table, CSV or JSON.
 #include "plan.h"
 
+#include <algorithm>
 #include <cstdio>
-#include <iostream>
+#include <cstring>
 #include <vector>
 
 #include "core/scenario/codec.h"
@@ -17,12 +18,15 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::size_t kChunk = 256;  // points per work item (about a millisecond)
+constexpr std::size_t kChunk = 256;                // points per work item (about a millisecond)
+constexpr std::size_t kChunksPerThread = 16;        // a batch: the points in memory at once (~0.5 MB per thread)
 
+// One row of the output: a point, its result, its place on the front (0: not on it) and its status.
 struct Row {
-    std::size_t index;  // into the points
-    int rank;           // 1-based place on the front; 0 = not on it
-    std::string status; // "front", "dominated", or the verdict (no_fit, ttft, tpot, per_user, error)
+    const moe::PlanPoint& point;
+    const moe::PointResult& result;
+    int rank;            // 1-based place on the front; 0 = not on it
+    const char* status;  // "front", "dominated", or the verdict (no_fit, ttft, tpot, per_user, error)
 };
 
 std::string weights_text(const moe::Scenario& s, const moe::DtypeSel& w) {
@@ -51,9 +55,8 @@ std::string sla_text(const moe::Sla& sla) {
 
 class PlanWriter {
 public:
-    PlanWriter(const moe::Scenario& base, const PlanOptions& o, const std::vector<moe::PlanPoint>& points,
-               const std::vector<moe::PointResult>& results, const moe::PlanSummary& sum)
-        : base_(base), o_(o), points_(points), results_(results), sum_(sum), scratch_(base) {}
+    PlanWriter(const moe::Scenario& base, const PlanOptions& o, const moe::PlanFront& front)
+        : base_(base), o_(o), front_(front), scratch_(base) {}
 
     std::string preamble_table() const {
         const moe::PlanRequest& r = o_.request;
@@ -72,15 +75,13 @@ public:
     }
 
     std::string summary_table() const {
-        const std::size_t* c = sum_.counts;
-        std::string t = "front: " + std::to_string(sum_.front.size()) + " rows of " +
-                        std::to_string(c[int(moe::Verdict::candidate)]) + " points that fit and meet the SLA, of " +
-                        std::to_string(points_.size()) + " searched; not candidates: " +
-                        std::to_string(c[int(moe::Verdict::no_fit)]) + " do not fit, " +
-                        std::to_string(c[int(moe::Verdict::ttft)]) + " miss TTFT, " +
-                        std::to_string(c[int(moe::Verdict::tpot)]) + " miss TPOT, " +
-                        std::to_string(c[int(moe::Verdict::per_user)]) + " below the tokens/s per user, " +
-                        std::to_string(c[int(moe::Verdict::error)]) + " invalid\n";
+        auto c = [&](moe::Verdict v) { return std::to_string(front_.count(v)); };
+        std::string t = "front: " + std::to_string(front_.rows().size()) + " rows of " + c(moe::Verdict::candidate) +
+                        " points that fit and meet the SLA, of " + std::to_string(front_.points()) +
+                        " searched; not candidates: " + c(moe::Verdict::no_fit) + " do not fit, " +
+                        c(moe::Verdict::ttft) + " miss TTFT, " + c(moe::Verdict::tpot) + " miss TPOT, " +
+                        c(moe::Verdict::per_user) + " below the tokens/s per user, " + c(moe::Verdict::error) +
+                        " invalid\n";
         return t;
     }
 
@@ -91,11 +92,11 @@ public:
     }
 
     void table_row(const Row& row, std::string& out) {
-        const moe::PlanPoint& p = points_[row.index];
-        const moe::PointResult& r = results_[row.index];
+        const moe::PlanPoint& p = row.point;
+        const moe::PointResult& r = row.result;
         char buf[320];
         const std::string gpus = std::to_string(p.world()) + "x" + std::to_string(p.replicas);
-        const std::string last = row.rank > 0 ? std::string(p.ep > 1 ? moe::a2a_backend_name(p.a2a) : "-") : row.status;
+        const std::string last = row.rank > 0 ? std::string(p.ep > 1 ? moe::a2a_backend_name(p.a2a) : "-") : std::string(row.status);
         const bool disagg = p.mode == moe::PlanMode::disaggregated;
         std::snprintf(buf, sizeof buf, "%5s %10s %10s %9s %8s %9s %-6s %4d %4d %4d %3d %6d %3d %-9s %-4s %-3s %-18s\n",
                       row.rank > 0 ? std::to_string(row.rank).c_str() : "-",
@@ -121,8 +122,8 @@ public:
     }
 
     void csv_row(const Row& row, std::string& out) {
-        const moe::PlanPoint& p = points_[row.index];
-        const moe::PointResult& r = results_[row.index];
+        const moe::PlanPoint& p = row.point;
+        const moe::PointResult& r = row.result;
         if (row.rank > 0) out += std::to_string(row.rank);
         out += ',';
         out += row.status;
@@ -155,8 +156,8 @@ public:
     }
 
     json json_row(const Row& row) {
-        const moe::PlanPoint& p = points_[row.index];
-        const moe::PointResult& r = results_[row.index];
+        const moe::PlanPoint& p = row.point;
+        const moe::PointResult& r = row.result;
         apply(row);
         json j = {{"rank", row.rank > 0 ? json(row.rank) : json()},
                   {"status", row.status},
@@ -191,9 +192,9 @@ public:
 
     json counts_json() const {
         json c = json::object();
-        c["points"] = points_.size();
-        for (int v = 0; v < 6; ++v) c[moe::verdict_name(moe::Verdict(v))] = sum_.counts[v];
-        c["front"] = sum_.front.size();
+        c["points"] = front_.points();
+        for (int v = 0; v < 6; ++v) c[moe::verdict_name(moe::Verdict(v))] = front_.count(moe::Verdict(v));
+        c["front"] = front_.rows().size();
         return c;
     }
 
@@ -201,20 +202,91 @@ private:
     // The serving fields go back to the base first: an aggregated row after a disaggregated one keeps no pools.
     void apply(const Row& row) {
         scratch_.serving = base_.serving;
-        moe::apply_point(scratch_, points_[row.index]);
+        moe::apply_point(scratch_, row.point);
     }
     std::string reason(const Row& row) const {
-        if (row.status == "dominated") return "dominated by a point of the front";
-        return moe::verdict_reason(results_[row.index], o_.request.sla);
+        if (std::string_view(row.status) == "dominated") return "dominated by a point of the front";
+        return moe::verdict_reason(row.result, o_.request.sla);
     }
 
     const moe::Scenario& base_;
     const PlanOptions& o_;
-    const std::vector<moe::PlanPoint>& points_;
-    const std::vector<moe::PointResult>& results_;
-    const moe::PlanSummary& sum_;
+    const moe::PlanFront& front_;
     moe::Scenario scratch_;  // a row's scenario, for its link and command
 };
+
+// Evaluates the points `space` walks, a batch at a time (kChunksPerThread chunks per thread) on `threads` threads (chunks of kChunk, so the results are
+// those of one thread), and hands each batch to `done` in the space's order. `select(index)` picks the points to
+// evaluate: take, skip, or stop the walk. Memory: one batch, whatever the space's size.
+enum class Pick { take, skip, stop };
+struct Batch {
+    std::vector<moe::PlanPoint> points;
+    std::vector<std::uint64_t> index;      // each point's place in the space's order
+    std::vector<moe::PointResult> results;
+};
+template <class Select, class Done>
+void stream_plan(const moe::PlanEnumerator& space, const moe::Scenario& base, int threads, Select&& select, Done&& done) {
+    const moe::Tables& tables = moe::builtin_tables();
+    // (--threads may say 4096: past 64 threads a batch keeps its size, 262,144 points and their results, ~35 MB)
+    const std::size_t batch_size = kChunksPerThread * kChunk * std::size_t(std::min(threads, 64));
+    Batch batch;
+    batch.points.reserve(batch_size);
+    batch.index.reserve(batch_size);
+    auto flush = [&] {
+        const std::size_t n = batch.points.size();
+        batch.results.assign(n, moe::PointResult());
+        parallel_chunks((n + kChunk - 1) / kChunk, threads, [&](std::size_t c) {
+            if (interrupted()) throw Interrupted();
+            const std::size_t begin = c * kChunk, end = std::min(n, begin + kChunk);
+            moe::evaluate_plan_range(base, batch.points, begin, end, tables, batch.results.data() + begin);
+        });
+        if (interrupted()) throw Interrupted();
+        done(batch);
+        batch.points.clear();
+        batch.index.clear();
+    };
+    std::uint64_t i = 0;
+    space.for_each([&](const moe::PlanPoint& p) {
+        const Pick pick = select(i);
+        if (pick == Pick::stop) return false;
+        if (pick == Pick::take) {
+            batch.points.push_back(p);
+            batch.index.push_back(i);
+            if (batch.points.size() == batch_size) flush();
+        }
+        ++i;
+        return true;
+    });
+    if (!batch.points.empty()) flush();
+}
+
+// Standard output through a 1 MiB buffer.
+class Stdout {
+public:
+    std::string& text() { return buf_; }
+    void maybe_flush() {
+        if (buf_.size() >= (1u << 20)) flush();
+    }
+    void flush() {
+        if (interrupted()) throw Interrupted();
+        std::fwrite(buf_.data(), 1, buf_.size(), stdout);
+        buf_.clear();
+    }
+
+private:
+    std::string buf_;
+};
+
+// A JSON row as an element of a top-level array: json::dump(2)'s own layout at that depth.
+std::string indented(const json& row) {
+    std::string t = row.dump(2);
+    std::string out = "    ";
+    for (char c : t) {
+        out += c;
+        if (c == '\n') out += "    ";
+    }
+    return out;
+}
 
 }  // namespace
 
@@ -229,42 +301,45 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
     if (o.engine_given) base.runtime.engine = moe::engine_kind_of(req.engine);
     else req.engine = moe::serving_engine_of(base.runtime.engine);
     if (!o.space_file.empty()) {
-        const json j = parse_json(read_file(o.space_file), o.space_file);
+        const json j = parse_json(read_file(o.space_file), o.space_file, "space");
         moe::Issues issues;
-        if (!moe::plan_space_from_json(j, req.space, issues))
-            throw UsageError("--space " + o.space_file + ": " + join_issues(issues));
+        if (!moe::plan_space_from_json(j, req.space, issues)) throw UsageError(issue_lines(issues, "--space " + o.space_file + ": "));
     }
     moe::Issues issues;
-    const std::vector<moe::PlanPoint> points = moe::enumerate_plan(base, req, issues);
-    if (!issues.empty()) throw UsageError((issues[0].path == "gpus" ? "--gpus: " : "") + join_issues(issues));
+    moe::PlanEnumerator space;
+    if (!space.start(base, req, issues))
+        throw UsageError(issue_lines(issues, issues[0].path == "gpus" ? "--gpus: " : ""));
 
-    // The search: chunks of points on every core; results land at their point's index, so the output does not
-    // depend on the number of threads.
-    const moe::Tables& tables = moe::builtin_tables();
-    std::vector<moe::PointResult> results(points.size());
-    const std::size_t chunks = (points.size() + kChunk - 1) / kChunk;
-    parallel_chunks(chunks, resolve_threads(o.threads), [&](std::size_t c) {
-        if (interrupted()) throw Interrupted();
-        const std::size_t begin = c * kChunk, end = std::min(points.size(), begin + kChunk);
-        moe::evaluate_plan_range(base, points, begin, end, tables, results.data() + begin);
+    // The search: the front and the counts, the points streamed through (memory: one batch and the front).
+    const int threads = resolve_threads(o.threads);
+    moe::PlanFront front(req.sla);
+    stream_plan(space, base, threads, [](std::uint64_t) { return Pick::take; }, [&](const Batch& b) {
+        for (std::size_t k = 0; k < b.points.size(); ++k) front.add(b.index[k], b.points[k], b.results[k]);
     });
-    const moe::PlanSummary sum = moe::summarize_plan(points, results, req.sla);
-
-    std::vector<Row> rows;
-    std::vector<int> rank(points.size(), 0);
-    for (std::size_t i = 0; i < sum.front.size(); ++i) {
-        rows.push_back({sum.front[i], int(i + 1), "front"});
-        rank[sum.front[i]] = int(i + 1);
-    }
-    if (o.all)
-        for (std::size_t i = 0; i < points.size(); ++i)
-            if (rank[i] == 0)
-                rows.push_back({i, 0, sum.verdicts[i] == moe::Verdict::candidate ? "dominated" : moe::verdict_name(sum.verdicts[i])});
+    front.finish();
+    const std::uint64_t on_front = front.rows().size();
 
     PlanOptions opts = o;
     opts.request.engine = req.engine;  // the plan's engine (above), for the preamble and the launch commands
-    PlanWriter writer(base, opts, points, results, sum);
-    std::string out;
+    PlanWriter writer(base, opts, front);
+    // (the CSV's summary goes to stderr before the first row, as it always has)
+    if (o.format == "csv") std::fprintf(stderr, "%s", ("plan: " + writer.summary_table()).c_str());
+    // --all: every point not on the front, in the space's order, from a second walk (the front must be known
+    // before the first of them is printed); only the points of this shard's rows are evaluated again.
+    auto others = [&](std::uint64_t first, std::uint64_t last, auto&& render) {
+        std::uint64_t other = 0;
+        stream_plan(space, base, threads, [&](std::uint64_t i) {
+            if (front.on_front(i)) return Pick::skip;
+            const std::uint64_t k = other++;
+            return k < first ? Pick::skip : k >= last ? Pick::stop : Pick::take;
+        }, [&](const Batch& b) {
+            for (std::size_t k = 0; k < b.points.size(); ++k) {
+                const moe::Verdict v = moe::judge(b.results[k], req.sla);
+                render(Row{b.points[k], b.results[k], 0, v == moe::Verdict::candidate ? "dominated" : moe::verdict_name(v)});
+            }
+        });
+    };
+    Stdout out;
     if (o.format == "json") {
         json j = {{"model", base.model.name},
                   {"hardware", base.gpu.name},
@@ -273,26 +348,52 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
                   {"sla", {{"ttft_ms", req.sla.ttft_ms > 0 ? json(req.sla.ttft_ms) : json()},
                            {"tpot_ms", req.sla.tpot_ms > 0 ? json(req.sla.tpot_ms) : json()},
                            {"min_tokens_per_s_per_user", req.sla.min_tokens_per_s_per_user > 0 ? json(req.sla.min_tokens_per_s_per_user) : json()}}},
-                  {"space", moe::plan_space_to_json(moe::resolve_space(base, req))},
+                  {"space", moe::plan_space_to_json(space.space())},
                   {"counts", writer.counts_json()}};
-        json front = json::array(), others = json::array();
-        for (const Row& r : rows) (r.rank > 0 ? front : others).push_back(writer.json_row(r));
-        j["front"] = front;
-        if (o.all) j["others"] = others;
-        out = j.dump(2) + "\n";
-    } else {
-        const auto [begin, end] = o.shard.range(rows.size());
-        const bool csv = o.format == "csv";
-        if (o.shard.first()) out += csv ? PlanWriter::csv_header() : writer.preamble_table();
-        for (std::uint64_t i = begin; i < end; ++i) {
-            if (interrupted()) throw Interrupted();
-            if (csv) writer.csv_row(rows[i], out);
-            else writer.table_row(rows[i], out);
+        json rows = json::array();
+        for (std::size_t i = 0; i < front.rows().size(); ++i) {
+            const moe::PlanFront::Row& f = front.rows()[i];
+            rows.push_back(writer.json_row(Row{f.point, f.result, int(i + 1), "front"}));
         }
-        if (!csv && o.shard.last()) out += writer.summary_table();
-        if (csv) std::fprintf(stderr, "%s", ("plan: " + writer.summary_table()).c_str());
+        j["front"] = std::move(rows);
+        // "others" streams: the document is written around it (keys in nlohmann's order; after "others" come only
+        // "sla" and "space", which hold no user text, so the placeholder is found from the end).
+        constexpr const char* kPlaceholder = "\"@@others@@\"";
+        if (o.all) j["others"] = "@@others@@";
+        const std::string doc = j.dump(2) + "\n";
+        const std::size_t at = o.all ? doc.rfind(kPlaceholder) : std::string::npos;
+        if (at == std::string::npos) {
+            out.text() = doc;
+        } else {
+            out.text() = doc.substr(0, at) + "[";
+            bool any = false;
+            others(0, UINT64_MAX, [&](const Row& row) {
+                out.text() += any ? ",\n" : "\n";
+                out.text() += indented(writer.json_row(row));
+                any = true;
+                out.maybe_flush();
+            });
+            out.text() += any ? "\n  ]" : "]";
+            out.text() += doc.substr(at + std::strlen(kPlaceholder));
+        }
+    } else {
+        const std::uint64_t total = o.all ? front.points() : on_front;
+        const auto [begin, end] = o.shard.range(total);
+        const bool csv = o.format == "csv";
+        auto write = [&](const Row& row) {
+            if (csv) writer.csv_row(row, out.text());
+            else writer.table_row(row, out.text());
+            out.maybe_flush();
+        };
+        if (o.shard.first()) out.text() += csv ? PlanWriter::csv_header() : writer.preamble_table();
+        for (std::uint64_t i = begin; i < std::min(end, on_front); ++i) {
+            const moe::PlanFront::Row& f = front.rows()[i];
+            write(Row{f.point, f.result, int(i + 1), "front"});
+        }
+        if (o.all && end > on_front) others(std::max(begin, on_front) - on_front, end - on_front, write);
+        if (!csv && o.shard.last()) out.text() += writer.summary_table();
     }
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    out.flush();
     std::fflush(stdout);
     return 0;
 }

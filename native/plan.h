@@ -9,7 +9,8 @@
 // invalid). Each front row carries its page link and the chosen engine's launch command. Table and CSV have a
 // preamble (shard 1 only), one block per row, and a summary (the last shard only), so --shard K/N outputs
 // concatenate to the unsharded output byte for byte. The search runs on --threads cores; the output does not
-// depend on their number.
+// depend on their number. Memory does not grow with the space: the points stream through batches into the
+// counts and the front (moe::PlanEnumerator, moe::PlanFront); --all walks the space again and streams its rows.
 #pragma once
 #include <string>
 

@@ -58,7 +58,7 @@ Axis parse_axis(const std::string& spec, const moe::Scenario& base, const moe::C
     std::string text;
     check_length(spec, "--axis");
     if (!split_assignment(spec, axis.path, text))
-        throw UsageError("--axis '" + spec + "': expected PATH=VALUES, e.g. --axis workload.batch=1:256:x2");
+        throw UsageError("--axis '" + shown(spec) + "': expected PATH=VALUES, e.g. --axis workload.batch=1:256:x2");
     axis.field = require_field(axis.path, "--axis");
     axis.numeric = axis.field && is_numeric_field(*axis.field);
     std::vector<AxisValue> values;
@@ -70,12 +70,12 @@ Axis parse_axis(const std::string& spec, const moe::Scenario& base, const moe::C
     for (const AxisValue& v : values) {
         if (axis.numeric) {
             if (!moe::set_path_number(scratch, *axis.field, v.number, issues))
-                throw UsageError("--axis " + axis.path + "=" + v.text + ": " + join_issues(issues));
+                throw UsageError(issue_lines(issues, "--axis " + axis.path + "=" + shown(v.text) + ": "));
             axis.numbers.push_back(v.number);
         } else {
             json value = field_value(axis.field, axis.path, v.text, "", catalog, "--axis");
             if (!moe::set_path(scratch, axis.path, value, catalog, issues))
-                throw UsageError("--axis " + axis.path + "=" + v.text + ": " + join_issues(issues));
+                throw UsageError(issue_lines(issues, "--axis " + axis.path + "=" + shown(v.text) + ": "));
             axis.values.push_back(std::move(value));
         }
         axis.cells.push_back(csv_cell(v.text));
@@ -94,9 +94,9 @@ std::vector<const moe::Column*> select_columns(const std::string& list) {
     if (!parse_values(list, false, names, error)) throw UsageError("--columns: " + error);
     for (const AxisValue& n : names) {
         const moe::Column* c = moe::find_column(n.text);
-        if (!c) throw UsageError("--columns: unknown column '" + n.text + "' (moe-roofline presets columns lists them)");
+        if (!c) throw UsageError("--columns: unknown column '" + shown(n.text) + "' (moe-roofline presets columns lists them)");
         for (const moe::Column* seen : columns)
-            if (seen == c) throw UsageError("--columns: " + n.text + " given twice");
+            if (seen == c) throw UsageError("--columns: " + shown(n.text) + " given twice");
         columns.push_back(c);
     }
     // An invalid point must never be silent: status and error always end the row.

@@ -7,13 +7,16 @@
 #include <cmath>
 #include <system_error>
 
+#include "core/base/json_text.h"
+
 namespace cli {
 
 namespace {
 
 constexpr double kRelTol = 1e-9;
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+// (cut to its first few dozen characters: an item may be 64 KiB long)
+std::string quoted(std::string_view s) { return "'" + moe::message_text(s, 48) + "'"; }
 
 // Splits at ':'; returns the number of parts (up to 4, the 4th meaning "too many").
 int split_colons(std::string_view item, std::string_view parts[4]) {

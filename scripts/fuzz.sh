@@ -14,7 +14,7 @@ jobs=${JOBS:-2}
 per_target=${SECONDS_PER_TARGET:-30}
 runs=${RUNS:-}
 targets=("$@")
-((${#targets[@]})) || targets=(scenario hf_config fragment csv)
+((${#targets[@]})) || targets=(scenario hf_config fragment csv plan)
 
 if ! command -v clang++ >/dev/null; then echo "fuzz: clang++ is missing (scripts/setup.sh installs it)" >&2; exit 1; fi
 log=$root/build-fuzz/build.log

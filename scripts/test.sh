@@ -33,7 +33,7 @@ stage "native: ctest" ctest --test-dir build-native -j"$jobs"
 
 # Issue 8: the same native tests under ASan + UBSan (build-asan/), then each libFuzzer target for 20 s (build-fuzz/).
 stage "sanitizers: ASan + UBSan build and ctest" bash scripts/sanitize.sh
-stage "fuzz: 4 targets x 20 s" env SECONDS_PER_TARGET="${FUZZ_SECONDS:-20}" bash scripts/fuzz.sh
+stage "fuzz: 5 targets x 20 s" env SECONDS_PER_TARGET="${FUZZ_SECONDS:-20}" bash scripts/fuzz.sh
 
 stage "web: configure" emcmake cmake -S . -B build-web -DMOE_CLI="$root/build-native/moe-roofline" -DMOE_WERROR=ON \
   --log-level=WARNING

@@ -179,7 +179,12 @@ bool apply_model_config(AppState& st, std::string_view text) {
         st.config_errors.push_back("nested deeper than 64 levels: not a config.json");
         return false;
     }
-    nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    nlohmann::json j;
+    moe::JsonTextError bad;
+    if (!moe::parse_json_text(text, j, bad) && bad.number_out_of_range) {  // 1e999: say where, as the CLI does
+        st.config_errors.push_back(clip(bad.message));
+        return false;
+    }
     if (j.is_discarded() || !j.is_object()) {
         st.config_errors.push_back("not a JSON object: paste the whole config.json");
         return false;
@@ -215,7 +220,13 @@ std::string load_user_json(AppState& st, std::string_view text, const std::strin
         st.notice_details.clear();
         return "";
     }
-    nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+    nlohmann::json j;
+    moe::JsonTextError bad;
+    if (!moe::parse_json_text(text, j, bad) && bad.number_out_of_range) {
+        st.notice = "The " + origin + " has a number out of range: " + clip(bad.message);
+        st.notice_details.clear();
+        return "";
+    }
     if (j.is_discarded() || !j.is_object()) {
         st.notice = "The " + origin + " is not a JSON object: expected a scenario or an HF config.json.";
         st.notice_details.clear();

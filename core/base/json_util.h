@@ -54,34 +54,6 @@ inline int json_depth(const json& j, int limit, int depth = 0) {
     return best;
 }
 
-// Where JSON text stops being JSON, in nlohmann's words ("line 1, column 2: syntax error while parsing value - invalid
-// literal; last read: 'no'"), found without exceptions by a SAX pass that only records the error. For the message of
-// text that json::parse(text, nullptr, false) discarded.
-inline std::string json_error(std::string_view text) {
-    struct ErrorOnly : nlohmann::json_sax<json> {
-        std::string what = "not valid JSON";
-        bool null() override { return true; }
-        bool boolean(bool) override { return true; }
-        bool number_integer(number_integer_t) override { return true; }
-        bool number_unsigned(number_unsigned_t) override { return true; }
-        bool number_float(number_float_t, const string_t&) override { return true; }
-        bool string(string_t&) override { return true; }
-        bool binary(binary_t&) override { return true; }
-        bool start_object(std::size_t) override { return true; }
-        bool key(string_t&) override { return true; }
-        bool end_object() override { return true; }
-        bool start_array(std::size_t) override { return true; }
-        bool end_array() override { return true; }
-        bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
-            what = ex.what();
-            return false;
-        }
-    } sax;
-    json::sax_parse(text.begin(), text.end(), &sax);
-    const std::size_t at = sax.what.find("parse error at ");  // "[json.exception.parse_error.101] parse error at line..."
-    return shown_text(at == std::string::npos ? sax.what : sax.what.substr(at + 15), 160);
-}
-
 // Reads a numeric key. Missing: `fallback` (or an error when required). Wrong type, not finite, out of range, or
 // (for `whole`) not a whole number: an error naming the key's path.
 inline double read_number(const json& obj, const char* key, const std::string& path, Issues& errors, double fallback,

@@ -103,6 +103,28 @@ bool read_strings(const json& v, const std::string& path, std::vector<std::strin
 
 json dtype_sel_json(const DtypeSel& d) { return d.is_auto ? "auto" : dtype_name(d.value); }
 
+// Drops the values equal to an earlier one, keeping the order. Quadratic in the distinct values: fine for formats,
+// backends and modes (a handful); integer lists (a --space of a million distinct batches) go through a sorted copy.
+template <class T, class Eq>
+void unique_in_order(std::vector<T>& v, Eq eq) {
+    std::vector<T> out;
+    for (const T& x : v)
+        if (std::none_of(out.begin(), out.end(), [&](const T& y) { return eq(x, y); })) out.push_back(x);
+    v = std::move(out);
+}
+void unique_in_order(std::vector<int>& v) {
+    std::vector<std::pair<int, std::size_t>> sorted;  // (value, first place)
+    for (std::size_t i = 0; i < v.size(); ++i) sorted.push_back({v[i], i});
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<bool> keep(v.size(), false);
+    for (std::size_t i = 0; i < sorted.size(); ++i)
+        if (i == 0 || sorted[i].first != sorted[i - 1].first) keep[sorted[i].second] = true;
+    std::vector<int> out;
+    for (std::size_t i = 0; i < v.size(); ++i)
+        if (keep[i]) out.push_back(v[i]);
+    v = std::move(out);
+}
+
 }  // namespace
 
 bool plan_space_from_json(const json& j, PlanSpace& space, Issues& errors) {
@@ -278,6 +300,14 @@ PlanSpace resolve_space(const Scenario& base, const PlanRequest& req) {
     }
     if (s.prefill_workers.empty()) s.prefill_workers = {1, 2, 3, 4, 5, 6, 7, 8};
     if (s.decode_workers.empty()) s.decode_workers = {1, 2, 3, 4, 5, 6, 7, 8};
+    // A repeated value would repeat points (a --space list of 100,000 equal batches multiplied the work by as much).
+    for (std::vector<int>* v : {&s.tp, &s.dp, &s.ep, &s.pp, &s.batch, &s.mtp_draft_tokens, &s.two_batch_overlap,
+                                &s.prefill_workers, &s.decode_workers})
+        unique_in_order(*v);
+    for (std::vector<DtypeSel>* v : {&s.weights, &s.kv_cache})
+        unique_in_order(*v, [](const DtypeSel& a, const DtypeSel& b) { return a.is_auto == b.is_auto && a.value == b.value; });
+    unique_in_order(s.a2a_backend, [](A2ABackend a, A2ABackend b) { return a == b; });
+    unique_in_order(s.mode, [](PlanMode a, PlanMode b) { return a == b; });
     return s;
 }
 
@@ -312,11 +342,7 @@ bool engine_ok(ServingEngine e, const PlanPoint& p) {
 
 namespace {
 
-// A prefill worker's layout for disaggregated points (pipeline 1).
-struct PrefillLayout {
-    int tp = 1, dp = 1, ep = 1;
-    int world() const { return tp * dp; }
-};
+using PrefillLayout = PlanEnumerator::PrefillLayout;
 
 bool prefill_engine_ok(ServingEngine e, const PrefillLayout& l, const PlanPoint& p) {
     PlanPoint q = p;
@@ -377,108 +403,245 @@ std::vector<PrefillLayout> choose_prefill_layouts(const Scenario& base, const Pl
 
 bool contains_mode(const std::vector<PlanMode>& v, PlanMode m) { return std::find(v.begin(), v.end(), m) != v.end(); }
 
+// Counts that cannot wrap: a space's size is a product of list lengths (saturates at the largest uint64).
+std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) { return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+
+std::string thousands(std::uint64_t n) {
+    std::string t = std::to_string(n);
+    for (int i = int(t.size()) - 3; i > 0; i -= 3) t.insert(std::size_t(i), ",");
+    return t;
+}
+
+const std::vector<A2ABackend> kNoBackend = {A2ABackend::auto_};
+const std::vector<int> kNoOverlap = {0};
+
 }  // namespace
 
-std::vector<PlanPoint> enumerate_plan(const Scenario& base, const PlanRequest& req, Issues& errors, const Tables& tables) {
-    std::vector<PlanPoint> out;
+// ---- [SECTION] enumeration ----------------------------------------------------------------------------------
+const std::vector<int>& PlanEnumerator::divisors_of(int n) const {
+    // Every world, stage and tp*dp of the walk divides the budget: their divisors were listed by start().
+    for (const auto& [d, list] : divisors_)
+        if (d == n) return list;
+    static const std::vector<int> none;
+    return none;
+}
+
+// Every decode (or aggregated) layout of `world` GPUs the space allows, in the fixed order.
+template <class F>
+void PlanEnumerator::each_layout(int world, F&& f) const {
+    const PlanSpace& s = space_;
+    for (int pp : s.pp) {
+        if (world % pp != 0) continue;
+        const int stage = world / pp;
+        const std::vector<int>& stage_divisors = divisors_of(stage);
+        for (int tp : stage_divisors) {
+            const int dp = stage / tp;
+            if ((!s.tp.empty() && !contains(s.tp, tp)) || (!s.dp.empty() && !contains(s.dp, dp))) continue;
+            for (int ep : stage_divisors) {  // the divisors of tp * dp
+                if (!s.ep.empty() && !contains(s.ep, ep)) continue;
+                if (!layout_ok(base_, tp, dp, ep, pp)) continue;
+                f(tp, dp, ep, pp);
+            }
+        }
+    }
+}
+
+// The options of a layout: formats, MTP, and (only where tokens move between expert ranks) overlap and backend.
+// f(point, formats index) for each; the point's batch and pools are the caller's.
+template <class F>
+void PlanEnumerator::each_option(PlanPoint p, F&& f) const {
+    const PlanSpace& s = space_;
+    const std::vector<A2ABackend>& backends = p.ep > 1 ? s.a2a_backend : kNoBackend;
+    const std::vector<int>& tbos = p.ep > 1 ? s.two_batch_overlap : kNoOverlap;
+    for (std::size_t wi = 0; wi < s.weights.size(); ++wi)
+        for (std::size_t ki = 0; ki < s.kv_cache.size(); ++ki)
+            for (int mtp : s.mtp_draft_tokens) {
+                if (mtp > 0 && base_.model.mtp_layers == 0) continue;
+                for (int tbo : tbos)
+                    for (A2ABackend a2a : backends) {
+                        p.mtp = std::uint8_t(mtp);
+                        p.weights = s.weights[wi], p.kv_cache = s.kv_cache[ki];
+                        p.two_batch_overlap = tbo != 0;
+                        p.a2a = a2a;
+                        if (!engine_ok(req_.engine, p)) continue;
+                        if (!f(p, wi * s.kv_cache.size() + ki)) return;
+                    }
+            }
+}
+
+// Worker-count pairs (prefill, decode) whose replica of prefill_world and decode_world GPUs per worker divides the
+// budget and fits the replica limits.
+std::uint64_t PlanEnumerator::worker_pairs(int prefill_world, int decode_world) const {
+    for (const auto& [key, n] : pairs_)
+        if (key.first == prefill_world && key.second == decode_world) return n;
+    const PlanSpace& s = space_;
+    std::uint64_t n = 0;
+    for (int np : s.prefill_workers)
+        for (int nd : s.decode_workers) {
+            const int total = np * prefill_world + nd * decode_world;
+            if (req_.gpus % total == 0 && total >= s.min_gpus_per_replica && total <= s.max_gpus_per_replica) ++n;
+        }
+    pairs_.push_back({{prefill_world, decode_world}, n});
+    return n;
+}
+
+bool PlanEnumerator::start(const Scenario& base, const PlanRequest& req, Issues& errors, const Tables& tables) {
+    *this = PlanEnumerator();
     if (req.gpus < 1 || req.gpus > 65536) {
         errors.push_back({"gpus", std::to_string(req.gpus) + " is out of range [1, 65536]"});
-        return out;
+        return false;
     }
-    const PlanSpace s = resolve_space(base, req);
+    base_ = base;
+    req_ = req;
+    space_ = resolve_space(base, req);
+    const PlanSpace& s = space_;
     const bool disaggregated = contains_mode(s.mode, PlanMode::disaggregated);
     if (disaggregated && base.serving.mode == ServingMode::off) {
         errors.push_back({"space.mode", "disaggregated plans need the serving layer: set serving.mode in the scenario"});
-        return out;
+        return false;
     }
-    const std::vector<A2ABackend> no_backend = {A2ABackend::auto_};
-    const std::vector<int> no_tbo = {0};
-    // Every decode (or aggregated) layout of `world` GPUs the space allows, in the fixed order.
-    auto layouts = [&](int world, auto&& each) {
-        for (int pp : s.pp) {
-            if (world % pp != 0) continue;
-            const int stage = world / pp;
-            for (int tp : divisors(stage)) {
-                const int dp = stage / tp;
-                if ((!s.tp.empty() && !contains(s.tp, tp)) || (!s.dp.empty() && !contains(s.dp, dp))) continue;
-                for (int ep : divisors(tp * dp)) {
-                    if (!s.ep.empty() && !contains(s.ep, ep)) continue;
-                    if (!layout_ok(base, tp, dp, ep, pp)) continue;
-                    each(tp, dp, ep, pp);
-                }
+    const std::vector<int> all = divisors(req.gpus);
+    for (int d : all) {
+        std::vector<int> own;
+        for (int x : all)
+            if (d % x == 0) own.push_back(x);
+        divisors_.emplace_back(d, std::move(own));
+    }
+    // The size, by multiplying, never by listing: per layout, the overlap and backend pairs the engine takes, times
+    // the formats, MTP values and batches (and for disaggregated points the prefill choices and worker counts).
+    const std::uint64_t batches = s.batch.size();
+    std::uint64_t mtps = 0;
+    for (int mtp : s.mtp_draft_tokens) mtps += mtp == 0 || base.model.mtp_layers > 0;
+    auto each_overlap_backend = [&](PlanPoint p, auto&& f) {
+        for (int tbo : p.ep > 1 ? s.two_batch_overlap : kNoOverlap)
+            for (A2ABackend a2a : p.ep > 1 ? s.a2a_backend : kNoBackend) {
+                p.two_batch_overlap = tbo != 0;
+                p.a2a = a2a;
+                if (engine_ok(req.engine, p)) f(p);
             }
-        }
-    };
-    // The options of a layout: formats, MTP, and (only where tokens move between expert ranks) overlap and backend.
-    auto options = [&](PlanPoint p, auto&& each) {
-        const std::vector<A2ABackend>& backends = p.ep > 1 ? s.a2a_backend : no_backend;
-        const std::vector<int>& tbos = p.ep > 1 ? s.two_batch_overlap : no_tbo;
-        for (std::size_t wi = 0; wi < s.weights.size(); ++wi)
-            for (std::size_t ki = 0; ki < s.kv_cache.size(); ++ki)
-                for (int mtp : s.mtp_draft_tokens) {
-                    if (mtp > 0 && base.model.mtp_layers == 0) continue;
-                    for (int tbo : tbos)
-                        for (A2ABackend a2a : backends) {
-                            p.mtp = std::uint8_t(mtp);
-                            p.weights = s.weights[wi], p.kv_cache = s.kv_cache[ki];
-                            p.two_batch_overlap = tbo != 0;
-                            p.a2a = a2a;
-                            if (!engine_ok(req.engine, p)) continue;
-                            each(p, wi * s.kv_cache.size() + ki);
-                        }
-                }
     };
     if (contains_mode(s.mode, PlanMode::aggregated)) {
-        for (int world : divisors(req.gpus)) {
+        for (int world : all) {
             if (world < s.min_gpus_per_replica || world > s.max_gpus_per_replica) continue;
-            layouts(world, [&](int tp, int dp, int ep, int pp) {
+            each_layout(world, [&](int tp, int dp, int ep, int pp) {
                 PlanPoint p;
                 p.tp = tp, p.dp = dp, p.ep = ep, p.pp = pp;
-                p.replicas = req.gpus / world;
-                options(p, [&](PlanPoint q, std::size_t) {
-                    for (int b : s.batch) {
-                        q.batch = b;
-                        out.push_back(q);
-                    }
-                });
+                std::uint64_t pairs = 0;
+                each_overlap_backend(p, [&](const PlanPoint&) { ++pairs; });
+                const std::uint64_t per_batch = sat_mul(sat_mul(pairs, s.weights.size() * s.kv_cache.size()), mtps);
+                aggregated_ = sat_add(aggregated_, sat_mul(per_batch, batches));
+                ++layouts_;
             });
         }
     }
     if (disaggregated) {
-        // The prefill layouts per (weights, KV) pair, then decode layouts with every prefill choice and every
-        // worker count pair whose GPUs divide the budget; prefill choice and worker counts innermost, so points
-        // that share a decode pool are evaluated one after another (evaluate_plan_range reuses its steps).
-        std::vector<std::vector<PrefillLayout>> prefill;
         for (const DtypeSel& w : s.weights)
-            for (const DtypeSel& kv : s.kv_cache) prefill.push_back(choose_prefill_layouts(base, req, s, w, kv, tables));
-        for (int wd : divisors(req.gpus)) {
+            for (const DtypeSel& kv : s.kv_cache) prefill_.push_back(choose_prefill_layouts(base, req, s, w, kv, tables));
+        for (int wd : all) {
             if (2 * wd > req.gpus || wd + 1 > s.max_gpus_per_replica) continue;
-            layouts(wd, [&](int tp, int dp, int ep, int pp) {
+            each_layout(wd, [&](int tp, int dp, int ep, int pp) {
                 PlanPoint p;
                 p.tp = tp, p.dp = dp, p.ep = ep, p.pp = pp;
                 p.mode = PlanMode::disaggregated;
-                options(p, [&](PlanPoint q, std::size_t formats) {
-                    for (int b : s.batch) {
-                        q.batch = b;
-                        for (const PrefillLayout& l : prefill[formats]) {
-                            if (!prefill_engine_ok(req.engine, l, q)) continue;
-                            q.prefill_tp = std::int16_t(l.tp), q.prefill_dp = std::int16_t(l.dp), q.prefill_ep = std::int16_t(l.ep);
-                            for (int np : s.prefill_workers)
-                                for (int nd : s.decode_workers) {
-                                    const int total = np * l.world() + nd * wd;
-                                    if (req.gpus % total != 0 || total < s.min_gpus_per_replica || total > s.max_gpus_per_replica) continue;
-                                    q.prefill_workers = std::int16_t(np), q.decode_workers = std::int16_t(nd);
-                                    q.replicas = req.gpus / total;
-                                    out.push_back(q);
-                                }
-                        }
-                    }
+                ++layouts_;
+                each_overlap_backend(p, [&](const PlanPoint& q) {
+                    std::uint64_t pools = 0;  // over the formats: prefill choices x worker pairs
+                    for (const std::vector<PrefillLayout>& choices : prefill_)
+                        for (const PrefillLayout& l : choices)
+                            if (prefill_engine_ok(req.engine, l, q)) pools = sat_add(pools, worker_pairs(l.world(), wd));
+                    disaggregated_ = sat_add(disaggregated_, sat_mul(sat_mul(pools, mtps), batches));
                 });
             });
         }
     }
-    return out;
+    if (size() > req.max_points) {
+        // (at most ~290 characters with every count at its largest)
+        errors.push_back({"space", thousands(size()) + " points (" + thousands(layouts_) + " layouts x " + thousands(batches) +
+                                       " batches x options: " + thousands(aggregated_) + " aggregated, " +
+                                       thousands(disaggregated_) + " disaggregated) exceed the limit of " +
+                                       thousands(req.max_points) +
+                                       "; narrow --space (batch, tp, dp, ep, pp, mode, prefill_workers, decode_workers, "
+                                       "max_gpus_per_replica) or --gpus"});
+        return false;
+    }
+    started_ = true;
+    return true;
 }
 
+bool PlanEnumerator::for_each(const std::function<bool(const PlanPoint&)>& each) const {
+    if (!started_) return true;
+    const PlanSpace& s = space_;
+    const int gpus = req_.gpus;
+    bool go = true;
+    if (contains_mode(s.mode, PlanMode::aggregated)) {
+        for (const auto& entry : divisors_) {  // (no structured binding: a lambda below uses it, C++17)
+            const int world = entry.first;
+            if (!go) return false;
+            if (world < s.min_gpus_per_replica || world > s.max_gpus_per_replica) continue;
+            each_layout(world, [&](int tp, int dp, int ep, int pp) {
+                if (!go) return;
+                PlanPoint p;
+                p.tp = tp, p.dp = dp, p.ep = ep, p.pp = pp;
+                p.replicas = gpus / world;
+                each_option(p, [&](PlanPoint q, std::size_t) {
+                    for (int b : s.batch) {
+                        q.batch = b;
+                        if (!(go = each(q))) return false;
+                    }
+                    return true;
+                });
+            });
+        }
+    }
+    if (!go) return false;
+    if (contains_mode(s.mode, PlanMode::disaggregated)) {
+        // Decode layouts with every prefill choice and every worker count pair whose GPUs divide the budget; prefill
+        // choice and worker counts innermost, so points that share a decode pool are evaluated one after another
+        // (evaluate_plan_range reuses its steps).
+        for (const auto& entry : divisors_) {
+            const int wd = entry.first;
+            if (!go) return false;
+            if (2 * wd > gpus || wd + 1 > s.max_gpus_per_replica) continue;
+            each_layout(wd, [&](int tp, int dp, int ep, int pp) {
+                if (!go) return;
+                PlanPoint p;
+                p.tp = tp, p.dp = dp, p.ep = ep, p.pp = pp;
+                p.mode = PlanMode::disaggregated;
+                each_option(p, [&](PlanPoint q, std::size_t formats) {
+                    for (int b : s.batch) {
+                        q.batch = b;
+                        for (const PrefillLayout& l : prefill_[formats]) {
+                            if (!prefill_engine_ok(req_.engine, l, q)) continue;
+                            q.prefill_tp = std::int16_t(l.tp), q.prefill_dp = std::int16_t(l.dp), q.prefill_ep = std::int16_t(l.ep);
+                            for (int np : s.prefill_workers)
+                                for (int nd : s.decode_workers) {
+                                    const int total = np * l.world() + nd * wd;
+                                    if (gpus % total != 0 || total < s.min_gpus_per_replica || total > s.max_gpus_per_replica) continue;
+                                    q.prefill_workers = std::int16_t(np), q.decode_workers = std::int16_t(nd);
+                                    q.replicas = gpus / total;
+                                    if (!(go = each(q))) return false;
+                                }
+                        }
+                    }
+                    return true;
+                });
+            });
+        }
+    }
+    return go;
+}
+
+std::vector<PlanPoint> enumerate_plan(const Scenario& base, const PlanRequest& req, Issues& errors, const Tables& tables) {
+    std::vector<PlanPoint> out;
+    PlanEnumerator space;
+    if (!space.start(base, req, errors, tables)) return out;
+    out.reserve(std::size_t(space.size()));
+    space.for_each([&](const PlanPoint& p) {
+        out.push_back(p);
+        return true;
+    });
+    return out;
+}
 
 }  // namespace moe

@@ -12,6 +12,13 @@
 //   moe::Scenario s = base;  moe::apply_point(s, pts[sum.front[0]]);         // the row's scenario: link, eval
 //   std::string cmd = moe::launch_command(s, pts[sum.front[0]], moe::ServingEngine::sglang);
 //
+// Without holding the points (the CLI: memory independent of the space's size): PlanEnumerator walks the same
+// points in the same order, and PlanFront keeps the counts and the front while results stream by:
+//   moe::PlanEnumerator space;  if (!space.start(base, req, errs)) ...;   // refuses more than req.max_points
+//   moe::PlanFront front(req.sla);  std::uint64_t i = 0;
+//   space.for_each([&](const moe::PlanPoint& p) { front.add(i++, p, evaluate(p)); return true; });
+//   front.rows() ...                                                        // == summarize_plan()'s front
+//
 // The objective comes from one function, evaluate_point(): the serving layer's TTFT, TPOT and tokens/s when the
 // base scenario turns it on (evaluate()), else the step-level model's (estimate(): prefill TTFT, decode TPOT and
 // tokens/s, memory fit). Pure, no I/O, no threads: the CLI splits evaluate_plan_range() across cores, the page across frames.
@@ -35,7 +42,9 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/scenario/scenario.h"
@@ -54,7 +63,8 @@ EngineKind engine_kind_of(ServingEngine e);
 
 enum class PlanMode : std::uint8_t { aggregated, disaggregated };
 
-// One point of the search space. Small and trivially copyable: a plan holds one per point.
+// One point of the search space. Small and trivially copyable: PlanSearch (the page) holds one per point, the
+// CLI a batch of them.
 struct PlanPoint {
     int tp = 1, dp = 1, ep = 1, pp = 1;
     int batch = 1;                 // decode sequences per attention-DP rank (serving: concurrency = batch * dp)
@@ -105,14 +115,20 @@ struct Sla {
     double min_tokens_per_s_per_user = 0;
 };
 
+// The largest space a plan searches (about 2 to 5 minutes of one core at 1-3 us per point); a larger one is refused
+// with its size and how to narrow it.
+inline constexpr std::uint64_t kMaxPlanPoints = 100'000'000;
+
 struct PlanRequest {
     int gpus = 8;
     Sla sla;
     PlanSpace space;
     ServingEngine engine = ServingEngine::sglang;
+    std::uint64_t max_points = kMaxPlanPoints;  // a larger space is an issue naming "space"
 };
 
-// The space with its defaults filled in for this model, GPU and budget.
+// The space with its defaults filled in for this model, GPU and budget; every list without repeats (the first of
+// equal values kept, in order: a repeated value would only repeat points).
 PlanSpace resolve_space(const Scenario& base, const PlanRequest& req);
 // Every point of the resolved space, in a fixed order: replica size ascending, then pp, tp, ep, weights, KV, MTP,
 // two-batch overlap, backend, and batch innermost. Layouts the model or engine cannot run are left out (the engine's
@@ -121,6 +137,42 @@ PlanSpace resolve_space(const Scenario& base, const PlanRequest& req);
 // `tables`. Issues: bad budget, disaggregated without the serving layer.
 std::vector<PlanPoint> enumerate_plan(const Scenario& base, const PlanRequest& req, Issues& errors,
                                       const Tables& tables = builtin_tables());
+
+// The space as a walk: resolved and sized once (disaggregated points' prefill layouts chosen here), then its
+// points in enumerate_plan()'s order without storing them. size() multiplies instead of listing, so a huge space
+// is refused at once: start() fails with an issue naming "space" when it has more than req.max_points points.
+class PlanEnumerator {
+public:
+    // Issues: bad budget, disaggregated without the serving layer, a space over req.max_points.
+    bool start(const Scenario& base, const PlanRequest& req, Issues& errors, const Tables& tables = builtin_tables());
+    bool started() const { return started_; }
+    const PlanSpace& space() const { return space_; }      // resolved
+    std::uint64_t size() const { return aggregated_ + disaggregated_; }  // also after a refusal for the size
+    std::uint64_t aggregated_points() const { return aggregated_; }
+    std::uint64_t disaggregated_points() const { return disaggregated_; }
+    // Calls each(point) for every point in order, until it returns false; false when stopped early.
+    bool for_each(const std::function<bool(const PlanPoint&)>& each) const;
+
+    struct PrefillLayout {                   // a prefill worker's layout (pipeline 1)
+        int tp = 1, dp = 1, ep = 1;
+        int world() const { return tp * dp; }
+    };
+
+private:
+    template <class F> void each_layout(int world, F&& f) const;
+    template <class F> void each_option(PlanPoint p, F&& f) const;
+    std::uint64_t worker_pairs(int prefill_world, int decode_world) const;
+    const std::vector<int>& divisors_of(int n) const;
+
+    bool started_ = false;
+    Scenario base_;
+    PlanRequest req_;
+    PlanSpace space_;
+    std::vector<std::vector<PrefillLayout>> prefill_;  // per (weights, KV) pair
+    std::vector<std::pair<int, std::vector<int>>> divisors_;  // every divisor of the budget, with its own divisors
+    mutable std::vector<std::pair<std::pair<int, int>, std::uint64_t>> pairs_;  // worker_pairs() memo (sizing only)
+    std::uint64_t aggregated_ = 0, disaggregated_ = 0, layouts_ = 0;  // layouts: aggregated + decode pools'
+};
 
 // Sets the point's fields on a scenario (in place: no copies of the model). Phase "both" (TTFT and TPOT). With the
 // serving layer on, serving.mode follows the point (aggregated: concurrency = batch * dp; disaggregated: the pools).
@@ -155,6 +207,35 @@ std::string verdict_reason(const PointResult& r, const Sla& sla);
 // candidate; of exactly equal points only the first (lowest index) is kept. O(n log n), deterministic.
 std::vector<std::size_t> pareto_front(const std::vector<double>& per_gpu, const std::vector<double>& per_user,
                                       const std::vector<bool>& candidate);
+
+// The plan's counts and Pareto front while results stream by, keeping only the front's points: memory O(front),
+// not O(points). Points may come in any order and from any number of PlanFronts (merge()); the front is the one
+// summarize_plan() finds over the same points (not dominated by any candidate; of equal points the lowest index).
+class PlanFront {
+public:
+    explicit PlanFront(const Sla& sla = Sla()) : sla_(sla) {}
+    struct Row {
+        std::uint64_t index = 0;             // the point's place in the space's order
+        PlanPoint point;
+        PointResult result;
+    };
+    Verdict add(std::uint64_t index, const PlanPoint& p, const PointResult& r);   // counts it; returns its verdict
+    void merge(const PlanFront& other);
+    const std::vector<Row>& rows() const { return rows_; }  // best per GPU first (then per user, then index)
+    std::uint64_t count(Verdict v) const { return counts_[int(v)]; }
+    std::uint64_t points() const { return points_; }
+    // Is point `index` on the front? (binary search over the front's indices, sorted once by finish())
+    void finish();
+    bool on_front(std::uint64_t index) const;
+
+private:
+    void insert(const Row& row);
+    Sla sla_;
+    std::vector<Row> rows_;
+    std::vector<std::uint64_t> sorted_;
+    std::uint64_t counts_[6] = {};
+    std::uint64_t points_ = 0;
+};
 
 struct PlanSummary {
     std::vector<std::size_t> front;           // indices into the points, best first

@@ -74,6 +74,52 @@ std::vector<std::size_t> pareto_front(const std::vector<double>& per_gpu, const 
     return front;
 }
 
+// ---- PlanFront
+// The front is kept in its final order (per GPU descending, then per user descending, then index ascending), where
+// the per-user rate strictly rises: a point is dominated exactly when the row just before its place has at least
+// its per-user rate, and a new row dominates the run of rows right after it whose per-user rate it matches or beats.
+// (D(a, b): a has >= per GPU and >= per user, and is better in one or has the lower index. Transitive, so keeping
+// the undominated points of what came so far, in any order, ends with the undominated points of all of them.)
+void PlanFront::insert(const Row& row) {
+    const double g = row.result.output_tokens_per_s_per_gpu, u = row.result.tokens_per_s_per_user;
+    const auto before = [&](const Row& a) {  // does `a` come before `row` in the front's order?
+        const double ag = a.result.output_tokens_per_s_per_gpu, au = a.result.tokens_per_s_per_user;
+        if (ag != g) return ag > g;
+        if (au != u) return au > u;
+        return a.index < row.index;
+    };
+    const auto at = std::partition_point(rows_.begin(), rows_.end(), before);
+    if (at != rows_.begin() && std::prev(at)->result.tokens_per_s_per_user >= u) return;  // dominated
+    auto end = at;
+    while (end != rows_.end() && end->result.tokens_per_s_per_user <= u) ++end;
+    const std::ptrdiff_t place = at - rows_.begin();
+    rows_.erase(at, end);
+    rows_.insert(rows_.begin() + place, row);
+    sorted_.clear();
+}
+
+Verdict PlanFront::add(std::uint64_t index, const PlanPoint& p, const PointResult& r) {
+    const Verdict v = judge(r, sla_);
+    ++counts_[int(v)];
+    ++points_;
+    if (v == Verdict::candidate) insert({index, p, r});
+    return v;
+}
+
+void PlanFront::merge(const PlanFront& other) {
+    for (int v = 0; v < 6; ++v) counts_[v] += other.counts_[v];
+    points_ += other.points_;
+    for (const Row& row : other.rows_) insert(row);
+}
+
+void PlanFront::finish() {
+    sorted_.clear();
+    for (const Row& row : rows_) sorted_.push_back(row.index);
+    std::sort(sorted_.begin(), sorted_.end());
+}
+
+bool PlanFront::on_front(std::uint64_t index) const { return std::binary_search(sorted_.begin(), sorted_.end(), index); }
+
 PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vector<PointResult>& results, const Sla& sla) {
     PlanSummary sum;
     const std::size_t n = std::min(points.size(), results.size());

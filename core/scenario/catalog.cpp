@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/base/embedded.h"
+#include "core/base/json_text.h"
 #include "core/base/json_util.h"
 
 namespace moe {
@@ -44,9 +45,10 @@ bool Catalog::add(std::string_view kind, std::string_view id, std::string_view t
         errors.push_back({where, "larger than 4 MiB"});
         return false;
     }
-    json j = json::parse(text.begin(), text.end(), nullptr, false);
-    if (j.is_discarded()) {
-        errors.push_back({where, "not valid JSON: " + json_error(text)});
+    json j;
+    JsonTextError bad;
+    if (!parse_json_text(text, j, bad)) {
+        errors.push_back({where, (bad.number_out_of_range ? "" : "not valid JSON: ") + bad.message});
         return false;
     }
     if (!j.is_object()) {

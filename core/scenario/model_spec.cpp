@@ -225,8 +225,19 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
 
     m.model_type = read_str(c, "model_type", read_str(root, "model_type"));
     m.name = m.model_type;
-    std::string dtype_text = read_str(c, "torch_dtype", read_str(c, "dtype", read_str(root, "torch_dtype", "bfloat16")));
-    if (!parse_dtype(dtype_text, m.dtype)) m.dtype = Dtype::bf16;
+    // The checkpoint's dtype: torch_dtype (or the newer `dtype`), bfloat16 when absent. A value we do not know is an
+    // error naming its key (it used to be read as bf16: "float128" gave a bf16 model).
+    m.dtype = Dtype::bf16;
+    const json* dtype_obj = has(c, "torch_dtype") || has(c, "dtype") ? &c : has(root, "torch_dtype") ? &root : nullptr;
+    if (dtype_obj) {
+        const char* key = has(*dtype_obj, "torch_dtype") ? "torch_dtype" : "dtype";
+        const json& v = (*dtype_obj)[key];
+        const std::string where = (dtype_obj == &c ? path : path_in) + "." + key;
+        if (!v.is_string()) errors.push_back({where, "must be a string such as \"bfloat16\", got " + shown(v)});
+        else if (!parse_dtype(v.get_ref<const std::string&>(), m.dtype))
+            errors.push_back({where, "unknown dtype \"" + shown_text(v.get_ref<const std::string&>()) +
+                                         "\" (bfloat16, float16, float32, fp8, ...)"});
+    }
     if (m.dtype == Dtype::fp32) m.dtype = Dtype::bf16;  // served in 16-bit
 
     constexpr int kMaxDim = 1 << 20, kMaxLayers = 4096;
@@ -261,6 +272,11 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     } else {
         m.attn = (m.num_kv_heads == m.num_heads) ? AttnKind::mha : AttnKind::gqa;
         int fallback = (m.num_heads > 0 && m.hidden > 0) ? m.hidden / m.num_heads : 0;
+        // Without head_dim the width is hidden_size / heads, which must then be whole (Qwen3.5-27B's 5120 / 24 comes
+        // with its head_dim 256; Kimi-K3's 7168 / 96 is MLA, whose widths are its own keys).
+        if (!has(c, "head_dim") && fallback > 0 && m.hidden % m.num_heads != 0)
+            errors.push_back({path + ".hidden_size", std::to_string(m.hidden) + " is not divisible by " + std::to_string(m.num_heads) +
+                                                         " attention heads: give head_dim"});
         m.head_dim = read_int(c, "head_dim", path, errors, fallback, false, 1, 65536);
         if (m.head_dim <= 0 && errors.size() == errors_before)
             errors.push_back({path + ".head_dim", "cannot be derived: hidden_size smaller than num_attention_heads"});
@@ -288,9 +304,28 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
 
     // FFN / experts (every spelling seen in the wild)
     m.intermediate = read_int(c, "intermediate_size", path, errors, 0, false, 0, kMaxDim);
+    // The routed experts, under any of their spellings; two spellings must agree (GLM-5.2 gives two, equal), and a
+    // config that routes tokens (top-k, a *moe* model type) must have experts: 0 used to turn it dense silently.
     int experts = 0;
-    for (const char* key : {"n_routed_experts", "num_routed_experts", "num_experts", "num_local_experts"})
-        if (has(c, key)) { experts = read_int(c, key, path, errors, 0, false, 0, 1 << 16); break; }
+    const char* experts_key = nullptr;
+    for (const char* key : {"n_routed_experts", "num_routed_experts", "num_experts", "num_local_experts"}) {
+        if (!has(c, key)) continue;
+        const int n = read_int(c, key, path, errors, 0, false, 0, 1 << 16);
+        if (!experts_key) experts = n, experts_key = key;
+        else if (n != experts)
+            errors.push_back({path + "." + key, std::to_string(n) + " disagrees with " + experts_key + " = " + std::to_string(experts)});
+    }
+    if (experts_key && experts == 0) {
+        const char* routes = nullptr;
+        for (const char* key : {"num_experts_per_tok", "experts_per_token"}) {
+            auto it = c.find(key);
+            if (it != c.end() && is_number(*it) && it->get<double>() > 0) routes = key;
+        }
+        if (routes || m.model_type.find("moe") != std::string::npos)
+            errors.push_back({path + "." + experts_key, std::string("is 0 in a mixture-of-experts config (") +
+                                                            (routes ? std::string(routes) + " > 0" : "model_type \"" + shown_text(m.model_type) + "\"") +
+                                                            "): give the routed experts, or drop the MoE keys for a dense model"});
+    }
     m.num_experts = experts;
     const bool llama4 = m.model_type.rfind("llama4", 0) == 0;
     if (m.num_experts > 0) {
@@ -367,6 +402,20 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     bool any_linear = false;
     if (types != c.end() && types->is_array())
         for (size_t i = 0; i < types->size(); ++i) any_linear = any_linear || layer_type_is(i, "linear_attention");
+    // Every entry must be a kind we model; an unknown one (a new mixer) was silently full attention.
+    if (types != c.end() && types->is_array()) {
+        static const char* const kKnown[] = {"full_attention", "sliding_attention", "linear_attention", "deepseek_sparse_attention"};
+        for (size_t i = 0; i < types->size(); ++i) {
+            const json& t = (*types)[i];
+            if (t.is_string() && std::any_of(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return t.get_ref<const std::string&>() == k; }))
+                continue;
+            errors.push_back({path + ".layer_types[" + std::to_string(i) + "]",
+                              "unknown layer type " + shown(t) + " (full_attention, sliding_attention, linear_attention, deepseek_sparse_attention)"});
+            break;
+        }
+    } else if (types != c.end() && !types->is_null()) {
+        errors.push_back({path + ".layer_types", "must be a list of layer types"});
+    }
     const bool gdn_family = m.model_type.rfind("qwen3_next", 0) == 0 || m.model_type.rfind("qwen3_5", 0) == 0 ||
                             has(c, "linear_num_value_heads");
     const bool interval_linear = !any_linear && gdn_family && has(c, "full_attention_interval");

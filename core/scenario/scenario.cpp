@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/base/json_text.h"
 #include "core/base/json_util.h"
 
 namespace moe {
@@ -390,10 +391,12 @@ ParseResult parse_scenario(std::string_view text, const Catalog& cat) {
         r.errors.push_back({"", "scenario is larger than 4 MiB"});
         return r;
     }
-    json j = json::parse(text.begin(), text.end(), nullptr, false);
-    if (j.is_discarded()) {
+    json j;
+    JsonTextError bad;
+    if (!parse_json_text(text, j, bad)) {
         ParseResult r = scenario_from_json(json::object(), cat);
-        r.errors.push_back({"", "not valid JSON: " + json_error(text)});
+        if (bad.number_out_of_range) r.errors.push_back({"", bad.message});
+        else r.errors.push_back({"", "not valid JSON: " + bad.message});
         return r;
     }
     return scenario_from_json(j, cat);
@@ -451,7 +454,12 @@ void validate_layout(const Scenario& s, const ParallelConfig& p, const char* pre
             e.push_back({ep(), std::to_string(p.ep) + " does not divide " + std::to_string(m.num_experts) +
                                  " routed experts + " + std::to_string(s.routing.redundant_experts) + " redundant"});
         const int moe_tp = int(attn_gpus / std::max(1, p.ep));
-        if (attn_gpus % p.ep == 0 && m.moe_intermediate % moe_tp != 0)
+        // Without expert parallelism (ep 1) it is the attention DP that spreads the experts too thin: name dp.
+        if (attn_gpus % p.ep == 0 && m.moe_intermediate % moe_tp != 0 && p.ep == 1 && p.dp > 1)
+            e.push_back({prefix_str() + ".dp", std::to_string(p.dp) + " with ep 1 leaves experts tensor-parallel over tp*dp = " +
+                                                   std::to_string(moe_tp) + " GPUs, which does not divide moe_intermediate_size " +
+                                                   std::to_string(m.moe_intermediate) + " (raise ep)"});
+        else if (attn_gpus % p.ep == 0 && m.moe_intermediate % moe_tp != 0)
             e.push_back({ep(), "leaves experts tensor-parallel over " + std::to_string(moe_tp) +
                                  " GPUs, which does not divide moe_intermediate_size " + std::to_string(m.moe_intermediate)});
     }

@@ -24,7 +24,8 @@ run() {  # run CMD...: captures stdout/stderr/status into out.txt/err.txt/$statu
 }
 listing() { find . -mindepth 1 -not -name '.stdout' -not -name '.stderr' | sort; }
 
-# expect_bad_input PATTERN CMD...: exit 2, exactly one stderr line containing PATTERN, no new file in the directory.
+# expect_bad_input PATTERN CMD...: exit 2, one stderr line per error (each "moe-roofline: ..." and at most 300
+# bytes, issue 27), one containing PATTERN, no new file in the directory. expect_lines N then checks the count.
 expect_bad_input() {
     local pattern=$1
     shift
@@ -33,11 +34,13 @@ expect_bad_input() {
     run "$@"
     after=$(listing)
     [[ $status -eq 2 ]] || fail "'$*' exited $status, expected 2 (stderr: $(cat .stderr))"
-    [[ $(wc -l <.stderr) -eq 1 ]] || fail "'$*' printed $(wc -l <.stderr) stderr lines, expected 1: $(cat .stderr)"
+    [[ $(wc -l <.stderr) -ge 1 ]] || fail "'$*' printed no error"
     grep -qF -- "$pattern" .stderr || fail "'$*': stderr '$(cat .stderr)' does not mention '$pattern'"
-    grep -q '^moe-roofline: ' .stderr || fail "'$*': stderr does not start with 'moe-roofline: '"
+    ! grep -qv '^moe-roofline: ' .stderr || fail "'$*': a stderr line does not start with 'moe-roofline: ': $(cat .stderr)"
+    LC_ALL=C awk 'length($0) > 300 { bad = 1 } END { exit bad }' .stderr || fail "'$*': a stderr line is over 300 bytes"
     [[ "$before" == "$after" ]] || fail "'$*' left files behind: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')"
 }
+expect_lines() { [[ $(wc -l <.stderr) -eq $1 ]] || fail "expected $1 stderr lines, got: $(cat .stderr)"; }
 
 expect_ok() {
     run "$@"
@@ -224,6 +227,49 @@ case_interrupt() {  # SIGINT and SIGTERM mid-sweep: exit 128+N, the old output f
     done
 }
 
+case_output_links_and_kills() {  # issue 27: -o through symlinks writes their target; killed runs' temporaries are removed
+    write_scenarios
+    mkdir sub
+    echo old >sub/t.csv
+    ln -s sub/t.csv link.csv
+    ln -s link.csv chain.csv
+    ln -s sub/new.csv dangling.csv
+    for out in link.csv chain.csv dangling.csv; do
+        expect_ok "$bin" sweep dsv3.json --axis workload.batch=1,2 --columns decode.tpot_ms -q -o "$out"
+        [[ -L $out ]] || fail "-o $out replaced the link"
+    done
+    [[ $(head -1 sub/t.csv) == workload.batch,decode.tpot_ms,status,error ]] || fail "sub/t.csv: $(head -1 sub/t.csv)"
+    [[ $(wc -l <sub/new.csv) -eq 3 ]] || fail "the dangling link's target was not written"
+    ln -s loop2 loop1 && ln -s loop1 loop2
+    expect_bad_input "-o loop1: too many levels of symbolic links" "$bin" sweep dsv3.json --axis workload.batch=1 -o loop1
+    rm -f loop1 loop2 link.csv chain.csv dangling.csv && rm -rf sub
+    # signals that end the process: the temporary file goes, exit 128+N (SIGKILL cannot be caught: the next run
+    # into the directory removes what it left, and only temporaries of processes that are gone)
+    echo precious >big.csv
+    for sig in QUIT USR1 KILL; do
+        "$bin" sweep dsv3.json --axis workload.batch=1:4096:+1 --axis workload.context_len=1024:65536:+2 -o big.csv -q 2>err.txt &
+        pid=$!
+        for _ in $(seq 100); do ls -A | grep -q '^\.big\.csv\.' && break; sleep 0.1; done
+        sleep 0.2
+        kill -$sig $pid
+        wait $pid 2>/dev/null
+        st=$?
+        [[ $st -eq $((128 + $(kill -l $sig))) ]] || fail "SIG$sig: exit $st ($(cat err.txt))"
+        [[ $sig == KILL ]] || [[ -z $(ls -A | grep '^\.big') ]] || fail "SIG$sig left $(ls -A | grep '^\.big')"
+    done
+    rm -f err.txt
+    [[ $(ls -A | grep -c '^\.big\.csv\.moe-roofline-') -eq 1 ]] || fail "SIGKILL: expected one temporary: $(ls -A)"
+    sleep 30 &
+    local live=$!
+    touch ".big.csv.moe-roofline-$(hostname | cut -c1-32)-$live-ABCDEF"
+    expect_ok "$bin" sweep dsv3.json --axis workload.batch=1,2 -q -o big.csv
+    kill $live
+    [[ $(ls -A | grep '^\.big') == ".big.csv.moe-roofline-$(hostname | cut -c1-32)-$live-ABCDEF" ]] ||
+        fail "after the next run: $(ls -A | grep '^\.big' | tr '\n' ' ') (the dead run's temporary removed, the live one's kept)"
+    rm -f .big.csv.moe-roofline-*
+    [[ $(wc -l <big.csv) -eq 3 ]] || fail "big.csv not written"
+}
+
 case_progress() {  # stderr that is not a terminal gets one line per 10% and a summary; a terminal, one redrawn line
     write_scenarios
     export MOE_ROOFLINE_PROGRESS_DELAY=0  # instead of a sweep that runs over a second
@@ -262,7 +308,10 @@ case_eval_json() {
 
 case_eval_invalid() {  # a cross-field error: one line naming the field; json still printed with its errors
     write_scenarios
-    expect_bad_input "parallel.ep" "$bin" eval dsv3.json --set parallel.ep=3 --format table
+    expect_bad_input "parallel.ep: 3 does not divide tp*dp = 8" "$bin" eval dsv3.json --set parallel.ep=3 --format table
+    expect_lines 2
+    [[ $(sed -n 2p .stderr) == "moe-roofline: parallel.ep: 3 does not divide 256 routed experts + 0 redundant" ]] ||
+        fail "line 2: $(sed -n 2p .stderr)"
     run "$bin" eval dsv3.json --set parallel.ep=3
     [[ $status -eq 2 ]] || fail "exit $status"
     cp .stdout e.json
@@ -373,6 +422,56 @@ case_limits() {  # issue 8: oversized, deeply nested and hostile inputs are bad 
     expect_bad_input "(workload.batch 1000 x workload.prompt_len 1000 x workload.output_len 1001 x ...); the limit is 1e9" \
         "$bin" sweep dsv3.json --axis workload.batch=1:1000:+1 --axis workload.prompt_len=1:1000:+1 \
         --axis workload.output_len=1:1001:+1 --axis workload.context_len=1:10:+1 -o out.csv
+}
+
+case_number_overflow() {  # issue 27: a number beyond a double (1e999) on every input path: exit 2 naming file, line and field
+    write_scenarios
+    write_tiny_model .
+    local tail="is out of range: a number is at most 1.8e308 in magnitude"
+    expect_bad_input "standard input: line 1, column 22: workload.batch: 1e999 $tail" \
+        sh -c "echo '{\"workload\":{\"batch\":1e999}}' | '$bin' eval -"
+    printf '{\n  "model": "deepseek-v3",\n  "workload": {"batch": -1e400}\n}\n' >huge.json
+    for cmd in "eval huge.json" "url huge.json" "sweep huge.json --axis workload.batch=1,2 -o out.csv" "plan huge.json --gpus 8"; do
+        # shellcheck disable=SC2086
+        expect_bad_input "huge.json: line 3, column 25: workload.batch: -1e400 $tail" "$bin" $cmd
+    done
+    sed 's/"hidden_size":1024/"hidden_size":1e999/' tiny-moe.json >cfg.json
+    expect_bad_input "cfg.json: line 1, column 81: hidden_size: 1e999" "$bin" eval dsv3.json --set model=./cfg.json
+    expect_bad_input "cfg.json: line 1, column 81: hidden_size: 1e999" "$bin" sweep dsv3.json --axis model=deepseek-v3,./cfg.json -o out.csv
+    printf '{"model":"./cfg.json","hardware":"h200"}' >ref.json
+    expect_bad_input "cfg.json: line 1, column 81: hidden_size: 1e999" "$bin" eval ref.json
+    mkdir -p mine/models && cp cfg.json mine/models/big.json
+    expect_bad_input "mine/models/big.json: line 1, column 81: hidden_size: 1e999" "$bin" --presets-dir mine presets models
+    expect_bad_input "--set model: line 1, column 16: model.hidden_size: 1e999" "$bin" eval dsv3.json --set 'model={"hidden_size":1e999}'
+    expect_bad_input "--set hardware: line 1, column 21: hardware.hbm_capacity_GiB: 1e999" \
+        "$bin" eval dsv3.json --set 'hardware={"hbm_capacity_GiB":1e999}'
+    printf '{"batch": [16, 32,\n  1e999]}' >space.json
+    expect_bad_input "space.json: line 2, column 3: space.batch[2]: 1e999" "$bin" plan dsv3.json --gpus 8 --space space.json
+    local link
+    link=$(printf '{"workload":{"batch":1e999}}' | base64 -w0 | tr '+/' '-_' | tr -d '=')
+    expect_bad_input "line 1, column 22: workload.batch: 1e999" "$bin" url --decode "#s=$link"
+}
+
+case_messages() {  # issue 27: each error on its own line naming its own field, at most 300 bytes, long values cut
+    write_scenarios
+    local long
+    long=$(printf '%*s' 70000 '' | tr ' ' x)
+    expect_bad_input "--columns: unknown column 'xxxxxxxx" "$bin" sweep dsv3.json --axis workload.batch=1,2 --columns "decode.tpot_ms,$long" -o out.csv
+    grep -qF "xxx..." .stderr || fail "the long column name is not cut: $(cut -c1-200 .stderr)"
+    expect_lines 1
+    expect_bad_input "SCENARIO 'xxxx" "$bin" eval "$long"
+    expect_bad_input "--axis model: /missing.json: cannot read" "$bin" sweep dsv3.json --axis model=deepseek-v3,/missing.json -o out.csv
+    expect_bad_input "--set model: ./nowhere.json: cannot read" "$bin" eval dsv3.json --set model=./nowhere.json
+    echo '{"model":"deepseek-v3","workload":{"batch":-1,"context_len":-5},"precision":{"kv_cache":"fp9"}}' >three.json
+    expect_bad_input "workload.context_len: -5 is out of range" "$bin" eval three.json
+    expect_lines 3
+    [[ $(sed -n 1p .stderr) == "moe-roofline: precision.kv_cache: unknown dtype \"fp9\""* ]] || fail "line 1: $(sed -n 1p .stderr)"
+    [[ $(sed -n 2p .stderr) == "moe-roofline: workload.batch: -1 is out of range"* ]] || fail "line 2: $(sed -n 2p .stderr)"
+    # a too-large attention DP without EP names dp, not the ep it never set
+    echo '{"model":"deepseek-v3","serving":{"mode":"disaggregated","decode":{"parallel":{"dp":4096}}}}' >dp.json
+    expect_bad_input "serving.decode.parallel.dp: 4096 with ep 1 leaves experts tensor-parallel" "$bin" eval dp.json
+    expect_lines 1
+    expect_bad_input "parallel.dp: 4096 with ep 1" "$bin" eval dsv3.json --set parallel.dp=4096 --set parallel.ep=1
 }
 
 # ---- plan, --threads, --shard (issue 13) ----------------------------------------------------------------------------
@@ -499,6 +598,33 @@ PY
     echo '{"mode":["disaggregated"]}' >dis.json
     write_plan_scenario
     expect_bad_input "space.mode: disaggregated plans need the serving layer" "$bin" plan plan.json --gpus 8 --space dis.json
+}
+
+case_plan_large_space() {  # issue 27: a space over the limit is refused with its size; repeats dropped; memory flat in the points
+    echo '{"model":"deepseek-v3","hardware":"h200","serving":{"mode":"aggregated","isl":2048,"osl":1024}}' >serve.json
+    python3 -c "import json; json.dump({'batch': list(range(1, 101))}, open('b100.json', 'w'))"
+    expect_bad_input "space: 154,244,800 points (1,432 layouts x 100 batches x options: 2,179,200 aggregated, 152,065,600 disaggregated) exceed the limit of 100,000,000; narrow --space" \
+        "$bin" plan serve.json --gpus 65536 --space b100.json
+    expect_lines 1
+    # 100,000 equal batches are one batch (was 100,000 times the work and 5 GiB)
+    python3 -c "import json; json.dump({'batch': [64] * 100000}, open('same.json', 'w'))"
+    echo '{"batch": [64]}' >one.json
+    expect_ok "$bin" plan serve.json --gpus 8 --space same.json --format csv --all --threads 1
+    cp .stdout same.csv
+    expect_ok "$bin" plan serve.json --gpus 8 --space one.json --format csv --all --threads 1
+    cmp -s .stdout same.csv || fail "repeated batches changed the plan"
+    [[ $(grep -o 'of [0-9]* searched' .stderr) == "of 720 searched" ]] || fail "summary: $(cat .stderr)"
+    # peak RSS at 10^4 and 10^5 points: the front and the counts are kept, not the points
+    [[ -x /usr/bin/time ]] || return 0
+    python3 -c "import json; json.dump({'batch': list(range(1, 15))}, open('b14.json', 'w'))"
+    python3 -c "import json; json.dump({'batch': list(range(1, 140))}, open('b139.json', 'w'))"
+    local small big
+    /usr/bin/time -f '%M' -o rss14 "$bin" plan serve.json --gpus 8 --space b14.json --format csv --threads 1 >/dev/null 2>&1 || fail "plan 10^4"
+    /usr/bin/time -f '%M' -o rss139 "$bin" plan serve.json --gpus 8 --space b139.json --format csv --all --threads 1 >/dev/null 2>&1 || fail "plan 10^5"
+    small=$(tail -1 rss14)
+    big=$(tail -1 rss139)
+    rm -f rss14 rss139
+    ((big < small * 13 / 10 + 2048)) || fail "peak RSS grew from $small KB (10^4 points) to $big KB (10^5 points, --all)"
 }
 
 case_sweep_scale_out() {  # sweep: threaded and sharded runs are byte-identical to one thread

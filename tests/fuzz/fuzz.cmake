@@ -2,11 +2,12 @@
 # top CMakeLists.txt; does nothing unless MOE_FUZZ is ON, which needs clang (Debian: clang + libclang-rt-14-dev).
 #
 #   CXX=clang++ cmake -S . -B build-fuzz -DMOE_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
-#   cmake --build build-fuzz -j2 --target moe_fuzz         # the four targets below
+#   cmake --build build-fuzz -j2 --target moe_fuzz         # the five targets below
 #   build-fuzz/fuzz/fuzz_scenario -dict=tests/fuzz/scenario.dict tests/fuzz/corpus/scenario   (scripts/fuzz.sh)
 #
 # Targets (build-fuzz/fuzz/): fuzz_scenario (scenario JSON + --set overrides -> estimate), fuzz_hf_config (HF
-# config.json -> estimate), fuzz_fragment (the page's #s= link codec), fuzz_csv (bench_data CSV loader + lookups).
+# config.json -> estimate), fuzz_fragment (the page's #s= link codec), fuzz_csv (bench_data CSV loader + lookups),
+# fuzz_plan (a plan request and its --space file through the streaming planner: PlanEnumerator, PlanFront).
 # With MOE_FUZZ the core itself is built with -fsanitize=fuzzer-no-link,address,undefined (coverage for the mutator,
 # ASan + UBSan for findings). ctest gets one fuzz_<target>_replay test per target: every file of
 # tests/fuzz/corpus/<target>/ (the seeds and every past crash) run once.
@@ -24,7 +25,7 @@ target_compile_options(moe_core PRIVATE ${_moe_fuzz_flags})
 target_link_options(moe_core INTERFACE -fsanitize=address,undefined)
 
 add_custom_target(moe_fuzz)
-foreach(_target scenario hf_config fragment csv)
+foreach(_target scenario hf_config fragment csv plan)
   add_executable(fuzz_${_target} "${CMAKE_CURRENT_LIST_DIR}/fuzz_${_target}.cpp")
   target_link_libraries(fuzz_${_target} PRIVATE moe_core)
   target_compile_options(fuzz_${_target} PRIVATE ${_moe_fuzz_flags})

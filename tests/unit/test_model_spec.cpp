@@ -172,3 +172,50 @@ TEST_CASE("bad configs give an error naming the field, never a crash") {
     moe::ParseResult r = moe::parse_scenario(R"({"model": {"hidden_size": NaN}})", moe::builtin_catalog());
     CHECK(!r.ok());
 }
+
+// Issue 27: what a hostile config got through silently, each now an error naming its key. (Every config.json under
+// /work/shared/anchors/*/ and presets/models parses as before: none of them does any of this.)
+TEST_CASE("HF configs: unknown dtypes, zero or disagreeing expert counts, unknown layer types, heads that do not divide") {
+    const json moe_ok = {{"model_type", "qwen3_moe"}, {"hidden_size", 1024}, {"num_hidden_layers", 4}, {"num_attention_heads", 8},
+                         {"vocab_size", 1000}, {"intermediate_size", 4096}, {"moe_intermediate_size", 512}, {"num_experts", 32},
+                         {"num_experts_per_tok", 4}, {"torch_dtype", "bfloat16"}};
+    moe::Issues errs;
+    parse(moe_ok, errs);
+    REQUIRE(errs.empty());
+    auto first_error = [&](const json& j) {
+        moe::Issues e;
+        parse(j, e);
+        return e.empty() ? std::string() : e[0].text();
+    };
+    json j = moe_ok;
+    j["torch_dtype"] = "float128";  // was read as bf16
+    CHECK(first_error(j) == "model.torch_dtype: unknown dtype \"float128\" (bfloat16, float16, float32, fp8, ...)");
+    j = moe_ok; j.erase("torch_dtype"); j["dtype"] = 16;
+    CHECK(first_error(j).rfind("model.dtype: must be a string", 0) == 0);
+    j = moe_ok; j["torch_dtype"] = "float16";
+    CHECK(first_error(j).empty());
+    j = moe_ok; j["num_experts"] = 0;  // was a dense model
+    CHECK(first_error(j).rfind("model.num_experts: is 0 in a mixture-of-experts config (num_experts_per_tok > 0)", 0) == 0);
+    j = moe_ok; j["num_experts"] = 0; j.erase("num_experts_per_tok");
+    CHECK(first_error(j).rfind("model.num_experts: is 0 in a mixture-of-experts config (model_type \"qwen3_moe\")", 0) == 0);
+    j = moe_ok; j["n_routed_experts"] = 64;  // two spellings that disagree
+    CHECK(first_error(j) == "model.num_experts: 32 disagrees with n_routed_experts = 64");
+    j = moe_ok; j["n_routed_experts"] = 32;  // ... or agree (GLM-5.2's config)
+    CHECK(first_error(j).empty());
+    json dense = {{"model_type", "llama"}, {"hidden_size", 1024}, {"num_hidden_layers", 4}, {"num_attention_heads", 8},
+                  {"vocab_size", 1000}, {"intermediate_size", 4096}, {"num_experts", 0}};
+    CHECK(first_error(dense).empty());  // a dense config may say it has no experts
+    j = moe_ok; j["layer_types"] = {"full_attention", "sliding_attention", "mamba", "full_attention"}; j["sliding_window"] = 128;
+    CHECK(first_error(j) == "model.layer_types[2]: unknown layer type \"mamba\" (full_attention, sliding_attention, "
+                            "linear_attention, deepseek_sparse_attention)");
+    j = moe_ok; j["layer_types"] = {"full_attention", 7, "full_attention", "full_attention"};
+    CHECK(first_error(j).rfind("model.layer_types[1]: unknown layer type 7", 0) == 0);
+    j = moe_ok; j["layer_types"] = "full_attention";
+    CHECK(first_error(j) == "model.layer_types: must be a list of layer types");
+    j = moe_ok; j["layer_types"] = {"full_attention", "deepseek_sparse_attention", "full_attention", "full_attention"};
+    CHECK(first_error(j).empty());
+    j = moe_ok; j["hidden_size"] = 1004;  // 1004 / 8 heads: no head_dim to say how wide a head is
+    CHECK(first_error(j) == "model.hidden_size: 1004 is not divisible by 8 attention heads: give head_dim");
+    j["head_dim"] = 128;  // with head_dim (Qwen3.5-27B: 5120 hidden, 24 heads of 256) it is fine
+    CHECK(first_error(j).empty());
+}

@@ -1,5 +1,6 @@
 // test_plan.cpp — the planner (core/plan.h): the Pareto filter, the space enumeration, --space JSON, commands.
 #include <algorithm>
+#include <numeric>
 #include <random>
 #include <set>
 #include <tuple>
@@ -345,4 +346,151 @@ TEST_CASE("PlanSearch: slices of any size give evaluate_plan_range()'s results a
     req.gpus = 0;
     CHECK_FALSE(bad.start(base, req, errs));
     CHECK_FALSE(bad.started());
+}
+
+// ---- issue 27: the plan without holding its points --------------------------------------------------------------
+namespace {
+bool same_point(const moe::PlanPoint& a, const moe::PlanPoint& b) {
+    return std::tie(a.tp, a.dp, a.ep, a.pp, a.batch, a.replicas, a.mtp, a.two_batch_overlap, a.a2a, a.mode, a.prefill_tp,
+                    a.prefill_dp, a.prefill_ep, a.prefill_workers, a.decode_workers) ==
+               std::tie(b.tp, b.dp, b.ep, b.pp, b.batch, b.replicas, b.mtp, b.two_batch_overlap, b.a2a, b.mode, b.prefill_tp,
+                        b.prefill_dp, b.prefill_ep, b.prefill_workers, b.decode_workers) &&
+           a.weights.is_auto == b.weights.is_auto && a.weights.value == b.weights.value &&
+           a.kv_cache.is_auto == b.kv_cache.is_auto && a.kv_cache.value == b.kv_cache.value;
+}
+}  // namespace
+
+TEST_CASE("PlanFront: the same front as pareto_front, whatever the order points come in and however split") {
+    std::mt19937 rng(27);
+    for (int trial = 0; trial < 200; ++trial) {
+        const std::size_t n = 1 + rng() % 400;
+        std::vector<double> gpu(n), user(n);
+        std::vector<bool> cand(n);
+        std::vector<moe::PointResult> res(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            gpu[i] = double(rng() % (trial % 2 ? 8 : 60));  // coarse values: many ties and repeats
+            user[i] = double(rng() % (trial % 2 ? 8 : 60));
+            res[i].ok = rng() % 7 != 0;
+            res[i].fits = rng() % 5 != 0;
+            res[i].output_tokens_per_s_per_gpu = gpu[i];
+            res[i].tokens_per_s_per_user = user[i];
+            cand[i] = moe::judge(res[i], moe::Sla()) == moe::Verdict::candidate;
+        }
+        const std::vector<std::size_t> expected = moe::pareto_front(gpu, user, cand);
+        std::vector<std::size_t> order(n);
+        std::iota(order.begin(), order.end(), std::size_t(0));
+        if (trial % 3) std::shuffle(order.begin(), order.end(), rng);
+        // into up to 4 partial fronts, merged at the end
+        std::vector<moe::PlanFront> parts(1 + std::size_t(trial % 4));
+        for (std::size_t k = 0; k < n; ++k) parts[k % parts.size()].add(order[k], moe::PlanPoint(), res[order[k]]);
+        moe::PlanFront front;
+        for (const moe::PlanFront& p : parts) front.merge(p);
+        std::vector<std::size_t> got;
+        for (const moe::PlanFront::Row& r : front.rows()) got.push_back(std::size_t(r.index));
+        CHECK(got == expected);
+        CHECK(front.points() == n);
+        CHECK(front.count(moe::Verdict::candidate) == std::size_t(std::count(cand.begin(), cand.end(), true)));
+        front.finish();
+        for (std::size_t i = 0; i < n; ++i)
+            CHECK(front.on_front(i) == (std::find(expected.begin(), expected.end(), i) != expected.end()));
+    }
+}
+
+TEST_CASE("PlanEnumerator: enumerate_plan()'s points in its order, counted without listing them") {
+    struct Case {
+        moe::Scenario base;
+        int gpus;
+        const char* space;
+        moe::ServingEngine engine;
+    };
+    const moe::Scenario step = dsv3_h200(), serving = dsv3_h200_serving();
+    const moe::Scenario qwen = moe_test::scenario(R"({"model":"qwen3-30b-a3b","hardware":"h200","serving":{"mode":"aggregated","isl":1024,"osl":512}})");
+    const Case cases[] = {
+        {step, 64, "{}", moe::ServingEngine::sglang},
+        {step, 48, R"({"pp":[1,2,3],"mtp_draft_tokens":[0,3]})", moe::ServingEngine::vllm},
+        {serving, 16, "{}", moe::ServingEngine::sglang},
+        {serving, 24, R"({"prefill_workers":[1,2],"decode_workers":[1,3],"min_gpus_per_replica":4,"max_gpus_per_replica":12})", moe::ServingEngine::trtllm},
+        {qwen, 16, R"({"mode":["disaggregated"],"a2a_backend":["pplx","allgather"]})", moe::ServingEngine::vllm},
+        {qwen, 7, "{}", moe::ServingEngine::sglang},
+    };
+    for (const Case& c : cases) {
+        INFO(c.gpus << " GPUs, space " << c.space);
+        moe::PlanRequest req;
+        req.gpus = c.gpus;
+        req.engine = c.engine;
+        moe::Issues errs;
+        REQUIRE(moe::plan_space_from_json(nlohmann::json::parse(c.space), req.space, errs));
+        const std::vector<moe::PlanPoint> pts = moe::enumerate_plan(c.base, req, errs);
+        moe::PlanEnumerator space;
+        REQUIRE(space.start(c.base, req, errs));
+        REQUIRE(errs.empty());
+        CHECK(space.size() == pts.size());
+        CHECK(space.aggregated_points() + space.disaggregated_points() == pts.size());
+        std::size_t i = 0;
+        bool in_order = true;
+        space.for_each([&](const moe::PlanPoint& p) {
+            in_order = in_order && i < pts.size() && same_point(p, pts[i]);
+            ++i;
+            return true;
+        });
+        CHECK(in_order);
+        CHECK(i == pts.size());
+        // stopping early
+        std::size_t seen = 0;
+        CHECK_FALSE(space.for_each([&](const moe::PlanPoint&) { return ++seen < 5; }));
+        CHECK(seen == std::min<std::size_t>(5, pts.size()));
+    }
+}
+
+TEST_CASE("PlanFront over a real plan: summarize_plan()'s front and counts") {
+    const moe::Scenario base = dsv3_h200_serving();
+    moe::PlanRequest req;
+    req.gpus = 16;
+    req.sla.tpot_ms = 40;
+    moe::Issues errs;
+    const std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);
+    std::vector<moe::PointResult> res(pts.size());
+    moe::evaluate_plan_range(base, pts, 0, pts.size(), moe::builtin_tables(), res.data());
+    const moe::PlanSummary sum = moe::summarize_plan(pts, res, req.sla);
+    moe::PlanFront front(req.sla);
+    for (std::size_t i = 0; i < pts.size(); ++i) front.add(i, pts[i], res[i]);
+    std::vector<std::size_t> got;
+    for (const moe::PlanFront::Row& r : front.rows()) got.push_back(std::size_t(r.index));
+    CHECK(got == sum.front);
+    for (int v = 0; v < 6; ++v) CHECK(front.count(moe::Verdict(v)) == sum.counts[v]);
+    REQUIRE(!front.rows().empty());
+    CHECK(same_point(front.rows()[0].point, pts[sum.front[0]]));
+    CHECK(same(front.rows()[0].result, res[sum.front[0]]));
+}
+
+TEST_CASE("plan space: repeated values are dropped (first kept, in order); a space over the limit is refused with its size") {
+    const moe::Scenario base = dsv3_h200_serving();
+    moe::PlanRequest req;
+    req.gpus = 8;
+    moe::Issues errs;
+    REQUIRE(moe::plan_space_from_json(nlohmann::json::parse(
+                                          R"({"batch":[64,16,64,64,16,32],"kv_cache":["fp8","auto","fp8"],"mode":["aggregated","aggregated"],
+                                              "two_batch_overlap":[true,false,true],"a2a_backend":["allgather","allgather"],"pp":[1,1]})"),
+                                      req.space, errs));
+    const moe::PlanSpace s = moe::resolve_space(base, req);
+    CHECK(s.batch == std::vector<int>{64, 16, 32});
+    REQUIRE(s.kv_cache.size() == 2);
+    CHECK(s.kv_cache[0].value == moe::Dtype::fp8);
+    CHECK(s.kv_cache[1].is_auto);
+    CHECK(s.mode.size() == 1);
+    CHECK(s.two_batch_overlap == std::vector<int>{1, 0});
+    CHECK(s.a2a_backend.size() == 1);
+    CHECK(s.pp == std::vector<int>{1});
+    moe::PlanEnumerator space;
+    REQUIRE(space.start(base, req, errs));
+    const std::uint64_t n = space.size();
+    req.max_points = n - 1;
+    CHECK_FALSE(space.start(base, req, errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "space");
+    std::string size = std::to_string(n);
+    for (int i = int(size.size()) - 3; i > 0; i -= 3) size.insert(std::size_t(i), ",");
+    CHECK(errs[0].message.rfind(size + " points (", 0) == 0);
+    CHECK(errs[0].message.find("narrow --space") != std::string::npos);
+    CHECK(moe::enumerate_plan(base, req, errs).empty());  // the web's path refuses it too
 }

@@ -240,3 +240,42 @@ TEST_CASE("regression: a kernel latency too long to be a measurement is an error
     CHECK(e.ok);
     moe_test::check_all_finite(e);
 }
+
+// Issue 27 (hostile inputs): a number a double cannot hold (1e999) is not a JSON syntax error to nlohmann but an
+// out_of_range exception (406), which the CLI reported as "internal error" (exit 1) and the core as an unlocated
+// "not valid JSON". parse_json_text, the one parser of every input path, names the line, the column and the field.
+TEST_CASE("regression: a number beyond a double names its line, column and field, on every core path") {
+    nlohmann::json j;
+    moe::JsonTextError err;
+    CHECK(!moe::parse_json_text(R"({"workload":{"batch":1e999}})", j, err));
+    CHECK(err.number_out_of_range);
+    CHECK(err.field == "workload.batch");
+    CHECK(err.line == 1);
+    CHECK(err.column == 22);
+    CHECK(err.message.rfind("line 1, column 22: workload.batch: 1e999 is out of range", 0) == 0);
+    CHECK(!moe::parse_json_text("{\n  \"batch\": [1, 2,\n   -1e400]\n}", j, err, "space"));
+    CHECK(err.field == "space.batch[2]");
+    CHECK(err.line == 3);
+    CHECK(err.column == 4);
+    CHECK(!moe::parse_json_text("1e999", j, err));
+    CHECK(err.field.empty());
+    CHECK(err.message == "line 1, column 1: 1e999 is out of range: a number is at most 1.8e308 in magnitude");
+    CHECK(moe::parse_json_text(R"({"a":1e308,"b":1e-999})", j, err));  // the largest double and an underflow to 0 parse
+    // A long key and a long number are cut in the message.
+    CHECK(!moe::parse_json_text("{\"" + std::string(5000, 'k') + "\":" + std::string(4000, '9') + "}", j, err));
+    CHECK(err.message.size() < 300);
+    CHECK(err.message.find("...") != std::string::npos);
+
+    moe::ParseResult r = moe::parse_scenario(R"({"model":"deepseek-v3","workload":{"batch":1e999}})", moe::builtin_catalog());
+    REQUIRE(!r.ok());
+    CHECK(r.errors.back().text().rfind("line 1, column 44: workload.batch: 1e999 is out of range", 0) == 0);
+    moe::Catalog mine;
+    moe::Issues errs;
+    CHECK(!mine.add("models", "huge", R"({"hidden_size": 1e999, "num_hidden_layers": 2})", errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].text().rfind("models/huge: line 1, column 17: hidden_size: 1e999 is out of range", 0) == 0);
+    moe::ParseResult link = moe::decode_fragment("#s=" + moe::base64url_encode(R"({"parallel":{"ep":1e999}})"), moe::builtin_catalog());
+    REQUIRE(!link.ok());
+    CHECK(link.errors.back().text().find("parallel.ep: 1e999 is out of range") != std::string::npos);
+    check_messages(link.errors);
+}

@@ -98,6 +98,17 @@ TEST_CASE("a pasted JSON nested deeper than 64 levels is refused with a notice, 
     CHECK(st.notice.find("deeper") == std::string::npos);
 }
 
+// Issue 27: a number beyond a double (1e999) is a notice with its line, column and field, not "not a JSON object".
+TEST_CASE("a pasted scenario or config with 1e999 is refused with a notice naming where") {
+    web::AppState st = make_state();
+    CHECK(web::load_user_json(st, R"({"model":"deepseek-v3","workload":{"batch":1e999}})", "pasted text").empty());
+    CHECK(st.notice == "The pasted text has a number out of range: line 1, column 44: workload.batch: 1e999 is out of range: "
+                       "a number is at most 1.8e308 in magnitude");
+    CHECK_FALSE(web::apply_model_config(st, R"({"hidden_size": 1e999})"));
+    REQUIRE(st.config_errors.size() == 1);
+    CHECK(st.config_errors[0].rfind("line 1, column 17: hidden_size: 1e999 is out of range", 0) == 0);
+}
+
 TEST_CASE("serving: recompute sweeps the deployment over its concurrency; step sweeps skip the serving layer") {
     web::AppState st = make_state();
     web::load_fragment(st, fragment_of(R"({"model":"llama-3.1-70b","hardware":"h200","parallel":{"tp":4},"runtime":{"engine":"vllm"},
