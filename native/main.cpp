@@ -34,7 +34,7 @@
 
 namespace {
 
-constexpr const char* kDefaultBase = "http://127.0.0.1:8080/";
+using cli::kDefaultBase;
 
 const char* kMainFooter = R"TXT(
 SCENARIO is a JSON file, a preset scenario id (moe-roofline presets scenarios) or - for standard input.

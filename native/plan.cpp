@@ -260,20 +260,22 @@ void stream_plan(const moe::PlanEnumerator& space, const moe::Scenario& base, in
     if (!batch.points.empty()) flush();
 }
 
-// Standard output through a 1 MiB buffer.
+// Standard output (or PlanOptions::out) through a 1 MiB buffer.
 class Stdout {
 public:
+    explicit Stdout(std::FILE* f = stdout) : file_(f) {}
     std::string& text() { return buf_; }
     void maybe_flush() {
         if (buf_.size() >= (1u << 20)) flush();
     }
     void flush() {
         if (interrupted()) throw Interrupted();
-        std::fwrite(buf_.data(), 1, buf_.size(), stdout);
+        std::fwrite(buf_.data(), 1, buf_.size(), file_);
         buf_.clear();
     }
 
 private:
+    std::FILE* file_;
     std::string buf_;
 };
 
@@ -323,7 +325,10 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
     opts.request.engine = req.engine;  // the plan's engine (above), for the preamble and the launch commands
     PlanWriter writer(base, opts, front);
     // (the CSV's summary goes to stderr before the first row, as it always has)
-    if (o.format == "csv") std::fprintf(stderr, "%s", ("plan: " + writer.summary_table()).c_str());
+    if (o.format == "csv") {
+        if (o.csv_summary) *o.csv_summary = writer.summary_table();
+        else std::fprintf(stderr, "%s", ("plan: " + writer.summary_table()).c_str());
+    }
     // --all: every point not on the front, in the space's order, from a second walk (the front must be known
     // before the first of them is printed); only the points of this shard's rows are evaluated again.
     auto others = [&](std::uint64_t first, std::uint64_t last, auto&& render) {
@@ -339,7 +344,7 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
             }
         });
     };
-    Stdout out;
+    Stdout out(o.out);
     if (o.format == "json") {
         json j = {{"model", base.model.name},
                   {"hardware", base.gpu.name},
@@ -394,7 +399,7 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
         if (!csv && o.shard.last()) out.text() += writer.summary_table();
     }
     out.flush();
-    std::fflush(stdout);
+    std::fflush(o.out);
     return 0;
 }
 

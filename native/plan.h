@@ -12,6 +12,7 @@
 // depend on their number. Memory does not grow with the space: the points stream through batches into the
 // counts and the front (moe::PlanEnumerator, moe::PlanFront); --all walks the space again and streams its rows.
 #pragma once
+#include <cstdio>
 #include <string>
 
 #include "core/scenario/catalog.h"
@@ -20,6 +21,9 @@
 #include "parallel.h"
 
 namespace cli {
+
+// The page the links of `plan` and `url` point at unless --base says otherwise (scripts/run.sh serves it there).
+inline constexpr const char* kDefaultBase = "http://127.0.0.1:8080/";
 
 struct PlanOptions {
     moe::PlanRequest request;
@@ -30,6 +34,8 @@ struct PlanOptions {
     int threads = 0;                   // 0 = every core
     Shard shard;
     std::string base_url;              // page links
+    std::FILE* out = stdout;           // where the rows go (the Python module: a temporary file)
+    std::string* csv_summary = nullptr;  // --format csv: the summary line here instead of on stderr
 };
 
 // Returns the exit status; throws UsageError for bad input (before anything is printed).

@@ -4,6 +4,8 @@
 //
 //   _moe_roofline.evaluate(scenario_json_or_id, ["workload.batch=64"])  -> JSON text of `eval --format json`
 //   _moe_roofline.sweep(scenario_json_or_id, sets, axes, columns, threads, csv_path)  -> writes `sweep`'s CSV
+//   _moe_roofline.plan(scenario, sets, gpus, ttft_ms, tpot_ms, min_tps_user, engine, space_file, all, threads,
+//                      base_url, csv_path)  -> writes `plan --format csv`'s rows, returns its summary line
 //   _moe_roofline.presets(kind)  -> [(id, description)]
 //
 // A scenario argument is JSON object text ("{...}", model / hardware paths relative to the working directory), a
@@ -12,6 +14,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +23,7 @@
 #include "core/moe.h"
 #include "native/inputs.h"
 #include "native/output.h"
+#include "native/plan.h"
 #include "native/sweep.h"
 
 namespace py = pybind11;
@@ -81,6 +86,52 @@ void sweep(const std::string& scenario, const std::vector<std::string>& sets, co
     });
 }
 
+// `moe-roofline plan SCENARIO --gpus N ... --format csv` into csv_path; returns the summary line the CLI prints on
+// stderr. 0 for a limit: none.
+std::string plan(const std::string& scenario, const std::vector<std::string>& sets, int gpus, double ttft_ms,
+                 double tpot_ms, double min_tokens_per_s_per_user, const std::string& engine,
+                 const std::string& space_file, bool all, int threads, const std::string& base_url,
+                 const std::string& csv_path) {
+    return guarded([&] {
+        py::gil_scoped_release unlocked;
+        if (gpus < 1 || gpus > 65536) throw cli::UsageError("--gpus: " + std::to_string(gpus) + " is not in 1..65536");
+        for (const auto& [name, v] : {std::pair<const char*, double>{"--ttft-ms", ttft_ms}, {"--tpot-ms", tpot_ms},
+                                      {"--min-tokens-per-s-per-user", min_tokens_per_s_per_user}})
+            if (!(v >= 0) || !std::isfinite(v)) throw cli::UsageError(std::string(name) + ": must be a positive number");
+        cli::PlanOptions o;
+        o.request.gpus = gpus;
+        o.request.sla.ttft_ms = ttft_ms;
+        o.request.sla.tpot_ms = tpot_ms;
+        o.request.sla.min_tokens_per_s_per_user = min_tokens_per_s_per_user;
+        if (!engine.empty()) {
+            if (!moe::parse_serving_engine(engine, o.request.engine))
+                throw cli::UsageError("--engine: '" + engine + "' is not sglang, vllm or trtllm");
+            o.engine_given = true;
+        }
+        o.space_file = space_file;
+        o.format = "csv";
+        o.out = nullptr;  // set below
+        o.all = all;
+        o.threads = threads;
+        o.base_url = base_url.empty() ? cli::kDefaultBase : base_url;
+        std::string summary;
+        o.csv_summary = &summary;
+        std::FILE* f = std::fopen(csv_path.c_str(), "wb");
+        if (!f) throw cli::UsageError(csv_path + ": cannot write");
+        o.out = f;
+        int status = 0;
+        try {
+            status = cli::run_plan(source(scenario, sets), catalog(), o);
+        } catch (...) {
+            std::fclose(f);
+            throw;
+        }
+        (void)status;
+        if (std::fclose(f) != 0) throw cli::UsageError(csv_path + ": cannot write");
+        return summary;
+    });
+}
+
 std::vector<std::pair<std::string, std::string>> presets(const std::string& kind) {
     const moe::Catalog& c = catalog();
     const std::vector<moe::CatalogEntry>* list = kind == "models"      ? &c.models()
@@ -100,5 +151,8 @@ PYBIND11_MODULE(_moe_roofline, m) {
     m.def("evaluate", &evaluate, py::arg("scenario"), py::arg("sets"));
     m.def("sweep", &sweep, py::arg("scenario"), py::arg("sets"), py::arg("axes"), py::arg("columns"),
           py::arg("threads"), py::arg("csv_path"));
+    m.def("plan", &plan, py::arg("scenario"), py::arg("sets"), py::arg("gpus"), py::arg("ttft_ms"), py::arg("tpot_ms"),
+          py::arg("min_tokens_per_s_per_user"), py::arg("engine"), py::arg("space_file"), py::arg("all"),
+          py::arg("threads"), py::arg("base_url"), py::arg("csv_path"));
     m.def("presets", &presets, py::arg("kind"));
 }

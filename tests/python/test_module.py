@@ -95,3 +95,39 @@ def test_presets():
     assert "deepseek-v3-decode-h800-ep128" in mr.presets()
     with pytest.raises(ValueError):
         mr.presets("gpus")
+
+
+def test_plan_equals_cli_csv():
+    scenario = {"model": "qwen3-30b-a3b", "hardware": "h200", "serving": {"mode": "aggregated", "isl": 1024, "osl": 512}}
+    df = mr.plan(scenario, gpus=8, tpot_ms=20, threads=1)
+    rc, out, err = cli("plan", "-", "--gpus", "8", "--tpot-ms", "20", "--format", "csv", "--threads", "1",
+                       stdin=json.dumps(scenario))
+    assert rc == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(df) == len(rows) > 0
+    assert list(df.columns) == list(rows[0].keys())
+    for i, row in enumerate(rows):
+        for k, v in row.items():
+            got = df.iloc[i][k]
+            if v == "":
+                continue
+            try:
+                want = float(v)
+            except ValueError:
+                if v in ("true", "false"):
+                    assert bool(got) == (v == "true")
+                else:
+                    assert str(got) == v, (i, k)
+                continue
+            assert float(got) == want, (i, k, got, v)
+    assert df.attrs["summary"] in err  # the CLI prints it on stderr
+
+
+def test_plan_space_dict_and_errors():
+    scenario = {"model": "qwen3-30b-a3b", "hardware": "h200"}
+    df = mr.plan(scenario, gpus=4, space={"batch": [8, 64]}, all=True, threads=1)
+    assert set(df["batch"].unique()) <= {8, 64}
+    with pytest.raises(ValueError, match="gpus"):
+        mr.plan(scenario, gpus=0)
+    with pytest.raises(ValueError, match="engine"):
+        mr.plan(scenario, gpus=8, engine="tgi")

@@ -6,10 +6,14 @@
     e = mr.evaluate({"model": "qwen3-30b-a3b", "hardware": "h200"}, set={"workload.batch": 64})
     df = mr.sweep("kimi-k2-decode-h200-ep16", axes={"workload.batch": "1:256:x2", "parallel.ep": [8, 16]})
     df[["workload.batch", "parallel.ep", "decode.tpot_ms"]]
+    front = mr.plan({"model": "deepseek-v3", "hardware": "h200", "serving": {"mode": "aggregated", "isl": 2048,
+                     "osl": 1024}}, gpus=64, tpot_ms=30)
+    front.attrs["summary"], front[["rank", "output_tokens_per_s_per_gpu", "ttft_ms", "command"]]
 
 evaluate() returns what `moe-roofline eval --format json` prints (the output columns nested by their dots);
-sweep() returns what `moe-roofline sweep` writes (one row per grid point, the same column names) as a pandas
-DataFrame when pandas is installed, else as a list of dicts. Bad input raises ValueError with the CLI's message.
+sweep() returns what `moe-roofline sweep` writes (one row per grid point, the same column names) and plan() what
+`moe-roofline plan --format csv` writes (the front, best first; with all=True every point with its verdict) as a
+pandas DataFrame when pandas is installed, else as a list of dicts. Bad input raises ValueError with the CLI's message.
 """
 import csv
 import json
@@ -18,7 +22,7 @@ import tempfile
 
 from . import _moe_roofline as _native
 
-__all__ = ["evaluate", "sweep", "presets"]
+__all__ = ["evaluate", "sweep", "plan", "presets"]
 
 
 def _scenario_text(scenario):
@@ -77,16 +81,50 @@ def sweep(scenario, axes, columns=None, set=None, threads=1):
     os.close(fd)
     try:
         _native.sweep(_scenario_text(scenario), _sets(set), _axes(axes), cols, int(threads), path)
-        try:
-            import pandas as pd
-        except ImportError:
-            pd = None
-        if pd is not None:
-            return pd.read_csv(path, float_precision="round_trip", keep_default_na=False, na_values=[""])
-        with open(path, newline="") as f:
-            return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+        return _read_csv(path)
     finally:
         os.unlink(path)
+
+
+def _read_csv(path):
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+    if pd is not None:
+        return pd.read_csv(path, float_precision="round_trip", keep_default_na=False, na_values=[""])
+    with open(path, newline="") as f:
+        return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def plan(scenario, gpus, ttft_ms=None, tpot_ms=None, min_tokens_per_s_per_user=None, engine=None, space=None,
+         all=False, set=None, threads=0, base=None):
+    """The best deployments on a GPU budget under an SLA, as `moe-roofline plan SCENARIO --gpus N --format csv`.
+
+    space: a --space file's path or its content as a dict; base: the page the row links point at (--base). The CLI's summary line (points searched, why the others
+    are not candidates) is in the DataFrame's attrs["summary"] (a list of dicts: the summary is dropped)."""
+    space_path, tmp_space = "", None
+    if isinstance(space, dict):
+        fd, tmp_space = tempfile.mkstemp(suffix=".json", prefix="moe-roofline-space-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(space, f)
+        space_path = tmp_space
+    elif space is not None:
+        space_path = os.fspath(space)
+    fd, path = tempfile.mkstemp(suffix=".csv", prefix="moe-roofline-plan-")
+    os.close(fd)
+    try:
+        summary = _native.plan(_scenario_text(scenario), _sets(set), int(gpus), float(ttft_ms or 0), float(tpot_ms or 0),
+                               float(min_tokens_per_s_per_user or 0), engine or "", space_path, bool(all), int(threads),
+                               base or "", path)
+        out = _read_csv(path)
+        if hasattr(out, "attrs"):
+            out.attrs["summary"] = summary.strip()
+        return out
+    finally:
+        os.unlink(path)
+        if tmp_space:
+            os.unlink(tmp_space)
 
 
 def presets(kind="scenarios"):
