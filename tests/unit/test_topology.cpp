@@ -452,3 +452,15 @@ TEST_CASE("tile fill: one-row tiles on the M2 Max cost nothing at 31, 32 or 33 s
     MESSAGE("seed 003 expert GEMM: " << experts_ms << " ms vs 12.5 ms");
     CHECK(rel_err(experts_ms, 12.5) < 0.15);
 }
+
+TEST_CASE("host link on the NVIDIA presets: expert offload to host memory runs on an H100 at PCIe Gen5's 64 GB/s (issue 29)") {
+    using namespace moe_test;
+    // was "runtime.expert_offload.tier: host needs hardware.host_bandwidth_GBps > 0"
+    const moe::Estimate e = run(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm","workload":{"phase":"decode","batch":1},
+        "runtime":{"expert_offload":{"tier":"host","cached_experts_per_layer":16}}})");
+    const moe::OpRecord* s = find_op(e, "moe.expert_stream", moe::Phase::decode);
+    REQUIRE(s);
+    // NVIDIA H100 datasheet: PCIe Gen5 128 GB/s bidirectional = 64 GB/s host -> device
+    CHECK(s->time_us == doctest::Approx(s->comm_bytes / 64e9 * 1e6).epsilon(0.02));
+    CHECK(moe::builtin_catalog().gpu("a100-sxm-80g")->host_bandwidth_GBps == 32);  // PCIe Gen4 x16
+}
