@@ -226,6 +226,7 @@ int main(int argc, char** argv) {
     std::string shard, space_file, engine = "sglang";
     int gpus = 0;
     double ttft_ms = 0, tpot_ms = 0, min_per_user = 0;
+    std::string ttft_text;  // --ttft-ms: a number of ms, or none
     // A positive finite number, with a message that does not print the range's bounds.
     const CLI::Validator positive(
         [](std::string& v) -> std::string {
@@ -275,7 +276,9 @@ int main(int argc, char** argv) {
         ->required();
     add_sets(plan);
     plan->add_option("--gpus", gpus, "GPU budget")->required()->check(CLI::Range(1, 65536))->type_name("N");
-    plan->add_option("--ttft-ms", ttft_ms, "SLA: largest time to first token")->check(positive)->type_name("X");
+    plan->add_option("--ttft-ms", ttft_text,
+                     "SLA: largest time to first token (with the serving layer on, 10000 by default; none: no limit)")
+        ->type_name("X|none");
     plan->add_option("--tpot-ms", tpot_ms, "SLA: largest time per output token")->check(positive)->type_name("Y");
     plan->add_option("--min-tokens-per-s-per-user", min_per_user, "SLA: smallest tokens/s seen by one user")
         ->check(positive)
@@ -332,6 +335,12 @@ int main(int argc, char** argv) {
             cli::install_interrupt_handlers();
             cli::PlanOptions options;
             options.request.gpus = gpus;
+            if (ttft_text.empty()) {
+                options.ttft_default = true;
+            } else if (ttft_text != "none") {
+                if (!cli::parse_number(ttft_text, ttft_ms) || !(ttft_ms > 0))
+                    throw cli::UsageError("--ttft-ms: must be a positive number or none, got '" + ttft_text.substr(0, 40) + "'");
+            }
             options.request.sla.ttft_ms = ttft_ms;
             options.request.sla.tpot_ms = tpot_ms;
             options.request.sla.min_tokens_per_s_per_user = min_per_user;

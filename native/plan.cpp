@@ -63,7 +63,8 @@ public:
         std::string t = base_.model.name + " on " + std::to_string(r.gpus) + " x " + base_.gpu.name + " (" +
                         moe::serving_engine_name(r.engine) + "): prompt " + std::to_string(base_.workload.prompt_len) +
                         ", output " + std::to_string(base_.workload.output_len) + " tokens, prefill chunk " +
-                        std::to_string(base_.workload.prefill_tokens) + "; SLA: " + sla_text(r.sla) + "\n";
+                        std::to_string(base_.workload.prefill_tokens) + "; SLA: " + sla_text(r.sla) +
+                        (o_.ttft_default ? " (the TTFT limit is the serving default: --ttft-ms sets another, --ttft-ms none lifts it)" : "") + "\n";
         t += std::string("Pareto front of output tokens/s per GPU against tokens/s per user, best per GPU first (") +
              (base_.serving.mode == moe::ServingMode::off ? "step-level model" : "serving layer") + ")\n";
         char buf[256];
@@ -81,7 +82,11 @@ public:
                         " searched; not candidates: " + c(moe::Verdict::no_fit) + " do not fit, " +
                         c(moe::Verdict::ttft) + " miss TTFT, " + c(moe::Verdict::tpot) + " miss TPOT, " +
                         c(moe::Verdict::per_user) + " below the tokens/s per user, " + c(moe::Verdict::error) +
-                        " invalid\n";
+                        " invalid" +
+                        (o_.ttft_default ? "; TTFT <= " + number_text(o_.request.sla.ttft_ms) +
+                                               " ms by default (--ttft-ms none lifts it)"
+                                         : std::string()) +
+                        "\n";
         return t;
     }
 
@@ -116,6 +121,8 @@ public:
             if (disagg) out += "      $ " + moe::prefill_launch_command(scratch_, p, o_.request.engine) + "\n";
             out += "      $ " + moe::launch_command(scratch_, p, o_.request.engine) + "\n";
             out += "      " + moe::scenario_url(scratch_, o_.base_url) + "\n";
+            const std::string note = queue_note(r);
+            if (!note.empty()) out += "      note: " + note + "\n";
         } else {
             out += "      why: " + reason(row) + "\n";
         }
@@ -144,7 +151,7 @@ public:
             if (disagg) out += std::to_string(v);
         }
         out += ',';
-        moe::append_csv_cell(out, row.rank > 0 ? std::string() : reason(row));
+        moe::append_csv_cell(out, reason(row));
         apply(row);
         out += ',';
         moe::append_csv_cell(out, moe::launch_command(scratch_, p, o_.request.engine));
@@ -177,7 +184,7 @@ public:
                   {"two_batch_overlap", p.two_batch_overlap},
                   {"a2a_backend", moe::a2a_backend_name(p.a2a)},
                   {"mode", p.mode == moe::PlanMode::disaggregated ? "disaggregated" : "aggregated"},
-                  {"reason", row.rank > 0 ? std::string() : reason(row)},
+                  {"reason", reason(row)},
                   {"scenario", moe::scenario_to_json(scratch_, true)},
                   {"link", moe::scenario_url(scratch_, o_.base_url)}};
         j["command"] = moe::launch_command(scratch_, p, o_.request.engine);
@@ -205,8 +212,16 @@ private:
         moe::apply_point(scratch_, row.point);
     }
     std::string reason(const Row& row) const {
+        if (row.rank > 0) return queue_note(row.result);
         if (std::string_view(row.status) == "dominated") return "dominated by a point of the front";
         return moe::verdict_reason(row.result, o_.request.sla);
+    }
+    // A front row whose TTFT is mostly waiting (issue 26): said on the row, not left for the user to find.
+    static std::string queue_note(const moe::PointResult& r) {
+        if (!r.ok || !(r.ttft_ms > 0) || !(r.ttft_queue_ms > 0.5 * r.ttft_ms)) return std::string();
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "TTFT mostly queueing: %.0f%% of it waits for prefill", 100 * r.ttft_queue_ms / r.ttft_ms);
+        return buf;
     }
 
     const moe::Scenario& base_;
@@ -292,11 +307,15 @@ std::string indented(const json& row) {
 
 }  // namespace
 
-int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const PlanOptions& o) {
+int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const PlanOptions& given) {
+    PlanOptions o = given;
     if (o.format == "json" && o.shard.n > 1)
         throw UsageError("--shard: needs --format table or csv (JSON documents do not concatenate)");
     // The layout fields of the scenario are the planner's to choose: they may be anything that parses.
     moe::Scenario base = build_scenario(base_src, catalog, /*allow_cross_field=*/true);
+    // issue 26: a serving plan without a TTFT limit gets the default one (stated in the preamble and the summary)
+    if (o.ttft_default && base.serving.mode != moe::ServingMode::off) o.request.sla.ttft_ms = moe::kDefaultServingTtftMs;
+    else o.ttft_default = false;
     moe::PlanRequest req = o.request;
     // One engine for the numbers and the commands: --engine sets the scenario's runtime.engine (its serving
     // constants); without it the scenario's engine names the commands (ideal: SGLang's), as on the page.

@@ -36,6 +36,7 @@ struct PlanOptions {
     std::string base_url;              // page links
     std::FILE* out = stdout;           // where the rows go (the Python module: a temporary file)
     std::string* csv_summary = nullptr;  // --format csv: the summary line here instead of on stderr
+    bool ttft_default = false;         // no --ttft-ms: moe::kDefaultServingTtftMs with the serving layer on
 };
 
 // Returns the exit status; throws UsageError for bad input (before anything is printed).

@@ -119,6 +119,13 @@ struct Sla {
 // with its size and how to narrow it.
 inline constexpr std::uint64_t kMaxPlanPoints = 100'000'000;
 
+// The TTFT limit a serving plan gets when the user sets none (issue 26): 10 s. A deployment whose first token takes
+// longer is not an interactive service: such rows were the plans' "best" ones (batch 512 per rank, thousands of
+// clients queueing for a prefill pool, 54-237 s to the first token) and nothing said so. It applies only with the
+// serving layer on (a step-level TTFT is one prompt's own forwards, no queue); the CLI's --ttft-ms sets another
+// limit and --ttft-ms none lifts it (docs/cli.md).
+constexpr double kDefaultServingTtftMs = 10000;
+
 struct PlanRequest {
     int gpus = 8;
     Sla sla;
@@ -181,6 +188,7 @@ void apply_point(Scenario& s, const PlanPoint& p);
 // The planner's objective for one scenario.
 struct PointResult {
     double ttft_ms = 0;
+    double ttft_queue_ms = 0;                 // of ttft_ms: waiting for prefill capacity and behind the first wave
     double tpot_ms = 0;
     double output_tokens_per_s_per_gpu = 0;
     double tokens_per_s_per_user = 0;

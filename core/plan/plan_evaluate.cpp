@@ -54,6 +54,7 @@ PointResult from_serving(const ServingResult& sr, bool step_fits) {
     PointResult r;
     r.ok = true;
     r.ttft_ms = sr.ttft_ms;
+    r.ttft_queue_ms = sr.ttft_queue_ms + sr.ttft_first_wave_ms;
     r.tpot_ms = sr.tpot_ms;
     r.output_tokens_per_s_per_gpu = sr.output_tokens_per_s_per_gpu;
     r.tokens_per_s_per_user = sr.tokens_per_s_per_user;

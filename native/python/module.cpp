@@ -88,7 +88,7 @@ void sweep(const std::string& scenario, const std::vector<std::string>& sets, co
 
 // `moe-roofline plan SCENARIO --gpus N ... --format csv` into csv_path; returns the summary line the CLI prints on
 // stderr. 0 for a limit: none.
-std::string plan(const std::string& scenario, const std::vector<std::string>& sets, int gpus, double ttft_ms,
+std::string plan(const std::string& scenario, const std::vector<std::string>& sets, int gpus, double ttft_ms, bool ttft_default,
                  double tpot_ms, double min_tokens_per_s_per_user, const std::string& engine,
                  const std::string& space_file, bool all, int threads, const std::string& base_url,
                  const std::string& csv_path) {
@@ -99,6 +99,7 @@ std::string plan(const std::string& scenario, const std::vector<std::string>& se
                                       {"--min-tokens-per-s-per-user", min_tokens_per_s_per_user}})
             if (!(v >= 0) || !std::isfinite(v)) throw cli::UsageError(std::string(name) + ": must be a positive number");
         cli::PlanOptions o;
+        o.ttft_default = ttft_default;  // no limit given: the CLI's serving default (moe::kDefaultServingTtftMs)
         o.request.gpus = gpus;
         o.request.sla.ttft_ms = ttft_ms;
         o.request.sla.tpot_ms = tpot_ms;
@@ -151,7 +152,8 @@ PYBIND11_MODULE(_moe_roofline, m) {
     m.def("evaluate", &evaluate, py::arg("scenario"), py::arg("sets"));
     m.def("sweep", &sweep, py::arg("scenario"), py::arg("sets"), py::arg("axes"), py::arg("columns"),
           py::arg("threads"), py::arg("csv_path"));
-    m.def("plan", &plan, py::arg("scenario"), py::arg("sets"), py::arg("gpus"), py::arg("ttft_ms"), py::arg("tpot_ms"),
+    m.def("plan", &plan, py::arg("scenario"), py::arg("sets"), py::arg("gpus"), py::arg("ttft_ms"), py::arg("ttft_default"),
+          py::arg("tpot_ms"),
           py::arg("min_tokens_per_s_per_user"), py::arg("engine"), py::arg("space_file"), py::arg("all"),
           py::arg("threads"), py::arg("base_url"), py::arg("csv_path"));
     m.def("presets", &presets, py::arg("kind"));

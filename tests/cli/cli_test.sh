@@ -514,6 +514,39 @@ PY
     grep -q 'miss TPOT' .stdout || fail "table summary without the reasons"
 }
 
+case_plan_default_ttft() {  # issue 26: a serving plan with no TTFT limit gets 10 s, says so, and marks queue-bound rows
+    printf '%s' '{"model":"deepseek-v3","hardware":"h200","serving":{"mode":"aggregated","isl":2048,"osl":1024}}' >serve.json
+    expect_ok "$bin" plan serve.json --gpus 64 --tpot-ms 30 --format csv
+    grep -q 'TTFT <= 10000 ms by default (--ttft-ms none lifts it)' .stderr || fail "the default limit is not stated"
+    cp .stdout front.csv
+    expect_ok "$bin" plan serve.json --gpus 64 --tpot-ms 30 --ttft-ms none --format csv
+    cp .stdout lifted.csv
+    python3 - front.csv lifted.csv <<'PY' || fail "the default TTFT limit does not hold"
+import csv, sys
+front = list(csv.DictReader(open(sys.argv[1])))
+lifted = list(csv.DictReader(open(sys.argv[2])))
+assert len(front) >= 3, len(front)
+assert all(float(r["ttft_ms"]) <= 10000 for r in front), [r["ttft_ms"] for r in front]
+# without the limit the front holds rows a user would not run: a minute and more to the first token
+assert max(float(r["ttft_ms"]) for r in lifted) > 60000, max(float(r["ttft_ms"]) for r in lifted)
+# every front row says when its TTFT is mostly waiting, and only then
+for r in front + lifted:
+    note = r["reason"]
+    assert note == "" or note.startswith("TTFT mostly queueing: "), note
+assert any(r["reason"] for r in lifted if float(r["ttft_ms"]) > 60000)
+PY
+    expect_ok "$bin" plan serve.json --gpus 64 --tpot-ms 30
+    grep -q 'the TTFT limit is the serving default' .stdout || fail "the table's preamble does not state the default"
+    # an explicit limit replaces it; a step-level plan has none by default
+    expect_ok "$bin" plan serve.json --gpus 64 --tpot-ms 30 --ttft-ms 2500 --format csv
+    grep -q 'by default' .stderr && fail "an explicit --ttft-ms is still called the default"
+    write_plan_scenario
+    expect_ok "$bin" plan plan.json --gpus 8 --format csv
+    grep -q 'by default' .stderr && fail "a step-level plan got the serving default"
+    expect_bad_input "--ttft-ms: must be a positive number or none" "$bin" plan serve.json --gpus 64 --ttft-ms soon
+    true
+}
+
 case_plan_scale_out() {  # plan: threaded and sharded runs are byte-identical to one thread
     write_plan_scenario
     echo '{"tp":[1,2,8],"batch":[16,64,256],"mtp_draft_tokens":[0,1]}' >space.json
@@ -535,7 +568,8 @@ case_plan_scale_out() {  # plan: threaded and sharded runs are byte-identical to
 case_plan_serving_disaggregated() {  # with the serving layer: aggregated and disaggregated rows, each through its link meets the SLA and fits
     echo '{"model":"deepseek-v3","hardware":"h200","serving":{"mode":"aggregated","isl":2048,"osl":1024}}' >served.json
     echo '{"batch":[16,64,256],"mtp_draft_tokens":[0,1],"kv_cache":["fp8"]}' >space.json
-    expect_ok "$bin" plan served.json --gpus 32 --tpot-ms 40 --space space.json --format csv
+    # (--ttft-ms none: these 32-GPU disaggregated rows take over the default 10 s to the first token)
+    expect_ok "$bin" plan served.json --gpus 32 --tpot-ms 40 --ttft-ms none --space space.json --format csv
     cp .stdout front.csv
     python3 - "$bin" front.csv <<'PY' || fail "the served front does not hold"
 import csv, json, subprocess, sys

@@ -67,7 +67,10 @@ inline void check_estimate(const moe::Estimate& e, const char* where) {
         const bool not_computed = (starts_with(name, "prefill.") && !e.prefill.computed) ||
                                   (starts_with(name, "decode.") && !e.decode.computed) ||
                                   (starts_with(name, "memory.") && !e.ok) ||
-                                  (starts_with(name, "serving.") && !(e.ok && e.serving.computed));  // DESIGN 8.2
+                                  (starts_with(name, "serving.") && !(e.ok && e.serving.computed)) ||  // DESIGN 8.2
+                                  // the $ columns are empty without a GPU-hour price (issue 28)
+                                  ((name == "cost.gpu_hour_usd" || name.find("usd_per_mtok") != std::string_view::npos) &&
+                                   !(e.gpu_hour_usd > 0));
         if (!not_computed) fail(w + ": column " + c.name + " is NaN");
     }
     if (!e.ok) {

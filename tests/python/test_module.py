@@ -131,3 +131,9 @@ def test_plan_space_dict_and_errors():
         mr.plan(scenario, gpus=0)
     with pytest.raises(ValueError, match="engine"):
         mr.plan(scenario, gpus=8, engine="tgi")
+    served = {"model": "deepseek-v3", "hardware": "h200", "serving": {"mode": "aggregated", "isl": 2048, "osl": 1024}}
+    space = {"batch": [64, 512], "mtp_draft_tokens": [0]}
+    default = mr.plan(served, gpus=64, tpot_ms=30, space=space, threads=1)
+    lifted = mr.plan(served, gpus=64, tpot_ms=30, ttft_ms="none", space=space, threads=1)
+    assert "by default" in default.attrs["summary"] and "by default" not in lifted.attrs["summary"]
+    assert default["ttft_ms"].max() <= 10000 < lifted["ttft_ms"].max()

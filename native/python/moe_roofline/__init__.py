@@ -101,6 +101,7 @@ def plan(scenario, gpus, ttft_ms=None, tpot_ms=None, min_tokens_per_s_per_user=N
          all=False, set=None, threads=0, base=None):
     """The best deployments on a GPU budget under an SLA, as `moe-roofline plan SCENARIO --gpus N --format csv`.
 
+    ttft_ms: None (the CLI's default: 10 s with the serving layer on), a number, or "none" (no limit).
     space: a --space file's path or its content as a dict; base: the page the row links point at (--base). The CLI's summary line (points searched, why the others
     are not candidates) is in the DataFrame's attrs["summary"] (a list of dicts: the summary is dropped)."""
     space_path, tmp_space = "", None
@@ -114,7 +115,9 @@ def plan(scenario, gpus, ttft_ms=None, tpot_ms=None, min_tokens_per_s_per_user=N
     fd, path = tempfile.mkstemp(suffix=".csv", prefix="moe-roofline-plan-")
     os.close(fd)
     try:
-        summary = _native.plan(_scenario_text(scenario), _sets(set), int(gpus), float(ttft_ms or 0), float(tpot_ms or 0),
+        ttft_default = ttft_ms is None
+        ttft = 0.0 if ttft_default or ttft_ms == "none" else float(ttft_ms)
+        summary = _native.plan(_scenario_text(scenario), _sets(set), int(gpus), ttft, ttft_default, float(tpot_ms or 0),
                                float(min_tokens_per_s_per_user or 0), engine or "", space_path, bool(all), int(threads),
                                base or "", path)
         out = _read_csv(path)
