@@ -326,10 +326,20 @@ bool layout_ok(const Scenario& base, int tp, int dp, int ep, int pp) {
 }
 
 // Can the engine express this layout and these options?
-bool engine_ok(ServingEngine e, const PlanPoint& p) {
+// Does runtime.a2a_backend auto mean DeepEP on this base scenario (estimate.cpp, resolve_backend: a step-level
+// scenario, or the ideal engine), or the serving engine's own all-gather default?
+bool auto_is_deepep(const Scenario& base) {
+    return base.serving.mode == ServingMode::off || base.runtime.engine == EngineKind::ideal;
+}
+
+bool engine_ok(ServingEngine e, const PlanPoint& p, bool auto_deepep) {
     switch (e) {
-        case ServingEngine::sglang:  // --moe-a2a-backend none|deepep (+ --deepep-mode): no pplx
-            return p.a2a != A2ABackend::pplx;
+        case ServingEngine::sglang: {  // --moe-a2a-backend none|deepep (+ --deepep-mode): no pplx
+            // DeepEP only with ep_size = tp_size (all GPUs of the stage): launch_rules.cpp, sglang.deepep_ep_equals_tp
+            const bool deepep = p.a2a == A2ABackend::deepep_normal || p.a2a == A2ABackend::deepep_low_latency ||
+                                (p.a2a == A2ABackend::auto_ && auto_deepep);
+            return p.a2a != A2ABackend::pplx && (p.ep == 1 || !deepep || p.ep == p.tp * p.dp);
+        }
         case ServingEngine::vllm:    // --enable-expert-parallel: EP over all of tp*dp, or none; one backend
             return (p.ep == 1 || p.ep == p.tp * p.dp) && (p.ep == 1 || p.a2a != A2ABackend::auto_);
         case ServingEngine::trtllm:  // enable_attention_dp: attention TP 1; the MoE all-to-all is its own
@@ -344,11 +354,11 @@ namespace {
 
 using PrefillLayout = PlanEnumerator::PrefillLayout;
 
-bool prefill_engine_ok(ServingEngine e, const PrefillLayout& l, const PlanPoint& p) {
+bool prefill_engine_ok(ServingEngine e, const PrefillLayout& l, const PlanPoint& p, bool auto_deepep) {
     PlanPoint q = p;
     q.tp = l.tp, q.dp = l.dp, q.ep = l.ep, q.pp = 1;
     if (q.ep == 1) q.a2a = A2ABackend::auto_, q.two_batch_overlap = false;
-    return engine_ok(e, q);
+    return engine_ok(e, q, auto_deepep);
 }
 
 // The prefill layouts disaggregated points use, for one weight and KV format: for each prefill-worker size that
@@ -378,7 +388,7 @@ std::vector<PrefillLayout> choose_prefill_layouts(const Scenario& base, const Pl
                 PlanPoint probe;
                 probe.a2a = ep > 1 ? s.a2a_backend.front() : A2ABackend::auto_;
                 const PrefillLayout l{tp, dp, ep};
-                if (!prefill_engine_ok(req.engine, l, probe)) continue;
+                if (!prefill_engine_ok(req.engine, l, probe, auto_is_deepep(base))) continue;
                 x.runtime.a2a_backend = probe.a2a;
                 x.serving.prefill.parallel.tp = tp;
                 x.serving.prefill.parallel.dp = dp;
@@ -464,7 +474,7 @@ void PlanEnumerator::each_option(PlanPoint p, F&& f) const {
                         p.weights = s.weights[wi], p.kv_cache = s.kv_cache[ki];
                         p.two_batch_overlap = tbo != 0;
                         p.a2a = a2a;
-                        if (!engine_ok(req_.engine, p)) continue;
+                        if (!engine_ok(req_.engine, p, auto_is_deepep(base_))) continue;
                         if (!f(p, wi * s.kv_cache.size() + ki)) return;
                     }
             }
@@ -518,7 +528,7 @@ bool PlanEnumerator::start(const Scenario& base, const PlanRequest& req, Issues&
             for (A2ABackend a2a : p.ep > 1 ? s.a2a_backend : kNoBackend) {
                 p.two_batch_overlap = tbo != 0;
                 p.a2a = a2a;
-                if (engine_ok(req.engine, p)) f(p);
+                if (engine_ok(req.engine, p, auto_is_deepep(base))) f(p);
             }
     };
     if (contains_mode(s.mode, PlanMode::aggregated)) {
@@ -549,7 +559,7 @@ bool PlanEnumerator::start(const Scenario& base, const PlanRequest& req, Issues&
                     std::uint64_t pools = 0;  // over the formats: prefill choices x worker pairs
                     for (const std::vector<PrefillLayout>& choices : prefill_)
                         for (const PrefillLayout& l : choices)
-                            if (prefill_engine_ok(req.engine, l, q)) pools = sat_add(pools, worker_pairs(l.world(), wd));
+                            if (prefill_engine_ok(req.engine, l, q, auto_is_deepep(base))) pools = sat_add(pools, worker_pairs(l.world(), wd));
                     disaggregated_ = sat_add(disaggregated_, sat_mul(sat_mul(pools, mtps), batches));
                 });
             });
@@ -612,7 +622,7 @@ bool PlanEnumerator::for_each(const std::function<bool(const PlanPoint&)>& each)
                     for (int b : s.batch) {
                         q.batch = b;
                         for (const PrefillLayout& l : prefill_[formats]) {
-                            if (!prefill_engine_ok(req_.engine, l, q)) continue;
+                            if (!prefill_engine_ok(req_.engine, l, q, auto_is_deepep(base_))) continue;
                             q.prefill_tp = std::int16_t(l.tp), q.prefill_dp = std::int16_t(l.dp), q.prefill_ep = std::int16_t(l.ep);
                             for (int np : s.prefill_workers)
                                 for (int nd : s.decode_workers) {

@@ -285,6 +285,10 @@ private:
 // Disaggregated points: the decode workers' command; prefill_launch_command gives the prefill workers' ("" for
 // aggregated points).
 std::string launch_command(const Scenario& s, const PlanPoint& p, ServingEngine engine);
+// The rules of an engine's launch flags that a command breaks, each "id: rule (source)"; empty: it passes
+// (core/plan/launch_rules.cpp: what must divide what, which flags go together, which values are allowed).
+std::vector<std::string> check_launch_command(ServingEngine engine, std::string_view command);
+std::size_t launch_rule_count(ServingEngine engine);
 std::string prefill_launch_command(const Scenario& s, const PlanPoint& p, ServingEngine engine);
 // The HuggingFace repository of the scenario's model (preset ids map to their source; inline configs give their
 // _name_or_path), for launch commands.

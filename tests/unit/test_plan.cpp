@@ -121,8 +121,10 @@ TEST_CASE("enumerate_plan: a narrowed space, a dense model, and the engines' lim
         "mtp_draft_tokens":[0],"kv_cache":["fp8"],"two_batch_overlap":[true],"a2a_backend":["auto"],"min_gpus_per_replica":8})"),
                                       req.space, errs));
     std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);
-    // worlds 8 (ep 8) and 16 (ep 8, 16), tp 1, two batches
-    CHECK(pts.size() == 6);
+    // worlds 8 (ep 8) and 16 (ep 16), tp 1, two batches: SGLang runs DeepEP (auto, step-level) only with ep equal to
+    // tp * dp (launch_rules.cpp, sglang.deepep_ep_equals_tp), so world 16 at ep 8 is not a point
+    CHECK(pts.size() == 4);
+    for (const moe::PlanPoint& p : pts) CHECK(p.ep == p.tp * p.dp);
     for (const moe::PlanPoint& p : pts) {
         CHECK(p.tp == 1);
         CHECK(p.two_batch_overlap);
@@ -493,4 +495,53 @@ TEST_CASE("plan space: repeated values are dropped (first kept, in order); a spa
     CHECK(errs[0].message.rfind(size + " points (", 0) == 0);
     CHECK(errs[0].message.find("narrow --space") != std::string::npos);
     CHECK(moe::enumerate_plan(base, req, errs).empty());  // the web's path refuses it too
+}
+
+TEST_CASE("launch commands pass their engine's rules: every front row of three plans, both pools (issue 26)") {
+    // The rules themselves catch what they should (SGLang ignores --ep-size under DeepEP unless it equals --tp: the
+    // first front row of the issue's plan, --tp 32 --dp 16 --ep-size 8 with DeepEP, would not have run as planned).
+    const auto broken = moe::check_launch_command(moe::ServingEngine::sglang,
+        "python -m sglang.launch_server --model-path m --tp 32 --dp 16 --enable-dp-attention --ep-size 8 "
+        "--moe-a2a-backend deepep --deepep-mode auto");
+    REQUIRE(broken.size() == 1);
+    CHECK(broken[0].rfind("sglang.deepep_ep_equals_tp", 0) == 0);
+    CHECK(moe::check_launch_command(moe::ServingEngine::sglang, "python -m sglang.launch_server --tp 8 --dp 4").size() == 1);
+    CHECK(moe::check_launch_command(moe::ServingEngine::vllm, "vllm serve m --all2all-backend pplx").size() == 1);
+    CHECK(moe::check_launch_command(moe::ServingEngine::trtllm, "mpirun -np 8 trtllm-llmapi-launch trtllm-serve m --tp_size 16 --ep_size 3").size() == 2);
+    CHECK(moe::launch_rule_count(moe::ServingEngine::sglang) >= 5);
+    // Three plans (DeepSeek-V3 on 32 H200 with the serving layer, one per engine, and a step-level SGLang plan with
+    // DeepEP): every front row's commands pass.
+    struct Case { moe::ServingEngine engine; bool serving; };
+    int rows = 0;
+    for (const Case& k : {Case{moe::ServingEngine::sglang, true}, Case{moe::ServingEngine::vllm, true},
+                          Case{moe::ServingEngine::trtllm, true}, Case{moe::ServingEngine::sglang, false}}) {
+        moe::Scenario base = dsv3_h200_serving();
+        if (!k.serving) base.serving.mode = moe::ServingMode::off;
+        base.runtime.engine = moe::engine_kind_of(k.engine);
+        moe::PlanRequest req;
+        req.gpus = 32;
+        req.engine = k.engine;
+        req.sla.tpot_ms = 50;
+        moe::Issues errs;
+        REQUIRE(moe::plan_space_from_json(nlohmann::json::parse(R"({"batch":[16,128],"kv_cache":["fp8"]})"), req.space, errs));
+        const std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);
+        REQUIRE(errs.empty());
+        std::vector<moe::PointResult> res(pts.size());
+        moe::evaluate_plan_range(base, pts, 0, pts.size(), moe::builtin_tables(), res.data());
+        const moe::PlanSummary sum = moe::summarize_plan(pts, res, req.sla);
+        REQUIRE(!sum.front.empty());
+        for (std::size_t i : sum.front) {
+            moe::Scenario s = base;
+            moe::apply_point(s, pts[i]);
+            for (const std::string& cmd : {moe::launch_command(s, pts[i], k.engine), moe::prefill_launch_command(s, pts[i], k.engine)}) {
+                const std::vector<std::string> bad = moe::check_launch_command(k.engine, cmd);
+                INFO(cmd);
+                CHECK(bad.empty());
+                for (const std::string& b : bad) MESSAGE(b);
+            }
+            ++rows;
+        }
+    }
+    MESSAGE(rows << " front rows checked");
+    CHECK(rows >= 8);
 }
