@@ -339,6 +339,23 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
                           short_by);
             warn({buf});
         }
+        // issue 26: how many GPUs of this kind the weights need at the least: the model's weights in their stored
+        // formats spread over N GPUs with nothing replicated (a lower bound: any real layout needs as many or more),
+        // each GPU keeping what this scenario's KV cache, activations and buffers take.
+        const double routed = double(m.n_moe_layers) * m.num_experts * m.expert_params();
+        const double model_bytes = routed * bytes_with_scales(c.w_exp) + std::max(0.0, e.total_params - routed) * bytes_with_scales(c.w_attn);
+        const double room = e.memory.usable_bytes - (e.memory.total_bytes - e.memory.weights_bytes);
+        if (room > 0 && model_bytes > 0 && std::isfinite(model_bytes / room)) {
+            const double n = std::ceil(model_bytes / room);
+            if (n > s.world() && n < 1e7) {
+                char buf[200];
+                std::snprintf(buf, sizeof buf,
+                              "does not fit: the weights (%.0f GB) need at least %.0f %s GPUs (%.0f now), each keeping %.1f GB "
+                              "for the rest",
+                              model_bytes / 1e9, n, s.gpu.name.c_str(), double(s.world()), (e.memory.total_bytes - e.memory.weights_bytes) / 1e9);
+                warn({buf});
+            }
+        }
     }
     if (!all_finite(e, c.records_nonfinite)) {
         e.errors.push_back({"", "the model produced a non-finite number for this input (please report it)"});

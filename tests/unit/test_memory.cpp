@@ -187,3 +187,19 @@ TEST_CASE("expert offload: the bytes streamed per step, by hand (Qwen3-30B-A3B o
     CHECK(e.memory.weights_experts_bytes == doctest::Approx(48.0 * 32 * 3 * 2048 * 768 * 2));
     CHECK(e.memory.offloaded_experts_bytes == doctest::Approx(48.0 * 96 * 3 * 2048 * 768 * 2));
 }
+
+TEST_CASE("a model that does not fit says how many GPUs its weights need at the least (issue 26)") {
+    using namespace moe_test;
+    // DeepSeek-V3 (671B parameters, FP8 checkpoint: about 1 byte each) on one H200 (135.3 GB usable at 0.9 of 140 GiB)
+    const moe::Estimate e = run(R"({"model":"deepseek-v3","hardware":"h200"})");
+    REQUIRE(!e.memory.fits);
+    std::string hint;
+    for (const std::string& w : e.warnings)
+        if (w.find("need at least") != std::string::npos) hint = w;
+    INFO(hint);
+    // 671 GB / (135.3 GB - the 26 GB this scenario's KV cache, activations and buffers take) = 6.1 -> 7
+    CHECK(hint.find("the weights (671 GB) need at least 7 H200") != std::string::npos);
+    // fits: no hint
+    const moe::Estimate ok = run(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"dp":8,"ep":8}})");
+    for (const std::string& w : ok.warnings) CHECK(w.find("need at least") == std::string::npos);
+}
