@@ -40,10 +40,11 @@ std::string layout_text(int tp, int dp, int ep, int pp) {
 std::string dtype_text(const moe::DtypeSel& d, const char* auto_text) { return d.is_auto ? auto_text : moe::dtype_name(d.value); }
 
 // A typed number (0 = no limit); true when the user finished an edit.
-bool limit_input(AppState& st, const char* id, const char* label, double& value, const char* help) {
+bool limit_input(AppState& st, const char* id, const char* label, double& value, const char* help,
+                 const char* unset = "none") {
     form_label(label);
     ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - theme::px(26));
-    ImGui::InputDouble(id, &value, 0, 0, value > 0 ? "%g" : "none", ImGuiInputTextFlags_AutoSelectAll);
+    ImGui::InputDouble(id, &value, 0, 0, value > 0 ? "%g" : unset, ImGuiInputTextFlags_AutoSelectAll);
     record_last_item(st, std::string("plan.") + (id + 2));
     const bool done = ImGui::IsItemDeactivatedAfterEdit();
     if (done && !(value >= 0 && std::isfinite(value))) value = 0;
@@ -86,7 +87,12 @@ void draw_plan_controls(AppState& st) {
         if (ImGui::Button("+##plan_gpus", ImVec2(bw, 0)) && p.gpus < 65536) p.gpus *= 2, edited = true;
         record_last_item(st, "plan.gpus.plus");
     }
-    edited |= limit_input(st, "##ttft_ms", "TTFT \u2264 ms", p.ttft_ms, "Time to first token under load (serving.ttft_ms); none: no limit.");
+    const bool serving_on = s.serving.mode != moe::ServingMode::off;
+    edited |= limit_input(st, "##ttft_ms", "TTFT \u2264 ms", p.ttft_ms,
+                          serving_on ? "Time to first token under load (serving.ttft_ms); left empty: 10000 ms, the serving default "
+                                       "(moe-roofline plan's too: a deployment whose first token takes longer is not an interactive service)."
+                                     : "Time to first token under load (serving.ttft_ms); none: no limit.",
+                          serving_on ? "10 s def." : "none");
     edited |= limit_input(st, "##tpot_ms", "TPOT \u2264 ms", p.tpot_ms, "Time per output token under load (serving.tpot_ms); none: no limit.");
     edited |= limit_input(st, "##min_user", "tokens/s/user \u2265", p.min_tokens_per_s_per_user,
                           "Output tokens per second each user sees at least (serving.tokens_per_s_per_user); none: no limit.");
@@ -202,9 +208,11 @@ void draw_plan_chart(AppState& st, ImVec2 size) {
                                              plot::ItemFlags_CustomTooltip | plot::ItemFlags_NoLegend, nullptr, front_colours.data());
         if (pl.selected >= 0 && std::size_t(pl.selected) < fx.size())
             plot::plot_marker(fx[std::size_t(pl.selected)], fy[std::size_t(pl.selected)], theme::kText, 8);
-        if (p.ttft_ms > 0) {
+        const bool ttft_default = !(p.ttft_ms > 0) && st.scenario.serving.mode != moe::ServingMode::off;
+        if (p.ttft_ms > 0 || ttft_default) {
             char label[64];
-            std::snprintf(label, sizeof label, "and TTFT \u2264 %g ms", p.ttft_ms);
+            if (ttft_default) std::snprintf(label, sizeof label, "and TTFT \u2264 %g ms (default)", moe::kDefaultServingTtftMs);
+            else std::snprintf(label, sizeof label, "and TTFT \u2264 %g ms", p.ttft_ms);
             plot::legend_entry(label, theme::kTextDim);
         }
         const plot::Hover h = plot::end_plot();
