@@ -314,8 +314,8 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
     // The layout fields of the scenario are the planner's to choose: they may be anything that parses.
     moe::Scenario base = build_scenario(base_src, catalog, /*allow_cross_field=*/true);
     // issue 26: a serving plan without a TTFT limit gets the default one (stated in the preamble and the summary)
-    if (o.ttft_default && base.serving.mode != moe::ServingMode::off) o.request.sla.ttft_ms = moe::kDefaultServingTtftMs;
-    else o.ttft_default = false;
+    if (o.ttft_default) o.request.sla.ttft_ms = moe::plan_ttft_limit_ms(base, 0);
+    o.ttft_default = o.ttft_default && o.request.sla.ttft_ms > 0;
     moe::PlanRequest req = o.request;
     // One engine for the numbers and the commands: --engine sets the scenario's runtime.engine (its serving
     // constants); without it the scenario's engine names the commands (ideal: SGLang's), as on the page.

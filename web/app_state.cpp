@@ -403,8 +403,7 @@ nlohmann::json plan_space_json(const moe::Scenario& base, const PlanSettings& p)
 moe::PlanRequest plan_request(const moe::Scenario& base, const PlanSettings& p) {
     moe::PlanRequest r;
     r.gpus = p.gpus;
-    // no TTFT limit set: the serving default the CLI's plan applies too (issue 26, moe::kDefaultServingTtftMs)
-    r.sla.ttft_ms = p.ttft_ms > 0 ? p.ttft_ms : base.serving.mode != moe::ServingMode::off ? moe::kDefaultServingTtftMs : 0;
+    r.sla.ttft_ms = moe::plan_ttft_limit_ms(base, p.ttft_ms);  // none set: the serving default, as the CLI's plan
     r.sla.tpot_ms = p.tpot_ms;
     r.sla.min_tokens_per_s_per_user = p.min_tokens_per_s_per_user;
     r.engine = plan_engine(base);

@@ -208,11 +208,9 @@ void draw_plan_chart(AppState& st, ImVec2 size) {
                                              plot::ItemFlags_CustomTooltip | plot::ItemFlags_NoLegend, nullptr, front_colours.data());
         if (pl.selected >= 0 && std::size_t(pl.selected) < fx.size())
             plot::plot_marker(fx[std::size_t(pl.selected)], fy[std::size_t(pl.selected)], theme::kText, 8);
-        const bool ttft_default = !(p.ttft_ms > 0) && st.scenario.serving.mode != moe::ServingMode::off;
-        if (p.ttft_ms > 0 || ttft_default) {
+        if (const double ttft = moe::plan_ttft_limit_ms(st.scenario, p.ttft_ms); ttft > 0) {
             char label[64];
-            if (ttft_default) std::snprintf(label, sizeof label, "and TTFT \u2264 %g ms (default)", moe::kDefaultServingTtftMs);
-            else std::snprintf(label, sizeof label, "and TTFT \u2264 %g ms", p.ttft_ms);
+            std::snprintf(label, sizeof label, "and TTFT \u2264 %g ms%s", ttft, p.ttft_ms > 0 ? "" : " (default)");
             plot::legend_entry(label, theme::kTextDim);
         }
         const plot::Hover h = plot::end_plot();

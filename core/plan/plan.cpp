@@ -326,12 +326,6 @@ bool layout_ok(const Scenario& base, int tp, int dp, int ep, int pp) {
 }
 
 // Can the engine express this layout and these options?
-// Does runtime.a2a_backend auto mean DeepEP on this base scenario (estimate.cpp, resolve_backend: a step-level
-// scenario, or the ideal engine), or the serving engine's own all-gather default?
-bool auto_is_deepep(const Scenario& base) {
-    return base.serving.mode == ServingMode::off || base.runtime.engine == EngineKind::ideal;
-}
-
 bool engine_ok(ServingEngine e, const PlanPoint& p, bool auto_deepep) {
     switch (e) {
         case ServingEngine::sglang: {  // --moe-a2a-backend none|deepep (+ --deepep-mode): no pplx
@@ -388,7 +382,7 @@ std::vector<PrefillLayout> choose_prefill_layouts(const Scenario& base, const Pl
                 PlanPoint probe;
                 probe.a2a = ep > 1 ? s.a2a_backend.front() : A2ABackend::auto_;
                 const PrefillLayout l{tp, dp, ep};
-                if (!prefill_engine_ok(req.engine, l, probe, auto_is_deepep(base))) continue;
+                if (!prefill_engine_ok(req.engine, l, probe, auto_a2a_is_deepep(base))) continue;
                 x.runtime.a2a_backend = probe.a2a;
                 x.serving.prefill.parallel.tp = tp;
                 x.serving.prefill.parallel.dp = dp;
@@ -474,7 +468,7 @@ void PlanEnumerator::each_option(PlanPoint p, F&& f) const {
                         p.weights = s.weights[wi], p.kv_cache = s.kv_cache[ki];
                         p.two_batch_overlap = tbo != 0;
                         p.a2a = a2a;
-                        if (!engine_ok(req_.engine, p, auto_is_deepep(base_))) continue;
+                        if (!engine_ok(req_.engine, p, auto_a2a_is_deepep(base_))) continue;
                         if (!f(p, wi * s.kv_cache.size() + ki)) return;
                     }
             }
@@ -528,7 +522,7 @@ bool PlanEnumerator::start(const Scenario& base, const PlanRequest& req, Issues&
             for (A2ABackend a2a : p.ep > 1 ? s.a2a_backend : kNoBackend) {
                 p.two_batch_overlap = tbo != 0;
                 p.a2a = a2a;
-                if (engine_ok(req.engine, p, auto_is_deepep(base))) f(p);
+                if (engine_ok(req.engine, p, auto_a2a_is_deepep(base))) f(p);
             }
     };
     if (contains_mode(s.mode, PlanMode::aggregated)) {
@@ -559,7 +553,7 @@ bool PlanEnumerator::start(const Scenario& base, const PlanRequest& req, Issues&
                     std::uint64_t pools = 0;  // over the formats: prefill choices x worker pairs
                     for (const std::vector<PrefillLayout>& choices : prefill_)
                         for (const PrefillLayout& l : choices)
-                            if (prefill_engine_ok(req.engine, l, q, auto_is_deepep(base))) pools = sat_add(pools, worker_pairs(l.world(), wd));
+                            if (prefill_engine_ok(req.engine, l, q, auto_a2a_is_deepep(base))) pools = sat_add(pools, worker_pairs(l.world(), wd));
                     disaggregated_ = sat_add(disaggregated_, sat_mul(sat_mul(pools, mtps), batches));
                 });
             });
@@ -622,7 +616,7 @@ bool PlanEnumerator::for_each(const std::function<bool(const PlanPoint&)>& each)
                     for (int b : s.batch) {
                         q.batch = b;
                         for (const PrefillLayout& l : prefill_[formats]) {
-                            if (!prefill_engine_ok(req_.engine, l, q, auto_is_deepep(base_))) continue;
+                            if (!prefill_engine_ok(req_.engine, l, q, auto_a2a_is_deepep(base_))) continue;
                             q.prefill_tp = std::int16_t(l.tp), q.prefill_dp = std::int16_t(l.dp), q.prefill_ep = std::int16_t(l.ep);
                             for (int np : s.prefill_workers)
                                 for (int nd : s.decode_workers) {

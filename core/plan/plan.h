@@ -125,6 +125,10 @@ inline constexpr std::uint64_t kMaxPlanPoints = 100'000'000;
 // serving layer on (a step-level TTFT is one prompt's own forwards, no queue); the CLI's --ttft-ms sets another
 // limit and --ttft-ms none lifts it (docs/cli.md).
 constexpr double kDefaultServingTtftMs = 10000;
+// The TTFT limit of a plan on `base` when the user asked for `given_ms` (0: none given): it, or the serving default.
+inline double plan_ttft_limit_ms(const Scenario& base, double given_ms) {
+    return given_ms > 0 ? given_ms : base.serving.mode != ServingMode::off ? kDefaultServingTtftMs : 0;
+}
 
 struct PlanRequest {
     int gpus = 8;

@@ -90,10 +90,8 @@ std::string sglang_command(const Scenario& s, const PlanPoint& p) {
     if (p.pp > 1) c += " --pp-size " + std::to_string(p.pp);
     if (p.ep > 1) {
         switch (p.a2a) {
-            case A2ABackend::auto_:  // what the model priced (estimate.cpp, resolve_backend): DeepEP for a
-                // step-level plan or the ideal engine, else SGLang's own default (none: no flag)
-                if (s.serving.mode == ServingMode::off || s.runtime.engine == EngineKind::ideal)
-                    c += " --moe-a2a-backend deepep --deepep-mode auto";
+            case A2ABackend::auto_:  // what the model priced: DeepEP, or SGLang's own default (none: no flag)
+                if (auto_a2a_is_deepep(s)) c += " --moe-a2a-backend deepep --deepep-mode auto";
                 break;
             case A2ABackend::deepep_normal: c += " --moe-a2a-backend deepep --deepep-mode normal"; break;
             case A2ABackend::deepep_low_latency: c += " --moe-a2a-backend deepep --deepep-mode low_latency"; break;

@@ -48,8 +48,7 @@ A2ABackend resolve_backend(const Scenario& s, Phase ph) {
     // --moe-a2a-backend defaults to none, vLLM's --all2all-backend to allgather_reducescatter, TensorRT-LLM's
     // attention DP all-gathers and reduce-scatters around its MoE): the EP group's tokens are all-gathered and every
     // rank runs the fused MoE over them. Step-level scenarios keep DeepEP, the wide-EP deployments of the seeds.
-    if (s.parallel.ep > 1 && s.serving.mode != ServingMode::off && s.runtime.engine != EngineKind::ideal)
-        return A2ABackend::allgather;
+    if (s.parallel.ep > 1 && !auto_a2a_is_deepep(s)) return A2ABackend::allgather;
     if (s.parallel.ep > 1) return ph == Phase::prefill ? A2ABackend::deepep_normal : A2ABackend::deepep_low_latency;
     if (s.parallel.dp > 1) return A2ABackend::allgather;
     return A2ABackend::none;
