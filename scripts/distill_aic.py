@@ -226,6 +226,20 @@ def attention(sysdir, kernel):
             {s: sorted(p.items()) for s, p in pre.items()})
 
 
+def monotone_us(points):
+    """{tokens: ms} -> [(tokens, us text)] ascending, each latency raised to the largest at fewer tokens (a measured
+    time never falls as tokens grow), and how many were raised."""
+    out, run, raised = [], 0.0, 0
+    for t in sorted(points):
+        us = float(fmt_us(points[t]))
+        if us < run:
+            raised += 1
+            us = run
+        run = us
+        out.append((t, f"{us:.4g}" if us < 1e4 else f"{us:.0f}"))
+    return out, raised
+
+
 def moe(sysdir, arch, log, source=MOE_SOURCE, names=None):
     """[(dtype, hidden, inter, topk, experts, tp, ep, tokens, latency_us)] and the kernel picks per key."""
     names, shapes, want_t = names or MOE_DTYPES[arch], set(MOE_SHAPES), set(MOE_TOKENS)
@@ -256,14 +270,9 @@ def moe(sysdir, arch, log, source=MOE_SOURCE, names=None):
             full = [k for k in sorted(kernels) if len(kernels[k]) == most]
         best = min(full, key=lambda k: (sum(kernels[k].values()), k))
         picks[best] = picks.get(best, 0) + 1
-        run = 0.0
-        for t in sorted(kernels[best]):
-            us = float(fmt_us(kernels[best][t]))
-            if us < run:
-                adjusted += 1
-                us = run
-            run = us
-            out.append((*key, t, f"{us:.4g}" if us < 1e4 else f"{us:.0f}"))
+        cells, raised = monotone_us(kernels[best])
+        adjusted += raised
+        out.extend((*key, t, us) for t, us in cells)
     log.append(f"{os.path.basename(sysdir)} moe ({source}): {len(series)} keys, {len(out)} rows, kernels {picks}, "
                f"{adjusted} points raised to a smaller token count's time, {partial} keys without the full token grid, "
                f"{len(dropped)} group-limited (tp, ep) layouts left out")
@@ -289,14 +298,9 @@ def moe_deepep(sysdir, phase, log):
     tokens = sorted({t for pts in series.values() for t in pts})
     out, adjusted = [], 0
     for key in sorted(series):
-        run, cells = 0.0, {}
-        for t in sorted(series[key]):
-            us = float(fmt_us(series[key][t]))
-            if us < run:
-                adjusted += 1
-                us = run
-            run = us
-            cells[t] = f"{us:.4g}" if us < 1e4 else f"{us:.0f}"
+        pairs, raised = monotone_us(series[key])
+        adjusted += raised
+        cells = dict(pairs)
         out.append((*key, *(cells.get(t, "") for t in tokens)))
     log.append(f"{os.path.basename(sysdir)} moe deepep {phase} ({source}): {len(series)} keys, "
                f"{sum(len(p) for p in series.values())} points, {adjusted} raised to a smaller token count's time")

@@ -190,16 +190,36 @@ TEST_CASE("plan_space_from_json: errors name the key") {
     CHECK(space.a2a_backend == std::vector<moe::A2ABackend>{moe::A2ABackend::pplx});
 }
 
+namespace {
+
+// The whole search in one go, as the CLI runs it: every point of the space, its result and the summary (front and
+// counts).
+struct WholePlan {
+    std::vector<moe::PlanPoint> pts;
+    std::vector<moe::PointResult> res;
+    moe::PlanSummary sum;
+};
+WholePlan whole_plan(const moe::Scenario& base, const moe::PlanRequest& req, moe::Issues& errs) {
+    WholePlan w;
+    w.pts = moe::enumerate_plan(base, req, errs);
+    w.res.resize(w.pts.size());
+    moe::evaluate_plan_range(base, w.pts, 0, w.pts.size(), moe::builtin_tables(), w.res.data());
+    w.sum = moe::summarize_plan(w.pts, w.res, req.sla);
+    return w;
+}
+
+}  // namespace
+
 TEST_CASE("evaluate_point equals estimate(); judge and the summary count every point once") {
     const moe::Scenario base = dsv3_h200();
     moe::PlanRequest req;
     req.gpus = 16;
     req.sla.tpot_ms = 30;
     moe::Issues errs;
-    const std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);
-    std::vector<moe::PointResult> res(pts.size());
-    moe::evaluate_plan_range(base, pts, 0, pts.size(), moe::builtin_tables(), res.data());
-    const moe::PlanSummary sum = moe::summarize_plan(pts, res, req.sla);
+    const WholePlan w = whole_plan(base, req, errs);
+    const std::vector<moe::PlanPoint>& pts = w.pts;
+    const std::vector<moe::PointResult>& res = w.res;
+    const moe::PlanSummary& sum = w.sum;
     std::size_t total = 0;
     for (std::size_t c : sum.counts) total += c;
     CHECK(total == pts.size());
@@ -321,10 +341,10 @@ TEST_CASE("PlanSearch: slices of any size give evaluate_plan_range()'s results a
     req.sla.tpot_ms = 60;
     moe::Issues errs;
     REQUIRE(moe::plan_space_from_json(nlohmann::json::parse(R"({"batch":[8,64,256],"mtp_draft_tokens":[0,2]})"), req.space, errs));
-    const std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);
-    std::vector<moe::PointResult> res(pts.size());
-    moe::evaluate_plan_range(base, pts, 0, pts.size(), moe::builtin_tables(), res.data());
-    const moe::PlanSummary whole = moe::summarize_plan(pts, res, req.sla);
+    const WholePlan w = whole_plan(base, req, errs);
+    const std::vector<moe::PlanPoint>& pts = w.pts;
+    const std::vector<moe::PointResult>& res = w.res;
+    const moe::PlanSummary& whole = w.sum;
     for (std::size_t slice : {std::size_t(1), std::size_t(7), std::size_t(1000), std::size_t(1) << 30}) {
         moe::PlanSearch search;
         REQUIRE(search.start(base, req, errs));
@@ -450,10 +470,10 @@ TEST_CASE("PlanFront over a real plan: summarize_plan()'s front and counts") {
     req.gpus = 16;
     req.sla.tpot_ms = 40;
     moe::Issues errs;
-    const std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);
-    std::vector<moe::PointResult> res(pts.size());
-    moe::evaluate_plan_range(base, pts, 0, pts.size(), moe::builtin_tables(), res.data());
-    const moe::PlanSummary sum = moe::summarize_plan(pts, res, req.sla);
+    const WholePlan w = whole_plan(base, req, errs);
+    const std::vector<moe::PlanPoint>& pts = w.pts;
+    const std::vector<moe::PointResult>& res = w.res;
+    const moe::PlanSummary& sum = w.sum;
     moe::PlanFront front(req.sla);
     for (std::size_t i = 0; i < pts.size(); ++i) front.add(i, pts[i], res[i]);
     std::vector<std::size_t> got;
@@ -524,11 +544,10 @@ TEST_CASE("launch commands pass their engine's rules: every front row of three p
         req.sla.tpot_ms = 50;
         moe::Issues errs;
         REQUIRE(moe::plan_space_from_json(nlohmann::json::parse(R"({"batch":[16,128],"kv_cache":["fp8"]})"), req.space, errs));
-        const std::vector<moe::PlanPoint> pts = moe::enumerate_plan(base, req, errs);
+        const WholePlan w = whole_plan(base, req, errs);
         REQUIRE(errs.empty());
-        std::vector<moe::PointResult> res(pts.size());
-        moe::evaluate_plan_range(base, pts, 0, pts.size(), moe::builtin_tables(), res.data());
-        const moe::PlanSummary sum = moe::summarize_plan(pts, res, req.sla);
+        const std::vector<moe::PlanPoint>& pts = w.pts;
+        const moe::PlanSummary& sum = w.sum;
         REQUIRE(!sum.front.empty());
         for (std::size_t i : sum.front) {
             moe::Scenario s = base;
