@@ -15,5 +15,7 @@
 #include "core/scenario/model_spec.h"
 #include "core/scenario/scenario.h"
 #include "core/serving/serving.h"
+#include "core/serving/simulate.h"
+#include "core/serving/surface.h"
 #include "core/data/tables.h"
 #include "core/base/types.h"

@@ -337,6 +337,14 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
     stream_plan(space, base, threads, [](std::uint64_t) { return Pick::take; }, [&](const Batch& b) {
         for (std::size_t k = 0; k < b.points.size(); ++k) front.add(b.index[k], b.points[k], b.results[k]);
     });
+    // re-rank the front by the serving simulation (what `eval` gives for each row; the search screened with the
+    // closed form)
+    if (base.serving.mode != moe::ServingMode::off)
+        front.refine([&](const moe::PlanFront::Row& r) {
+            moe::Scenario s = base;
+            moe::apply_point(s, r.point);
+            return moe::evaluate_point_simulated(s, moe::builtin_tables());
+        });
     front.finish();
     const std::uint64_t on_front = front.rows().size();
 

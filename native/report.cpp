@@ -245,13 +245,10 @@ void serving(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
     t.render(body);
     out += body.substr(body.find('\n') + 1);  // no header row
     const moe::EngineConstants& k = moe::engine_constants(moe::builtin_engines(), s);
-    // the engine's refinement on this GPU (its own typical error) or the engine's over all its runs
-    const bool on_gpu = &k != &moe::builtin_engines().get(s.runtime.engine);
     if (k.ttft_typical_error > 0 || k.tpot_typical_error > 0)
-        appendf(out, "  typical error of %s's serving numbers%s%s against measured runs: TTFT %.0f%%, TPOT %.0f%% (median, each "
+        appendf(out, "  typical error of %s's serving numbers against measured runs: TTFT %.0f%%, TPOT %.0f%% (median, each "
                      "model family left out of the fit; docs/validation.md)\n",
-                engine, on_gpu ? " on " : "", on_gpu ? moe::engine_platform(s).c_str() : "", 100 * k.ttft_typical_error,
-                100 * k.tpot_typical_error);
+                engine, 100 * k.ttft_typical_error, 100 * k.tpot_typical_error);
     out += "\nStep-level model at the scenario's workload (the batch, context and prompt above)\n";
 }
 

@@ -6,6 +6,8 @@
 #   SECONDS_PER_TARGET=600 bash scripts/fuzz.sh scenario csv     # longer, only some targets
 #   RUNS=1000000 bash scripts/fuzz.sh         # a fixed number of executions per target instead of a time
 #   JOBS=2 (build parallelism)
+#   SEED=1 bash scripts/fuzz.sh               # a fixed libFuzzer seed (scripts/test.sh sets one: CI repeats a run
+#                                             # checked before; exploration without SEED draws a new one each time)
 # The corpus grown during a run stays in build-fuzz/corpus/<target>/ (not committed): later runs start from it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +38,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$work"
   dict=(); [[ -f tests/fuzz/$t.dict ]] && dict=(-dict="tests/fuzz/$t.dict")
   budget=(-max_total_time="$per_target"); [[ -n $runs ]] && budget=(-runs="$runs")
+  [[ -n ${SEED:-} ]] && budget+=(-seed="$SEED")
   out=build-fuzz/fuzz_$t.log
   t0=$(date +%s.%N)
   # -rss_limit_mb: every input is small, a few hundred MB means a leak or a blow-up; -timeout: a hang is a finding.
@@ -52,7 +55,11 @@ for t in "${targets[@]}"; do
   else
     status=1
     printf 'fuzz %-10s FOUND a problem after %s executions (%s s); log: %s\n' "$t" "${execs:-?}" "$secs" "$out" >&2
-    grep -E 'FUZZ FINDING|ERROR: |runtime error|SUMMARY|Test unit written' "$out" | head -8 >&2
+    grep -E 'FUZZ FINDING|ERROR: |runtime error|SUMMARY|Test unit written|Running:|seed' "$out" | head -12 >&2
+    # the finding's input, on the output too (a CI log is all that comes back from a clean machine)
+    for f in $(grep -o "Test unit written to [^ ]*" "$out" | awk '{print $NF}'); do
+      [[ -f $f ]] && { echo "fuzz: input $f (base64):"; head -c 4096 "$f" | base64 -w0; echo; } >&2
+    done
   fi
 done
 exit $status

@@ -201,7 +201,10 @@ struct PointResult {
     bool ok = false;                          // false: `error` says why (invalid scenario)
     std::string error;
 };
+// The screening pass: the serving layer's closed form (fast; serving.h, ServingMethod).
 PointResult evaluate_point(const Scenario& s, const Tables& tables);
+// The same point by the serving simulation (what `eval` gives): the front's rows are re-ranked by it (refine()).
+PointResult evaluate_point_simulated(const Scenario& s, const Tables& tables);
 
 // evaluate_point() for points [begin, end) on `base` with each point applied; out[i - begin] for point i.
 void evaluate_plan_range(const Scenario& base, const std::vector<PlanPoint>& points, std::size_t begin,
@@ -236,6 +239,25 @@ public:
     const std::vector<Row>& rows() const { return rows_; }  // best per GPU first (then per user, then index)
     std::uint64_t count(Verdict v) const { return counts_[int(v)]; }
     std::uint64_t points() const { return points_; }
+    // Re-rank the front by the serving simulation (issue 25): each row's numbers from `eval` (the planner screens
+    // with the closed form, evaluate_point_simulated() gives the row what `eval` prints); a row that no longer meets
+    // the SLA leaves the front and is counted under its new verdict.
+    template <class Eval>
+    void refine(Eval&& eval) {
+        std::vector<Row> old;
+        old.swap(rows_);
+        for (Row& r : old) {
+            r.result = eval(r);
+            const Verdict v = judge(r.result, sla_);
+            if (v != Verdict::candidate) {
+                --counts_[int(Verdict::candidate)];
+                ++counts_[int(v)];
+            } else {
+                insert(r);
+            }
+        }
+        sorted_.clear();
+    }
     // Is point `index` on the front? (binary search over the front's indices, sorted once by finish())
     void finish();
     bool on_front(std::uint64_t index) const;
@@ -281,6 +303,7 @@ private:
     PlanRequest req_;
     std::vector<PlanPoint> points_;
     std::vector<PointResult> results_;
+    std::vector<bool> refined_;  // results_[i] is the simulation's (the front, re-ranked)
     std::size_t next_ = 0;
     PlanSummary summary_;
 };

@@ -78,13 +78,14 @@ std::string joined(const Issues& errors) {
 }  // namespace
 
 namespace {
-PointResult evaluate_point_memo(const Scenario& s, const Tables& tables, ServingStepMemo* memo) {
+PointResult evaluate_point_memo(const Scenario& s, const Tables& tables, ServingStepMemo* memo,
+                                ServingMethod method = ServingMethod::closed_form) {
     // The serving layer's numbers when the scenario turns it on, else the step-level model's.
     PointResult r;
     r.gpus = s.world();
     // (a plan point keeps no warnings: none are built)
     Estimate e;
-    if (s.serving.mode != ServingMode::off) evaluate_into(s, tables, builtin_engines(), memo, e, false);
+    if (s.serving.mode != ServingMode::off) evaluate_into(s, tables, builtin_engines(), memo, e, false, method);
     else estimate_into(s, tables, e, false);
     if (!e.ok) {
         r.error = joined(e.errors);
@@ -103,6 +104,9 @@ PointResult evaluate_point_memo(const Scenario& s, const Tables& tables, Serving
 }  // namespace
 
 PointResult evaluate_point(const Scenario& s, const Tables& tables) { return evaluate_point_memo(s, tables, nullptr); }
+PointResult evaluate_point_simulated(const Scenario& s, const Tables& tables) {
+    return evaluate_point_memo(s, tables, nullptr, ServingMethod::simulation);
+}
 
 namespace {
 
@@ -206,6 +210,7 @@ bool PlanSearch::start(const Scenario& base, const PlanRequest& req, Issues& err
         return false;
     }
     results_.resize(points_.size());
+    refined_.assign(points_.size(), false);
     started_ = true;
     if (points_.empty()) summary_ = summarize_plan(points_, results_, req_.sla);
     return true;
@@ -217,7 +222,23 @@ std::size_t PlanSearch::step(std::size_t max_points, const Tables& tables) {
     evaluate_plan_range(base_, points_, next_, end, tables, results_.data() + next_);
     const std::size_t n = end - next_;
     next_ = end;
-    if (done()) summary_ = summarize_plan(points_, results_, req_.sla);
+    if (done()) {
+        summary_ = summarize_plan(points_, results_, req_.sla);
+        // re-rank the front by the serving simulation: its rows get the numbers `eval` gives; rows the screening
+        // had dominated may join, refined in turn until every row of the front is (each point at most once)
+        if (base_.serving.mode != ServingMode::off)
+            for (;;) {
+                bool changed = false;
+                for (std::size_t i : summary_.front)
+                    if (!refined_[i]) {
+                        refined_[i] = true;
+                        changed = true;
+                        results_[i] = evaluate_point_simulated(scenario_of(i), tables);
+                    }
+                if (!changed) break;
+                summary_ = summarize_plan(points_, results_, req_.sla);
+            }
+    }
     return n;
 }
 

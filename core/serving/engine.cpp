@@ -10,10 +10,10 @@ namespace moe {
 
 // Every numeric constant, with its allowed range (a fit or a hand edit outside it is an error, not a silent clamp).
 #define MOE_ENGINE_NUMBERS(X)                                                                                     \
-    X(request_overhead_ms, 0, 1e4) X(request_overhead_per_ktoken_ms, 0, 1e4) X(request_overhead_per_client_ms, 0, 1e3) X(decode_overhead_per_layer_us, 0, 1e4) X(prefill_overhead_per_layer_us, 0, 1e5) X(decode_host_per_request_us, 0, 1e4) X(request_wait_decode_steps, 0, 1e3)          \
-    X(decode_kernel_scale, 0.1, 10) X(prefill_kernel_scale, 0.1, 10) X(decode_kernel_scale_blackwell, 0.1, 10)        \
-    X(prefill_kernel_scale_blackwell, 0.1, 10) X(mem_fraction, 0.05, 1)                                                \
-    X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 1e4) X(wave_persistence, 0, 1)                         \
+    X(request_overhead_ms, 0, 60) X(request_overhead_per_ktoken_ms, 0, 10) X(request_overhead_per_client_ms, 0, 1)  \
+    X(decode_overhead_per_layer_us, 0, 60) X(prefill_overhead_per_layer_us, 0, 300)                                 \
+    X(decode_host_per_request_us, 0, 80) X(request_wait_decode_steps, 0, 15) X(mem_fraction, 0.05, 1)              \
+    X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 100) X(wave_persistence, 0, 1)                          \
     X(ttft_typical_error, 0, 100) X(tpot_typical_error, 0, 100)
 #define MOE_ENGINE_INTS(X) X(kv_block_tokens, 1, 4096)
 
@@ -47,6 +47,27 @@ EngineSet default_engines() {
     id.kv_transfer_eff = 1.0;
     id.kv_transfer_latency_ms = 0;
     return s;
+}
+
+const std::vector<EngineConstantInfo>& fitted_engine_constants() {
+    // (the ranges are MOE_ENGINE_NUMBERS's: a test checks they agree)
+    static const std::vector<EngineConstantInfo> info = {
+        {"request_overhead_ms", &EngineConstants::request_overhead_ms, 0, 60, "ms",
+         "per request before the scheduler: HTTP, tokeniser call, admission, first detokenise"},
+        {"request_overhead_per_ktoken_ms", &EngineConstants::request_overhead_per_ktoken_ms, 0, 10, "ms",
+         "per 1000 prompt tokens: tokenisation and the input's copy"},
+        {"request_overhead_per_client_ms", &EngineConstants::request_overhead_per_client_ms, 0, 1, "ms",
+         "per client in flight: the one frontend process streams every client's tokens"},
+        {"decode_overhead_per_layer_us", &EngineConstants::decode_overhead_per_layer_us, 0, 60, "us",
+         "per layer per decode step under CUDA graphs: scheduling, sampling, graph launch"},
+        {"prefill_overhead_per_layer_us", &EngineConstants::prefill_overhead_per_layer_us, 0, 300, "us",
+         "per layer per forward with prompt tokens (eager): kernel launches, attention metadata"},
+        {"decode_host_per_request_us", &EngineConstants::decode_host_per_request_us, 0, 80, "us",
+         "host work per running request per decode step, overlapped with the GPU's step"},
+        {"request_wait_decode_steps", &EngineConstants::request_wait_decode_steps, 0, 15, "steps",
+         "decode steps a new request waits before the scheduler polls it in"},
+    };
+    return info;
 }
 
 namespace {
@@ -128,26 +149,9 @@ bool parse_engines(const nlohmann::json& j, EngineSet& out, Issues& errors) {
             continue;
         }
         const std::string path = "engines." + name;
+        if (it.value().contains("gpus"))
+            errors.push_back({path + ".gpus", "per-GPU refinements are gone: one set of constants per engine, shared by every GPU"});
         parse_constants(it.value(), path, "gpus", out.engines[k], errors);
-        // The per-GPU refinements, each from the engine's constants just read.
-        if (!it.value().contains("gpus")) continue;
-        const nlohmann::json& gpus = it.value()["gpus"];
-        if (!gpus.is_object()) {
-            errors.push_back({path + ".gpus", "must be an object of GPU ids"});
-            continue;
-        }
-        out.gpus[k].clear();
-        for (auto g = gpus.begin(); g != gpus.end(); ++g) {
-            const std::string gpath = path + ".gpus." + detail::shown_text(g.key());
-            if (g.key().empty() || g.key()[0] == '_') continue;
-            if (!g.value().is_object()) {
-                errors.push_back({gpath, "must be an object"});
-                continue;
-            }
-            GpuEngineConstants gc{g.key(), out.engines[k]};
-            parse_constants(g.value(), gpath, "", gc.constants, errors);
-            out.gpus[k].push_back(std::move(gc));
-        }
     }
     return errors.size() == before;
 }
@@ -163,29 +167,12 @@ nlohmann::json engines_to_json(const EngineSet& set) {
 #undef X
         o["mixed_batches"] = c.mixed_batches;
         o["kv_reserve_output"] = c.kv_reserve_output;
-        // a GPU's refinement: the numbers that differ from the engine's
-        for (const GpuEngineConstants& g : set.gpus[i]) {
-            nlohmann::json& go = o["gpus"][g.gpu];
-            go = nlohmann::json::object();
-#define X(field, lo, hi) \
-    if (g.constants.field != c.field) go[#field] = g.constants.field;
-            MOE_ENGINE_NUMBERS(X)
-            MOE_ENGINE_INTS(X)
-#undef X
-        }
     }
     return j;
 }
 
-const std::string& engine_platform(const Scenario& s) {
-    if (s.hardware_ref == "inline" && s.hardware_inline.is_object() && s.hardware_inline.contains("base") &&
-        s.hardware_inline["base"].is_string())
-        return s.hardware_inline["base"].get_ref<const std::string&>();
-    return s.gpu.id;
-}
-
 const EngineConstants& engine_constants(const EngineSet& set, const Scenario& s) {
-    return set.get(s.runtime.engine, engine_platform(s));
+    return set.get(s.runtime.engine);
 }
 
 const EngineSet& builtin_engines() {

@@ -36,14 +36,6 @@ struct EngineConstants {
     // TRT-LLM's overlap scheduler), so a step takes the longer of the two: a small model at a large batch is
     // host-bound (docs/model.md, "Serving").
     double decode_host_per_request_us = 0;
-    // Kernel-level factors relative to the measured tables (engine kernels differ from the microbenchmarks').
-    double decode_kernel_scale = 1.0;     // decode step kernel time x this
-    double prefill_kernel_scale = 1.0;    // prefill kernel time x this
-    // The same two on Blackwell GPUs. The kernel tables are SGLang's kernels (AIConfigurator's SGLang collection);
-    // on Blackwell the engines' GEMM kernels differ more (SGLang DeepGEMM, TRT-LLM and vLLM CUTLASS/FlashInfer:
-    // a 16 x 16384 x 16384 FP8 GEMM takes 66 us in the B200 table, 70 us in the H200 one, on 1.7x the bandwidth).
-    double decode_kernel_scale_blackwell = 1.0;
-    double prefill_kernel_scale_blackwell = 1.0;
     // Scheduling.
     double wave_persistence = 0;          // share of a benchmark's rounds after the first in which the clients'
                                           // requests stay aligned (arrive together, wait for each other's prompts)
@@ -75,49 +67,32 @@ inline double decode_step_ms(const EngineConstants& k, double gpu_ms, double run
     return gpu_ms > host_ms ? gpu_ms : host_ms;
 }
 
-// The kernel scales that apply on a GPU of this architecture.
-inline double decode_kernel_scale(const EngineConstants& k, const std::string& arch) {
-    return arch == "blackwell" ? k.decode_kernel_scale_blackwell : k.decode_kernel_scale;
-}
-inline double prefill_kernel_scale(const EngineConstants& k, const std::string& arch) {
-    return arch == "blackwell" ? k.prefill_kernel_scale_blackwell : k.prefill_kernel_scale;
-}
-
-// An engine's constants on one GPU platform (a hardware preset id). Serving benchmarks of one engine differ by
-// platform beyond what the kernel tables and the roofline carry: the node's host CPU runs the engine's scheduler,
-// tokeniser and streaming (Grace, Sapphire / Emerald Rapids), and the engine's kernels and defaults differ by GPU
-// generation. Where the serving set has enough runs of an engine on a GPU, the fit refines the engine's constants
-// there (docs/model.md, "Serving"); every other GPU uses the engine's own.
-struct GpuEngineConstants {
-    std::string gpu;  // hardware preset id ("b200", "h100-sxm")
-    EngineConstants constants;
+// The engine constants a fit may move, each a physical quantity with its unit and range (docs/model.md, "Serving",
+// gives each range its source). parse_engines() refuses a value outside its range; moe-validate --fit-serving
+// searches inside it. Kernel time has no factor here: a kernel error is the kernel layer's to fix.
+struct EngineConstantInfo {
+    const char* name;
+    double EngineConstants::*field;
+    double lo, hi;
+    const char* unit;
+    const char* meaning;
 };
+const std::vector<EngineConstantInfo>& fitted_engine_constants();
 
+// One set of constants per engine, shared by every GPU (issue 25: no per-GPU refinement).
 struct EngineSet {
-    EngineConstants engines[4];              // indexed by EngineKind
-    std::vector<GpuEngineConstants> gpus[4];  // per-GPU refinements, indexed by EngineKind
+    EngineConstants engines[4];  // indexed by EngineKind
     const EngineConstants& get(EngineKind k) const { return engines[int(k)]; }
     EngineConstants& get(EngineKind k) { return engines[int(k)]; }
-    // The constants of engine k on the GPU with preset id `gpu`: its refinement if there is one, else the engine's.
-    const EngineConstants& get(EngineKind k, const std::string& gpu) const {
-        for (const GpuEngineConstants& g : gpus[int(k)])
-            if (g.gpu == gpu) return g.constants;
-        return engines[int(k)];
-    }
 };
 
-// The GPU platform whose refinement applies to scenario s: its hardware preset id, or for an edited GPU
-// ({"base": "b200", ...}) the preset it starts from.
-// (A reference into s.)
-const std::string& engine_platform(const Scenario& s);
-// The constants of s's engine (runtime.engine) on s's GPU platform.
+// The constants of s's engine (runtime.engine).
 const EngineConstants& engine_constants(const EngineSet& set, const Scenario& s);
 
 // The starting constants (no file): documented engine defaults, zero overheads.
 EngineSet default_engines();
-// {"sglang": {"decode_overhead_per_layer_us": {"value": 30, "source": "..."}, ...,
-//             "gpus": {"b200": {"request_overhead_ms": 120, ...}}}, ...}; a GPU's entry starts from its engine's
-// constants and sets what it lists. Unknown keys are errors.
+// {"sglang": {"decode_overhead_per_layer_us": {"value": 30, "source": "..."}, ...}, ...}. Unknown keys, values out
+// of their range and the per-GPU "gpus" blocks of earlier files are errors.
 bool parse_engines(const nlohmann::json& j, EngineSet& out, Issues& errors);
 nlohmann::json engines_to_json(const EngineSet& set);
 // presets/engines.json as compiled in (defaults if the file is absent).

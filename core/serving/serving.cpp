@@ -5,6 +5,8 @@
 // [SECTION] disaggregated: prefill and decode pools, KV transfer, the slower pool sets the pace
 // [SECTION] evaluate(): estimate() plus serving
 #include "core/serving/serving.h"
+#include "core/serving/simulate.h"
+#include "core/serving/surface.h"
 
 #include <algorithm>
 #include <cmath>
@@ -25,9 +27,11 @@ double attention_ms(const Estimate& e, Phase ph) {
     return us / 1000.0;
 }
 
+}  // namespace
+
 // The scenario the serving layer hands to estimate(): kernel time only (engine overheads are added by the
 // serving model), the workload of the serving fields.
-Scenario step_scenario(const Scenario& s, const ParallelConfig& p) {
+Scenario serving_step_scenario(const Scenario& s, const ParallelConfig& p) {
     Scenario x = s;
     x.parallel = p;
     x.serving.mode = ServingMode::off;
@@ -41,6 +45,8 @@ Scenario step_scenario(const Scenario& s, const ParallelConfig& p) {
     x.workload.context_len = std::max(1, int(std::lround(isl + 0.5 * osl)));
     return x;
 }
+
+namespace {
 
 // Prompt tokens the mean request's prefill computes: workload.prefix_cache_hit of the prompt is read from the
 // prefix cache.
@@ -102,7 +108,7 @@ bool serving_prefill_pool(const Scenario& s, const Tables& t, ServingSteps& st) 
     st.prefill_dp = pp.parallel.dp;
     st.prefill_gpus_per_worker = gpus_of(pp.parallel);
     // Prefill worker: one forward of `batch` prompts per DP rank.
-    Scenario x = step_scenario(s, pp.parallel);
+    Scenario x = serving_step_scenario(s, pp.parallel);
     x.workload.phase = PhaseSel::prefill;
     const double tokens = std::min(1e7, double(pp.batch) * isl);
     x.workload.prefill_tokens = int(tokens);
@@ -123,7 +129,7 @@ bool serving_decode_pool(const Scenario& s, const Tables& t, ServingSteps& st) {
     st.dp = dp.parallel.dp;
     st.decode_gpus_per_worker = gpus_of(dp.parallel);
     st.batch = dp.batch;
-    Scenario y = step_scenario(s, dp.parallel);
+    Scenario y = serving_step_scenario(s, dp.parallel);
     y.workload.phase = PhaseSel::decode;
     y.workload.batch = dp.batch;
     const Estimate d = estimate(y, t);
@@ -164,7 +170,7 @@ ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConst
         st.chunk_tokens = C;
         const bool mixed = k.mixed_batches;
         // Step 1: the running batch's decode step and a full forward of prefill tokens, with the memory model.
-        Scenario x = step_scenario(s, p);
+        Scenario x = serving_step_scenario(s, p);
         x.workload.phase = PhaseSel::both;
         x.workload.batch = b;
         // mixed: the budget left after the decode tokens (vLLM and TRT-LLM schedule decode first)
@@ -254,7 +260,7 @@ double first_round_weight(const Scenario& s, const EngineConstants& k, double ro
 }  // namespace
 
 double prefill_forward_ms(const Scenario& s, const ServingSteps& st, const EngineConstants& k) {
-    return st.prefill_ms * prefill_kernel_scale(k, s.gpu.arch) + overheads(s, k).prefill_ms;
+    return st.prefill_ms + overheads(s, k).prefill_ms;
 }
 
 namespace {
@@ -316,7 +322,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     const double isl_c = computed_isl(s);  // the prompt tokens prefill computes (memory still holds all isl)
     const Overheads ov = overheads(s, k);
     const double od = ov.decode_ms, op = ov.prefill_ms;
-    const double dks = decode_kernel_scale(k, s.gpu.arch), pks = prefill_kernel_scale(k, s.gpu.arch);
+    const double dks = 1.0, pks = 1.0;  // kernel time as the tables give it
     const double n_dec = std::max(0.0, osl - 1.0);   // decode steps per request after the first token
     // Memory caps the running batch (running_cap); the rest wait for a slot.
     const double B = st.batch;
@@ -435,7 +441,7 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     const double osl = sv.mean_osl();
     const Overheads ov = overheads(s, k);
     const double od = ov.decode_ms;
-    const double dks = decode_kernel_scale(k, s.gpu.arch);
+    const double dks = 1.0;  // kernel time as the tables give it
     const double n_dec = std::max(0.0, osl - 1.0);
     const double wave_share = 1.0 / std::max(1, sv.requests_per_client);
     // Prefill pool: requests per ms.
@@ -534,18 +540,27 @@ Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines, 
 }
 
 void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo, Estimate& e,
-                   bool want_warnings) {
+                   bool want_warnings, ServingMethod method) {
     estimate_into(s, t, e, want_warnings);
     if (!e.ok || s.serving.mode == ServingMode::off) return;
     const EngineConstants& k = engine_constants(engines, s);
-    ServingSteps st = serving_steps(s, t, k, memo);
-    if (!st.ok) {
+    auto fail = [&](const Issues& errors) {
         e.ok = false;
-        e.errors.insert(e.errors.end(), st.errors.begin(), st.errors.end());
-        return;
+        e.errors.insert(e.errors.end(), errors.begin(), errors.end());
+    };
+    if (method == ServingMethod::closed_form) {
+        ServingSteps st = serving_steps(s, t, k, memo);
+        if (!st.ok) return fail(st.errors);
+        if (want_warnings) e.warnings.insert(e.warnings.end(), st.warnings.begin(), st.warnings.end());
+        e.serving = serving_model(s, st, k);
+    } else {
+        const StepSurface sf = step_surface(s, t);
+        if (!sf.ok) return fail(sf.errors);
+        if (want_warnings) e.warnings.insert(e.warnings.end(), sf.warnings.begin(), sf.warnings.end());
+        e.serving = simulate(s, sf, k);
+        apply_stream_interval(s, e.serving);
+        if (!e.serving.computed) return fail({{"serving", "the simulation finished no request (please report it)"}});
     }
-    if (want_warnings) e.warnings.insert(e.warnings.end(), st.warnings.begin(), st.warnings.end());
-    e.serving = serving_model(s, st, k);
     const ServingResult& r = e.serving;
     for (double v : {r.ttft_ms, r.tpot_ms, r.e2e_latency_ms, r.output_tokens_per_s_per_gpu, r.tokens_per_s_per_user, r.requests_per_s})
         if (!std::isfinite(v)) {

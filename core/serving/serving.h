@@ -59,6 +59,10 @@ struct ServingStepMemo {
     Part decode1;  // the decode step at batch 1
 };
 
+// The scenario the serving layer hands to estimate() for a step of layout p: kernel time only (the engine's overheads
+// are the serving layer's), the mean request of the serving fields as the workload.
+Scenario serving_step_scenario(const Scenario& s, const ParallelConfig& p);
+
 // `k` decides the steps' shape (mixed batches or separate prefill forwards); its other constants are not used here.
 ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConstants& k, ServingStepMemo* memo = nullptr);
 ServingResult serving_model(const Scenario& s, const ServingSteps& st, const EngineConstants& k);
@@ -72,6 +76,11 @@ void serving_link(const Scenario& s, ServingSteps& st);
 // scale on this GPU, plus the per-forward overhead (runtime.prefill_overhead_ms when set, else the engine's).
 double prefill_forward_ms(const Scenario& s, const ServingSteps& st, const EngineConstants& k);
 
+// How evaluate() computes serving numbers: the discrete-event simulation of the benchmark (simulate.h, what every
+// number shown comes from) or the closed form above (serving_model(): the planner's screening pass, about 100 x
+// faster; the planner re-ranks its front by the simulation).
+enum class ServingMethod { simulation, closed_form };
+
 // estimate() of the scenario, plus e.serving when serving.mode is not off (errors of the serving layer come back
 // in e.errors like any other).
 Estimate evaluate(const Scenario& s, const Tables& t);
@@ -79,6 +88,6 @@ Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines, 
 // evaluate() into `out` (estimate_into(): `out` reset, its vectors' capacity kept; warnings = false builds none).
 void evaluate_into(const Scenario& s, const Tables& t, Estimate& out, bool warnings = true);
 void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo, Estimate& out,
-                   bool warnings = true);
+                   bool warnings = true, ServingMethod method = ServingMethod::simulation);
 
 }  // namespace moe

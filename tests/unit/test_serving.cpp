@@ -64,8 +64,9 @@ TEST_CASE("serving: one request on the ideal engine decodes at the step model's 
     const moe::Estimate step = moe_test::run(R"({"model":"llama-3.1-70b","hardware":"h100-sxm","parallel":{"tp":4},
         "workload":{"phase":"decode","batch":1,"prompt_len":2048,"output_len":512,"context_len":2304},
         "runtime":{"decode_overhead_ms":0}})");
-    CHECK(e.serving.tpot_ms == doctest::Approx(step.decode.step_ms).epsilon(1e-12));
-    CHECK(e.serving.tpot_prefill_ms == 0.0);
+    // (the simulation's step-time surface is within 1% of estimate(): test_serving_sim.cpp)
+    CHECK(e.serving.tpot_ms == doctest::Approx(step.decode.step_ms).epsilon(0.01));
+    CHECK(e.serving.tpot_prefill_ms < 1e-6 * e.serving.tpot_ms);
     CHECK(e.serving.ttft_overhead_ms == 0.0);
     // closed loop: one client, one request per end-to-end latency
     CHECK(e.serving.requests_per_s == doctest::Approx(1000.0 / e.serving.e2e_latency_ms));
@@ -104,7 +105,9 @@ TEST_CASE("serving: TTFT and TPOT grow with concurrency, per-user rate falls, fo
                 "runtime":{"engine":")") + engine + R"("},"serving":{"mode":"aggregated","isl":1024,"osl":1024,"concurrency":)" +
                                          std::to_string(c) + "}}");
             INFO(std::string(engine) << " concurrency " << c);
-            CHECK(e.serving.ttft_ms >= ttft * (1 - 1e-9));
+            // (the simulated benchmark is discrete: a concurrency whose rounds stay aligned can wait a little longer
+            // than the next one up, whose arrivals spread; DeepSeek-V3's case is in test_serving_sim.cpp)
+            CHECK(e.serving.ttft_ms >= 0.9 * ttft);
             CHECK(e.serving.tpot_ms >= tpot * (1 - 1e-9));
             CHECK(std::isfinite(e.serving.output_tokens_per_s_per_gpu));
             ttft = e.serving.ttft_ms;
@@ -120,12 +123,11 @@ TEST_CASE("serving: a prefix-cache hit cuts the prompt work, not the memory a re
         const moe::Estimate e0 = eval(base + "}");
         const moe::Estimate e9 = eval(base + R"(,"workload":{"prefix_cache_hit":0.9}})");
         INFO(engine);
-        // 90% of each prompt read from the cache: the prefill part of TTFT falls by well over half, TPOT's
-        // interleaved-prefill part falls, the running batch (memory of the whole context) does not change
-        CHECK(e9.serving.ttft_prefill_ms < 0.5 * e0.serving.ttft_prefill_ms);
-        CHECK(e9.serving.ttft_ms < e0.serving.ttft_ms);
+        // 90% of each prompt read from the cache: TTFT falls by well over half, TPOT's interleaved-prefill part
+        // falls, and no fewer requests decode at once (the memory of the whole context is held all the same)
+        CHECK(e9.serving.ttft_ms < 0.5 * e0.serving.ttft_ms);
         CHECK(e9.serving.tpot_prefill_ms < e0.serving.tpot_prefill_ms);
-        CHECK(e9.serving.running_batch == e0.serving.running_batch);
+        CHECK(e9.serving.running_batch >= 0.99 * e0.serving.running_batch);
     }
 }
 
@@ -193,8 +195,8 @@ TEST_CASE("serving: the steady-state wait for other prompts grows with concurren
 
 TEST_CASE("serving: spread request lengths run at their mean and break up synchronised rounds") {
     // serving.length_spread s draws each request's lengths uniformly from (1 - s) x to 1 x isl / osl (InferenceMAX's
-    // client: --random-range-ratio 0.8, s = 0.2). With one request per client there are no later rounds, so 1000 / 1000
-    // at s = 0.2 is the fixed-length 900 / 900 run exactly.
+    // client: --random-range-ratio 0.8, s = 0.2). With one request per client, 1000 / 1000 at s = 0.2 runs close to
+    // the fixed-length 900 / 900 run: the same mean; its longest requests stretch the run's end (throughput).
     auto run = [](const char* engine, int isl, int osl, double spread, int rounds, int conc) {
         char b[512];
         std::snprintf(b, sizeof b, R"({"model":"qwen3-32b","hardware":"h100-sxm","parallel":{"tp":2},"runtime":{"engine":"%s"},
@@ -205,14 +207,13 @@ TEST_CASE("serving: spread request lengths run at their mean and break up synchr
     for (const char* engine : {"sglang", "vllm", "trtllm"}) {
         CAPTURE(engine);
         const moe::ServingResult a = run(engine, 1000, 1000, 0.2, 1, 32), b = run(engine, 900, 900, 0.0, 1, 32);
-        CHECK(a.ttft_ms == doctest::Approx(b.ttft_ms).epsilon(1e-12));
-        CHECK(a.tpot_ms == doctest::Approx(b.tpot_ms).epsilon(1e-12));
-        CHECK(a.output_tokens_per_s_per_gpu == doctest::Approx(b.output_tokens_per_s_per_gpu).epsilon(1e-12));
+        CHECK(a.ttft_ms == doctest::Approx(b.ttft_ms).epsilon(0.02));
+        CHECK(a.tpot_ms == doctest::Approx(b.tpot_ms).epsilon(0.02));
+        CHECK(a.output_tokens_per_s_per_gpu == doctest::Approx(b.output_tokens_per_s_per_gpu).epsilon(0.10));
     }
-    // Ten rounds on SGLang (prefill first re-aligns fixed-length rounds): spread finishes arrive apart, so less of
-    // the later rounds waits for the whole round's prompts. Same mean lengths, smaller first-wave share of TTFT.
+    // Ten rounds on SGLang (prefill first keeps fixed-length rounds aligned): spread finishes arrive apart, so less
+    // of the later rounds waits for the whole round's prompts. Same mean lengths, a shorter TTFT.
     const moe::ServingResult fixed = run("sglang", 7373, 922, 0.0, 10, 64), spread = run("sglang", 8192, 1024, 0.2, 10, 64);
-    CHECK(spread.ttft_first_wave_ms < 0.9 * fixed.ttft_first_wave_ms);
     CHECK(spread.ttft_ms < fixed.ttft_ms);
     // bad input names the field
     const moe::ParseResult bad = moe::parse_scenario(R"({"model":"qwen3-8b","serving":{"length_spread":1.5}})", moe::builtin_catalog());
@@ -256,43 +257,35 @@ TEST_CASE("engines: the shipped constants parse, and bad ones name their path") 
     CHECK(errs[0].path == "engines.tgi");
 }
 
-TEST_CASE("engines: a GPU's refinement starts from its engine's constants and applies on that GPU only") {
+TEST_CASE("engines: one set of constants per engine, each inside its documented range (issue 25)") {
     moe::EngineSet set = moe::default_engines();
     moe::Issues errs;
-    REQUIRE(moe::parse_engines(nlohmann::json::parse(R"({"vllm":{"request_overhead_ms":10,"decode_overhead_per_layer_us":30,
-        "gpus":{"b200":{"request_overhead_ms":{"value":50,"source":"test"}}}}})"), set, errs));
-    const moe::EngineConstants& b200 = set.get(moe::EngineKind::vllm, "b200");
-    CHECK(b200.request_overhead_ms == 50);            // its own
-    CHECK(b200.decode_overhead_per_layer_us == 30);   // the engine's, read before it
-    CHECK(b200.mixed_batches);                        // the engine's default
-    CHECK(set.get(moe::EngineKind::vllm, "h800").request_overhead_ms == 10);  // no refinement: the engine's
-    // round trip: only what differs is written for the GPU
-    moe::EngineSet back = moe::default_engines();
-    REQUIRE(moe::parse_engines(moe::engines_to_json(set), back, errs));
-    CHECK(back.get(moe::EngineKind::vllm, "b200").request_overhead_ms == 50);
-    CHECK(back.gpus[int(moe::EngineKind::vllm)].size() == 1);
-    // a bad constant in a refinement names its path
-    CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"sglang":{"gpus":{"h200":{"wave_persistence":2}}}})"), set, errs));
+    // the per-GPU refinements of earlier files are refused, naming the block
+    CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"vllm":{"gpus":{"b200":{"request_overhead_ms":50}}}})"), set, errs));
     REQUIRE_FALSE(errs.empty());
-    CHECK(errs.back().path == "engines.sglang.gpus.h200.wave_persistence");
+    CHECK(errs.front().path == "engines.vllm.gpus");
+    // a value outside its physical range is an error, not a clamp
     errs.clear();
-    CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"sglang":{"gpus":{"h200":{"speed":1}}}})"), set, errs));
-    CHECK(errs.back().path == "engines.sglang.gpus.h200.speed");
-}
-
-TEST_CASE("engines: the shipped refinements reach a scenario on that GPU, and on a GPU edited from it") {
-    const moe::EngineSet& set = moe::builtin_engines();
-    REQUIRE_FALSE(set.gpus[int(moe::EngineKind::vllm)].empty());
-    const std::string gpu = set.gpus[int(moe::EngineKind::vllm)].front().gpu;
-    const moe::EngineConstants& refined = set.get(moe::EngineKind::vllm, gpu);
-    auto scenario = [](const std::string& hw) {
-        return moe::scenario_from_json(nlohmann::json::parse(R"({"model":"llama-3.1-70b","runtime":{"engine":"vllm"},"hardware":)" + hw + "}"),
-                                       moe::builtin_catalog()).scenario;
-    };
-    CHECK(&moe::engine_constants(set, scenario("\"" + gpu + "\"")) == &refined);
-    CHECK(&moe::engine_constants(set, scenario(R"({"base":")" + gpu + R"(","hbm_bandwidth_GBps":9000})")) == &refined);
-    // a GPU the serving set has no vLLM runs on keeps the engine's constants
-    CHECK(&moe::engine_constants(set, scenario("\"h20\"")) == &set.get(moe::EngineKind::vllm));
+    CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"sglang":{"request_overhead_ms":234}})"), set, errs));
+    REQUIRE_FALSE(errs.empty());
+    CHECK(errs.front().path == "engines.sglang.request_overhead_ms");
+    // kernel scales are gone: a kernel error is the kernel layer's to fix
+    errs.clear();
+    CHECK_FALSE(moe::parse_engines(nlohmann::json::parse(R"({"trtllm":{"decode_kernel_scale":1.1}})"), set, errs));
+    CHECK(errs.front().path == "engines.trtllm.decode_kernel_scale");
+    // the shipped constants: at most 8 fitted per engine, each inside its range
+    CHECK(moe::fitted_engine_constants().size() <= 8);
+    for (moe::EngineKind k : {moe::EngineKind::sglang, moe::EngineKind::vllm, moe::EngineKind::trtllm})
+        for (const moe::EngineConstantInfo& i : moe::fitted_engine_constants()) {
+            const double v = moe::builtin_engines().get(k).*i.field;
+            INFO(i.name << " = " << v);
+            CHECK(v >= i.lo);
+            CHECK(v <= i.hi);
+            // the range parse_engines() enforces is the same
+            moe::EngineSet probe = moe::default_engines();
+            moe::Issues e2;
+            CHECK_FALSE(moe::parse_engines(nlohmann::json{{"vllm", {{i.name, i.hi * 1.01 + 0.01}}}}, probe, e2));
+        }
 }
 
 TEST_CASE("nested groups: a key holding NUL bytes is an unknown key, read within bounds") {

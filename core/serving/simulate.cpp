@@ -1,0 +1,550 @@
+// simulate.cpp — the serving benchmark as a discrete-event simulation (simulate.h).
+//
+// [SECTION] requests and clients: lengths, overheads, the results' sums
+// [SECTION] aggregated: one attention-DP rank's scheduler (separate prefill or mixed batches)
+// [SECTION] disaggregated: the prefill pool's ranks, the KV transfer, the decode pool
+// [SECTION] simulate()
+#include "core/serving/simulate.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cmath>
+#include <deque>
+#include <queue>
+#include <vector>
+
+namespace moe {
+
+double request_overhead_ms(const EngineConstants& k, double isl, double clients) {
+    return k.request_overhead_ms + k.request_overhead_per_ktoken_ms * isl / 1000.0 + k.request_overhead_per_client_ms * clients;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] requests and clients
+// ---------------------------------------------------------------------------------------------------------------
+
+struct Req {
+    int client = 0;
+    int isl = 1, osl = 1;     // prompt and output tokens
+    double pf_left = 0;       // prompt tokens still to compute (the prefix cache's hit is read, not computed)
+    int out_left = 0;         // decode steps left after the first token
+    double send = 0, arrive = 0, pf_start = -1, first = -1, ovh = 0;
+    double ctx = 0;           // its context when it started decoding (aggregated: grows by one per step since g_start)
+    double held = 0;          // aggregated: KV tokens it took at admission
+    long long g_start = 0, g_end = 0;  // aggregated: the decode-step counts at which it started and finishes
+    bool admitted = false, running = false, done = false;
+};
+
+// The benchmark's requests: client c's r-th request is number c + r * clients; lengths drawn from
+// [(1 - spread) x, x] by a low-discrepancy sequence (golden and plastic ratios), the same for every run.
+struct Workload {
+    std::vector<Req> reqs;
+    int clients = 1, rounds = 1;
+    void make(const Scenario& s, int n_clients) {
+        const ServingConfig& sv = s.serving;
+        clients = std::max(1, n_clients);
+        rounds = std::max(1, sv.requests_per_client);
+        reqs.assign(size_t(clients) * rounds, Req{});
+        double u = 0.5, v = 0.5;
+        for (size_t j = 0; j < reqs.size(); ++j) {
+            Req& r = reqs[j];
+            r.client = int(j % clients);
+            if (j > 0) {
+                u += 0.6180339887498949;
+                v += 0.7548776662466927;
+                u -= std::floor(u);
+                v -= std::floor(v);
+            }
+            r.isl = std::max(1, int(std::lround(sv.isl * (1.0 - sv.length_spread * u))));
+            r.osl = std::max(1, int(std::lround(sv.osl * (1.0 - sv.length_spread * v))));
+            r.pf_left = r.isl - prefix_cached_tokens(r.isl, s.workload.prefix_cache_hit);
+            r.out_left = r.osl - 1;
+        }
+    }
+};
+
+// Sums over the finished requests, and over time, for the means a benchmark reports.
+struct Sums {
+    double n = 0, ttft = 0, tpot = 0, n_tpot = 0, ovh = 0, queue = 0, own_prefill = 0, kv = 0;
+    double out_tokens = 0, makespan = 0;
+    double decode_time = 0, decode_steps = 0, batch_time = 0;  // pure decode steps: their time, count, batch x time
+    double prefill_time = 0, busy_time = 0;                    // time in forwards that carry prompt tokens; any
+    double decoding_time = 0;                                  // time in steps that decode (pure or mixed)
+    double mem_blocked = 0;                                    // forwards a waiting prompt could not enter (KV full)
+    void finish(const Req& r, double t) {
+        n += 1;
+        ttft += r.first - r.send;
+        ovh += r.ovh;
+        queue += std::max(0.0, r.pf_start - r.arrive);
+        own_prefill += std::max(0.0, r.first - r.pf_start);
+        if (r.osl > 1) {
+            tpot += (t - r.first) / (r.osl - 1);
+            n_tpot += 1;
+        }
+        out_tokens += r.osl;
+        makespan = std::max(makespan, t);
+    }
+};
+
+// Share of the running requests' remaining output an engine without output reservation keeps free when it admits a
+// prompt: SGLang's min_new_token_ratio default (python/sglang/srt/server_args.py); vLLM keeps a watermark of blocks.
+constexpr double kGrowthReserve = 0.1;
+
+using TimeHeap = std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>;
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] aggregated
+// ---------------------------------------------------------------------------------------------------------------
+
+struct Aggregated {
+    const Scenario& s;
+    const StepSurface& sf;
+    const EngineConstants& k;
+    Workload w;
+    Sums sum;
+    double t = 0;
+    long long G = 0;                      // decode steps so far (every running request advances one per step)
+    TimeHeap arrivals;                    // (arrive, id)
+    std::deque<int> waiting;              // arrived, prompt not through (the head may be part-way)
+    std::priority_queue<std::pair<long long, int>, std::vector<std::pair<long long, int>>, std::greater<>> ends;
+    std::vector<int> running_order;       // admission order (the newest is preempted first)
+    double b = 0, ctx_sum = 0, used = 0;  // running requests, their contexts, KV tokens taken (incl. prompts in flight)
+    double sum_g_end = 0;                 // sum of the running requests' finishing step counts
+    double last_decode_ms = 0;
+    double od = 0, op = 0, clients_total = 0;
+
+    Aggregated(const Scenario& s_, const StepSurface& sf_, const EngineConstants& k_) : s(s_), sf(sf_), k(k_) {}
+
+    // KV tokens a request takes at admission: its context so far (and its whole output with kv_reserve_output)
+    double reserve(const Req& r) const {
+        const double gen = double(r.osl - 1 - r.out_left);
+        return k.kv_reserve_output ? r.isl + r.osl : r.isl + gen;
+    }
+    // its context now (decoding): the context it started decoding with plus the steps since
+    double ctx_of(const Req& r) const { return r.ctx + double(G - r.g_start); }
+    double held_of(const Req& r) const { return k.kv_reserve_output ? r.held : r.held + double(G - r.g_start); }
+    void send(int id, double when) {
+        Req& r = w.reqs[id];
+        r.send = when;
+        r.ovh = request_overhead_ms(k, r.isl, clients_total);
+        // the scheduler takes new requests in every few forwards (request_wait_decode_steps: the mean wait)
+        r.arrive = when + r.ovh + k.request_wait_decode_steps * last_decode_ms;
+        arrivals.push({r.arrive, id});
+    }
+    void leave(Req& r) {
+        if (r.out_left > 0 && r.g_end >= 0) sum_g_end -= double(r.g_end);
+        r.running = false;
+        b -= 1;
+        ctx_sum -= ctx_of(r);
+        used -= held_of(r);
+    }
+    void finish(int id) {
+        Req& r = w.reqs[id];
+        leave(r);
+        r.done = true;
+        sum.finish(r, t);
+        const size_t next = size_t(id) + size_t(w.clients);
+        if (next < w.reqs.size()) send(int(next), t);
+    }
+    // a request whose prompt is through: its first token now (unless it had one before a preemption), then it decodes
+    void start_decoding(int id) {
+        Req& r = w.reqs[id];
+        if (r.first < 0) r.first = t;
+        r.ctx = r.isl + double(r.osl - 1 - r.out_left);
+        r.g_start = G;
+        r.running = true;
+        b += 1;
+        ctx_sum += r.ctx;
+        running_order.push_back(id);
+        if (r.out_left <= 0) {
+            finish(id);
+            return;
+        }
+        r.g_end = G + r.out_left;
+        sum_g_end += double(r.g_end);
+        ends.push({r.g_end, id});
+    }
+    void take_arrivals() {
+        while (!arrivals.empty() && arrivals.top().first <= t + 1e-9) {
+            waiting.push_back(arrivals.top().second);
+            arrivals.pop();
+        }
+    }
+    // Prompt tokens of a forward, up to `budget`, from the waiting queue in order; prompts whose last token is in it
+    // go to `done_out`. A prompt enters only when the cache holds it (admission).
+    double fill(double budget, std::vector<int>& done_out) {
+        double T = 0;
+        for (auto it = waiting.begin(); it != waiting.end() && T < budget;) {
+            Req& r = w.reqs[*it];
+            if (!r.admitted) {
+                // engines that do not reserve the output keep room for a share of the running requests' remaining
+                // tokens (SGLang's new_token_ratio, at its floor 0.1), so an admission cannot be preempted at once
+                const double ahead = k.kv_reserve_output ? 0.0 : kGrowthReserve * (sum_g_end - b * double(G) + r.out_left);
+                if (used + reserve(r) + ahead > sf.kv_tokens_per_rank && b + T > 0) {
+                    sum.mem_blocked += 1;
+                    break;
+                }
+                r.admitted = true;
+                r.held = reserve(r);
+                used += r.held;
+            }
+            if (r.pf_start < 0) r.pf_start = t;
+            const double take = std::min(r.pf_left, budget - T);
+            T += take;
+            r.pf_left -= take;
+            if (r.pf_left <= 0) {
+                done_out.push_back(*it);
+                it = waiting.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        return T;
+    }
+    // the newest running request gives its KV back and waits to compute its context again (engines that do not
+    // reserve the output: vLLM's and SGLang's recompute preemption)
+    void preempt_one() {
+        while (!running_order.empty()) {
+            const int id = running_order.back();
+            running_order.pop_back();
+            Req& r = w.reqs[id];
+            if (!r.running) continue;
+            r.out_left = int(r.g_end - G);
+            r.pf_left = ctx_of(r);
+            leave(r);
+            r.admitted = false;
+            r.g_end = -1;  // its entry in `ends` is stale
+            waiting.push_front(id);
+            return;
+        }
+    }
+    double decode_step_ms(double extra_ms, double batch, double ctx_mean) const {
+        const double gpu = sf.agg.decode_ms(batch, ctx_mean) + od + extra_ms;
+        const double host = k.decode_host_per_request_us * batch / 1000.0;
+        return std::max(gpu, host);
+    }
+    // pop the requests whose last step has run
+    void pop_ends() {
+        while (!ends.empty() && ends.top().first <= G) {
+            const int id = ends.top().second;
+            const long long g = ends.top().first;
+            ends.pop();
+            Req& r = w.reqs[id];
+            if (r.running && r.g_end == g) finish(id);
+        }
+    }
+    // `steps` decode steps: every running request advances a token per step, contexts grow
+    void advance_decode(long long steps) {
+        G += steps;
+        ctx_sum += double(steps) * b;
+        if (!k.kv_reserve_output) used += double(steps) * b;
+    }
+
+    void run() {
+        const ServingConfig& sv = s.serving;
+        const int dp = std::max(1, sf.dp);
+        const int clients = std::max(1, int(std::lround(double(sv.concurrency) / dp)));
+        clients_total = sv.concurrency;
+        w.make(s, clients);
+        const int layers = s.model.num_layers;
+        od = s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : decode_step_overhead_ms(k, layers);
+        op = s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : prefill_step_overhead_ms(k, layers);
+        last_decode_ms = sf.agg.decode_ms(1, sf.agg.ctx_lo) + od;
+        for (int c = 0; c < w.clients; ++c) send(c, 0.0);
+        const double C = std::max(1.0, sf.chunk_tokens);
+        std::vector<int> done;
+        long long guard = 0;
+        const long long guard_max = 64LL * (long long)w.reqs.size() + 1000000LL;
+        while (sum.n < double(w.reqs.size()) && ++guard < guard_max) {
+            take_arrivals();
+            const double ctx_mean = b > 0 ? ctx_sum / b : sf.agg.ctx_lo;
+            done.clear();
+            if (!waiting.empty()) {
+                if (!k.mixed_batches) {
+                    // SGLang: a prefill forward first, decoding paused
+                    const double T = fill(C, done);
+                    if (T > 0) {
+                        const double dt = sf.agg.forward_ms(T) + op;
+                        t += dt;
+                        sum.prefill_time += dt;
+                        sum.busy_time += dt;
+                        for (int id : done) start_decoding(id);
+                        continue;
+                    }
+                } else {
+                    // vLLM / TRT-LLM: decode tokens first, the rest of the budget to prompts
+                    const double T = b < C ? fill(C - b, done) : 0.0;
+                    if (T > 0) {
+                        // (nothing decoding: a prefill forward alone, without the decode step's overhead)
+                        const double dt = b > 0 ? decode_step_ms(sf.agg.mixed_ms(b, ctx_mean, T) - sf.agg.decode_ms(b, ctx_mean) + op, b, ctx_mean)
+                                                : sf.agg.forward_ms(T) + op;
+                        t += dt;
+                        sum.prefill_time += dt;
+                        sum.busy_time += dt;
+                        sum.batch_time += b * dt;
+                        if (b > 0) sum.decoding_time += dt;
+                        if (b > 0) advance_decode(1);
+                        pop_ends();
+                        for (int id : done) start_decoding(id);
+                        continue;
+                    }
+                }
+            }
+            if (b > 0) {
+                // a stretch of pure decode steps up to the next event: a request finishes, one arrives, the KV
+                // cache fills (engines that do not reserve the output)
+                const double step = decode_step_ms(0, b, ctx_mean);
+                long long n = ends.empty() ? 1 : std::max(1LL, ends.top().first - G);
+                if (!arrivals.empty()) n = std::min(n, std::max(1LL, (long long)std::ceil((arrivals.top().first - t) / step)));
+                if (!k.kv_reserve_output) {
+                    const double room = sf.kv_tokens_per_rank - used;
+                    if (room < b) {
+                        if (b > 1) {
+                            preempt_one();
+                            continue;
+                        }
+                    } else {
+                        n = std::min(n, std::max(1LL, (long long)std::floor(room / b)));
+                    }
+                }
+                const double dt = decode_step_ms(0, b, ctx_mean + 0.5 * double(n - 1)) * double(n);
+                last_decode_ms = dt / double(n);
+                t += dt;
+                sum.decode_time += dt;
+                sum.decoding_time += dt;
+                sum.decode_steps += double(n);
+                sum.batch_time += b * dt;
+                sum.busy_time += dt;
+                advance_decode(n);
+                pop_ends();
+                continue;
+            }
+            if (!arrivals.empty()) {
+                t = std::max(t, arrivals.top().first);  // idle until the next request arrives
+                continue;
+            }
+            if (!waiting.empty()) {
+                // nothing running and the head cannot enter: the cache cannot hold one prompt; take it anyway
+                Req& r = w.reqs[waiting.front()];
+                r.admitted = true;
+                r.held = reserve(r);
+                used += r.held;
+                continue;
+            }
+            break;
+        }
+        if (std::getenv("MOE_SIM_DEBUG"))
+            std::fprintf(stderr, "sim: guard %lld n %.0f of %zu t %.1f b %.0f waiting %zu arrivals %zu used %.0f K %.0f G %lld\n", guard, sum.n,
+                         w.reqs.size(), t, b, waiting.size(), arrivals.size(), used, sf.kv_tokens_per_rank, G);
+    }
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] disaggregated
+// ---------------------------------------------------------------------------------------------------------------
+
+struct Disaggregated {
+    const Scenario& s;
+    const StepSurface& sf;
+    const EngineConstants& k;
+    Workload w;
+    Sums sum;
+    double kv_ms = 0;
+
+    Disaggregated(const Scenario& s_, const StepSurface& sf_, const EngineConstants& k_) : s(s_), sf(sf_), k(k_) {}
+
+    void run() {
+        const ServingConfig& sv = s.serving;
+        const int layers = s.model.num_layers;
+        const double od = s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : decode_step_overhead_ms(k, layers);
+        const double op = s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : prefill_step_overhead_ms(k, layers);
+        const double ranks_d = double(sv.decode.workers) * std::max(1, sf.dp);
+        const int ranks_p = std::max(1, sv.prefill.workers * std::max(1, sf.prefill_dp));
+        const double cap_rank = std::max(1.0, std::min<double>(sv.decode.batch, std::floor(sf.kv_tokens_per_rank /
+                                                 std::max(1.0, sv.mean_isl() + (k.kv_reserve_output ? 1.0 : 0.5) * sv.mean_osl()))));
+        const double cap = cap_rank * ranks_d;
+        const int clients = std::max(1, int(std::lround(ranks_d * sv.decode.batch)));
+        w.make(s, clients);
+        kv_ms = sf.kv_link_GBps > 0 ? sf.kv_bytes_per_request / (sf.kv_link_GBps * 1e9 * k.kv_transfer_eff) * 1000.0 + k.kv_transfer_latency_ms
+                                    : 0.0;
+        // events: (time, id) of prompts reaching the prefill queue, and of KV reaching the decode pool
+        TimeHeap to_prefill, to_decode;
+        std::deque<int> pf_queue, dec_queue;
+        std::vector<double> rank_free(size_t(ranks_p), 0.0);  // when each prefill rank is next free
+        auto send = [&](int id, double when) {
+            Req& r = w.reqs[id];
+            r.send = when;
+            r.ovh = request_overhead_ms(k, r.isl, clients);
+            r.arrive = when + r.ovh;
+            to_prefill.push({r.arrive, id});
+        };
+        for (int c = 0; c < w.clients; ++c) send(c, 0.0);
+        const double budget = std::max(1.0, sf.prefill_forward_tokens);
+        const int per_forward = std::max(1, sv.prefill.batch);
+        // The prefill side runs ahead on its own: its forwards depend only on the arrivals. It is advanced up to
+        // time `until` (every forward that starts before then).
+        auto run_prefill = [&](double until) {
+            for (;;) {
+                // the earliest free rank takes the waiting prompts that have arrived by then
+                const size_t ri = size_t(std::min_element(rank_free.begin(), rank_free.end()) - rank_free.begin());
+                double start = rank_free[ri];
+                while (!to_prefill.empty() && to_prefill.top().first <= start + 1e-9) {
+                    pf_queue.push_back(to_prefill.top().second);
+                    to_prefill.pop();
+                }
+                if (pf_queue.empty()) {
+                    if (to_prefill.empty() || to_prefill.top().first > until) return;
+                    start = std::max(start, to_prefill.top().first);
+                    rank_free[ri] = start;
+                    continue;
+                }
+                if (start > until) return;
+                double T = 0;
+                int n = 0;
+                std::vector<int> batch;
+                while (!pf_queue.empty() && n < per_forward && T < budget) {
+                    Req& r = w.reqs[pf_queue.front()];
+                    T += r.pf_left;
+                    ++n;
+                    batch.push_back(pf_queue.front());
+                    pf_queue.pop_front();
+                }
+                const double dt = sf.prefill.forward_ms(T) + op;
+                rank_free[ri] = start + dt;
+                sum.prefill_time += dt;
+                for (int id : batch) {
+                    Req& r = w.reqs[id];
+                    r.pf_start = start;
+                    to_decode.push({start + dt + kv_ms, id});
+                }
+            }
+        };
+        double t = 0, running = 0, ctx_sum = 0;
+        std::priority_queue<std::pair<long long, int>, std::vector<std::pair<long long, int>>, std::greater<>> ends;
+        std::vector<int> run_ids;
+        long long G = 0;
+        long long guard = 0;
+        const long long guard_max = 64LL * (long long)w.reqs.size() + 1000000LL;
+        while (sum.n < double(w.reqs.size()) && ++guard < guard_max) {
+            run_prefill(t);
+            while (!to_decode.empty() && to_decode.top().first <= t + 1e-9) {
+                dec_queue.push_back(to_decode.top().second);
+                to_decode.pop();
+            }
+            // admission at the step boundary: the first token streams as the request joins the batch
+            while (!dec_queue.empty() && running < cap) {
+                const int id = dec_queue.front();
+                dec_queue.pop_front();
+                Req& r = w.reqs[id];
+                r.first = t;
+                r.ctx = r.isl;
+                if (r.out_left <= 0) {
+                    sum.finish(r, t);
+                    const size_t next = size_t(id) + size_t(w.clients);
+                    if (next < w.reqs.size()) send(int(next), t);
+                    continue;
+                }
+                r.running = true;
+                running += 1;
+                ctx_sum += r.ctx;
+                r.g_end = G + r.out_left;
+                ends.push({r.g_end, id});
+            }
+            if (running <= 0) {
+                // idle: until the next KV arrives (running the prefill side up to then)
+                double next = to_decode.empty() ? INFINITY : to_decode.top().first;
+                if (!std::isfinite(next)) {
+                    run_prefill(INFINITY);
+                    if (to_decode.empty()) break;
+                    next = to_decode.top().first;
+                }
+                t = std::max(t, next);
+                continue;
+            }
+            const double b = std::ceil(running / ranks_d);
+            const double ctx_mean = ctx_sum / running;
+            const double step = std::max(sf.decode.decode_ms(b, ctx_mean) + od, k.decode_host_per_request_us * b / 1000.0);
+            long long n = std::max(1LL, ends.top().first - G);
+            run_prefill(t + n * step);
+            if (!to_decode.empty() && !(running >= cap && dec_queue.empty()))
+                n = std::min(n, std::max(1LL, (long long)std::ceil((to_decode.top().first - t) / step)));
+            const double dt = double(n) * std::max(sf.decode.decode_ms(b, ctx_mean + 0.5 * double(n - 1)) + od,
+                                                   k.decode_host_per_request_us * b / 1000.0);
+            t += dt;
+            G += n;
+            ctx_sum += double(n) * running;
+            sum.decode_time += dt;
+            sum.decoding_time += dt;
+            sum.decode_steps += double(n);
+            sum.batch_time += b * dt;
+            while (!ends.empty() && ends.top().first <= G) {
+                const int id = ends.top().second;
+                ends.pop();
+                Req& r = w.reqs[id];
+                r.running = false;
+                running -= 1;
+                ctx_sum -= r.isl + double(r.osl - 1);
+                sum.finish(r, t);
+                const size_t next = size_t(id) + size_t(w.clients);
+                if (next < w.reqs.size()) send(int(next), t);
+            }
+        }
+    }
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] simulate()
+// ---------------------------------------------------------------------------------------------------------------
+
+ServingResult simulate(const Scenario& s, const StepSurface& sf, const EngineConstants& k) {
+    ServingResult r;
+    if (!sf.ok) return r;
+    r.computed = true;
+    r.gpus = sf.gpus;
+    r.fits = sf.weights_fit && sf.kv_tokens_per_rank >= 1;
+    Sums sum;
+    double ranks = 1;
+    if (s.serving.mode == ServingMode::disaggregated) {
+        Disaggregated d(s, sf, k);
+        d.run();
+        sum = d.sum;
+        r.kv_transfer_ms = d.kv_ms;
+        r.prefill_fits = sf.prefill_fits;
+        ranks = double(s.serving.decode.workers) * std::max(1, sf.dp);
+        const double prefill_ranks = double(s.serving.prefill.workers) * std::max(1, sf.prefill_dp);
+        r.prefill_utilisation = sum.makespan > 0 ? std::min(1.0, sum.prefill_time / (prefill_ranks * sum.makespan)) : 0.0;
+    } else {
+        Aggregated a(s, sf, k);
+        a.run();
+        sum = a.sum;
+        ranks = std::max(1, sf.dp);
+        r.prefill_utilisation = sum.makespan > 0 ? std::min(1.0, sum.prefill_time / sum.makespan) : 0.0;
+    }
+    if (!(sum.n > 0) || !(sum.makespan > 0)) {
+        r.computed = false;
+        return r;
+    }
+    r.ttft_ms = sum.ttft / sum.n;
+    r.tpot_ms = sum.n_tpot > 0 ? sum.tpot / sum.n_tpot : 0.0;
+    r.ttft_overhead_ms = sum.ovh / sum.n;
+    r.ttft_queue_ms = sum.queue / sum.n;
+    r.ttft_prefill_ms = sum.own_prefill / sum.n;
+    r.ttft_first_wave_ms = std::max(0.0, r.ttft_ms - r.ttft_overhead_ms - r.ttft_queue_ms - r.ttft_prefill_ms);
+    r.tpot_decode_ms = sum.decode_steps > 0 ? std::min(r.tpot_ms, sum.decode_time / sum.decode_steps) : r.tpot_ms;
+    r.tpot_prefill_ms = std::max(0.0, r.tpot_ms - r.tpot_decode_ms);
+    const double mean_osl = sum.out_tokens / sum.n;
+    r.e2e_latency_ms = r.ttft_ms + std::max(0.0, mean_osl - 1.0) * r.tpot_ms;
+    r.requests_per_s = sum.n * ranks / (sum.makespan / 1000.0);
+    r.output_tokens_per_s_per_gpu = sum.out_tokens * ranks / (sum.makespan / 1000.0) / std::max(1, sf.gpus);
+    r.tokens_per_s_per_user = r.tpot_ms > 0 ? 1000.0 / r.tpot_ms : 0.0;
+    r.running_batch = sum.decoding_time > 0 ? sum.batch_time / sum.decoding_time : 0.0;
+    r.bound = sum.mem_blocked > 0.05 * sum.n ? "memory" : (r.prefill_utilisation > 0.5 ? "prefill" : "decode");
+    return r;
+}
+
+}  // namespace moe

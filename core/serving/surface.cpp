@@ -1,0 +1,166 @@
+// surface.cpp — the step-time surface (surface.h): estimate() at grid points of batch, context and forward size.
+#include "core/serving/surface.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/serving/serving.h"
+
+namespace moe {
+
+double Curve::at(double v) const {
+    const size_t n = x.size();
+    if (n == 0) return 0.0;
+    if (n == 1) return y[0];
+    size_t i = size_t(std::upper_bound(x.begin(), x.end(), v) - x.begin());
+    i = std::clamp<size_t>(i, 1, n - 1);  // the segment [i-1, i] (the end segments extrapolate)
+    const double f = (v - x[i - 1]) / (x[i] - x[i - 1]);
+    return std::max(0.0, y[i - 1] + f * (y[i] - y[i - 1]));
+}
+
+double PoolSurface::decode_ms(double b, double ctx) const {
+    const double lo = decode_lo.at(b);
+    if (!(ctx_hi > ctx_lo)) return lo;
+    const double f = (ctx - ctx_lo) / (ctx_hi - ctx_lo);
+    return std::max(0.0, lo + f * (decode_hi.at(b) - lo));
+}
+
+double PoolSurface::mixed_ms(double b, double ctx, double P) const {
+    if (P <= 0) return decode_ms(b, ctx);
+    if (b <= 0) return forward_ms(P);
+    const double na_T = forward.at(P + b) - forward_attn.at(P + b), na_b = forward.at(b) - forward_attn.at(b);
+    return decode_ms(b, ctx) + std::max(0.0, na_T - na_b) + forward_attn.at(P);
+}
+
+namespace {
+
+// 1, 2, 3, 4, 6, 8, 12, 16, 24, ... (the powers of two and 1.5 x each) below `hi`, then `hi` itself.
+std::vector<double> grid(double hi) {
+    hi = std::max(1.0, std::ceil(hi));
+    std::vector<double> g{1};
+    for (double p = 2; g.back() < hi; p *= 2)
+        for (double v : {0.75 * p, p})
+            if (v > g.back() && v == std::floor(v)) g.push_back(std::min(v, hi));
+    return g;
+}
+
+int gpus_of(const ParallelConfig& p) { return p.tp * p.dp * p.pp; }
+
+struct Builder {
+    const Tables& t;
+    StepSurface& out;
+    bool fail(const Estimate& e, const char* what) {
+        for (const Issue& i : e.errors) out.errors.push_back({i.path, std::string(what) + ": " + i.message});
+        return false;
+    }
+    // decode steps of the pool over the batch grid at both contexts; the memory model at the largest batch
+    bool decode(const Scenario& base, double bmax, double isl, double osl, PoolSurface& ps, const Estimate** mem_out,
+                Estimate& mem) {
+        Scenario x = base;
+        x.workload.phase = PhaseSel::decode;
+        ps.ctx_lo = std::max(1.0, isl);
+        ps.ctx_hi = std::max(ps.ctx_lo + 1.0, isl + osl);
+        for (double b : grid(bmax)) {
+            x.workload.batch = int(b);
+            for (int c = 0; c < 2; ++c) {
+                x.workload.context_len = int(std::lround(c ? ps.ctx_hi : ps.ctx_lo));
+                const Estimate e = estimate(x, t);
+                ++out.estimates;
+                if (!e.ok) return fail(e, "serving.decode step");
+                (c ? ps.decode_hi : ps.decode_lo).x.push_back(b);
+                (c ? ps.decode_hi : ps.decode_lo).y.push_back(e.decode.step_ms);
+            }
+        }
+        // the memory model at the mean context (isl + osl / 2) and the largest batch
+        x.workload.batch = int(std::max(1.0, bmax));
+        x.workload.context_len = int(std::lround(std::max(1.0, isl + 0.5 * osl)));
+        mem = estimate(x, t);
+        ++out.estimates;
+        if (!mem.ok) return fail(mem, "serving.decode step");
+        *mem_out = &mem;
+        return true;
+    }
+    // prefill-shaped forwards of T tokens over the grid up to tmax
+    bool forward(const Scenario& base, double tmax, PoolSurface& ps, const char* what) {
+        Scenario x = base;
+        x.workload.phase = PhaseSel::prefill;
+        x.workload.batch = 1;
+        for (double T : grid(tmax)) {
+            if (T > 1 && T < 16) continue;  // the first points are linear in the tokens: 1 and 16 carry them
+            x.workload.prefill_tokens = int(T);
+            const Estimate e = estimate(x, t);
+            ++out.estimates;
+            if (!e.ok) return fail(e, what);
+            double attn = 0;
+            for (const OpRecord& o : e.ops)
+                if (o.phase == Phase::prefill && std::string_view(o.name) == "attn.core") attn += o.time_us * o.count;
+            ps.forward.x.push_back(T);
+            ps.forward.y.push_back(e.prefill.step_ms);
+            ps.forward_attn.x.push_back(T);
+            ps.forward_attn.y.push_back(attn / 1000.0);
+        }
+        return true;
+    }
+};
+
+}  // namespace
+
+StepSurface step_surface(const Scenario& s, const Tables& t) {
+    StepSurface out;
+    Builder b{t, out};
+    const ServingConfig& sv = s.serving;
+    const double isl = sv.mean_isl(), osl = sv.mean_osl();
+    const double isl_c = isl - prefix_cached_tokens(isl, s.workload.prefix_cache_hit);
+    Estimate mem;
+    const Estimate* m = nullptr;
+    if (sv.mode == ServingMode::aggregated) {
+        const ParallelConfig& p = s.parallel;
+        out.dp = p.dp;
+        out.gpus = gpus_of(p);
+        out.chunk_tokens = s.workload.prefill_tokens;
+        const Scenario x = serving_step_scenario(s, p);
+        const double bmax = std::max(1.0, std::ceil(double(sv.concurrency) / p.dp));
+        if (!b.decode(x, bmax, isl, osl, out.agg, &m, mem)) return out;
+        // forwards up to the budget (a mixed step's prefill tokens and decode tokens share it)
+        if (!b.forward(x, std::max<double>(out.chunk_tokens, 16), out.agg, "serving.prefill step")) return out;
+    } else if (sv.mode == ServingMode::disaggregated) {
+        const PoolConfig& pp = sv.prefill;
+        const PoolConfig& dp = sv.decode;
+        out.prefill_dp = pp.parallel.dp;
+        out.dp = dp.parallel.dp;
+        out.prefill_gpus_per_worker = gpus_of(pp.parallel);
+        out.decode_gpus_per_worker = gpus_of(dp.parallel);
+        out.gpus = pp.workers * out.prefill_gpus_per_worker + dp.workers * out.decode_gpus_per_worker;
+        // prefill worker: forwards of up to `batch` prompts per DP rank
+        const Scenario xp = serving_step_scenario(s, pp.parallel);
+        out.prefill_forward_tokens = std::min(1e7, double(pp.batch) * isl_c);
+        if (!b.forward(xp, std::max(16.0, out.prefill_forward_tokens), out.prefill, "serving.prefill")) return out;
+        {
+            Scenario y = xp;
+            y.workload.phase = PhaseSel::prefill;
+            y.workload.prefill_tokens = int(std::max(1.0, out.prefill_forward_tokens));
+            const Estimate e = estimate(y, t);
+            ++out.estimates;
+            if (!e.ok) { b.fail(e, "serving.prefill"); return out; }
+            out.prefill_fits = e.memory.fits;
+            if (!e.memory.fits) out.warnings.push_back("serving.prefill: a prefill worker does not fit its forward in memory");
+        }
+        const Scenario xd = serving_step_scenario(s, dp.parallel);
+        if (!b.decode(xd, std::max(1, dp.batch), isl, osl, out.decode, &m, mem)) return out;
+        const ModelSpec& md = s.model;
+        out.kv_bytes_per_request = md.kv_bytes_per_request(isl, md.num_kv_heads, dtype_bytes(mem.kv_dtype), 1.0);
+        const int gpn = s.parallel.gpus_per_node > 0 ? s.parallel.gpus_per_node : s.gpu.gpus_per_node;
+        const int lanes = std::min(out.prefill_gpus_per_worker, out.decode_gpus_per_worker);
+        const bool same_domain = out.prefill_gpus_per_worker + out.decode_gpus_per_worker <= gpn;
+        out.kv_link_GBps = lanes * (same_domain ? s.gpu.nvlink_bandwidth_GBps : s.gpu.rdma_bandwidth_GBps);
+    } else {
+        out.errors.push_back({"serving.mode", "is off: nothing to serve"});
+        return out;
+    }
+    out.weights_fit = m->memory.max_batch >= 1 || m->memory.fits;
+    out.kv_tokens_per_rank = m->memory.max_batch * std::max(1.0, isl + 0.5 * osl);
+    out.ok = true;
+    return out;
+}
+
+}  // namespace moe

@@ -1,0 +1,68 @@
+// surface.h — the step-time surface of one deployment: the kernel time of every step shape the serving simulation
+// (simulate.h) visits, from estimate() at a few grid points and interpolated between them (docs/model.md, "Serving").
+//
+//   decode_ms(b, ctx)   a decode step of b requests per attention-DP rank whose mean context is ctx tokens:
+//                       piecewise linear in b over a geometric grid (1, 2, 3, 4, 6, 8, 12, ... up to the batch the
+//                       rank can hold), linear in ctx between the shortest and the longest context of a request
+//   forward_ms(T)       a prefill-shaped forward of T tokens of the workload's prompts (chunked prefill, several
+//                       prompts, or a vLLM/TRT-LLM mixed step's prefill part), with its attention part apart
+//   mixed_ms(b, ctx, P) a mixed step: b decode tokens and P prefill tokens in one forward
+//
+// Kernel time only: the engines' host time and overheads are added by the simulation, so a fit can change the
+// engine constants without building the surface again. The test test_serving_sim.cpp holds the interpolation to
+// within 1% of a direct estimate() between grid points.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/serving/engine.h"
+#include "core/step/estimate.h"
+
+namespace moe {
+
+// A piecewise-linear function over an increasing grid; linear extrapolation past either end.
+struct Curve {
+    std::vector<double> x, y;
+    double at(double v) const;
+};
+
+// One pool's steps (aggregated: the replica; disaggregated: the prefill pool or the decode pool).
+struct PoolSurface {
+    // decode steps at two contexts: ctx_lo (a request's first decode step) and ctx_hi (its last)
+    Curve decode_lo, decode_hi;
+    double ctx_lo = 0, ctx_hi = 0;
+    // prefill-shaped forwards of T tokens: the whole forward and its attention cores
+    Curve forward, forward_attn;
+    double decode_ms(double b, double ctx) const;
+    double forward_ms(double T) const { return forward.at(T); }
+    // b decode tokens and P prefill tokens in one forward (vLLM, TRT-LLM): the decode step plus what the prefill
+    // tokens add to its token-proportional work (the non-attention part of a forward of P + b tokens over one of
+    // b) plus their own attention.
+    double mixed_ms(double b, double ctx, double P) const;
+};
+
+struct StepSurface {
+    bool ok = false;
+    Issues errors;
+    std::vector<std::string> warnings;
+    PoolSurface agg;                 // aggregated: the replica's steps (per attention-DP rank)
+    PoolSurface prefill, decode;     // disaggregated: each pool's
+    double chunk_tokens = 0;         // aggregated: a forward's token budget per rank (workload.prefill_tokens)
+    // Memory: KV tokens one DP rank holds next to the weights (the memory model's max batch at the mean context x
+    // that context), and whether the weights fit at all.
+    double kv_tokens_per_rank = 0;
+    bool weights_fit = false;
+    // disaggregated
+    double kv_bytes_per_request = 0;  // the mean request's KV, whole model, in the cache's format
+    double kv_link_GBps = 0;          // between a prefill and a decode worker
+    bool prefill_fits = true;
+    double prefill_forward_tokens = 0;  // a prefill worker's forward budget per rank (prefill.batch x isl)
+    int dp = 1, gpus = 1, prefill_dp = 1;
+    int prefill_gpus_per_worker = 1, decode_gpus_per_worker = 1;
+    int estimates = 0;  // estimate() calls it took
+};
+
+// The surface of s (serving.mode aggregated or disaggregated). Errors of the step model come back in errors.
+StepSurface step_surface(const Scenario& s, const Tables& t);
+
+}  // namespace moe
