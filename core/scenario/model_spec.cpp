@@ -604,7 +604,7 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     const double moe_layer_active = attn + m.top_k * m.expert_params() + m.shared_params() + m.router_params() + norms;
     // Hyper-connections (DeepSeek-V4, seed 002 §2): before the attention and the FFN, a map from hc_mult*h to
     // (2 + hc_mult) * hc_mult mixing weights.
-    const double hc = m.hc_mult > 1 ? 2.0 * (2.0 + m.hc_mult) * m.hc_mult * (double(m.hc_mult) * h) : 0.0;
+    const double hc = m.hc_params_per_layer();
     // DeepSeek-V4 compressed layers: a KV compressor (wkv and wgate to coff * head_dim, coff = 2 where the windows
     // overlap at ratio 4, a positional bias per slot, a norm); CSA layers (ratio 4) add the indexer (wq_b from the q
     // latent, the weights projection, and a compressor of its own at index_head_dim).
