@@ -256,9 +256,12 @@ std::string unmodelled_mechanism(const json& c, const std::string& model_type) {
     if (has(c, "hybrid_layer_pattern"))
         return "MiMo-V2's hybrid attention (hybrid_layer_pattern: sliding-window layers with their own swa_* heads and "
                "head widths, attention sinks) is not modelled";
-    if (has(c, "enable_moe_block") || has(c, "top_k_experts"))
+    if (read_bool(c, "enable_moe_block", false) || (has(c, "top_k_experts") && !c["top_k_experts"].is_null()))
         return "Gemma-4's MoE block (enable_moe_block / top_k_experts beside a dense MLP in every layer) and its "
                "global-attention heads (global_head_dim, num_global_key_value_heads, attention_k_eq_v) are not modelled";
+    if (has(c, "global_head_dim") && !c["global_head_dim"].is_null())
+        return "Gemma-4's global-attention layers (global_head_dim, num_global_key_value_heads, attention_k_eq_v: wider "
+               "heads, fewer KV heads and K = V on the full-attention layers) are not modelled";
     return "";
 }
 
