@@ -2,6 +2,7 @@
 #include "inputs.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -80,6 +81,36 @@ std::string read_stdin() {
     return text;
 }
 
+namespace {
+// Python's json.dumps writes Infinity, -Infinity and NaN, and Hugging Face configs carry them (Nemotron-H's
+// "time_step_limit": [0.0, Infinity]). JSON has no such literals: outside strings they are read as null, which no
+// field we read takes (a config's number fields then say "must be a number"). Returns false when there is none.
+bool python_literals_as_null(std::string_view text, std::string& out) {
+    out.assign(text);
+    bool in_string = false, escaped = false, any = false;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        const char c = out[i];
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
+            continue;
+        }
+        if (c == '"') { in_string = true; continue; }
+        for (std::string_view lit : {std::string_view("-Infinity"), std::string_view("Infinity"), std::string_view("NaN")}) {
+            if (out.compare(i, lit.size(), lit) != 0) continue;
+            const char before = i > 0 ? out[i - 1] : ' ';
+            if (std::isalnum(static_cast<unsigned char>(before)) || before == '_') break;
+            out.replace(i, lit.size(), "null");  // -Infinity and Infinity are longer: pad so columns hold after
+            if (lit.size() > 4) out.insert(i + 4, lit.size() - 4, ' ');
+            any = true;
+            break;
+        }
+    }
+    return any;
+}
+}  // namespace
+
 json parse_json(std::string_view text, const std::string& origin, const std::string& root) {
     // Nesting depth first, in one pass over the text (brackets inside strings do not count).
     int depth = 0, line = 1;
@@ -104,7 +135,9 @@ json parse_json(std::string_view text, const std::string& origin, const std::str
     // The core's parser: a syntax error gives its line and column, a number beyond a double (1e999) its field too.
     json j;
     moe::JsonTextError bad;
-    if (!moe::parse_json_text(text, j, bad, root)) {
+    std::string relaxed;
+    if (!moe::parse_json_text(text, j, bad, root) &&
+        !(python_literals_as_null(text, relaxed) && moe::parse_json_text(relaxed, j, bad, root))) {
         if (bad.number_out_of_range) throw UsageError(origin + ": " + bad.message);
         throw UsageError(origin + ": invalid JSON: " + bad.message);
     }

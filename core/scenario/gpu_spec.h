@@ -25,7 +25,7 @@ const char* const* topology_choices();  // null-terminated, in enum order
 struct GpuSpec {
     std::string id;                     // preset id, e.g. "h800"
     std::string name;                   // display name
-    std::string arch;                   // "ampere", "hopper", "blackwell", "cdna3"
+    std::string arch;                   // "ampere", "hopper", "blackwell", "rubin", "cdna3", "cdna4", ...
     double dense_tflops_bf16 = 0;
     double dense_tflops_fp8 = 0;        // 0: no FP8 tensor cores (A100): fp8 runs as bf16
     double dense_tflops_fp4 = 0;        // 0: no native FP4 (Hopper pre-expands FP4 checkpoints to FP8)

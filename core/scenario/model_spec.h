@@ -154,8 +154,16 @@ struct ModelSpec {
     double router_params() const { return double(num_experts) * hidden; }
     // RMSNorm weights of one decoder layer: before the attention and before the FFN, and in MLA the norms of the q
     // and KV latents (q_a_layernorm, kv_a_layernorm): DeepSeek-V3's four (seed 002 §2 "4 norms").
+    // DeepSeek-V4's attention has the same two latent norms (q_norm over q_lora_rank, kv_norm over its one KV head).
     double norm_params_per_layer() const {
-        return 2.0 * hidden + (attn == AttnKind::mla ? double(q_lora_rank) + kv_lora_rank : 0.0);
+        return 2.0 * hidden + (attn == AttnKind::mla ? double(q_lora_rank) + kv_lora_rank : 0.0) +
+               (o_lora_rank > 0 ? double(q_lora_rank) + head_dim : 0.0);
+    }
+    // Hyper-connection weights of one decoder layer (DeepSeek-V4, seed 002 §2): before the attention and before the
+    // FFN, a map from the hc_mult * hidden streams to (2 + hc_mult) * hc_mult mixing weights (hc_attn_fn, hc_ffn_fn),
+    // kept in FP32 and replicated on every GPU; 0 without hyper-connections.
+    double hc_params_per_layer() const {
+        return hc_mult > 1 ? 2.0 * (2.0 + hc_mult) * hc_mult * (double(hc_mult) * hidden) : 0.0;
     }
 };
 

@@ -64,7 +64,9 @@ void memory(const Ctx& c, Estimate& e) {
     const double embed = double(m.vocab) * h / c.tp * bytes_with_scales(c.w_embed);
     // With pp > 1 the first stage holds the embedding and the last the LM head; report the heavier stage.
     r.weights_embedding_bytes = c.pp > 1 ? embed : embed * (m.tie_embeddings ? 1.0 : 2.0);
-    r.weights_other_bytes = n_moe * m.router_params() * 4.0 + n_layers * m.norm_params_per_layer() * 4.0 + h * 4.0;  // router & norms fp32
+    // router, norms and hyper-connection maps, FP32 and replicated (DeepSeek-V4-Pro's hc maps: 61 x 1.38 M x 4 B = 336 MB)
+    r.weights_other_bytes = n_moe * m.router_params() * 4.0 +
+                            n_layers * (m.norm_params_per_layer() + m.hc_params_per_layer()) * 4.0 + h * 4.0;
     if (s.runtime.mtp_draft_tokens > 0 && m.mtp_layers > 0) {
         const double mtp_layer = attn_sharded * bytes_with_scales(c.w_attn) +
                                  (m.is_moe() ? local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp) +

@@ -15,12 +15,12 @@ void dense_ffn_ops(const Ctx& c, Phase ph, double T, double inter, const char* u
 }
 
 // The measured grouped-GEMM tables (bench_data/grouped_gemm: InferSim's DeepGEMM runs on H800 and H20) describe
-// tensor-core grouped GEMMs on NVIDIA Hopper; their roofline fraction moves to Blackwell and between FP8, BF16 and
+// tensor-core grouped GEMMs on NVIDIA Hopper; their roofline fraction moves to Blackwell (and Rubin) and between FP8, BF16 and
 // native FP4 through the roofline (the BF16 Qwen3-30B-A3B rows of the public set, InferSim README, are reproduced
 // that way on H20). Other architectures (Ampere, Ada, CDNA) and W4A16 kernels that dequantise 4-bit weights in the
 // GEMM (Marlin-style, a different kernel bound by its 4-bit loads) take the analytical fallback instead.
 bool grouped_tables_apply(const Ctx& c) {
-    return (c.g.arch == "hopper" || c.g.arch == "blackwell") && !dequantised(c.g, c.w_exp);
+    return (c.g.arch == "hopper" || c.g.arch == "blackwell" || c.g.arch == "rubin") && !dequantised(c.g, c.w_exp);
 }
 
 // The M tile of a W4A16 MoE kernel: vLLM's fused_marlin_moe takes the smallest of 8, 16, 32, 48, 64 rows that its

@@ -203,3 +203,20 @@ TEST_CASE("a model that does not fit says how many GPUs its weights need at the 
     const moe::Estimate ok = run(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"dp":8,"ep":8}})");
     for (const std::string& w : ok.warnings) CHECK(w.find("need at least") == std::string::npos);
 }
+
+TEST_CASE("DeepSeek-V4's hyper-connection maps and four norms per layer are in the weights (issue 29)") {
+    // V4-Pro (config: hidden 7168, hc_mult 4, 61 layers, q_lora_rank 1536, head_dim 512): per layer 2 x (2 + 4) x 4
+    // x (4 x 7168) = 1,376,256 FP32 hc weights, replicated: 61 x 1,376,256 x 4 B = 335.8 MB on every GPU, whatever
+    // the parallelism; and attn_norm, ffn_norm, q_norm, kv_norm: 2 x 7168 + 1536 + 512 per layer.
+    const moe::ModelSpec* m = moe::builtin_catalog().model("deepseek-v4-pro");
+    REQUIRE(m);
+    CHECK(m->hc_params_per_layer() == 1376256);
+    CHECK(m->norm_params_per_layer() == 2 * 7168 + 1536 + 512);
+    for (int ep : {8, 64}) {
+        const moe::Estimate e = moe_test::run(R"({"model":"deepseek-v4-pro","hardware":"b200","parallel":{"tp":1,"dp":)" +
+                                              std::to_string(ep) + R"(,"ep":)" + std::to_string(ep) + "}}");
+        const double router = 61.0 * 384 * 7168 * 4;  // n_routed_experts 384, every layer MoE
+        const double norms = 61.0 * (2 * 7168 + 1536 + 512) * 4 + 7168 * 4;
+        CHECK(e.memory.weights_other_bytes - router - norms == doctest::Approx(335.8e6).epsilon(0.001));
+    }
+}

@@ -219,3 +219,52 @@ TEST_CASE("HF configs: unknown dtypes, zero or disagreeing expert counts, unknow
     j["head_dim"] = 128;  // with head_dim (Qwen3.5-27B: 5120 hidden, 24 heads of 256) it is fine
     CHECK(first_error(j).empty());
 }
+
+TEST_CASE("issue 29: moe_layer_freq lists, ModelOpt hf_quant_config, and layers we do not model refused by name") {
+    const json base = {{"hidden_size", 1024}, {"num_hidden_layers", 4}, {"num_attention_heads", 8}, {"vocab_size", 1000},
+                       {"intermediate_size", 4096}, {"n_routed_experts", 16}, {"num_experts_per_tok", 2},
+                       {"moe_intermediate_size", 256}};
+    moe::Issues errs;
+    // moe_layer_freq as one 0/1 per layer (MiniMax-M3, MiMo-V2-Flash)
+    json listed = base;
+    listed["moe_layer_freq"] = {0, 1, 0, 1};
+    ModelSpec m = parse(listed, errs);
+    REQUIRE(errs.empty());
+    CHECK(m.n_moe_layers == 2);
+    CHECK_FALSE(m.layers[0].moe);
+    CHECK(m.layers[3].moe);
+    listed["moe_layer_freq"] = {0, 1, 1};
+    parse(listed, errs);
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "model.moe_layer_freq");
+    errs.clear();
+    // ModelOpt's hf_quant_config.json given as quantization_config: NVFP4 everywhere ...
+    json q = base;
+    q["quantization_config"] = {{"producer", {{"name", "modelopt"}, {"version", "0.37"}}},
+                                {"quantization", {{"quant_algo", "NVFP4"}, {"kv_cache_quant_algo", "FP8"}, {"group_size", 16}}}};
+    m = parse(q, errs);
+    REQUIRE(errs.empty());
+    CHECK(m.expert_dtype == moe::Dtype::nvfp4);
+    CHECK(m.weight_dtype == moe::Dtype::nvfp4);
+    // ... or MIXED_PRECISION: each module with its own (Qwen3.6-NVFP4: FP8 attention, NVFP4 experts; DeepSeek-V4-NVFP4:
+    // only the experts, the rest stays 16-bit)
+    q["quantization_config"]["quantization"] = {
+        {"quant_algo", "MIXED_PRECISION"},
+        {"quantized_layers", {{"model.layers.0.self_attn.q_proj", {{"quant_algo", "FP8"}}},
+                              {"model.layers.0.mlp.experts.0.up_proj", {{"quant_algo", "NVFP4"}, {"group_size", 16}}}}}};
+    m = parse(q, errs);
+    REQUIRE(errs.empty());
+    CHECK(m.expert_dtype == moe::Dtype::nvfp4);
+    CHECK(m.weight_dtype == moe::Dtype::fp8);
+    q["quantization_config"]["quantization"]["quantized_layers"] = {{"layers.0.ffn.experts", {{"quant_algo", "NVFP4"}}}};
+    m = parse(q, errs);
+    CHECK(m.expert_dtype == moe::Dtype::nvfp4);
+    CHECK(m.weight_dtype == moe::Dtype::bf16);
+    // A Mamba-2 hybrid (Nemotron-H) is refused naming the mechanism, not "num_hidden_layers: is required" as before.
+    json nh = {{"model_type", "nemotron_h"}, {"hidden_size", 8192}, {"layers_block_type", {"mamba", "moe", "attention"}}};
+    parse(nh, errs);
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "model");
+    CHECK(errs[0].message.find("Mamba-2 hybrid layers") != std::string::npos);
+    CHECK(errs[0].message.find("not modelled") != std::string::npos);
+}

@@ -294,3 +294,31 @@ TEST_CASE("new hardware presets carry their datasheet numbers") {
         moe_test::check_all_finite(e);
     }
 }
+
+TEST_CASE("the flagships of late 2026 whose configs ship (issue 29): Kimi-K2.6, GLM-5.2 bf16, Qwen3.6-35B-A3B") {
+    // Moonshot's Kimi-K2 family card: 1.04T total, 32B active; the NVIDIA NVFP4 checkpoint quantises the routed
+    // experts only (its ignore list keeps self_attn, the shared experts and the dense layer in bf16).
+    const ModelSpec& k = preset("kimi-k2.6-nvfp4");
+    CHECK(k.total_params == doctest::Approx(1.04e12).epsilon(0.02));
+    CHECK(k.active_params == doctest::Approx(32e9).epsilon(0.04));
+    CHECK(k.expert_dtype == moe::Dtype::nvfp4);
+    CHECK(k.weight_dtype == moe::Dtype::bf16);
+    // Z.ai's GLM-5 card: 744B total, 40B active (GLM-5.2 keeps the architecture); the bf16 checkpoint.
+    const ModelSpec& g = preset("glm-5.2");
+    CHECK(g.total_params == doctest::Approx(744e9).epsilon(0.01));
+    CHECK(g.active_compute_params == doctest::Approx(40e9).epsilon(0.03));
+    CHECK(g.weight_dtype == moe::Dtype::bf16);
+    CHECK(g.expert_dtype == moe::Dtype::bf16);
+    CHECK(g.dsa());
+    // Qwen3.6-35B-A3B: 35B total, 3B active; NVIDIA's MIXED_PRECISION checkpoint: FP8 attention, NVFP4 experts.
+    const ModelSpec& q = preset("qwen3.6-35b-a3b-nvfp4");
+    CHECK(q.total_params == doctest::Approx(35e9).epsilon(0.02));
+    CHECK(q.active_compute_params == doctest::Approx(3e9).epsilon(0.1));
+    CHECK(q.n_linear_layers == 30);
+    CHECK(q.expert_dtype == moe::Dtype::nvfp4);
+    CHECK(q.weight_dtype == moe::Dtype::fp8);
+    for (const char* id : {"kimi-k2.6-nvfp4", "glm-5.2", "qwen3.6-35b-a3b-nvfp4"}) {
+        INFO(id);
+        moe_test::check_all_finite(moe_test::run(std::string(R"({"model":")") + id + R"(","hardware":"b200","parallel":{"tp":8,"ep":8}})"));
+    }
+}
