@@ -102,3 +102,27 @@ void BM_ParseScenario(benchmark::State& state) {
 BENCHMARK(BM_ParseScenario);
 
 }  // namespace
+
+// One serving evaluation (issue 25: <= 1 ms median): the step-time surface (estimate() at its grid points) and the
+// simulated benchmark, on each serving preset, the clients moved around the preset's (a fresh surface every call).
+void run_serving(benchmark::State& state, const char* id) {
+    const moe::Scenario base = preset(id);
+    std::vector<moe::Scenario> v;
+    for (int i = 0; i < 16; ++i) {
+        moe::Scenario s = base;
+        s.serving.concurrency = std::max(1, base.serving.concurrency / 2 + (i * 7 % 16) * base.serving.concurrency / 16);
+        v.push_back(s);
+    }
+    const moe::Tables& t = moe::builtin_tables();
+    for (const moe::Scenario& s : v)
+        if (!moe::evaluate(s, t).ok) state.SkipWithError("a variant is invalid");
+    std::size_t i = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(moe::evaluate(v[i], t));
+        i = (i + 1) & 15;
+    }
+}
+void BM_ServingDeepSeekV3B200SGLang(benchmark::State& st) { run_serving(st, "deepseek-v3-serving-b200-sglang"); }
+BENCHMARK(BM_ServingDeepSeekV3B200SGLang)->Unit(benchmark::kMicrosecond);
+void BM_ServingQwen3H200VLLM(benchmark::State& st) { run_serving(st, "qwen3-235b-a22b-serving-h200-vllm"); }
+BENCHMARK(BM_ServingQwen3H200VLLM)->Unit(benchmark::kMicrosecond);

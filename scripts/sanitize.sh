@@ -25,4 +25,4 @@ if ! { cmake -S . -B build-asan "${cxx[@]}" -DMOE_SANITIZE=ON -DCMAKE_BUILD_TYPE
   echo "sanitize: build failed (log: $log)" >&2
   exit 1
 fi
-ctest --test-dir build-asan -j"$jobs"
+ctest --test-dir build-asan -j"$jobs" -LE slow

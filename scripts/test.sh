@@ -32,7 +32,9 @@ if ((${#failed[@]})); then echo "setup failed: nothing else can run" >&2; exit 1
 # -DMOE_WERROR=ON: our own targets must stay warning-free (Dear ImGui's warnings are not ours).
 stage "native: configure" cmake -S . -B build-native -DCMAKE_BUILD_TYPE=Release -DMOE_WERROR=ON --log-level=WARNING
 stage "native: build" cmake --build build-native -j"$jobs"
-stage "native: ctest" ctest --test-dir build-native -j"$jobs"
+# (FULL=1 also runs the `slow` label: the serving set's leave-one-family-out fit, ~15 minutes)
+slow=(-LE slow); [[ -n ${FULL:-} ]] && slow=()
+stage "native: ctest" ctest --test-dir build-native -j"$jobs" "${slow[@]}"
 
 # Issue 8: the same native tests under ASan + UBSan (build-asan/), then each libFuzzer target for 20 s (build-fuzz/).
 stage "sanitizers: ASan + UBSan build and ctest" bash scripts/sanitize.sh

@@ -7,8 +7,6 @@
 #include "core/serving/simulate.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cmath>
 #include <deque>
 #include <queue>
@@ -19,6 +17,25 @@ namespace moe {
 double request_overhead_ms(const EngineConstants& k, double isl, double clients) {
     return k.request_overhead_ms + k.request_overhead_per_ktoken_ms * isl / 1000.0 + k.request_overhead_per_client_ms * clients;
 }
+
+namespace {
+
+// The engine's frontend: one process (vLLM's API server, SGLang's tokenizer manager, TRT-LLM's serve frontend)
+// tokenises the requests one after the other, so a burst of sends reaches the scheduler spread by each request's
+// tokenisation (request_overhead_per_ktoken_ms x its prompt); the rest of the overhead is per-request latency that
+// overlaps. Sends come in time order, so the frontend is a single FIFO server.
+struct Frontend {
+    double free_at = 0;
+    // when a request sent at `send` reaches the scheduler
+    double arrive(const EngineConstants& k, double send, double isl, double clients) {
+        const double serial = k.request_overhead_per_ktoken_ms * isl / 1000.0;
+        const double start = std::max(send + k.request_overhead_ms + k.request_overhead_per_client_ms * clients, free_at);
+        free_at = start + serial;
+        return free_at;
+    }
+};
+
+}  // namespace
 
 namespace {
 
@@ -113,6 +130,7 @@ struct Aggregated {
     std::vector<int> running_order;       // admission order (the newest is preempted first)
     double b = 0, ctx_sum = 0, used = 0;  // running requests, their contexts, KV tokens taken (incl. prompts in flight)
     double sum_g_end = 0;                 // sum of the running requests' finishing step counts
+    Frontend frontend;
     double last_decode_ms = 0;
     double od = 0, op = 0, clients_total = 0;
 
@@ -129,9 +147,11 @@ struct Aggregated {
     void send(int id, double when) {
         Req& r = w.reqs[id];
         r.send = when;
-        r.ovh = request_overhead_ms(k, r.isl, clients_total);
-        // the scheduler takes new requests in every few forwards (request_wait_decode_steps: the mean wait)
-        r.arrive = when + r.ovh + k.request_wait_decode_steps * last_decode_ms;
+        // the frontend (its queue included), then the scheduler's poll: it takes new requests in every few forwards
+        // (request_wait_decode_steps: the mean wait)
+        const double at_scheduler = frontend.arrive(k, when, r.isl, clients_total);
+        r.ovh = at_scheduler - when;
+        r.arrive = at_scheduler + k.request_wait_decode_steps * last_decode_ms;
         arrivals.push({r.arrive, id});
     }
     void leave(Req& r) {
@@ -336,9 +356,6 @@ struct Aggregated {
             }
             break;
         }
-        if (std::getenv("MOE_SIM_DEBUG"))
-            std::fprintf(stderr, "sim: guard %lld n %.0f of %zu t %.1f b %.0f waiting %zu arrivals %zu used %.0f K %.0f G %lld\n", guard, sum.n,
-                         w.reqs.size(), t, b, waiting.size(), arrivals.size(), used, sf.kv_tokens_per_rank, G);
     }
 };
 
@@ -374,11 +391,12 @@ struct Disaggregated {
         TimeHeap to_prefill, to_decode;
         std::deque<int> pf_queue, dec_queue;
         std::vector<double> rank_free(size_t(ranks_p), 0.0);  // when each prefill rank is next free
+        Frontend frontend;
         auto send = [&](int id, double when) {
             Req& r = w.reqs[id];
             r.send = when;
-            r.ovh = request_overhead_ms(k, r.isl, clients);
-            r.arrive = when + r.ovh;
+            r.arrive = frontend.arrive(k, when, r.isl, clients);
+            r.ovh = r.arrive - when;
             to_prefill.push({r.arrive, id});
         };
         for (int c = 0; c < w.clients; ++c) send(c, 0.0);
