@@ -72,13 +72,23 @@ void serving_link(const Scenario& s, ServingSteps& st);
 // scale on this GPU, plus the per-forward overhead (runtime.prefill_overhead_ms when set, else the engine's).
 double prefill_forward_ms(const Scenario& s, const ServingSteps& st, const EngineConstants& k);
 
+// The scenario the serving layer hands to estimate() for a step on layout `p`: kernel time only (engine overheads
+// are the serving model's), the mean request's lengths (prompt, output, decode context isl + osl / 2).
+Scenario serving_step_scenario(const Scenario& s, const ParallelConfig& p);
+// Power and energy under load (issue 28, serving_power.cpp): e.serving.power_w_per_gpu, joules_per_token and
+// joules_per_token_total from e.serving's rates and the energy per token of a prefill forward and of a decode step
+// at the running batch. Nothing without the GPU's board power or when e.serving is not computed.
+void serving_energy(const Scenario& s, const Tables& t, Estimate& e);
+
 // estimate() of the scenario, plus e.serving when serving.mode is not off (errors of the serving layer come back
 // in e.errors like any other).
 Estimate evaluate(const Scenario& s, const Tables& t);
 Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo = nullptr);
 // evaluate() into `out` (estimate_into(): `out` reset, its vectors' capacity kept; warnings = false builds none).
 void evaluate_into(const Scenario& s, const Tables& t, Estimate& out, bool warnings = true);
+// energy = false leaves e.serving's power and J/token at 0 (serving_energy() runs one or two more estimates: the
+// planner, which ranks by throughput or cost, asks for it on its front rows only).
 void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo, Estimate& out,
-                   bool warnings = true);
+                   bool warnings = true, bool energy = true);
 
 }  // namespace moe
