@@ -686,6 +686,7 @@ nlohmann::json plan_hook_json(const AppState& st) {
                               {"mode", pt.mode == moe::PlanMode::disaggregated ? "disaggregated" : "aggregated"},
                               {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
                               {"tokens_per_s_per_user", r.tokens_per_s_per_user},
+                              {"usd_per_mtok_output", r.usd_per_mtok > 0 ? nlohmann::json(r.usd_per_mtok) : nlohmann::json()},
                               {"ttft_ms", r.ttft_ms},
                               {"tpot_ms", r.tpot_ms},
                               {"gpus", pt.world()},
