@@ -104,7 +104,9 @@ decode batch per attention-DP rank, MTP draft tokens 0..3 (models with MTP layer
 the model and GPU allow, two-batch overlap and the all-to-all backend (where ep > 1). Drops what does not fit or
 misses the SLA and prints the Pareto front of output tokens/s per GPU against tokens/s per user, best per GPU
 first, each row with its page link and the --engine's launch command. --all adds every other point with the
-reason it is not on the front. --space FILE narrows or widens the search, e.g.
+reason it is not on the front. --hardware and --engine take lists: one search per pair, one front, each row naming
+its GPU and engine; --objective cost ranks by USD per million output tokens (the GPU-hour price: cost.gpu_hour_usd,
+else the preset's example price). --space FILE narrows or widens the search, e.g.
   {"tp": [1, 8], "ep": [8, 16, 32, 64], "batch": [32, 64, 128], "mtp_draft_tokens": [0, 1],
    "weights": ["auto"], "kv_cache": ["fp8"], "two_batch_overlap": [true], "a2a_backend": ["auto"],
    "pp": [1, 2], "min_gpus_per_replica": 8, "max_gpus_per_replica": 64}
@@ -117,7 +119,9 @@ Examples:
   echo '{"model":"deepseek-v3","hardware":"h200","workload":{"prompt_len":2048,"output_len":1024}}' |
     moe-roofline plan - --gpus 64 --tpot-ms 30
   # the same as CSV with vLLM commands, every point listed
-  moe-roofline plan dsv3.json --gpus 64 --tpot-ms 30 --engine vllm --format csv --all > plan.csv)TXT";
+  moe-roofline plan dsv3.json --gpus 64 --tpot-ms 30 --engine vllm --format csv --all > plan.csv
+  # which GPU and engine: one front over three GPUs and two engines, cheapest per million output tokens first
+  moe-roofline plan dsv3.json --gpus 64 --tpot-ms 30 --hardware h200,b200,gb200 --engine sglang,vllm --objective cost)TXT";
 
 const char* kPresetsFooter = R"TXT(
 Kinds: models, hardware, scenarios (all three when omitted); fields lists every scenario path --set and --axis

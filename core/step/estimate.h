@@ -168,6 +168,7 @@ struct Estimate {
     ServingResult serving;
     double total_params = 0, active_params = 0;
     double gpu_hour_usd = 0;  // the price the $ outputs use: cost.gpu_hour_usd, else the GPU preset's example (0: none)
+    double board_power_w = 0;  // the GPU's board power (0: none given: the power and energy outputs stay empty)
     std::vector<OpRecord> ops;
     // resolved choices, for display
     A2ABackend prefill_backend = A2ABackend::none, decode_backend = A2ABackend::none;

@@ -68,7 +68,9 @@ TEST_CASE("power: every NVIDIA and AMD preset's board and idle power; the step s
     const std::pair<const char*, double> boards[] = {{"h100-sxm", 700}, {"h200", 700}, {"b200", 1000}, {"gb200", 1200},
                                                      {"b300", 1100},    {"gb300", 1400}, {"a100-sxm-80g", 400},
                                                      {"l40s", 350},     {"h20", 400},   {"h800", 700}, {"mi300x", 750}};
-    for (const auto& [id, watts] : boards) {
+    for (const auto& board : boards) {
+        const char* id = board.first;  // (not a structured binding: clang 14 cannot capture one in doctest's lambdas)
+        const double watts = board.second;
         const moe::GpuSpec* g = moe::builtin_catalog().gpu(id);
         REQUIRE(g);
         CHECK_MESSAGE(g->board_power_w == watts, id);
