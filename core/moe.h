@@ -11,6 +11,7 @@
 #include "core/step/columns.h"
 #include "core/serving/engine.h"
 #include "core/step/estimate.h"
+#include "core/step/power.h"
 #include "core/scenario/gpu_spec.h"
 #include "core/scenario/model_spec.h"
 #include "core/scenario/scenario.h"

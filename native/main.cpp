@@ -5,10 +5,12 @@
 //   moe-roofline presets [models|hardware|scenarios|fields|columns]
 //   moe-roofline url SCENARIO [--base URL] | url --decode URL
 //   moe-roofline plan SCENARIO --gpus N [--ttft-ms X] [--tpot-ms Y] [--min-tokens-per-s-per-user Z] [--space FILE]
-//                     [--engine sglang|vllm|trtllm] [--format table|csv|json] [--all] [--threads N] [--shard K/N]
+//                     [--engine sglang|vllm|trtllm[,...]] [--hardware ID[,...]] [--objective throughput|cost]
+//                     [--format table|csv|json] [--all] [--threads N] [--shard K/N]
 //
 // Exit status: 0 success, 2 bad input (one stderr line per error naming its field, axis or file), 128+N on signal N,
 // 1 on an internal error. Arguments are parsed here (CLI11); the work lives in inputs/sweep/report/output.
+#include <algorithm>
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -102,7 +104,9 @@ decode batch per attention-DP rank, MTP draft tokens 0..3 (models with MTP layer
 the model and GPU allow, two-batch overlap and the all-to-all backend (where ep > 1). Drops what does not fit or
 misses the SLA and prints the Pareto front of output tokens/s per GPU against tokens/s per user, best per GPU
 first, each row with its page link and the --engine's launch command. --all adds every other point with the
-reason it is not on the front. --space FILE narrows or widens the search, e.g.
+reason it is not on the front. --hardware and --engine take lists: one search per pair, one front, each row naming
+its GPU and engine; --objective cost ranks by USD per million output tokens (the GPU-hour price: cost.gpu_hour_usd,
+else the preset's example price). --space FILE narrows or widens the search, e.g.
   {"tp": [1, 8], "ep": [8, 16, 32, 64], "batch": [32, 64, 128], "mtp_draft_tokens": [0, 1],
    "weights": ["auto"], "kv_cache": ["fp8"], "two_batch_overlap": [true], "a2a_backend": ["auto"],
    "pp": [1, 2], "min_gpus_per_replica": 8, "max_gpus_per_replica": 64}
@@ -115,7 +119,9 @@ Examples:
   echo '{"model":"deepseek-v3","hardware":"h200","workload":{"prompt_len":2048,"output_len":1024}}' |
     moe-roofline plan - --gpus 64 --tpot-ms 30
   # the same as CSV with vLLM commands, every point listed
-  moe-roofline plan dsv3.json --gpus 64 --tpot-ms 30 --engine vllm --format csv --all > plan.csv)TXT";
+  moe-roofline plan dsv3.json --gpus 64 --tpot-ms 30 --engine vllm --format csv --all > plan.csv
+  # which GPU and engine: one front over three GPUs and two engines, cheapest per million output tokens first
+  moe-roofline plan dsv3.json --gpus 64 --tpot-ms 30 --hardware h200,b200,gb200 --engine sglang,vllm --objective cost)TXT";
 
 const char* kPresetsFooter = R"TXT(
 Kinds: models, hardware, scenarios (all three when omitted); fields lists every scenario path --set and --axis
@@ -223,7 +229,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> sets, axes;
     bool quiet = false, all = false;
     int threads = 0;
-    std::string shard, space_file, engine = "sglang";
+    std::string shard, space_file, engine = "sglang", hardware_list, objective = "throughput";
     int gpus = 0;
     double ttft_ms = 0, tpot_ms = 0, min_per_user = 0;
     std::string ttft_text;  // --ttft-ms: a number of ms, or none
@@ -284,9 +290,13 @@ int main(int argc, char** argv) {
         ->check(positive)
         ->type_name("Z");
     plan->add_option("--space", space_file, "JSON file narrowing or widening the search space")->type_name("FILE");
-    plan->add_option("--engine", engine, "Engine of the plan: its serving constants, its limits on layouts and its launch commands (default: the scenario's runtime.engine)")
-        ->check(CLI::IsMember({"sglang", "vllm", "trtllm"}))
-        ->type_name("sglang|vllm|trtllm");
+    plan->add_option("--engine", engine, "Engine(s) of the plan: serving constants, limits on layouts, launch commands (default: the scenario's runtime.engine); a list searches each and merges the fronts")
+        ->type_name("sglang|vllm|trtllm[,...]");
+    plan->add_option("--hardware", hardware_list, "GPU preset id(s) to plan on instead of the scenario's hardware; a list searches each and merges the fronts")
+        ->type_name("ID[,...]");
+    plan->add_option("--objective", objective, "What the front ranks by: output tokens/s per GPU, or USD per million output tokens (default throughput)")
+        ->check(CLI::IsMember({"throughput", "cost"}))
+        ->type_name("throughput|cost");
     plan->add_option("--format", format, "Output format (default table)")
         ->check(CLI::IsMember({"table", "csv", "json"}))
         ->type_name("table|csv|json");
@@ -333,6 +343,16 @@ int main(int argc, char** argv) {
         }
         if (*plan) {
             cli::install_interrupt_handlers();
+            const auto split_list = [](const std::string& text) {  // "a,b,,c" -> a, b, c
+                std::vector<std::string> out;
+                std::size_t at = 0;
+                while (at <= text.size()) {
+                    const std::size_t comma = std::min(text.find(',', at), text.size());
+                    if (comma > at) out.push_back(text.substr(at, comma - at));
+                    at = comma + 1;
+                }
+                return out;
+            };
             cli::PlanOptions options;
             options.request.gpus = gpus;
             if (ttft_text.empty()) {
@@ -344,8 +364,21 @@ int main(int argc, char** argv) {
             options.request.sla.ttft_ms = ttft_ms;
             options.request.sla.tpot_ms = tpot_ms;
             options.request.sla.min_tokens_per_s_per_user = min_per_user;
-            moe::parse_serving_engine(engine, options.request.engine);
+            // --engine and --hardware take comma lists (issue 28): one search per pair, one front
+            for (const std::string& e : split_list(engine)) {
+                moe::ServingEngine k;
+                if (!moe::parse_serving_engine(e, k))
+                    throw cli::UsageError("--engine: '" + e.substr(0, 40) + "' is not sglang, vllm or trtllm");
+                if (std::find(options.engines.begin(), options.engines.end(), k) == options.engines.end()) options.engines.push_back(k);
+            }
+            options.request.engine = options.engines.empty() ? moe::ServingEngine::sglang : options.engines.front();
             options.engine_given = plan->count("--engine") > 0;
+            if (!options.engine_given || options.engines.size() == 1) options.engines.clear();
+            for (const std::string& h : split_list(hardware_list)) {
+                if (!catalog.gpu(h)) throw cli::UsageError("--hardware: '" + h.substr(0, 40) + "' is not a hardware preset (moe-roofline presets hardware)");
+                if (std::find(options.hardware.begin(), options.hardware.end(), h) == options.hardware.end()) options.hardware.push_back(h);
+            }
+            moe::parse_plan_objective(objective, options.request.objective);
             options.space_file = space_file;
             options.format = plan->count("--format") ? format : "table";
             options.all = all;

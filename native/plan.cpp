@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/scenario/codec.h"
+#include "core/serving/serving.h"
 #include "core/step/columns.h"
 #include "core/data/tables.h"
 #include "output.h"
@@ -27,6 +28,15 @@ struct Row {
     const moe::PointResult& result;
     int rank;            // 1-based place on the front; 0 = not on it
     const char* status;  // "front", "dominated", or the verdict (no_fit, ttft, tpot, per_user, error)
+    std::uint32_t group = 0;  // the search it came from (its hardware and engine)
+};
+
+// One search of the plan: a hardware and an engine (issue 28: several, one front).
+struct Search {
+    moe::Scenario base;
+    moe::PlanRequest request;
+    moe::PlanEnumerator space;
+    std::string hardware;  // the preset id (or the GPU's name for an inline one)
 };
 
 std::string weights_text(const moe::Scenario& s, const moe::DtypeSel& w) {
@@ -55,22 +65,35 @@ std::string sla_text(const moe::Sla& sla) {
 
 class PlanWriter {
 public:
-    PlanWriter(const moe::Scenario& base, const PlanOptions& o, const moe::PlanFront& front)
-        : base_(base), o_(o), front_(front), scratch_(base) {}
+    PlanWriter(const std::vector<Search>& searches, const PlanOptions& o, const moe::PlanFront& front)
+        : searches_(searches), base_(searches.front().base), o_(o), front_(front), scratch_(base_) {}
 
     std::string preamble_table() const {
         const moe::PlanRequest& r = o_.request;
-        std::string t = base_.model.name + " on " + std::to_string(r.gpus) + " x " + base_.gpu.name + " (" +
-                        moe::serving_engine_name(r.engine) + "): prompt " + std::to_string(base_.workload.prompt_len) +
+        std::string gpus_text = base_.gpu.name, engines_text = moe::serving_engine_name(searches_.front().request.engine);
+        if (searches_.size() > 1) {
+            gpus_text.clear();
+            engines_text.clear();
+            for (const Search& x : searches_) {
+                if (gpus_text.find(x.hardware) == std::string::npos) gpus_text += (gpus_text.empty() ? "" : ", ") + x.hardware;
+                const std::string e = moe::serving_engine_name(x.request.engine);
+                if (engines_text.find(e) == std::string::npos) engines_text += (engines_text.empty() ? "" : ", ") + e;
+            }
+            gpus_text = "{" + gpus_text + "}";
+        }
+        std::string t = base_.model.name + " on " + std::to_string(r.gpus) + " x " + gpus_text + " (" +
+                        engines_text + "): prompt " + std::to_string(base_.workload.prompt_len) +
                         ", output " + std::to_string(base_.workload.output_len) + " tokens, prefill chunk " +
                         std::to_string(base_.workload.prefill_tokens) + "; SLA: " + sla_text(r.sla) +
                         (o_.ttft_default ? " (the TTFT limit is the serving default: --ttft-ms sets another, --ttft-ms none lifts it)" : "") + "\n";
-        t += std::string("Pareto front of output tokens/s per GPU against tokens/s per user, best per GPU first (") +
+        t += std::string(r.objective == moe::PlanObjective::cost
+                             ? "Pareto front of USD per million output tokens against tokens/s per user, cheapest first ("
+                             : "Pareto front of output tokens/s per GPU against tokens/s per user, best per GPU first (") +
              (base_.serving.mode == moe::ServingMode::off ? "step-level model" : "serving layer") + ")\n";
-        char buf[256];
-        std::snprintf(buf, sizeof buf, "%5s %10s %10s %9s %8s %9s %-6s %4s %4s %4s %3s %6s %3s %-9s %-4s %-3s %-18s\n", "rank",
-                      "tok/s/GPU", "tok/s/user", "TTFT ms", "TPOT ms", "GPUs", "mode", "tp", "dp", "ep", "pp", "batch", "mtp",
-                      "weights", "kv", "tbo", "a2a / status");
+        char buf[320];
+        std::snprintf(buf, sizeof buf, "%5s %10s %10s %8s %7s %9s %8s %9s %-12s %-6s %-6s %4s %4s %4s %3s %6s %3s %-9s %-4s %-3s %-18s\n",
+                      "rank", "tok/s/GPU", "tok/s/user", "$/Mtok", "J/tok", "TTFT ms", "TPOT ms", "GPUs", "hardware", "engine",
+                      "mode", "tp", "dp", "ep", "pp", "batch", "mtp", "weights", "kv", "tbo", "a2a / status");
         t += buf;
         return t;
     }
@@ -91,25 +114,30 @@ public:
     }
 
     static std::string csv_header() {
-        return "rank,status,output_tokens_per_s_per_gpu,tokens_per_s_per_user,ttft_ms,tpot_ms,gpus,replicas,tp,dp,ep,pp,"
-               "batch,concurrency,mtp_draft_tokens,weights,kv_cache,two_batch_overlap,a2a_backend,mode,prefill_workers,"
+        return "rank,status,output_tokens_per_s_per_gpu,tokens_per_s_per_user,ttft_ms,tpot_ms,usd_per_mtok_output,"
+               "joules_per_token,hardware,engine,gpus,replicas,tp,dp,ep,pp,batch,concurrency,mtp_draft_tokens,weights,kv_cache,two_batch_overlap,a2a_backend,mode,prefill_workers,"
                "prefill_tp,prefill_dp,prefill_ep,decode_workers,reason,command,prefill_command,link\n";
     }
 
     void table_row(const Row& row, std::string& out) {
         const moe::PlanPoint& p = row.point;
         const moe::PointResult& r = row.result;
-        char buf[320];
+        char buf[400];
         const std::string gpus = std::to_string(p.world()) + "x" + std::to_string(p.replicas);
         const std::string last = row.rank > 0 ? std::string(p.ep > 1 ? moe::a2a_backend_name(p.a2a) : "-") : std::string(row.status);
         const bool disagg = p.mode == moe::PlanMode::disaggregated;
-        std::snprintf(buf, sizeof buf, "%5s %10s %10s %9s %8s %9s %-6s %4d %4d %4d %3d %6d %3d %-9s %-4s %-3s %-18s\n",
+        const double joules = row.rank > 0 ? joules_per_token(row) : 0;
+        const Search& x = search(row);
+        std::snprintf(buf, sizeof buf, "%5s %10s %10s %8s %7s %9s %8s %9s %-12s %-6s %-6s %4d %4d %4d %3d %6d %3d %-9s %-4s %-3s %-18s\n",
                       row.rank > 0 ? std::to_string(row.rank).c_str() : "-",
                       r.ok ? fixed(r.output_tokens_per_s_per_gpu, 0).c_str() : "",
-                      r.ok ? fixed(r.tokens_per_s_per_user, 1).c_str() : "", r.ok ? fixed(r.ttft_ms, 0).c_str() : "",
-                      r.ok ? fixed(r.tpot_ms, 2).c_str() : "", gpus.c_str(), disagg ? "disagg" : "agg", p.tp, p.dp, p.ep,
+                      r.ok ? fixed(r.tokens_per_s_per_user, 1).c_str() : "",
+                      r.ok && r.usd_per_mtok > 0 ? fixed(r.usd_per_mtok, 3).c_str() : "",
+                      joules > 0 ? fixed(joules, 3).c_str() : "", r.ok ? fixed(r.ttft_ms, 0).c_str() : "",
+                      r.ok ? fixed(r.tpot_ms, 2).c_str() : "", gpus.c_str(), x.hardware.substr(0, 12).c_str(),
+                      moe::serving_engine_name(x.request.engine), disagg ? "disagg" : "agg", p.tp, p.dp, p.ep,
                       p.pp, p.batch, int(p.mtp),
-                      weights_text(base_, p.weights).c_str(), kv_text(p.kv_cache).c_str(), p.two_batch_overlap ? "on" : "off",
+                      weights_text(x.base, p.weights).c_str(), kv_text(p.kv_cache).c_str(), p.two_batch_overlap ? "on" : "off",
                       last.c_str());
         out += buf;
         if (disagg)
@@ -118,8 +146,8 @@ public:
                    std::to_string(p.decode_workers) + " decode worker(s) of the layout above\n";
         if (row.rank > 0) {
             apply(row);
-            if (disagg) out += "      $ " + moe::prefill_launch_command(scratch_, p, o_.request.engine) + "\n";
-            out += "      $ " + moe::launch_command(scratch_, p, o_.request.engine) + "\n";
+            if (disagg) out += "      $ " + moe::prefill_launch_command(scratch_, p, x.request.engine) + "\n";
+            out += "      $ " + moe::launch_command(scratch_, p, x.request.engine) + "\n";
             out += "      " + moe::scenario_url(scratch_, o_.base_url) + "\n";
             const std::string note = queue_note(r);
             if (!note.empty()) out += "      note: " + note + "\n";
@@ -138,11 +166,21 @@ public:
             out += ',';
             if (r.ok) append_number(out, v);
         }
+        out += ',';
+        if (r.ok && r.usd_per_mtok > 0) append_number(out, r.usd_per_mtok);
+        out += ',';
+        const double joules = row.rank > 0 ? joules_per_token(row) : 0;
+        if (joules > 0) append_number(out, joules);
+        const Search& x = search(row);
+        out += ',';
+        moe::append_csv_cell(out, x.hardware);
+        out += ',';
+        out += moe::serving_engine_name(x.request.engine);
         for (int v : {p.world(), p.replicas, p.tp, p.dp, p.ep, p.pp, p.batch, p.batch * p.dp, int(p.mtp)}) {
             out += ',';
             out += std::to_string(v);
         }
-        out += ',' + weights_text(base_, p.weights) + ',' + kv_text(p.kv_cache) + ',' +
+        out += ',' + weights_text(x.base, p.weights) + ',' + kv_text(p.kv_cache) + ',' +
                (p.two_batch_overlap ? "true" : "false") + ',' + moe::a2a_backend_name(p.a2a) + ',';
         const bool disagg = p.mode == moe::PlanMode::disaggregated;
         out += disagg ? "disaggregated" : "aggregated";
@@ -154,9 +192,9 @@ public:
         moe::append_csv_cell(out, reason(row));
         apply(row);
         out += ',';
-        moe::append_csv_cell(out, moe::launch_command(scratch_, p, o_.request.engine));
+        moe::append_csv_cell(out, moe::launch_command(scratch_, p, x.request.engine));
         out += ',';
-        moe::append_csv_cell(out, moe::prefill_launch_command(scratch_, p, o_.request.engine));
+        moe::append_csv_cell(out, moe::prefill_launch_command(scratch_, p, x.request.engine));
         out += ',';
         moe::append_csv_cell(out, moe::scenario_url(scratch_, o_.base_url));
         out += '\n';
@@ -165,11 +203,17 @@ public:
     json json_row(const Row& row) {
         const moe::PlanPoint& p = row.point;
         const moe::PointResult& r = row.result;
+        const double joules = row.rank > 0 ? joules_per_token(row) : 0;
         apply(row);
+        const Search& x = search(row);
         json j = {{"rank", row.rank > 0 ? json(row.rank) : json()},
                   {"status", row.status},
                   {"output_tokens_per_s_per_gpu", r.ok ? json(r.output_tokens_per_s_per_gpu) : json()},
                   {"tokens_per_s_per_user", r.ok ? json(r.tokens_per_s_per_user) : json()},
+                  {"usd_per_mtok_output", r.ok && r.usd_per_mtok > 0 ? json(r.usd_per_mtok) : json()},
+                  {"joules_per_token", joules > 0 ? json(joules) : json()},
+                  {"hardware", x.hardware},
+                  {"engine", moe::serving_engine_name(x.request.engine)},
                   {"ttft_ms", r.ok ? json(r.ttft_ms) : json()},
                   {"tpot_ms", r.ok ? json(r.tpot_ms) : json()},
                   {"fits", r.fits},
@@ -179,7 +223,7 @@ public:
                   {"batch", p.batch},
                   {"concurrency", p.batch * p.dp},
                   {"mtp_draft_tokens", p.mtp},
-                  {"weights", weights_text(base_, p.weights)},
+                  {"weights", weights_text(x.base, p.weights)},
                   {"kv_cache", kv_text(p.kv_cache)},
                   {"two_batch_overlap", p.two_batch_overlap},
                   {"a2a_backend", moe::a2a_backend_name(p.a2a)},
@@ -187,12 +231,12 @@ public:
                   {"reason", reason(row)},
                   {"scenario", moe::scenario_to_json(scratch_, true)},
                   {"link", moe::scenario_url(scratch_, o_.base_url)}};
-        j["command"] = moe::launch_command(scratch_, p, o_.request.engine);
+        j["command"] = moe::launch_command(scratch_, p, x.request.engine);
         if (p.mode == moe::PlanMode::disaggregated) {
             j["prefill"] = {{"workers", p.prefill_workers},
                             {"parallel", {{"tp", p.prefill_tp}, {"dp", p.prefill_dp}, {"ep", p.prefill_ep}, {"pp", 1}}}};
             j["decode_workers"] = p.decode_workers;
-            j["prefill_command"] = moe::prefill_launch_command(scratch_, p, o_.request.engine);
+            j["prefill_command"] = moe::prefill_launch_command(scratch_, p, x.request.engine);
         }
         return j;
     }
@@ -206,10 +250,25 @@ public:
     }
 
 private:
+    const Search& search(const Row& row) const { return searches_[row.group < searches_.size() ? row.group : 0]; }
     // The serving fields go back to the base first: an aggregated row after a disaggregated one keeps no pools.
+    // A row of another search (hardware, engine) starts from that search's base.
     void apply(const Row& row) {
-        scratch_.serving = base_.serving;
+        const Search& x = search(row);
+        if (row.group != scratch_group_) {
+            scratch_ = x.base;
+            scratch_group_ = row.group;
+        }
+        scratch_.serving = x.base.serving;
         moe::apply_point(scratch_, row.point);
+    }
+    // J per output token of a front row (issue 28): the full evaluation of its scenario, energy included (the
+    // search itself leaves energy out: a few front rows pay for it, not every point).
+    double joules_per_token(const Row& row) {
+        apply(row);
+        const moe::Estimate e = moe::evaluate(scratch_, moe::builtin_tables());
+        if (!e.ok) return 0;
+        return e.serving.computed ? e.serving.joules_per_token : e.decode.joules_per_token;
     }
     std::string reason(const Row& row) const {
         if (row.rank > 0) return queue_note(row.result);
@@ -224,10 +283,12 @@ private:
         return buf;
     }
 
-    const moe::Scenario& base_;
+    const std::vector<Search>& searches_;
+    const moe::Scenario& base_;  // the first search's (the preamble's model and workload: the same in every search)
     const PlanOptions& o_;
     const moe::PlanFront& front_;
     moe::Scenario scratch_;  // a row's scenario, for its link and command
+    std::uint32_t scratch_group_ = 0;
 };
 
 // Evaluates the points `space` walks, a batch at a time (kChunksPerThread chunks per thread) on `threads` threads (chunks of kChunk, so the results are
@@ -311,37 +372,70 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
     PlanOptions o = given;
     if (o.format == "json" && o.shard.n > 1)
         throw UsageError("--shard: needs --format table or csv (JSON documents do not concatenate)");
-    // The layout fields of the scenario are the planner's to choose: they may be anything that parses.
-    moe::Scenario base = build_scenario(base_src, catalog, /*allow_cross_field=*/true);
-    // issue 26: a serving plan without a TTFT limit gets the default one (stated in the preamble and the summary)
-    if (o.ttft_default) o.request.sla.ttft_ms = moe::plan_ttft_limit_ms(base, 0);
-    o.ttft_default = o.ttft_default && o.request.sla.ttft_ms > 0;
-    moe::PlanRequest req = o.request;
-    // One engine for the numbers and the commands: --engine sets the scenario's runtime.engine (its serving
-    // constants); without it the scenario's engine names the commands (ideal: SGLang's), as on the page.
-    if (o.engine_given) base.runtime.engine = moe::engine_kind_of(req.engine);
-    else req.engine = moe::serving_engine_of(base.runtime.engine);
+    // issue 28: one search per (hardware, engine); the scenario's own hardware and engine when no list is given.
+    const std::vector<std::string> hardware = o.hardware.empty() ? std::vector<std::string>{""} : o.hardware;
+    std::vector<moe::ServingEngine> engines = o.engines;
+    const bool engines_given = !engines.empty() || o.engine_given;
+    if (engines.empty()) engines.push_back(o.request.engine);
+    const std::size_t n_searches = hardware.size() * engines.size();
+    if (n_searches > 1 && o.all) throw UsageError("--all: needs one --hardware and one --engine (it walks one search again)");
+    moe::PlanSpace space_given = o.request.space;
     if (!o.space_file.empty()) {
         const json j = parse_json(read_file(o.space_file), o.space_file, "space");
         moe::Issues issues;
-        if (!moe::plan_space_from_json(j, req.space, issues)) throw UsageError(issue_lines(issues, "--space " + o.space_file + ": "));
+        if (!moe::plan_space_from_json(j, space_given, issues)) throw UsageError(issue_lines(issues, "--space " + o.space_file + ": "));
     }
-    moe::Issues issues;
-    moe::PlanEnumerator space;
-    if (!space.start(base, req, issues))
-        throw UsageError(issue_lines(issues, issues[0].path == "gpus" ? "--gpus: " : ""));
+    std::vector<Search> searches;
+    searches.reserve(n_searches);
+    for (const std::string& hw : hardware) {
+        ScenarioSource src = base_src;
+        if (!hw.empty()) apply_set(src, "hardware=" + hw, catalog);
+        // The layout fields of the scenario are the planner's to choose: they may be anything that parses.
+        const moe::Scenario built = build_scenario(src, catalog, /*allow_cross_field=*/true);
+        for (moe::ServingEngine engine : engines) {
+            Search& x = searches.emplace_back();
+            x.base = built;
+            x.hardware = !hw.empty() ? hw : !built.gpu.id.empty() ? built.gpu.id : built.gpu.name;
+            x.request = o.request;
+            x.request.space = space_given;
+            // One engine for the numbers and the commands: --engine sets the scenario's runtime.engine (its serving
+            // constants); without it the scenario's engine names the commands (ideal: SGLang's), as on the page.
+            if (engines_given) x.base.runtime.engine = moe::engine_kind_of(engine), x.request.engine = engine;
+            else x.request.engine = moe::serving_engine_of(x.base.runtime.engine);
+            if (o.request.objective == moe::PlanObjective::cost && !(x.base.cost.gpu_hour_usd > 0) && !(x.base.gpu.gpu_hour_usd > 0))
+                throw UsageError("--objective cost: " + x.hardware + " has no example GPU-hour price; set one with --set cost.gpu_hour_usd=USD");
+        }
+    }
+    moe::Scenario& base = searches.front().base;
+    // issue 26: a serving plan without a TTFT limit gets the default one (stated in the preamble and the summary)
+    if (o.ttft_default) o.request.sla.ttft_ms = moe::plan_ttft_limit_ms(base, 0);
+    o.ttft_default = o.ttft_default && o.request.sla.ttft_ms > 0;
+    for (Search& x : searches) {
+        x.request.sla = o.request.sla;
+        moe::Issues issues;
+        if (!x.space.start(x.base, x.request, issues))
+            throw UsageError((n_searches > 1 ? x.hardware + ", " + moe::serving_engine_name(x.request.engine) + ": " : std::string()) +
+                             issue_lines(issues, issues[0].path == "gpus" ? "--gpus: " : ""));
+    }
+    const moe::PlanRequest& req = searches.front().request;
+    const moe::PlanEnumerator& space = searches.front().space;
 
-    // The search: the front and the counts, the points streamed through (memory: one batch and the front).
+    // The search: the front and the counts, the points streamed through (memory: one batch and the front); with
+    // several searches, each one's front (its rows tagged with the search) merged into one.
     const int threads = resolve_threads(o.threads);
-    moe::PlanFront front(req.sla);
-    stream_plan(space, base, threads, [](std::uint64_t) { return Pick::take; }, [&](const Batch& b) {
-        for (std::size_t k = 0; k < b.points.size(); ++k) front.add(b.index[k], b.points[k], b.results[k]);
-    });
+    moe::PlanFront front(req.sla, o.request.objective);
+    for (std::uint32_t g = 0; g < searches.size(); ++g) {
+        moe::PlanFront part(req.sla, o.request.objective);
+        stream_plan(searches[g].space, searches[g].base, threads, [](std::uint64_t) { return Pick::take; }, [&](const Batch& b) {
+            for (std::size_t k = 0; k < b.points.size(); ++k) part.add(b.index[k], b.points[k], b.results[k], g);
+        });
+        front.merge(part);
+    }
     // re-rank the front by the serving simulation (what `eval` gives for each row; the search screened with the
     // closed form)
     if (base.serving.mode != moe::ServingMode::off)
         front.refine([&](const moe::PlanFront::Row& r) {
-            moe::Scenario s = base;
+            moe::Scenario s = searches[r.group].base;
             moe::apply_point(s, r.point);
             return moe::evaluate_point_simulated(s, moe::builtin_tables());
         });
@@ -350,7 +444,7 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
 
     PlanOptions opts = o;
     opts.request.engine = req.engine;  // the plan's engine (above), for the preamble and the launch commands
-    PlanWriter writer(base, opts, front);
+    PlanWriter writer(searches, opts, front);
     // (the CSV's summary goes to stderr before the first row, as it always has)
     if (o.format == "csv") {
         if (o.csv_summary) *o.csv_summary = writer.summary_table();
@@ -373,10 +467,17 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
     };
     Stdout out(o.out);
     if (o.format == "json") {
+        json hw_list = json::array(), engine_list = json::array();
+        for (const Search& x : searches) {
+            if (std::find(hw_list.begin(), hw_list.end(), json(x.hardware)) == hw_list.end()) hw_list.push_back(x.hardware);
+            const json e = moe::serving_engine_name(x.request.engine);
+            if (std::find(engine_list.begin(), engine_list.end(), e) == engine_list.end()) engine_list.push_back(e);
+        }
         json j = {{"model", base.model.name},
-                  {"hardware", base.gpu.name},
+                  {"hardware", n_searches > 1 ? json(hw_list) : json(base.gpu.name)},
                   {"gpus", req.gpus},
-                  {"engine", moe::serving_engine_name(req.engine)},
+                  {"engine", n_searches > 1 ? json(engine_list) : json(moe::serving_engine_name(req.engine))},
+                  {"objective", moe::plan_objective_name(o.request.objective)},
                   {"sla", {{"ttft_ms", req.sla.ttft_ms > 0 ? json(req.sla.ttft_ms) : json()},
                            {"tpot_ms", req.sla.tpot_ms > 0 ? json(req.sla.tpot_ms) : json()},
                            {"min_tokens_per_s_per_user", req.sla.min_tokens_per_s_per_user > 0 ? json(req.sla.min_tokens_per_s_per_user) : json()}}},
@@ -385,7 +486,7 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
         json rows = json::array();
         for (std::size_t i = 0; i < front.rows().size(); ++i) {
             const moe::PlanFront::Row& f = front.rows()[i];
-            rows.push_back(writer.json_row(Row{f.point, f.result, int(i + 1), "front"}));
+            rows.push_back(writer.json_row(Row{f.point, f.result, int(i + 1), "front", f.group}));
         }
         j["front"] = std::move(rows);
         // "others" streams: the document is written around it (keys in nlohmann's order; after "others" come only
@@ -420,7 +521,7 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
         if (o.shard.first()) out.text() += csv ? PlanWriter::csv_header() : writer.preamble_table();
         for (std::uint64_t i = begin; i < std::min(end, on_front); ++i) {
             const moe::PlanFront::Row& f = front.rows()[i];
-            write(Row{f.point, f.result, int(i + 1), "front"});
+            write(Row{f.point, f.result, int(i + 1), "front", f.group});
         }
         if (o.all && end > on_front) others(std::max(begin, on_front) - on_front, end - on_front, write);
         if (!csv && o.shard.last()) out.text() += writer.summary_table();

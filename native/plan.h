@@ -4,7 +4,8 @@
 //   cli::PlanOptions o;  o.request.gpus = 64;  o.request.sla.tpot_ms = 30;  o.format = "table";
 //   int status = cli::run_plan(base_source, catalog, o);
 //
-// Output rows: the front, best output tokens/s per GPU first; with --all, then every other point in the space's
+// Output rows: the front, best output tokens/s per GPU first (--objective cost: cheapest per million output tokens
+// first), each with its GPU, engine, USD per million output tokens and J per output token; with --all, then every other point in the space's
 // order with why it is not on the front (dominated, does not fit, misses TTFT / TPOT / tokens/s per user,
 // invalid). Each front row carries its page link and the chosen engine's launch command. Table and CSV have a
 // preamble (shard 1 only), one block per row, and a summary (the last shard only), so --shard K/N outputs
@@ -14,6 +15,7 @@
 #pragma once
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "core/scenario/catalog.h"
 #include "core/plan/plan.h"
@@ -37,6 +39,11 @@ struct PlanOptions {
     std::FILE* out = stdout;           // where the rows go (the Python module: a temporary file)
     std::string* csv_summary = nullptr;  // --format csv: the summary line here instead of on stderr
     bool ttft_default = false;         // no --ttft-ms: moe::kDefaultServingTtftMs with the serving layer on
+    // issue 28: one front over several GPUs and engines (--hardware h200,b200 --engine sglang,vllm): a search per
+    // (hardware, engine) pair, their fronts merged under request.objective. Empty: the scenario's hardware, and
+    // request.engine. Two or more pairs: no --all (its second walk is per search).
+    std::vector<std::string> hardware;
+    std::vector<moe::ServingEngine> engines;
 };
 
 // Returns the exit status; throws UsageError for bad input (before anything is printed).

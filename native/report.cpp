@@ -159,6 +159,10 @@ void phase_table(std::string& out, const moe::Estimate& e) {
     add("overhead", "ms", [](R r) { return r.overhead_ms; });
     if (e.prefill.pp_bubble_ms > 0 || e.decode.pp_bubble_ms > 0)
         add("pipeline bubble", "ms", [](R r) { return r.pp_bubble_ms; });
+    if (e.prefill.power_w_per_gpu > 0 || e.decode.power_w_per_gpu > 0) {  // issue 28: GPUs with a board power
+        add("board power per GPU", "W", [](R r) { return r.power_w_per_gpu; });
+        add("energy per token", "J", [](R r) { return r.joules_per_token; });
+    }
     t.render(out, "");
 }
 
@@ -241,6 +245,9 @@ void serving(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
     t.add({"request latency", sig3(r.e2e_latency_ms), "ms", ""});
     t.add({"output tokens/s per GPU", sig3(r.output_tokens_per_s_per_gpu), "", sig3(r.requests_per_s) + " requests/s on " + count(r.gpus) + " GPUs"});
     t.add({"tokens/s per user", sig3(r.tokens_per_s_per_user), "", "running batch " + sig3(r.running_batch) + " per DP rank, " + r.bound + "-bound"});
+    if (r.power_w_per_gpu > 0)
+        t.add({"board power per GPU", sig3(r.power_w_per_gpu), "W",
+               sig3(r.joules_per_token) + " J per output token, " + sig3(r.joules_per_token_total) + " J per token served"});
     std::string body;
     t.render(body);
     out += body.substr(body.find('\n') + 1);  // no header row

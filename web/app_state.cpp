@@ -477,6 +477,7 @@ void start_plan(AppState& st) {
     pl.front_agg.clear();
     pl.front_disagg.clear();
     pl.cloud.clear();
+    pl.front_joules.clear();
     pl.selected = -1;
     pl.compute_ms = 0;
     pl.wall_ms = 0;
@@ -500,10 +501,17 @@ void start_plan(AppState& st) {
 
 namespace {
 // After the search: each mode's front (the chart's lines) and a thinned cloud of the other candidates.
-void finish_plan(PlanState& pl) {
+void finish_plan(PlanState& pl, const moe::Tables& tables) {
     const moe::PlanSearch& s = pl.search;
     const moe::PlanSummary& sum = s.summary();
     pl.front = sum.front;
+    // J per output token of the front rows only (the search leaves energy out: one or two more estimates a row),
+    // the numbers `moe-roofline plan` prints for the same rows
+    pl.front_joules.clear();
+    for (std::size_t i : pl.front) {
+        const moe::Estimate e = moe::evaluate(s.scenario_of(i), tables);
+        pl.front_joules.push_back(!e.ok ? 0.0 : e.serving.computed ? e.serving.joules_per_token : e.decode.joules_per_token);
+    }
     const std::size_t n = s.points().size();
     std::vector<double> gpu(n), user(n);
     std::vector<bool> agg(n), dis(n);
@@ -536,7 +544,7 @@ bool step_plan(AppState& st, double budget_ms) {
     if (pl.search.done()) {
         pl.running = false;
         pl.wall_ms = t1 - pl.started_ms;
-        finish_plan(pl);
+        finish_plan(pl, *st.tables);
         st.publish_pending = true;
     } else if (t1 - pl.last_publish_ms > 500) {
         pl.last_publish_ms = t1;
@@ -686,6 +694,8 @@ nlohmann::json plan_hook_json(const AppState& st) {
                               {"mode", pt.mode == moe::PlanMode::disaggregated ? "disaggregated" : "aggregated"},
                               {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
                               {"tokens_per_s_per_user", r.tokens_per_s_per_user},
+                              {"usd_per_mtok_output", r.usd_per_mtok > 0 ? nlohmann::json(r.usd_per_mtok) : nlohmann::json()},
+                              {"joules_per_token", k < pl.front_joules.size() && pl.front_joules[k] > 0 ? nlohmann::json(pl.front_joules[k]) : nlohmann::json()},
                               {"ttft_ms", r.ttft_ms},
                               {"tpot_ms", r.tpot_ms},
                               {"gpus", pt.world()},

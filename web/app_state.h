@@ -86,6 +86,7 @@ struct PlanState {
     // after the search: the front (indices into the points, best per GPU first), each mode's own front (for the
     // chart's lines), a thinned cloud of the other candidates, and the front row loaded into the calculator
     std::vector<std::size_t> front, front_agg, front_disagg, cloud;
+    std::vector<double> front_joules;  // per front row: J per output token (issue 28; 0: the GPU has no board power)
     int selected = -1;            // rank - 1 of the loaded row, -1 none
 };
 

@@ -260,11 +260,12 @@ void draw_plan_table(AppState& st) {
     const moe::PlanSearch& s = pl.search;
     if (!s.started() || pl.running || pl.front.empty()) return;
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
+                                  ImGuiTableFlags_ScrollX |  // (thirteen columns: the last ones scroll into view)
                                   ImGuiTableFlags_SizingFixedFit;
-    if (!ImGui::BeginTable("plan_front", 11, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
+    if (!ImGui::BeginTable("plan_front", 13, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
     ImGui::TableSetupScrollFreeze(0, 1);
-    const char* headers[] = {"#", "mode", "tok/s/GPU", "tok/s/user", "TTFT", "TPOT", "GPUs", "layout (decode)", "batch",
-                             "mtp / weights / kv / tbo", "prefill pool"};
+    const char* headers[] = {"#", "mode", "tok/s/GPU", "tok/s/user", "$/Mtok", "J/tok", "TTFT", "TPOT", "GPUs",
+                             "layout (decode)", "batch", "mtp / weights / kv / tbo", "prefill pool"};
     for (const char* hd : headers) ImGui::TableSetupColumn(hd);
     ImGui::TableHeadersRow();
     const moe::ModelSpec& m = s.base().model;
@@ -284,6 +285,13 @@ void draw_plan_table(AppState& st) {
         ImGui::TextUnformatted(fmt::number(r.output_tokens_per_s_per_gpu, 4).c_str());
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(fmt::number(r.tokens_per_s_per_user, 4).c_str());
+        ImGui::TableNextColumn();  // issue 28: USD per million output tokens at the GPU-hour price (none: a dash)
+        if (r.usd_per_mtok > 0) ImGui::Text("$%s", fmt::number(r.usd_per_mtok, 3).c_str());
+        else ImGui::TextDisabled("\u2014");
+        ImGui::TableNextColumn();  // J per output token (finish_plan: the front rows' full evaluation)
+        const double joules = k < pl.front_joules.size() ? pl.front_joules[k] : 0.0;
+        if (joules > 0) ImGui::TextUnformatted(fmt::number(joules, 3).c_str());
+        else ImGui::TextDisabled("\u2014");
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(fmt::time_ms(r.ttft_ms).c_str());
         ImGui::TableNextColumn();

@@ -192,6 +192,7 @@ const GpuField kGpuFields[] = {
     {"tile_tokens", "Tile tokens", true},    {"matmul_efficiency", "Matmul efficiency", false},
     {"host_memory_bytes", "Host memory bytes", false}, {"host_bandwidth_GBps", "Host GB/s", false},
     {"ssd_bandwidth_GBps", "SSD GB/s", false},
+    {"board_power_w", "Board power W", false}, {"idle_power_w", "Idle power W", false},
 };
 
 const char* gpu_field_help(const char* key);

@@ -63,6 +63,13 @@ EngineKind engine_kind_of(ServingEngine e);
 
 enum class PlanMode : std::uint8_t { aggregated, disaggregated };
 
+// What the front ranks by (issue 28): output tokens/s per GPU (throughput), or output tokens per USD, i.e. the
+// lowest serving.usd_per_mtok_output first (cost: the GPU-hour price over the tokens; it differs from throughput
+// only between GPUs of different prices, `plan --hardware a,b,c`). The other axis is tokens/s per user either way.
+enum class PlanObjective : std::uint8_t { throughput, cost };
+const char* plan_objective_name(PlanObjective o);
+bool parse_plan_objective(std::string_view text, PlanObjective& out);
+
 // One point of the search space. Small and trivially copyable: PlanSearch (the page) holds one per point, the
 // CLI a batch of them.
 struct PlanPoint {
@@ -135,6 +142,7 @@ struct PlanRequest {
     Sla sla;
     PlanSpace space;
     ServingEngine engine = ServingEngine::sglang;
+    PlanObjective objective = PlanObjective::throughput;
     std::uint64_t max_points = kMaxPlanPoints;  // a larger space is an issue naming "space"
 };
 
@@ -196,6 +204,7 @@ struct PointResult {
     double tpot_ms = 0;
     double output_tokens_per_s_per_gpu = 0;
     double tokens_per_s_per_user = 0;
+    double usd_per_mtok = 0;                  // USD per million output tokens at the scenario's GPU-hour price (0: none)
     bool fits = false;                        // disaggregated: the decode pool's KV and the prefill worker's forward
     int gpus = 0;                             // GPUs of one replica
     bool ok = false;                          // false: `error` says why (invalid scenario)
@@ -205,6 +214,9 @@ struct PointResult {
 PointResult evaluate_point(const Scenario& s, const Tables& tables);
 // The same point by the serving simulation (what `eval` gives): the front's rows are re-ranked by it (refine()).
 PointResult evaluate_point_simulated(const Scenario& s, const Tables& tables);
+// The value the front maximises for `objective`: output tokens/s per GPU, or output tokens per USD (1e6 /
+// usd_per_mtok; 0 without a price).
+double objective_value(const PointResult& r, PlanObjective objective);
 
 // evaluate_point() for points [begin, end) on `base` with each point applied; out[i - begin] for point i.
 void evaluate_plan_range(const Scenario& base, const std::vector<PlanPoint>& points, std::size_t begin,
@@ -228,15 +240,18 @@ std::vector<std::size_t> pareto_front(const std::vector<double>& per_gpu, const 
 // summarize_plan() finds over the same points (not dominated by any candidate; of equal points the lowest index).
 class PlanFront {
 public:
-    explicit PlanFront(const Sla& sla = Sla()) : sla_(sla) {}
+    explicit PlanFront(const Sla& sla = Sla(), PlanObjective objective = PlanObjective::throughput)
+        : sla_(sla), objective_(objective) {}
     struct Row {
         std::uint64_t index = 0;             // the point's place in the space's order
+        std::uint32_t group = 0;             // which search it came from (plan --hardware / --engine lists: one per
+                                             // GPU and engine); ties go to the lower (group, index)
         PlanPoint point;
         PointResult result;
     };
-    Verdict add(std::uint64_t index, const PlanPoint& p, const PointResult& r);   // counts it; returns its verdict
+    Verdict add(std::uint64_t index, const PlanPoint& p, const PointResult& r, std::uint32_t group = 0);  // counts it; returns its verdict
     void merge(const PlanFront& other);
-    const std::vector<Row>& rows() const { return rows_; }  // best per GPU first (then per user, then index)
+    const std::vector<Row>& rows() const { return rows_; }  // best objective first (then per user, then index)
     std::uint64_t count(Verdict v) const { return counts_[int(v)]; }
     std::uint64_t points() const { return points_; }
     // Re-rank the front by the serving simulation (issue 25): each row's numbers from `eval` (the planner screens
@@ -265,6 +280,7 @@ public:
 private:
     void insert(const Row& row);
     Sla sla_;
+    PlanObjective objective_ = PlanObjective::throughput;
     std::vector<Row> rows_;
     std::vector<std::uint64_t> sorted_;
     std::uint64_t counts_[6] = {};
@@ -276,7 +292,8 @@ struct PlanSummary {
     std::vector<Verdict> verdicts;            // one per point
     std::size_t counts[6] = {};               // points per Verdict
 };
-PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vector<PointResult>& results, const Sla& sla);
+PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vector<PointResult>& results, const Sla& sla,
+                           PlanObjective objective = PlanObjective::throughput);
 
 // The plan in slices: enumerate once, evaluate a slice per call, summarise at the end. The results are those of
 // evaluate_plan_range() over the same points (the same function on the same scenarios), whatever the slices.

@@ -78,6 +78,13 @@ std::string joined(const Issues& errors) {
 }  // namespace
 
 namespace {
+// The point's USD per million output tokens at the scenario's GPU-hour price (cost.gpu_hour_usd, else the preset's).
+PointResult priced(const Scenario& s, PointResult r) {
+    const double price = s.cost.gpu_hour_usd > 0 ? s.cost.gpu_hour_usd : s.gpu.gpu_hour_usd;
+    if (r.ok && price > 0 && r.output_tokens_per_s_per_gpu > 0) r.usd_per_mtok = usd_per_mtok(price, r.output_tokens_per_s_per_gpu);
+    return r;
+}
+
 PointResult evaluate_point_memo(const Scenario& s, const Tables& tables, ServingStepMemo* memo,
                                 ServingMethod method = ServingMethod::closed_form) {
     // The serving layer's numbers when the scenario turns it on, else the step-level model's.
@@ -85,7 +92,7 @@ PointResult evaluate_point_memo(const Scenario& s, const Tables& tables, Serving
     r.gpus = s.world();
     // (a plan point keeps no warnings: none are built)
     Estimate e;
-    if (s.serving.mode != ServingMode::off) evaluate_into(s, tables, builtin_engines(), memo, e, false, method);
+    if (s.serving.mode != ServingMode::off) evaluate_into(s, tables, builtin_engines(), memo, e, false, /*energy=*/false, method);
     else estimate_into(s, tables, e, false);
     if (!e.ok) {
         r.error = joined(e.errors);
@@ -103,9 +110,9 @@ PointResult evaluate_point_memo(const Scenario& s, const Tables& tables, Serving
 }
 }  // namespace
 
-PointResult evaluate_point(const Scenario& s, const Tables& tables) { return evaluate_point_memo(s, tables, nullptr); }
+PointResult evaluate_point(const Scenario& s, const Tables& tables) { return priced(s, evaluate_point_memo(s, tables, nullptr)); }
 PointResult evaluate_point_simulated(const Scenario& s, const Tables& tables) {
-    return evaluate_point_memo(s, tables, nullptr, ServingMethod::simulation);
+    return priced(s, evaluate_point_memo(s, tables, nullptr, ServingMethod::simulation));
 }
 
 namespace {
@@ -187,12 +194,12 @@ void evaluate_plan_range(const Scenario& base, const std::vector<PlanPoint>& poi
         const PlanPoint& p = points[i];
         apply_point(s, p);
         if (s.serving.mode == ServingMode::disaggregated) {
-            out[i - begin] = pools.evaluate(s, p, tables);
+            out[i - begin] = priced(s, pools.evaluate(s, p, tables));
             memo_point = nullptr;
         } else if (s.serving.mode == ServingMode::aggregated) {
             if (!memo_point || !same_but_batch(*memo_point, p)) memo = ServingStepMemo();
             memo_point = &p;
-            out[i - begin] = evaluate_point_memo(s, tables, &memo);
+            out[i - begin] = priced(s, evaluate_point_memo(s, tables, &memo));
         } else {
             out[i - begin] = evaluate_point(s, tables);
         }
@@ -212,7 +219,7 @@ bool PlanSearch::start(const Scenario& base, const PlanRequest& req, Issues& err
     results_.resize(points_.size());
     refined_.assign(points_.size(), false);
     started_ = true;
-    if (points_.empty()) summary_ = summarize_plan(points_, results_, req_.sla);
+    if (points_.empty()) summary_ = summarize_plan(points_, results_, req_.sla, req_.objective);
     return true;
 }
 
@@ -222,23 +229,10 @@ std::size_t PlanSearch::step(std::size_t max_points, const Tables& tables) {
     evaluate_plan_range(base_, points_, next_, end, tables, results_.data() + next_);
     const std::size_t n = end - next_;
     next_ = end;
-    if (done()) {
-        summary_ = summarize_plan(points_, results_, req_.sla);
-        // re-rank the front by the serving simulation: its rows get the numbers `eval` gives; rows the screening
-        // had dominated may join, refined in turn until every row of the front is (each point at most once)
-        if (base_.serving.mode != ServingMode::off)
-            for (;;) {
-                bool changed = false;
-                for (std::size_t i : summary_.front)
-                    if (!refined_[i]) {
-                        refined_[i] = true;
-                        changed = true;
-                        results_[i] = evaluate_point_simulated(scenario_of(i), tables);
-                    }
-                if (!changed) break;
-                summary_ = summarize_plan(points_, results_, req_.sla);
-            }
-    }
+PointResult evaluate_point(const Scenario& s, const Tables& tables) { return priced(s, evaluate_point_memo(s, tables, nullptr)); }
+PointResult evaluate_point_simulated(const Scenario& s, const Tables& tables) {
+    return priced(s, evaluate_point_memo(s, tables, nullptr, ServingMethod::simulation));
+}
     return n;
 }
 

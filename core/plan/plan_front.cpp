@@ -18,6 +18,20 @@ using nlohmann::json;
 using namespace detail;
 
 // ---- [SECTION] front ----------------------------------------------------------------------------------------
+const char* plan_objective_name(PlanObjective o) { return o == PlanObjective::cost ? "cost" : "throughput"; }
+
+bool parse_plan_objective(std::string_view text, PlanObjective& out) {
+    if (text == "throughput") out = PlanObjective::throughput;
+    else if (text == "cost") out = PlanObjective::cost;
+    else return false;
+    return true;
+}
+
+double objective_value(const PointResult& r, PlanObjective objective) {
+    if (objective == PlanObjective::throughput) return r.output_tokens_per_s_per_gpu;
+    return r.usd_per_mtok > 0 ? 1e6 / r.usd_per_mtok : 0.0;
+}
+
 Verdict judge(const PointResult& r, const Sla& sla) {
     if (!r.ok) return Verdict::error;
     if (!r.fits) return Verdict::no_fit;
@@ -81,11 +95,12 @@ std::vector<std::size_t> pareto_front(const std::vector<double>& per_gpu, const 
 // (D(a, b): a has >= per GPU and >= per user, and is better in one or has the lower index. Transitive, so keeping
 // the undominated points of what came so far, in any order, ends with the undominated points of all of them.)
 void PlanFront::insert(const Row& row) {
-    const double g = row.result.output_tokens_per_s_per_gpu, u = row.result.tokens_per_s_per_user;
+    const double g = objective_value(row.result, objective_), u = row.result.tokens_per_s_per_user;
     const auto before = [&](const Row& a) {  // does `a` come before `row` in the front's order?
-        const double ag = a.result.output_tokens_per_s_per_gpu, au = a.result.tokens_per_s_per_user;
+        const double ag = objective_value(a.result, objective_), au = a.result.tokens_per_s_per_user;
         if (ag != g) return ag > g;
         if (au != u) return au > u;
+        if (a.group != row.group) return a.group < row.group;
         return a.index < row.index;
     };
     const auto at = std::partition_point(rows_.begin(), rows_.end(), before);
@@ -98,11 +113,11 @@ void PlanFront::insert(const Row& row) {
     sorted_.clear();
 }
 
-Verdict PlanFront::add(std::uint64_t index, const PlanPoint& p, const PointResult& r) {
+Verdict PlanFront::add(std::uint64_t index, const PlanPoint& p, const PointResult& r, std::uint32_t group) {
     const Verdict v = judge(r, sla_);
     ++counts_[int(v)];
     ++points_;
-    if (v == Verdict::candidate) insert({index, p, r});
+    if (v == Verdict::candidate) insert({index, group, p, r});
     return v;
 }
 
@@ -120,7 +135,8 @@ void PlanFront::finish() {
 
 bool PlanFront::on_front(std::uint64_t index) const { return std::binary_search(sorted_.begin(), sorted_.end(), index); }
 
-PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vector<PointResult>& results, const Sla& sla) {
+PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vector<PointResult>& results, const Sla& sla,
+                           PlanObjective objective) {
     PlanSummary sum;
     const std::size_t n = std::min(points.size(), results.size());
     sum.verdicts.resize(n);
@@ -130,7 +146,7 @@ PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vect
         sum.verdicts[i] = judge(results[i], sla);
         ++sum.counts[int(sum.verdicts[i])];
         cand[i] = sum.verdicts[i] == Verdict::candidate;
-        gpu[i] = results[i].output_tokens_per_s_per_gpu;
+        gpu[i] = objective_value(results[i], objective);
         user[i] = results[i].tokens_per_s_per_user;
     }
     sum.front = pareto_front(gpu, user, cand);

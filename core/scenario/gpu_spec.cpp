@@ -36,6 +36,8 @@ const std::vector<GpuFieldDesc>& gpu_fields() {
         {"host_bandwidth_GBps", "GB/s", 0, 1e7, "Host-to-device bandwidth, one direction (PCIe, NVLink-C2C; unified memory: a copy inside it)."},
         {"ssd_bandwidth_GBps", "GB/s", 0, 1e7, "SSD read bandwidth for experts offloaded to SSD; 0: unknown."},
         {"gpu_hour_usd", "USD/h", 0, 1e6, "An example on-demand price of one GPU-hour (presets cite a public price page and its date; 0: none). cost.gpu_hour_usd overrides it."},
+        {"board_power_w", "W", 0, 1e5, "Board power limit (TDP / total board power) from the datasheet; 0: unknown (no power or energy outputs)."},
+        {"idle_power_w", "W", 0, 1e5, "Power of the GPU held by a serving engine with no kernel running (clocks up, CUDA context); 0: board_power_w / 7."},
     };
     return fields;
 }
@@ -52,7 +54,8 @@ GpuSpec parse_gpu_spec(const json& j, const std::string& path, Issues& errors) {
                                         "tables_fallback", "source", "description", "base",
                                         "topology", "mesh_rows", "mesh_cols", "mesh_wrap", "links_per_chip",
                                         "link_bandwidth_GBps", "tile_tokens", "matmul_efficiency", "host_memory_bytes",
-                                        "host_bandwidth_GBps", "ssd_bandwidth_GBps", "gpu_hour_usd"};
+                                        "host_bandwidth_GBps", "ssd_bandwidth_GBps", "gpu_hour_usd", "board_power_w",
+                                        "idle_power_w"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         bool ok = false;
         for (const char* k : known) ok = ok || it.key() == k;
@@ -93,6 +96,10 @@ GpuSpec parse_gpu_spec(const json& j, const std::string& path, Issues& errors) {
     g.host_bandwidth_GBps = read_num(j, "host_bandwidth_GBps", path, errors, 0, false, 0, 1e7);
     g.ssd_bandwidth_GBps = read_num(j, "ssd_bandwidth_GBps", path, errors, 0, false, 0, 1e7);
     g.gpu_hour_usd = read_num(j, "gpu_hour_usd", path, errors, 0, false, 0, 1e6);
+    g.board_power_w = read_num(j, "board_power_w", path, errors, 0, false, 0, 1e5);
+    g.idle_power_w = read_num(j, "idle_power_w", path, errors, 0, false, 0, 1e5);
+    if (g.board_power_w > 0 && g.idle_power_w >= g.board_power_w)
+        errors.push_back({path + ".idle_power_w", "must be below board_power_w (" + std::to_string(int(g.board_power_w)) + " W)"});
     if (g.topology == Topology::mesh) {
         // the mesh is the whole NVLink-like domain: no RDMA inside it
         if (!(g.link_bandwidth_GBps > 0) || g.links_per_chip < 1)
@@ -133,6 +140,8 @@ json gpu_spec_to_json(const GpuSpec& g) {
     j["host_bandwidth_GBps"] = g.host_bandwidth_GBps;
     j["ssd_bandwidth_GBps"] = g.ssd_bandwidth_GBps;
     j["gpu_hour_usd"] = g.gpu_hour_usd;
+    j["board_power_w"] = g.board_power_w;
+    j["idle_power_w"] = g.idle_power_w;
     return j;
 }
 

@@ -47,6 +47,9 @@ struct GpuSpec {
     double ssd_bandwidth_GBps = 0;      // SSD read bandwidth (0: unknown)
     double gpu_hour_usd = 0;            // an example on-demand price of one GPU-hour, USD (0: none given); presets
                                         // cite where and when (presets/hardware/README.md)
+    double board_power_w = 0;           // board power limit (TDP / TBP), W (0: unknown: no power or energy outputs)
+    double idle_power_w = 0;            // power of the GPU held by a running engine with no kernel running, W
+                                        // (0: board_power_w / 7, docs/model.md "Power and energy")
     std::string tables;                 // bench_data family measured on this GPU ("h800", "h20", "h100"), or ""
     std::string tables_fallback;        // family to borrow from when a table is missing (same arch preferred)
 

@@ -100,6 +100,7 @@ bool take(const ServingStepMemo::Part& p, ServingSteps& st, const char* what) {
 
 }  // namespace
 
+
 // ---- disaggregated pools, each on its own (the planner caches them: a pool's steps do not depend on the other's)
 
 bool serving_prefill_pool(const Scenario& s, const Tables& t, ServingSteps& st) {
@@ -540,7 +541,7 @@ Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines, 
 }
 
 void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo, Estimate& e,
-                   bool want_warnings, ServingMethod method) {
+                   bool want_warnings, bool energy, ServingMethod method) {
     estimate_into(s, t, e, want_warnings);
     if (!e.ok || s.serving.mode == ServingMode::off) return;
     const EngineConstants& k = engine_constants(engines, s);
@@ -574,6 +575,7 @@ void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines,
         e.serving.usd_per_mtok_output = usd_per_mtok(e.gpu_hour_usd, r.output_tokens_per_s_per_gpu);
         e.serving.usd_per_mtok_total = usd_per_mtok(e.gpu_hour_usd, r.output_tokens_per_s_per_gpu * (isl + osl) / osl);
     }
+    if (energy) serving_energy(s, t, e);  // power and J/token under load (serving_power.cpp)
     if (want_warnings && !r.fits) e.warnings.push_back("serving: the deployment does not fit one request's KV cache next to the weights");
 }
 

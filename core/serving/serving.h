@@ -80,6 +80,10 @@ double prefill_forward_ms(const Scenario& s, const ServingSteps& st, const Engin
 // number shown comes from) or the closed form above (serving_model(): the planner's screening pass, about 100 x
 // faster; the planner re-ranks its front by the simulation).
 enum class ServingMethod { simulation, closed_form };
+// Power and energy under load (issue 28, serving_power.cpp): e.serving.power_w_per_gpu, joules_per_token and
+// joules_per_token_total from e.serving's rates and the energy per token of a prefill forward and of a decode step
+// at the running batch. Nothing without the GPU's board power or when e.serving is not computed.
+void serving_energy(const Scenario& s, const Tables& t, Estimate& e);
 
 // estimate() of the scenario, plus e.serving when serving.mode is not off (errors of the serving layer come back
 // in e.errors like any other).
@@ -87,7 +91,9 @@ Estimate evaluate(const Scenario& s, const Tables& t);
 Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo = nullptr);
 // evaluate() into `out` (estimate_into(): `out` reset, its vectors' capacity kept; warnings = false builds none).
 void evaluate_into(const Scenario& s, const Tables& t, Estimate& out, bool warnings = true);
+// energy = false leaves e.serving's power and J/token at 0 (serving_energy() runs one or two more estimates: the
+// planner, which ranks by throughput or cost, asks for it on its front rows only).
 void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo, Estimate& out,
-                   bool warnings = true, ServingMethod method = ServingMethod::simulation);
+                   bool warnings = true, bool energy = true, ServingMethod method = ServingMethod::simulation);
 
 }  // namespace moe

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/step/estimate_detail.h"
+#include "core/step/power.h"
 
 namespace moe {
 
@@ -365,6 +366,10 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     for (PhaseResult* p : {&e.prefill, &e.decode})
         if (p->computed && e.gpu_hour_usd > 0 && p->tokens_per_s_per_gpu > 0)
             p->usd_per_mtok = usd_per_mtok(e.gpu_hour_usd, p->tokens_per_s_per_gpu);
+    // Power and energy (issue 28): from what each phase's records keep busy.
+    e.board_power_w = board_power_w(s.gpu);
+    apply_step_power(s.gpu, e.ops, Phase::prefill, e.prefill);
+    apply_step_power(s.gpu, e.ops, Phase::decode, e.decode);
     e.ok = true;
 }
 

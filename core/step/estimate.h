@@ -98,6 +98,13 @@ struct PhaseResult {
     double offload_bytes = 0;         // expert bytes streamed per step, per GPU
     double tokens_per_s_cluster = 0;
     double usd_per_mtok = 0;          // USD per million of this phase's tokens at Estimate::gpu_hour_usd (0: no price)
+    // Power (issue 28; core/step/power.h): what the step keeps busy, as time-averaged fractions of each engine's
+    // peak, and the board power that follows (0 when the GPU has no board_power_w)
+    double tensor_utilisation = 0;    // FLOPs / (peak of their format x step time)
+    double hbm_utilisation = 0;       // HBM bytes / (HBM bandwidth x step time)
+    double link_utilisation = 0;      // NVLink / mesh / host-link bytes / (that link's bandwidth x step time)
+    double power_w_per_gpu = 0;       // average board power of one GPU over the step, W
+    double joules_per_token = 0;      // power_w_per_gpu / tokens_per_s_per_gpu
     // Provenance: share of the step's operator time by efficiency source.
     double share_measured = 0, share_interpolated = 0, share_transferred = 0, share_analytical = 0;
     std::vector<LayerGroup> groups;
@@ -132,6 +139,8 @@ struct ServingResult {
     double output_tokens_per_s_per_gpu = 0, tokens_per_s_per_user = 0, requests_per_s = 0;
     // USD per million output tokens, and per million tokens served (prompt + output), at Estimate::gpu_hour_usd
     double usd_per_mtok_output = 0, usd_per_mtok_total = 0;
+    // Average board power per GPU under load and the energy per output token / per token served (0: no board power)
+    double power_w_per_gpu = 0, joules_per_token = 0, joules_per_token_total = 0;
     double gpus = 0;
     bool fits = false;
     // the parts, for display and tests
@@ -159,6 +168,7 @@ struct Estimate {
     ServingResult serving;
     double total_params = 0, active_params = 0;
     double gpu_hour_usd = 0;  // the price the $ outputs use: cost.gpu_hour_usd, else the GPU preset's example (0: none)
+    double board_power_w = 0;  // the GPU's board power (0: none given: the power and energy outputs stay empty)
     std::vector<OpRecord> ops;
     // resolved choices, for display
     A2ABackend prefill_backend = A2ABackend::none, decode_backend = A2ABackend::none;

@@ -9,6 +9,7 @@
 //   offload.cpp        experts streamed from the host tier / SSD into HBM
 //   step.cpp           one layer under the overlap policy, and one forward step (prefill chunk or decode step)
 //   memory.cpp         memory per GPU and the largest batch / context that fit
+//   power.cpp          board power and energy per token of a step from its records (public part in power.h)
 //   estimate.cpp       estimate(): resolves the scenario into a Ctx and runs the above
 #pragma once
 #include <algorithm>

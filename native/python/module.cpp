@@ -5,7 +5,7 @@
 //   _moe_roofline.evaluate(scenario_json_or_id, ["workload.batch=64"])  -> JSON text of `eval --format json`
 //   _moe_roofline.sweep(scenario_json_or_id, sets, axes, columns, threads, csv_path)  -> writes `sweep`'s CSV
 //   _moe_roofline.plan(scenario, sets, gpus, ttft_ms, tpot_ms, min_tps_user, engine, space_file, all, threads,
-//                      base_url, csv_path)  -> writes `plan --format csv`'s rows, returns its summary line
+//                      base_url, csv_path, hardware, objective)  -> writes `plan --format csv`'s rows, returns its summary line
 //   _moe_roofline.presets(kind)  -> [(id, description)]
 //
 // A scenario argument is JSON object text ("{...}", model / hardware paths relative to the working directory), a
@@ -14,6 +14,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -91,7 +92,7 @@ void sweep(const std::string& scenario, const std::vector<std::string>& sets, co
 std::string plan(const std::string& scenario, const std::vector<std::string>& sets, int gpus, double ttft_ms, bool ttft_default,
                  double tpot_ms, double min_tokens_per_s_per_user, const std::string& engine,
                  const std::string& space_file, bool all, int threads, const std::string& base_url,
-                 const std::string& csv_path) {
+                 const std::string& csv_path, const std::vector<std::string>& hardware, const std::string& objective) {
     return guarded([&] {
         py::gil_scoped_release unlocked;
         if (gpus < 1 || gpus > 65536) throw cli::UsageError("--gpus: " + std::to_string(gpus) + " is not in 1..65536");
@@ -104,11 +105,28 @@ std::string plan(const std::string& scenario, const std::vector<std::string>& se
         o.request.sla.ttft_ms = ttft_ms;
         o.request.sla.tpot_ms = tpot_ms;
         o.request.sla.min_tokens_per_s_per_user = min_tokens_per_s_per_user;
-        if (!engine.empty()) {
-            if (!moe::parse_serving_engine(engine, o.request.engine))
-                throw cli::UsageError("--engine: '" + engine + "' is not sglang, vllm or trtllm");
-            o.engine_given = true;
+        // engine: one name or a comma list (issue 28: one search per GPU and engine, one front)
+        for (std::size_t at = 0; at < engine.size();) {
+            const std::size_t comma = std::min(engine.find(',', at), engine.size());
+            const std::string name = engine.substr(at, comma - at);
+            at = comma + 1;
+            if (name.empty()) continue;
+            moe::ServingEngine k;
+            if (!moe::parse_serving_engine(name, k))
+                throw cli::UsageError("--engine: '" + name.substr(0, 40) + "' is not sglang, vllm or trtllm");
+            if (std::find(o.engines.begin(), o.engines.end(), k) == o.engines.end()) o.engines.push_back(k);
         }
+        if (!o.engines.empty()) {
+            o.request.engine = o.engines.front();
+            o.engine_given = true;
+            if (o.engines.size() == 1) o.engines.clear();
+        }
+        for (const std::string& h : hardware) {
+            if (!catalog().gpu(h)) throw cli::UsageError("--hardware: '" + h.substr(0, 40) + "' is not a hardware preset (moe-roofline presets hardware)");
+            if (std::find(o.hardware.begin(), o.hardware.end(), h) == o.hardware.end()) o.hardware.push_back(h);
+        }
+        if (!objective.empty() && !moe::parse_plan_objective(objective, o.request.objective))
+            throw cli::UsageError("--objective: '" + objective.substr(0, 40) + "' is not throughput or cost");
         o.space_file = space_file;
         o.format = "csv";
         o.out = nullptr;  // set below
@@ -155,6 +173,6 @@ PYBIND11_MODULE(_moe_roofline, m) {
     m.def("plan", &plan, py::arg("scenario"), py::arg("sets"), py::arg("gpus"), py::arg("ttft_ms"), py::arg("ttft_default"),
           py::arg("tpot_ms"),
           py::arg("min_tokens_per_s_per_user"), py::arg("engine"), py::arg("space_file"), py::arg("all"),
-          py::arg("threads"), py::arg("base_url"), py::arg("csv_path"));
+          py::arg("threads"), py::arg("base_url"), py::arg("csv_path"), py::arg("hardware"), py::arg("objective"));
     m.def("presets", &presets, py::arg("kind"));
 }

@@ -746,7 +746,7 @@ test('(o) plan: the Plan tab runs a search in slices, its front equals moe-roofl
   assert.equal(plan.counts.points, p.points);
   assert.equal(plan.front.length, p.front.length);
   for (let k = 0; k < p.front.length; k++) {
-    for (const key of ['output_tokens_per_s_per_gpu', 'tokens_per_s_per_user', 'ttft_ms', 'tpot_ms', 'mode', 'batch', 'parallel'])
+    for (const key of ['output_tokens_per_s_per_gpu', 'tokens_per_s_per_user', 'ttft_ms', 'tpot_ms', 'usd_per_mtok_output', 'joules_per_token', 'mode', 'batch', 'parallel'])
       assert.deepEqual(p.front[k][key], plan.front[k][key], `front row ${k + 1}: ${key}`);
   }
 

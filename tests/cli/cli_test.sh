@@ -679,6 +679,52 @@ case_sweep_scale_out() {  # sweep: threaded and sharded runs are byte-identical 
     [[ $(wc -l <.stdout) -eq 1 ]] || fail "shard 3/3 of 2 rows: $(cat .stdout)"
 }
 
+case_plan_hardware_objective() {  # issue 28: one front over GPUs and engines, ranked by $ per million output tokens
+    printf '%s' '{"model":"qwen3-30b-a3b","hardware":"h200","serving":{"mode":"aggregated","isl":2048,"osl":512}}' >mix.json
+    echo '{"mode":["aggregated"],"batch":[8,32,128],"tp":[1,2,4],"pp":[1]}' >space.json
+    expect_ok "$bin" plan mix.json --gpus 8 --tpot-ms 40 --space space.json --hardware h200,b200,h100-sxm \
+        --engine sglang,vllm --objective cost --format csv
+    cp .stdout mix.csv
+    python3 - "$bin" mix.csv <<'PY' || fail "the mixed front does not hold"
+import csv, json, subprocess, sys
+binary, path = sys.argv[1], sys.argv[2]
+rows = list(csv.DictReader(open(path)))
+assert len(rows) >= 3, f"a front of {len(rows)} rows"
+price = {"h200": 3.59, "b200": 5.98, "h100-sxm": 2.69}   # presets/hardware/README.md
+assert {r["hardware"] for r in rows} <= set(price) and len({r["hardware"] for r in rows}) >= 2, [r["hardware"] for r in rows]
+usd = [float(r["usd_per_mtok_output"]) for r in rows]
+user = [float(r["tokens_per_s_per_user"]) for r in rows]
+assert usd == sorted(usd), "not cheapest first"
+for i in range(len(rows)):
+    for j in range(len(rows)):
+        assert not (i != j and usd[j] <= usd[i] and user[j] >= user[i] and (usd[j] < usd[i] or user[j] > user[i])), f"row {i+1} dominated by {j+1}"
+for r in rows:
+    tps = float(r["output_tokens_per_s_per_gpu"])
+    assert abs(float(r["usd_per_mtok_output"]) - price[r["hardware"]] / 3600 / tps * 1e6) < 1e-9 * float(r["usd_per_mtok_output"]), r
+    scenario = subprocess.run([binary, "url", "--decode", r["link"]], check=True, capture_output=True, text=True).stdout
+    e = json.loads(subprocess.run([binary, "eval", "-"], input=scenario, check=True, capture_output=True, text=True).stdout)
+    assert e["status"] == "ok", e["errors"]
+    assert json.loads(scenario).get("hardware", "h200") == r["hardware"], (scenario, r["hardware"])
+    assert e["serving"]["usd_per_mtok_output"] == float(r["usd_per_mtok_output"]), r["rank"]
+    assert e["serving"]["joules_per_token"] == float(r["joules_per_token"]), r["rank"]
+    assert r["command"].startswith("python -m sglang" if r["engine"] == "sglang" else "vllm serve"), r["command"]
+PY
+    # one GPU: the cost front is the throughput front (one price scales every row alike)
+    expect_ok "$bin" plan mix.json --gpus 8 --tpot-ms 40 --space space.json --objective cost --format csv
+    cut -d, -f1-8 .stdout >cost.csv
+    expect_ok "$bin" plan mix.json --gpus 8 --tpot-ms 40 --space space.json --format csv
+    cut -d, -f1-8 .stdout >throughput.csv
+    cmp -s cost.csv throughput.csv || fail "one GPU's cost front differs from its throughput front"
+    expect_ok "$bin" plan mix.json --gpus 8 --tpot-ms 40 --space space.json --hardware h200,b200 --objective cost
+    grep -q 'cheapest first' .stdout || fail "the table does not say what it ranks by"
+    grep -q '{h200, b200}' .stdout || fail "the table does not name the GPUs"
+    expect_bad_input "--hardware: 'h999'" "$bin" plan mix.json --gpus 8 --hardware h200,h999
+    expect_bad_input "--objective cost: h20 has no example GPU-hour price" "$bin" plan mix.json --gpus 8 --hardware h20 --objective cost
+    expect_bad_input "--all: needs one --hardware" "$bin" plan mix.json --gpus 8 --hardware h200,b200 --all
+    expect_bad_input "--engine: 'tgi'" "$bin" plan mix.json --gpus 8 --engine sglang,tgi
+    expect_bad_input "--objective" "$bin" plan mix.json --gpus 8 --objective cheap
+}
+
 case_plan_bad_flags() {  # bad flags: exit 2, one line naming the flag
     write_plan_scenario
     expect_bad_input "--gpus" "$bin" plan plan.json

@@ -70,7 +70,11 @@ inline void check_estimate(const moe::Estimate& e, const char* where) {
                                   (starts_with(name, "serving.") && !(e.ok && e.serving.computed)) ||  // DESIGN 8.2
                                   // the $ columns are empty without a GPU-hour price (issue 28)
                                   ((name == "cost.gpu_hour_usd" || name.find("usd_per_mtok") != std::string_view::npos) &&
-                                   !(e.gpu_hour_usd > 0));
+                                   !(e.gpu_hour_usd > 0)) ||
+                                  // the power and energy columns are empty without a board power (issue 28)
+                                  ((name.find("power_w") != std::string_view::npos ||
+                                    name.find("joules") != std::string_view::npos) &&
+                                   !(e.board_power_w > 0));
         if (!not_computed) fail(w + ": column " + c.name + " is NaN");
     }
     if (!e.ok) {

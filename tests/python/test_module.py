@@ -123,6 +123,32 @@ def test_plan_equals_cli_csv():
     assert df.attrs["summary"] in err  # the CLI prints it on stderr
 
 
+def test_plan_mixed_hardware_by_cost_equals_cli_csv(tmp_path):
+    # issue 28: one front over two GPUs and two engines, cheapest per million output tokens first
+    scenario = {"model": "qwen3-30b-a3b", "hardware": "h200", "serving": {"mode": "aggregated", "isl": 1024, "osl": 512}}
+    space = {"mode": ["aggregated"], "batch": [8, 64], "tp": [1, 2], "pp": [1]}
+    df = mr.plan(scenario, gpus=8, tpot_ms=30, threads=1, space=space, hardware=["h200", "b200"],
+                 engine=["sglang", "vllm"], objective="cost")
+    space_file = tmp_path / "space.json"
+    space_file.write_text(json.dumps(space))
+    rc, out, err = cli("plan", "-", "--gpus", "8", "--tpot-ms", "30", "--format", "csv", "--threads", "1", "--space",
+                       str(space_file), "--hardware", "h200,b200", "--engine", "sglang,vllm", "--objective", "cost",
+                       stdin=json.dumps(scenario))
+    assert rc == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(df) == len(rows) > 0
+    for i, row in enumerate(rows):
+        assert df.iloc[i]["hardware"] == row["hardware"] and df.iloc[i]["engine"] == row["engine"]
+        assert float(df.iloc[i]["usd_per_mtok_output"]) == float(row["usd_per_mtok_output"])
+        assert float(df.iloc[i]["joules_per_token"]) == float(row["joules_per_token"])
+    usd = [float(r["usd_per_mtok_output"]) for r in rows]
+    assert usd == sorted(usd)
+    with pytest.raises(ValueError, match="--objective"):
+        mr.plan(scenario, gpus=8, objective="cheap")
+    with pytest.raises(ValueError, match="--hardware"):
+        mr.plan(scenario, gpus=8, hardware="h999")
+
+
 def test_plan_space_dict_and_errors():
     scenario = {"model": "qwen3-30b-a3b", "hardware": "h200"}
     df = mr.plan(scenario, gpus=4, space={"batch": [8, 64]}, all=True, threads=1)

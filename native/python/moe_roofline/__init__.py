@@ -98,8 +98,11 @@ def _read_csv(path):
 
 
 def plan(scenario, gpus, ttft_ms=None, tpot_ms=None, min_tokens_per_s_per_user=None, engine=None, space=None,
-         all=False, set=None, threads=0, base=None):
+         all=False, set=None, threads=0, base=None, hardware=None, objective=None):
     """The best deployments on a GPU budget under an SLA, as `moe-roofline plan SCENARIO --gpus N --format csv`.
+
+    engine, hardware: one name or a list (--engine / --hardware: one search per pair, one front, each row naming its
+    GPU and engine); objective: "throughput" (default) or "cost" (USD per million output tokens, cheapest first).
 
     ttft_ms: None (the CLI's default: 10 s with the serving layer on), a number, or "none" (no limit).
     space: a --space file's path or its content as a dict; base: the page the row links point at (--base). The CLI's summary line (points searched, why the others
@@ -117,9 +120,11 @@ def plan(scenario, gpus, ttft_ms=None, tpot_ms=None, min_tokens_per_s_per_user=N
     try:
         ttft_default = ttft_ms is None
         ttft = 0.0 if ttft_default or ttft_ms == "none" else float(ttft_ms)
+        engines = engine if isinstance(engine, (list, tuple)) else ([engine] if engine else [])
+        gpus_list = hardware if isinstance(hardware, (list, tuple)) else ([hardware] if hardware else [])
         summary = _native.plan(_scenario_text(scenario), _sets(set), int(gpus), ttft, ttft_default, float(tpot_ms or 0),
-                               float(min_tokens_per_s_per_user or 0), engine or "", space_path, bool(all), int(threads),
-                               base or "", path)
+                               float(min_tokens_per_s_per_user or 0), ",".join(engines), space_path, bool(all),
+                               int(threads), base or "", path, [str(h) for h in gpus_list], objective or "")
         out = _read_csv(path)
         if hasattr(out, "attrs"):
             out.attrs["summary"] = summary.strip()
