@@ -29,15 +29,6 @@ struct Row {
     const char* status;  // "front", "dominated", or the verdict (no_fit, ttft, tpot, per_user, error)
 };
 
-std::string weights_text(const moe::Scenario& s, const moe::DtypeSel& w) {
-    if (!w.is_auto) return moe::dtype_name(w.value);
-    const moe::ModelSpec& m = s.model;
-    if (m.weight_dtype == m.expert_dtype) return moe::dtype_name(m.weight_dtype);
-    return std::string(moe::dtype_name(m.weight_dtype)) + "/" + moe::dtype_name(m.expert_dtype);
-}
-
-std::string kv_text(const moe::DtypeSel& kv) { return kv.is_auto ? "bf16" : moe::dtype_name(kv.value); }
-
 std::string fixed(double v, int decimals) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
@@ -90,11 +81,7 @@ public:
         return t;
     }
 
-    static std::string csv_header() {
-        return "rank,status,output_tokens_per_s_per_gpu,tokens_per_s_per_user,ttft_ms,tpot_ms,gpus,replicas,tp,dp,ep,pp,"
-               "batch,concurrency,mtp_draft_tokens,weights,kv_cache,two_batch_overlap,a2a_backend,mode,prefill_workers,"
-               "prefill_tp,prefill_dp,prefill_ep,decode_workers,reason,command,prefill_command,link\n";
-    }
+    static std::string csv_header() { return moe::plan_csv_header(); }
 
     void table_row(const Row& row, std::string& out) {
         const moe::PlanPoint& p = row.point;
@@ -109,7 +96,7 @@ public:
                       r.ok ? fixed(r.tokens_per_s_per_user, 1).c_str() : "", r.ok ? fixed(r.ttft_ms, 0).c_str() : "",
                       r.ok ? fixed(r.tpot_ms, 2).c_str() : "", gpus.c_str(), disagg ? "disagg" : "agg", p.tp, p.dp, p.ep,
                       p.pp, p.batch, int(p.mtp),
-                      weights_text(base_, p.weights).c_str(), kv_text(p.kv_cache).c_str(), p.two_batch_overlap ? "on" : "off",
+                      moe::plan_weights_text(base_, p.weights).c_str(), moe::plan_kv_text(p.kv_cache).c_str(), p.two_batch_overlap ? "on" : "off",
                       last.c_str());
         out += buf;
         if (disagg)
@@ -129,37 +116,8 @@ public:
     }
 
     void csv_row(const Row& row, std::string& out) {
-        const moe::PlanPoint& p = row.point;
-        const moe::PointResult& r = row.result;
-        if (row.rank > 0) out += std::to_string(row.rank);
-        out += ',';
-        out += row.status;
-        for (double v : {r.output_tokens_per_s_per_gpu, r.tokens_per_s_per_user, r.ttft_ms, r.tpot_ms}) {
-            out += ',';
-            if (r.ok) append_number(out, v);
-        }
-        for (int v : {p.world(), p.replicas, p.tp, p.dp, p.ep, p.pp, p.batch, p.batch * p.dp, int(p.mtp)}) {
-            out += ',';
-            out += std::to_string(v);
-        }
-        out += ',' + weights_text(base_, p.weights) + ',' + kv_text(p.kv_cache) + ',' +
-               (p.two_batch_overlap ? "true" : "false") + ',' + moe::a2a_backend_name(p.a2a) + ',';
-        const bool disagg = p.mode == moe::PlanMode::disaggregated;
-        out += disagg ? "disaggregated" : "aggregated";
-        for (int v : {int(p.prefill_workers), int(p.prefill_tp), int(p.prefill_dp), int(p.prefill_ep), int(p.decode_workers)}) {
-            out += ',';
-            if (disagg) out += std::to_string(v);
-        }
-        out += ',';
-        moe::append_csv_cell(out, reason(row));
-        apply(row);
-        out += ',';
-        moe::append_csv_cell(out, moe::launch_command(scratch_, p, o_.request.engine));
-        out += ',';
-        moe::append_csv_cell(out, moe::prefill_launch_command(scratch_, p, o_.request.engine));
-        out += ',';
-        moe::append_csv_cell(out, moe::scenario_url(scratch_, o_.base_url));
-        out += '\n';
+        if (!csv_.base) csv_ = {&base_, &scratch_, o_.request.sla, o_.request.engine, o_.base_url};
+        moe::append_plan_csv_row(out, csv_, row.point, row.result, row.rank, row.status);
     }
 
     json json_row(const Row& row) {
@@ -179,8 +137,8 @@ public:
                   {"batch", p.batch},
                   {"concurrency", p.batch * p.dp},
                   {"mtp_draft_tokens", p.mtp},
-                  {"weights", weights_text(base_, p.weights)},
-                  {"kv_cache", kv_text(p.kv_cache)},
+                  {"weights", moe::plan_weights_text(base_, p.weights)},
+                  {"kv_cache", moe::plan_kv_text(p.kv_cache)},
                   {"two_batch_overlap", p.two_batch_overlap},
                   {"a2a_backend", moe::a2a_backend_name(p.a2a)},
                   {"mode", p.mode == moe::PlanMode::disaggregated ? "disaggregated" : "aggregated"},
@@ -206,28 +164,15 @@ public:
     }
 
 private:
-    // The serving fields go back to the base first: an aggregated row after a disaggregated one keeps no pools.
-    void apply(const Row& row) {
-        scratch_.serving = base_.serving;
-        moe::apply_point(scratch_, row.point);
-    }
-    std::string reason(const Row& row) const {
-        if (row.rank > 0) return queue_note(row.result);
-        if (std::string_view(row.status) == "dominated") return "dominated by a point of the front";
-        return moe::verdict_reason(row.result, o_.request.sla);
-    }
-    // A front row whose TTFT is mostly waiting (issue 26): said on the row, not left for the user to find.
-    static std::string queue_note(const moe::PointResult& r) {
-        if (!r.ok || !(r.ttft_ms > 0) || !(r.ttft_queue_ms > 0.5 * r.ttft_ms)) return std::string();
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "TTFT mostly queueing: %.0f%% of it waits for prefill", 100 * r.ttft_queue_ms / r.ttft_ms);
-        return buf;
-    }
+    void apply(const Row& row) { moe::plan_row_scenario(base_, row.point, scratch_); }
+    std::string reason(const Row& row) const { return moe::plan_row_reason(row.result, row.rank, row.status, o_.request.sla); }
+    static std::string queue_note(const moe::PointResult& r) { return moe::plan_queue_note(r); }
 
     const moe::Scenario& base_;
     const PlanOptions& o_;
     const moe::PlanFront& front_;
     moe::Scenario scratch_;  // a row's scenario, for its link and command
+    moe::PlanCsvContext csv_;
 };
 
 // Evaluates the points `space` walks, a batch at a time (kChunksPerThread chunks per thread) on `threads` threads (chunks of kChunk, so the results are

@@ -27,6 +27,11 @@ void draw_frontier_chart(AppState& st, ImVec2 size);
 void draw_serving_chart(AppState& st, ImVec2 size);
 void draw_serving_frontier_chart(AppState& st, ImVec2 size);
 
+// The table tabs (panels_tables.cpp): Compare A/B, Operators, All outputs.
+void draw_compare_tab(AppState& st);
+void draw_operators_tab(AppState& st);
+void draw_outputs_tab(AppState& st);
+
 // The Plan tab (panels_plan.cpp): budget, SLA and space controls, the Pareto front as a chart and a table.
 void draw_plan_tab(AppState& st);
 

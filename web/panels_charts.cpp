@@ -1,4 +1,5 @@
-// panels_charts.cpp — the overview's charts. Each reads st.estimate or the sweeps computed in recompute() and draws
+// panels_charts.cpp — the overview's charts. Each reads shown_estimate(st) (with serving on: the serving workload's
+// steps) or the sweeps computed in recompute() and draws
 // with plot.h; none calls the model.
 //   layers:   per layer group, a stacked bar of its operators' exposed time coloured by what bounds them, then
 //             the time hidden by overlap, hatched
@@ -21,6 +22,7 @@
 #include "format.h"
 #include "panels.h"
 #include "plot.h"
+#include "text_log.h"
 #include "theme.h"
 #include "widgets.h"
 
@@ -84,7 +86,7 @@ void draw_layer_chart(AppState& st, ImVec2 size) {
         end_card();
         return;
     }
-    const moe::Estimate& e = st.estimate;
+    const moe::Estimate& e = shown_estimate(st);
     const moe::Phase ph = shown_phase(st);
     const moe::PhaseResult& pr = phase_result(e, ph);
     if (!e.ok || !pr.computed || pr.groups.empty()) {
@@ -172,7 +174,7 @@ void draw_memory_chart(AppState& st, ImVec2 size) {
         end_card();
         return;
     }
-    const moe::Estimate& e = st.estimate;
+    const moe::Estimate& e = shown_estimate(st);
     if (!e.ok) {
         empty_chart("Memory per GPU", "Nothing to show: the scenario is invalid.");
         end_card();
@@ -229,7 +231,7 @@ void draw_memory_chart(AppState& st, ImVec2 size) {
             plot::plot_rect("##short", m.usable_bytes / 1e9, half + 0.04, m.total_bytes / 1e9, half + 0.1, theme::kBad, plot::ItemFlags_NoHover);
         plot::plot_segment(m.usable_bytes / 1e9, -0.5, m.usable_bytes / 1e9, 0.5, theme::kText, 1.5f, plot::ItemFlags_Dashed | plot::ItemFlags_NoFit);
         plot::plot_segment(m.capacity_bytes / 1e9, -0.5, m.capacity_bytes / 1e9, 0.5, theme::kTextDim, 1.5f, plot::ItemFlags_NoFit);
-        const std::string usable = "usable (" + fmt::percent(st.scenario.runtime.mem_fraction) + ")";
+        const std::string usable = "usable (" + fmt::percent(shown_scenario(st).runtime.mem_fraction) + ")";
         plot::plot_text(m.usable_bytes / 1e9, -0.5, usable.c_str(), theme::kText, ImVec2(-4, 9), false, 1.0f);
         const plot::Hover h = plot::end_plot();
         for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -276,7 +278,9 @@ void draw_memory_chart(AppState& st, ImVec2 size) {
     }
     ImGui::PushFont(theme::fonts().small);
     ImGui::PushTextWrapPos(0.0f);
-    if (m.fits) {
+    if (st.steps.on) {  // one verdict per screen: the deployment's (its GPUs card); this is the step's memory
+        ImGui::TextDisabled("decode step at the running batch");
+    } else if (m.fits) {
         ImGui::TextColored(theme::vec(theme::kGood), "fits");
     } else {
         ImGui::TextColored(theme::vec(theme::kBad), "short by %s", fmt::bytes(m.shortfall_bytes).c_str());
@@ -291,7 +295,7 @@ void draw_memory_chart(AppState& st, ImVec2 size) {
                             fmt::number(m.max_batch).c_str());
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Largest decode batch per DP rank that fits at context %s; largest context that fits at batch %d.",
-                          fmt::number(st.scenario.context_len()).c_str(), st.scenario.workload.batch);
+                          fmt::number(shown_scenario(st).context_len()).c_str(), shown_scenario(st).workload.batch);
     ImGui::PopTextWrapPos();
     ImGui::PopFont();
     end_card();
@@ -303,7 +307,7 @@ void draw_roofline_chart(AppState& st, ImVec2 size) {
         end_card();
         return;
     }
-    const moe::Estimate& e = st.estimate;
+    const moe::Estimate& e = shown_estimate(st);
     const moe::Phase ph = shown_phase(st);
     const moe::PhaseResult& pr = phase_result(e, ph);
     if (!e.ok || !pr.computed) {
@@ -311,7 +315,7 @@ void draw_roofline_chart(AppState& st, ImVec2 size) {
         end_card();
         return;
     }
-    const moe::GpuSpec& g = st.scenario.gpu;
+    const moe::GpuSpec& g = shown_scenario(st).gpu;
     std::vector<double> xs, ys;
     std::vector<float> radii;
     std::vector<ImU32> colours;
@@ -418,7 +422,7 @@ double display_scale(const moe::Column& c, std::string& unit) {
 }
 
 double current_x(const AppState& st, SweepAxis a) {
-    const moe::Scenario& s = st.scenario;
+    const moe::Scenario& s = shown_scenario(st);
     switch (a) {
         case SweepAxis::batch: return s.workload.batch;
         case SweepAxis::context: return s.context_len();
@@ -485,7 +489,7 @@ void draw_sweep_chart(AppState& st, ImVec2 size) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("y axis: any output column (the same names as moe-roofline eval)");
     ImGui::PopFont();
 
-    if (!st.estimate.ok) {
+    if (!shown_estimate(st).ok) {
         ImGui::TextDisabled("Nothing to show: the scenario is invalid.");
         end_card();
         return;
@@ -526,19 +530,21 @@ void draw_sweep_chart(AppState& st, ImVec2 size) {
         bool any_dim = false;
         for (unsigned char v : dim) any_dim |= v != 0;
         if (any_dim) plot::legend_entry("does not fit", theme::with_alpha(theme::kAccent, 0.35f));
-        const moe::Estimate& e = st.estimate;
+        const moe::Estimate& e = shown_estimate(st);
         if (e.ok && axis == SweepAxis::batch && e.memory.max_batch >= 1)
             plot::plot_vline("max batch", e.memory.max_batch, theme::kGood);
         if (e.ok && axis == SweepAxis::context && e.memory.max_context >= 1)
             plot::plot_vline("max context", e.memory.max_context, theme::kGood);
-        const double cy = col->number(e) * scale;
-        if (e.ok && std::isfinite(cy)) plot::plot_marker(current_x(st, axis), cy, theme::kText, 6);
+        // the current point: the deployment's on a serving axis or column, the shown steps' otherwise
+        const moe::Estimate& ce = is_serving_axis(axis) || std::string_view(col->name).rfind("serving.", 0) == 0 ? st.estimate : e;
+        const double cy = col->number(ce) * scale;
+        if (ce.ok && std::isfinite(cy)) plot::plot_marker(current_x(st, axis), cy, theme::kText, 6);
         plot::end_plot();
     }
     if (ok == 0) {
         const ImVec4 a = plot::plot_area();
-        ImGui::GetWindowDrawList()->AddText(ImVec2(a.x + theme::px(10), a.y + theme::px(10)), theme::kTextDim,
-                                            "no valid point on this axis");
+        draw_text(ImGui::GetWindowDrawList(), ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(a.x + theme::px(10), a.y + theme::px(10)),
+                  theme::kTextDim, "no valid point on this axis");
     }
     end_card();
 }
@@ -553,7 +559,7 @@ void draw_frontier_chart(AppState& st, ImVec2 size) {
     const int ci = numeric_column_index("decode.tokens_per_s_per_user");
     const int cg = numeric_column_index("decode.tokens_per_s_per_gpu");
     const int ct = numeric_column_index("decode.tpot_ms");
-    if (d.size() == 0 || ci < 0 || cg < 0 || !st.estimate.ok) {
+    if (d.size() == 0 || ci < 0 || cg < 0 || !shown_estimate(st).ok) {
         empty_chart("Throughput vs interactivity", "Nothing to show: the scenario is invalid.");
         end_card();
         return;
@@ -589,7 +595,7 @@ void draw_frontier_chart(AppState& st, ImVec2 size) {
             std::snprintf(buf, sizeof buf, "b=%d", b);
             plot::plot_text(x[i], y[i], buf, theme::kTextDim, ImVec2(5, -7));
         }
-        const moe::Estimate& e = st.estimate;
+        const moe::Estimate& e = shown_estimate(st);
         if (e.ok && e.decode.computed)
             plot::plot_marker(e.decode.tokens_per_s_per_user, e.decode.tokens_per_s_per_gpu, theme::kText, 6);
         bool any_dim = false;

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "format.h"
+#include "text_log.h"
 #include "theme.h"
 
 namespace web::plot {
@@ -445,7 +446,7 @@ Hover end_plot() {
     const float title_w = g.title.empty() ? 0 : text_size(bold, g.title.c_str()).x;
     bool legend_own_row = false;
     if (!g.title.empty()) {
-        dl->AddText(bold, bold->FontSize, ImVec2(g.frame_min.x, top), theme::kText, g.title.c_str());
+        draw_text(dl, bold, bold->FontSize, ImVec2(g.frame_min.x, top), theme::kText, g.title.c_str());
         if (g.legend == Legend::title_row && !legend.empty() &&
             title_w + S(16) + lw > g.frame_max.x - g.frame_min.x)
             legend_own_row = true;
@@ -463,7 +464,7 @@ Hover end_plot() {
     std::string ylabel = ay.label;
     if (!ay.unit.empty()) ylabel += " (" + ay.unit + ")";
     if (!ylabel.empty() && !categories()) {
-        dl->AddText(small, sh, ImVec2(g.frame_min.x, top), theme::kTextDim, ylabel.c_str());
+        draw_text(dl, small, sh, ImVec2(g.frame_min.x, top), theme::kTextDim, ylabel.c_str());
         top += sh + S(4);
     }
 
@@ -503,7 +504,7 @@ Hover end_plot() {
         float lx = std::clamp(x - ts.x * 0.5f, g.frame_min.x, g.frame_max.x - ts.x);
         if (lx < last_label_right + S(6)) continue;  // no overlapping tick labels
         dl->AddLine(ImVec2(x, amax.y), ImVec2(x, amax.y + S(3)), theme::kAxis);
-        dl->AddText(small, sh, ImVec2(lx, amax.y + S(4)), theme::kTextDim, s.c_str());
+        draw_text(dl, small, sh, ImVec2(lx, amax.y + S(4)), theme::kTextDim, s.c_str());
         last_label_right = lx + ts.x;
     }
     if (categories()) {
@@ -511,7 +512,7 @@ Hover end_plot() {
             const float y = static_cast<float>(px_y(double(i)));
             ImFont* bf = f.body ? f.body : small;
             const ImVec2 ts = text_size(bf, g.categories[i].c_str());
-            dl->AddText(bf, bf->FontSize, ImVec2(amin.x - S(8) - ts.x, y - ts.y * 0.5f), theme::kText, g.categories[i].c_str());
+            draw_text(dl, bf, bf->FontSize, ImVec2(amin.x - S(8) - ts.x, y - ts.y * 0.5f), theme::kText, g.categories[i].c_str());
         }
     } else {
         for (const Tick& t : yt) {
@@ -520,12 +521,12 @@ Hover end_plot() {
             if (!t.major) continue;
             const std::string s = ay.text(t.value);
             const ImVec2 ts = text_size(small, s.c_str());
-            dl->AddText(small, sh, ImVec2(amin.x - S(5) - ts.x, std::clamp(y - sh * 0.5f, g.frame_min.y, amax.y - sh * 0.5f)), theme::kTextDim, s.c_str());
+            draw_text(dl, small, sh, ImVec2(amin.x - S(5) - ts.x, std::clamp(y - sh * 0.5f, g.frame_min.y, amax.y - sh * 0.5f)), theme::kTextDim, s.c_str());
         }
     }
     if (!xlabel.empty()) {
         const ImVec2 ts = text_size(small, xlabel.c_str());
-        dl->AddText(small, sh, ImVec2((amin.x + amax.x - ts.x) * 0.5f, amax.y + sh + S(8)), theme::kTextDim, xlabel.c_str());
+        draw_text(dl, small, sh, ImVec2((amin.x + amax.x - ts.x) * 0.5f, amax.y + sh + S(8)), theme::kTextDim, xlabel.c_str());
     }
     dl->AddLine(ImVec2(amin.x, amax.y), ImVec2(amax.x, amax.y), theme::kAxis);
     dl->AddLine(amin, ImVec2(amin.x, amax.y), theme::kAxis);
@@ -611,7 +612,7 @@ Hover end_plot() {
                 if (!it.text.empty()) {
                     const ImVec2 ts = text_size(small, it.text.c_str());
                     if (ts.x + S(6) < b.x - a.x && ts.y < b.y - a.y)
-                        dl->AddText(small, sh, ImVec2(a.x + S(3), (a.y + b.y - ts.y) * 0.5f), theme::rgba(15, 17, 22), it.text.c_str());
+                        draw_text(dl, small, sh, ImVec2(a.x + S(3), (a.y + b.y - ts.y) * 0.5f), theme::rgba(15, 17, 22), it.text.c_str());
                 }
                 break;
             }
@@ -723,7 +724,7 @@ Hover end_plot() {
             if (!ok && t.avoid) continue;
             // on a translucent plate, so a label stays readable over points and lines
             dl->AddRectFilled(ImVec2(r.x - S(2), r.y), ImVec2(r.z + S(2), r.w), theme::with_alpha(theme::kPlotBackground, 0.72f), S(3));
-            dl->AddText(small, sh, ImVec2(r.x, r.y), t.colour, t.text.c_str());
+            draw_text(dl, small, sh, ImVec2(r.x, r.y), t.colour, t.text.c_str());
             placed.push_back(r);
             break;
         }
@@ -738,7 +739,7 @@ Hover end_plot() {
             for (const LegendItem& e : legend) {
                 draw_swatch(dl, ImVec2(x, legend_y + (sh - sw) * 0.5f), sw, e);
                 x += sw + S(4);
-                dl->AddText(small, sh, ImVec2(x, legend_y), theme::kTextDim, e.label.c_str());
+                draw_text(dl, small, sh, ImVec2(x, legend_y), theme::kTextDim, e.label.c_str());
                 x += text_size(small, e.label.c_str()).x + S(12);
             }
         } else {
@@ -789,7 +790,7 @@ Hover end_plot() {
             float y = p.y + S(4);
             for (const LegendItem& e : legend) {
                 draw_swatch(dl, ImVec2(p.x + S(6), y + (sh - sw) * 0.5f), sw, e);
-                dl->AddText(small, sh, ImVec2(p.x + S(6) + sw + S(4), y), theme::kTextDim, e.label.c_str());
+                draw_text(dl, small, sh, ImVec2(p.x + S(6) + sw + S(4), y), theme::kTextDim, e.label.c_str());
                 y += sh + S(3);
             }
         }
