@@ -279,6 +279,9 @@ nlohmann::json plan_hook_json(const AppState& st) {
     j["compute_ms"] = pl.compute_ms;
     j["wall_ms"] = pl.wall_ms;
     j["selected"] = pl.selected;
+    j["hovered"] = pl.hovered;
+    j["table_scroll_x"] = pl.table_scroll_x / st.dpr;
+    j["table_scroll_max_x"] = pl.table_scroll_max_x / st.dpr;
     if (!s.started()) return j;
     j["base"] = moe::scenario_to_json(s.base(), true);
     j["space"] = plan_space_json(s.base(), p);

@@ -100,6 +100,7 @@ struct PlanState {
     std::vector<std::size_t> front, front_agg, front_disagg, cloud;
     int selected = -1;            // rank - 1 of the loaded row, -1 none
     int hovered = -1;             // rank - 1 of the table row under the mouse (marked on the chart), -1 none
+    double table_scroll_x = 0, table_scroll_max_x = 0;  // the table's sideways scroll (device px; > 0: it scrolls)
 };
 
 struct AppState {

@@ -276,27 +276,37 @@ void draw_memory_chart(AppState& st, ImVec2 size) {
         ImGui::PopFont();
         ImGui::EndTable();
     }
+    // One line under the legend (shortened to the card's width, never wrapped below its edge): the verdict (none
+    // with serving on: the deployment's is on its GPUs card), KV per token, the largest batch and context.
     ImGui::PushFont(theme::fonts().small);
-    ImGui::PushTextWrapPos(0.0f);
-    if (st.steps.on) {  // one verdict per screen: the deployment's (its GPUs card); this is the step's memory
-        ImGui::TextDisabled("decode step at the running batch");
+    std::string verdict;
+    ImU32 verdict_colour = theme::kGood;
+    if (st.steps.on) {
+        verdict = "decode step at the running batch";
+        verdict_colour = theme::kTextDim;
     } else if (m.fits) {
-        ImGui::TextColored(theme::vec(theme::kGood), "fits");
+        verdict = "fits";
     } else {
-        ImGui::TextColored(theme::vec(theme::kBad), "short by %s", fmt::bytes(m.shortfall_bytes).c_str());
+        verdict = "short by " + fmt::bytes(m.shortfall_bytes);
+        verdict_colour = theme::kBad;
     }
-    ImGui::SameLine();
-    if (m.max_context > 0)
-        ImGui::TextDisabled("\u00b7 KV %s/token \u00b7 max batch %s \u00b7 max context %s",
-                            fmt::bytes(m.kv_bytes_per_token).c_str(), fmt::number(m.max_batch).c_str(),
-                            fmt::number(m.max_context).c_str());
-    else
-        ImGui::TextDisabled("\u00b7 KV %s/token \u00b7 max batch %s", fmt::bytes(m.kv_bytes_per_token).c_str(),
-                            fmt::number(m.max_batch).c_str());
+    std::string rest = " \u00b7 KV " + fmt::bytes(m.kv_bytes_per_token) + "/token \u00b7 max batch " + fmt::number(m.max_batch);
+    if (m.max_context > 0) rest += " \u00b7 max context " + fmt::number(m.max_context);
+    const float room = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(verdict.c_str()).x;
+    while (!rest.empty() && ImGui::CalcTextSize(rest.c_str()).x > room) {  // drop the last item that does not fit
+        const std::size_t cut = rest.rfind(" \u00b7 ");
+        rest = cut == std::string::npos || cut == 0 ? std::string() : rest.substr(0, cut);
+    }
+    ImGui::TextColored(theme::vec(verdict_colour), "%s", verdict.c_str());
+    log_text_item(verdict.c_str());
+    if (!rest.empty()) {
+        ImGui::SameLine(0, 0);
+        ImGui::TextDisabled("%s", rest.c_str());
+        log_text_item(rest.c_str());
+    }
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Largest decode batch per DP rank that fits at context %s; largest context that fits at batch %d.",
                           fmt::number(shown_scenario(st).context_len()).c_str(), shown_scenario(st).workload.batch);
-    ImGui::PopTextWrapPos();
     ImGui::PopFont();
     end_card();
 }

@@ -350,7 +350,13 @@ void draw_plan_table(AppState& st, float height) {
         ImGui::TableNextColumn();
         if (dis) ImGui::TextUnformatted((std::to_string(p.prefill_workers) + " x " + layout_text(p.prefill_tp, p.prefill_dp, p.prefill_ep, 1)).c_str());
         else ImGui::TextDisabled("\u2014");
-        record_last_item(st, "plan.cell.prefill." + std::to_string(k + 1));
+        if (ImGui::TableGetColumnFlags() & ImGuiTableColumnFlags_IsVisible)  // (scrolled out of sight: not on screen)
+            record_last_item(st, "plan.cell.prefill." + std::to_string(k + 1));
+    }
+    if (ImGui::GetScrollMaxX() != pl.table_scroll_max_x || ImGui::GetScrollX() != pl.table_scroll_x) {
+        pl.table_scroll_max_x = ImGui::GetScrollMaxX();
+        pl.table_scroll_x = ImGui::GetScrollX();
+        st.publish_pending = true;
     }
     ImGui::EndTable();
     if (hovered != pl.hovered) {
@@ -411,7 +417,7 @@ void draw_plan_tab(AppState& st) {
     const float chart_h = table ? std::max(theme::px(260), h * 0.58f) : h;
     draw_plan_chart(st, ImVec2(w, chart_h));
     if (table) {
-        const float command_h = theme::px(84);
+        const float command_h = theme::px(96);
         const float table_h = std::max(theme::px(60), h - chart_h - command_h - 2 * gap.y);
         ImGui::BeginChild("plan_table", ImVec2(w, table_h), false);
         {

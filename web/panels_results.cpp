@@ -4,6 +4,7 @@
 // Serving charts, the A/B comparison, every operator, and every output column with its exact value.
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -71,22 +72,53 @@ void compare_sub(Card& c, const AppState& st, const char* column, bool higher_is
     c.sub_colour = better ? theme::kGood : worse ? theme::kBad : theme::kTextDim;
 }
 
+// `text` shortened with an ellipsis to at most `max_w` pixels in `font` (the card's tooltip has the whole of it).
+std::string fit_text(ImFont* font, float size, const std::string& text, float max_w) {
+    auto width = [&](const std::string& s) { return font->CalcTextSizeA(size, 1e9f, 0, s.c_str()).x; };
+    if (width(text) <= max_w) return text;
+    std::string s = text;
+    while (!s.empty()) {
+        while (!s.empty()) {  // one whole UTF-8 character off the end
+            const unsigned char b = static_cast<unsigned char>(s.back());
+            s.pop_back();
+            if ((b & 0xC0) != 0x80) break;
+        }
+        while (!s.empty() && (s.back() == ' ' || s.back() == ',')) s.pop_back();
+        if (width(s + "\u2026") <= max_w) return s + "\u2026";
+    }
+    return std::string();
+}
+
+// A card: caption, number and unit, and a line under them, each kept inside the card (issue 26: nothing cut at
+// 1280x720 or 800x600): a long caption or line is shortened with an ellipsis, a wide number and unit shrink.
 void draw_card(ImDrawList* dl, ImVec2 p, ImVec2 size, const Card& c) {
     const theme::Fonts& f = theme::fonts();
     dl->AddRectFilled(p, ImVec2(p.x + size.x, p.y + size.y), theme::kPanel, theme::px(6));
     dl->AddRect(p, ImVec2(p.x + size.x, p.y + size.y), theme::kPanelBorder, theme::px(6));
     const float pad = theme::px(10);
+    const float inner = size.x - 2 * pad;
     dl->PushClipRect(ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + size.x - pad * 0.5f, p.y + size.y - 1), true);
     float y = p.y + theme::px(7);
-    draw_text(dl, f.small, f.small->FontSize, ImVec2(p.x + pad, y), theme::kTextDim, c.caption);
+    draw_text(dl, f.small, f.small->FontSize, ImVec2(p.x + pad, y), theme::kTextDim,
+              fit_text(f.small, f.small->FontSize, c.caption, inner).c_str());
     y += f.small->FontSize + theme::px(3);
-    draw_text(dl, f.headline, f.headline->FontSize, ImVec2(p.x + pad, y), c.value_colour, c.value.c_str());
-    const float vw = f.headline->CalcTextSizeA(f.headline->FontSize, 1e9f, 0, c.value.c_str()).x;
-    draw_text(dl, f.body, f.body->FontSize, ImVec2(p.x + pad + vw + theme::px(5), y + f.headline->FontSize - f.body->FontSize - theme::px(2)),
-                theme::kTextDim, c.unit.c_str());
+    // the number and its unit: the headline size, or smaller until both fit
+    const float gap = theme::px(5);
+    float hs = f.headline->FontSize, us = f.body->FontSize;
+    const float vw0 = f.headline->CalcTextSizeA(hs, 1e9f, 0, c.value.c_str()).x;
+    const float uw0 = f.body->CalcTextSizeA(us, 1e9f, 0, c.unit.c_str()).x;
+    if (vw0 + gap + uw0 > inner && vw0 > 0) {  // the unit down to 75%, the number takes what is left (down to 55%)
+        const float k = std::max(0.75f, inner / (vw0 + gap + uw0));
+        us *= k;
+        hs *= std::clamp((inner - gap - uw0 * k) / vw0, 0.55f, 1.0f);
+    }
+    const float vw = f.headline->CalcTextSizeA(hs, 1e9f, 0, c.value.c_str()).x;
+    const float base = y + f.headline->FontSize;  // the number's baseline stays where it was
+    draw_text(dl, f.headline, hs, ImVec2(p.x + pad, base - hs), c.value_colour, c.value.c_str());
+    draw_text(dl, f.body, us, ImVec2(p.x + pad + vw + gap, base - us - theme::px(2)), theme::kTextDim,
+              fit_text(f.body, us, c.unit, std::max(0.0f, inner - vw - gap)).c_str());
     y += f.headline->FontSize + theme::px(4);
-    const ImVec4 clip(p.x + pad, p.y, p.x + size.x - pad, p.y + size.y);
-    draw_text(dl, f.small, f.small->FontSize, ImVec2(p.x + pad, y), c.sub_colour, c.sub.c_str(), &clip);
+    draw_text(dl, f.small, f.small->FontSize, ImVec2(p.x + pad, y), c.sub_colour, fit_text(f.small, f.small->FontSize, c.sub, inner).c_str());
     dl->PopClipRect();
 }
 
@@ -229,6 +261,8 @@ void draw_serving_cards(AppState& st) {
         const moe::Column* col = moe::find_column(c.help);
         ImGui::BeginTooltip();
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
+        ImGui::Text("%s: %s %s", c.caption, c.value.c_str(), c.unit.c_str());
+        if (!c.sub.empty()) ImGui::TextDisabled("%s", c.sub.c_str());
         ImGui::TextUnformatted(col ? col->help : "");
         ImGui::TextDisabled("%s = %s", c.help, col ? moe::format_value(*col, e).c_str() : "");
         if (!c.parts.empty()) {
@@ -269,13 +303,12 @@ void draw_headline(AppState& st) {
     std::string n, u;
 
     Card& ttft = cards[0];
-    ttft.caption = !serving ? "Time to first token" : disagg ? "Step TTFT (prefill worker, ISL)" : "Step TTFT (one ISL prompt)";
+    ttft.caption = !serving ? "Time to first token" : disagg ? "Step TTFT, prefill worker" : "Step TTFT, one prompt";
     ttft.help = "prefill.ttft_ms";
     split_time(pe.prefill.computed ? pe.prefill.ttft_ms : std::nan(""), ttft.value, ttft.unit);
     if (pe.prefill.computed) {
         const int forwards = static_cast<int>(std::ceil(double(s.workload.prompt_len) / std::max(1, s.workload.prefill_tokens)));
-        ttft.sub = std::to_string(forwards) + " \u00d7 " + fmt::time_ms(pe.prefill.step_ms) + " forward";
-        if (serving) ttft.sub += ", no queue";
+        ttft.sub = std::to_string(forwards) + " \u00d7 " + fmt::time_ms(pe.prefill.step_ms) + (serving ? ", no queue" : " forward");
     } else {
         ttft.sub = "prefill not computed";
     }
@@ -284,7 +317,7 @@ void draw_headline(AppState& st) {
 
     Card& tpot = cards[1];
     char caption[64];
-    std::snprintf(caption, sizeof caption, "Step TPOT (running %d / DP rank)", s.workload.batch);
+    std::snprintf(caption, sizeof caption, "Step TPOT, batch %d", s.workload.batch);
     tpot.caption = serving ? caption : "Time per output token";
     tpot.help = "decode.tpot_ms";
     split_time(e.decode.computed ? e.decode.tpot_ms : std::nan(""), tpot.value, tpot.unit);
@@ -292,7 +325,7 @@ void draw_headline(AppState& st) {
         tpot.sub = "step " + fmt::time_ms(e.decode.step_ms);
         if (e.decode.tokens_per_step > s.workload.batch + 1e-9)
             tpot.sub += ", MTP \u00d7" + fmt::number(e.decode.tokens_per_step / s.workload.batch, 3);
-        if (serving) tpot.sub += ", kernels only";
+        if (serving) tpot.sub += ", no prefill";
     } else {
         tpot.sub = "decode not computed";
     }
@@ -300,7 +333,7 @@ void draw_headline(AppState& st) {
     compare_sub(tpot, st, "decode.tpot_ms", false, n + " " + u, &ea, &e);
 
     Card& gpu = cards[2];
-    gpu.caption = serving ? "Step decode throughput" : "Decode throughput";
+    gpu.caption = serving ? "Step decode" : "Decode throughput";
     gpu.help = "decode.tokens_per_s_per_gpu";
     gpu.value = e.decode.computed ? fmt::number(e.decode.tokens_per_s_per_gpu, 4) : "\u2014";
     gpu.unit = "tok/s/GPU";
@@ -316,13 +349,13 @@ void draw_headline(AppState& st) {
     compare_sub(user, st, "decode.tokens_per_s_per_user", true, fmt::number(column_value(ea, "decode.tokens_per_s_per_user"), 3), &ea, &e);
 
     Card& mem = cards[4];
-    mem.caption = !serving ? "Memory per GPU" : disagg ? "Memory (decode worker)" : "Memory per GPU (step)";
+    mem.caption = !serving ? "Memory per GPU" : disagg ? "Memory, decode worker" : "Memory per GPU, step";
     mem.help = "memory.total_bytes";
     if (e.ok) {
         mem.value = fmt::number(e.memory.total_bytes / 1e9, 3);
         mem.unit = "/ " + fmt::number(e.memory.usable_bytes / 1e9, 3) + " GB";
         if (serving) {  // no second verdict: the deployment's is on its GPUs card
-            mem.sub = "at the running batch, max " + fmt::number(e.memory.max_batch);
+            mem.sub = "max batch " + fmt::number(e.memory.max_batch) + " per rank";
         } else {
             mem.value_colour = e.memory.fits ? theme::kText : theme::kBad;
             mem.sub = std::string(e.memory.fits ? "\u2713 fits" : "\u2717 too big") + ", max batch " + fmt::number(e.memory.max_batch);
@@ -376,6 +409,8 @@ void draw_headline(AppState& st) {
         if (ImGui::IsItemHovered()) {
             ImGui::BeginTooltip();
             ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26);
+            ImGui::Text("%s: %s %s", cards[size_t(i)].caption, cards[size_t(i)].value.c_str(), cards[size_t(i)].unit.c_str());
+            if (!cards[size_t(i)].sub.empty()) ImGui::TextDisabled("%s", cards[size_t(i)].sub.c_str());
             if (cards[size_t(i)].help) {
                 const moe::Column* c = moe::find_column(cards[size_t(i)].help);
                 ImGui::TextUnformatted(c ? c->help : "");
@@ -512,6 +547,7 @@ void draw_results_panel(AppState& st) {
         ImGui::SetCursorScreenPos(ImVec2(x - ImGui::CalcTextSize("charts show").x - theme::px(8), tabs_pos.y));
         ImGui::AlignTextToFramePadding();
         ImGui::TextDisabled("charts show");
+        log_text_item("charts show");
         const moe::Phase ph = shown_phase(st);
         for (int i = 0; i < 2; ++i) {
             ImGui::SetCursorScreenPos(ImVec2(x + float(i) * (bw + theme::px(2)), tabs_pos.y));

@@ -521,7 +521,7 @@ Hover end_plot() {
             if (!t.major) continue;
             const std::string s = ay.text(t.value);
             const ImVec2 ts = text_size(small, s.c_str());
-            draw_text(dl, small, sh, ImVec2(amin.x - S(5) - ts.x, std::clamp(y - sh * 0.5f, g.frame_min.y, amax.y - sh * 0.5f)), theme::kTextDim, s.c_str());
+            draw_text(dl, small, sh, ImVec2(amin.x - S(5) - ts.x, std::clamp(y - sh * 0.5f, amin.y - S(4), amax.y - sh * 0.5f)), theme::kTextDim, s.c_str());
         }
     }
     if (!xlabel.empty()) {

@@ -85,9 +85,10 @@ test('(u) one set of lengths, one verdict, pools from the layout, the smallest G
   assert.equal(h1.scenario.serving.osl, 512);
   assertSameAsCli(h1, 'serving on');
   const steps = h1.steps.scenario;
-  assert.equal(steps.workload.prompt_len, 2048);
-  assert.equal(steps.workload.output_len, 512);
-  assert.equal(steps.workload.batch, Math.round(h1.results['serving.running_batch']));
+  const wl = { prompt_len: 4096, output_len: 1024, batch: 64, ...steps.workload };  // compact JSON omits defaults
+  assert.equal(wl.prompt_len, 2048);
+  assert.equal(wl.output_len, 512);
+  assert.equal(wl.batch, Math.round(h1.results['serving.running_batch']));
   assert.deepEqual(h1.steps.results, flat(steps), 'the steps shown are the core\'s for the published step scenario');
   const cli1 = cliEval(ctx.cli, steps);
   const cliFlat = { 'prefill.ttft_ms': cli1.prefill.ttft_ms, 'decode.tpot_ms': cli1.decode.tpot_ms,
@@ -197,9 +198,12 @@ test('(v) the Plan tab: launch command and Copy, CSV as the CLI prints it, hover
   const h4 = await settle(page);
   const t = h4.ui['table.plan'];
   assert.ok(t && t.x + t.w <= 800.5, JSON.stringify(t));
-  await page.mouse.move(t.x + t.w / 2, t.y + t.h / 2);
-  for (let i = 0; i < 6; i++) { await page.mouse.wheel(400, 0); await page.waitForTimeout(80); }
-  const h5 = await settle(page);
+  assert.ok(h4.plan.table_scroll_max_x > 0, `the table does not scroll sideways at 800x600: ${JSON.stringify(t)}`);
+  await page.mouse.move(t.x + t.w / 2, t.y + t.h - 8);
+  await page.keyboard.down('Shift');  // ImGui: Shift + wheel scrolls sideways
+  for (let i = 0; i < 12; i++) { await page.mouse.wheel(0, 300); await page.waitForTimeout(80); }
+  await page.keyboard.up('Shift');
+  const h5 = await waitHook(page, () => window.__moe.plan.table_scroll_x >= window.__moe.plan.table_scroll_max_x - 1);
   const cell = h5.ui['plan.cell.prefill.1'];
   assert.ok(cell && cell.x >= t.x - 0.5 && cell.x + cell.w <= t.x + t.w + 0.5,
             `the prefill-pool column is not reachable: ${JSON.stringify(cell)} in ${JSON.stringify(t)}`);
