@@ -188,8 +188,11 @@ void frame(void* arg) {
     for (const web::TextLogEntry& t : web::text_log()) {
         const float x0 = std::max(t.x, t.clip_x0), y0 = std::max(t.y, t.clip_y0);
         const float x1 = std::min(t.x + t.w, t.clip_x1), y1 = std::min(t.y + t.h, t.clip_y1);
-        // a box cut by its clip is published whole with group "cut" (the test reports it)
-        const bool cut = x0 > t.x + 1 || y0 > t.y + 1 || x1 < t.x + t.w - 1 || y1 < t.y + t.h - 1;
+        // a box cut by its clip is published whole with group "cut" (the test reports it), unless its window (a
+        // card) is partly outside the screen: then the results panel is scrolled and the clip is the scroll's
+        const bool on_screen = t.win_x0 >= vp->WorkPos.x - 1 && t.win_y0 >= vp->WorkPos.y - 1 &&
+                               t.win_x1 <= vp->WorkPos.x + vp->WorkSize.x + 1 && t.win_y1 <= vp->WorkPos.y + vp->WorkSize.y + 1;
+        const bool cut = on_screen && (x0 > t.x + 1 || y0 > t.y + 1 || x1 < t.x + t.w - 1 || y1 < t.y + t.h - 1);
         st.texts.push_back({{t.x * inv, t.y * inv, t.w * inv, t.h * inv}, t.text, cut ? "cut" : ""});
     }
     const bool texts_moved = st.texts.size() != st.published_texts.size() ||

@@ -245,11 +245,13 @@ void draw_memory_chart(AppState& st, ImVec2 size) {
     }
     // legend with values, in two columns
     ImGui::Spacing();
+    // (a narrow card, under 330 px: the names only, their sizes on hover)
+    const bool values = ImGui::GetContentRegionAvail().x >= theme::px(330);
     if (ImGui::BeginTable("mem_legend", 4, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoPadOuterX)) {
         ImGui::TableSetupColumn("a", ImGuiTableColumnFlags_WidthStretch, 1.4f);
-        ImGui::TableSetupColumn("b", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+        ImGui::TableSetupColumn("b", ImGuiTableColumnFlags_WidthStretch, values ? 0.8f : 0.001f);
         ImGui::TableSetupColumn("c", ImGuiTableColumnFlags_WidthStretch, 1.4f);
-        ImGui::TableSetupColumn("d", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+        ImGui::TableSetupColumn("d", ImGuiTableColumnFlags_WidthStretch, values ? 0.8f : 0.001f);
         std::vector<const Part*> shown;
         for (const Part& p : parts)
             if (p.bytes > 0) shown.push_back(&p);
@@ -266,11 +268,18 @@ void draw_memory_chart(AppState& st, ImVec2 size) {
                 }
                 ImGui::TextColored(theme::vec(shown[i]->colour), "\u25A0");
                 ImGui::SameLine(0, theme::px(4));
-                ImGui::TextUnformatted(shown[i]->name);
+                // a narrow card shortens the names (the hover gives them whole), never cuts them
+                ImFont* font = ImGui::GetFont();
+                const std::string name = elide_text(font, ImGui::GetFontSize(), shown[i]->name, ImGui::GetContentRegionAvail().x - theme::px(2));
+                ImGui::TextUnformatted(name.c_str());
+                log_text_item(name.c_str());
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s: %s per GPU", shown[i]->name, fmt::bytes(shown[i]->bytes).c_str());
                 ImGui::TableNextColumn();
-                const std::string v = fmt::bytes(shown[i]->bytes);
+                if (!values) continue;
+                const std::string v = elide_text(font, ImGui::GetFontSize(), fmt::bytes(shown[i]->bytes), ImGui::GetContentRegionAvail().x - theme::px(2));
                 ImGui::SetCursorPosX(ImGui::GetCursorPosX() + std::max(0.0f, ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(v.c_str()).x - theme::px(10)));
                 ImGui::TextDisabled("%s", v.c_str());
+                log_text_item(v.c_str());
             }
         }
         ImGui::PopFont();

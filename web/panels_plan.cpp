@@ -14,6 +14,7 @@
 #include "format.h"
 #include "panels.h"
 #include "platform.h"
+#include "text_log.h"
 #include "plot.h"
 #include "theme.h"
 #include "widgets.h"
@@ -123,12 +124,14 @@ void draw_plan_controls(AppState& st) {
         if (ImGui::Button("+##plan_gpus", ImVec2(bw, 0)) && p.gpus < 65536) p.gpus *= 2, edited = true;
         record_last_item(st, "plan.gpus.plus");
     }
-    const bool serving_on = s.serving.mode != moe::ServingMode::off;
+    // The page's plan always runs the serving layer (plan_base: the Workload's lengths as the requests when serving
+    // is off), so the serving default TTFT limit always applies, as `moe-roofline plan` applies it to that base.
+    const bool serving_on = plan_base(s, p).serving.mode != moe::ServingMode::off;
     edited |= limit_input(st, "##ttft_ms", "TTFT \u2264 ms", p.ttft_ms,
                           serving_on ? "Time to first token under load (serving.ttft_ms); left empty: 10000 ms, the serving default "
                                        "(moe-roofline plan's too: a deployment whose first token takes longer is not an interactive service)."
                                      : "Time to first token under load (serving.ttft_ms); none: no limit.",
-                          serving_on ? "10 s def." : "none");
+                          serving_on ? "10 s" : "none");
     edited |= limit_input(st, "##tpot_ms", "TPOT \u2264 ms", p.tpot_ms, "Time per output token under load (serving.tpot_ms); none: no limit.");
     edited |= limit_input(st, "##min_user", "tokens/s/user \u2265", p.min_tokens_per_s_per_user,
                           "Output tokens per second each user sees at least (serving.tokens_per_s_per_user); none: no limit.");
@@ -146,10 +149,13 @@ void draw_plan_controls(AppState& st) {
     if (edited) edit_plan_settings(st);
 
     ImGui::Spacing();
-    ImGui::TextDisabled("%s on %s, %d in / %d out tokens", s.model.name.c_str(), s.gpu.name.c_str(),
-                        s.serving.mode == moe::ServingMode::off ? s.workload.prompt_len : s.serving.isl,
-                        s.serving.mode == moe::ServingMode::off ? s.workload.output_len : s.serving.osl);
-    ImGui::TextDisabled("engine: %s (runtime.engine)", moe::engine_kind_name(s.runtime.engine));
+    ImGui::PushTextWrapPos(0.0f);
+    const bool off = s.serving.mode == moe::ServingMode::off;
+    ImGui::TextDisabled("%s on %s, %d in / %d out tokens (%s), engine %s", s.model.name.c_str(), s.gpu.name.c_str(),
+                        off ? s.workload.prompt_len : s.serving.isl, off ? s.workload.output_len : s.serving.osl,
+                        off ? "the Workload's prompt and output" : "the Serving section's ISL / OSL",
+                        moe::engine_kind_name(s.runtime.engine));
+    ImGui::PopTextWrapPos();
     ImGui::Spacing();
     const bool running = pl.running;
     if (running) ImGui::BeginDisabled();
@@ -256,7 +262,7 @@ void draw_plan_chart(AppState& st, ImVec2 size) {
             plot::plot_marker(fx[std::size_t(pl.selected)], fy[std::size_t(pl.selected)], theme::kText, 8);
         if (pl.hovered >= 0 && std::size_t(pl.hovered) < fx.size() && pl.hovered != pl.selected)  // a table row under the mouse
             plot::plot_marker(fx[std::size_t(pl.hovered)], fy[std::size_t(pl.hovered)], theme::kWarn, 7);
-        if (const double ttft = moe::plan_ttft_limit_ms(st.scenario, p.ttft_ms); ttft > 0) {
+        if (const double ttft = moe::plan_ttft_limit_ms(plan_base(st.scenario, p), p.ttft_ms); ttft > 0) {
             char label[64];
             std::snprintf(label, sizeof label, "and TTFT \u2264 %g ms%s", ttft, p.ttft_ms > 0 ? "" : " (default)");
             plot::legend_entry(label, theme::kTextDim);
@@ -376,10 +382,18 @@ void draw_plan_command(AppState& st, float height) {
         const ImVec2 p = ImGui::GetWindowPos(), sz = ImGui::GetWindowSize();
         record_rect(st, "plan.command", p, ImVec2(p.x + sz.x, p.y + sz.y));
     }
+    // the title, shortened to the room the Copy button leaves (it never runs under the button)
+    const float copy_w = ImGui::CalcTextSize("Copy").x + ImGui::GetStyle().FramePadding.x * 2;
+    const float x0 = ImGui::GetCursorPosX();
+    const float room = ImGui::GetContentRegionAvail().x - copy_w - ImGui::GetStyle().ItemSpacing.x;
+    char title[160];
+    std::snprintf(title, sizeof title, "Launch command of row #%d (%s)%s", k + 1, moe::serving_engine_name(pl.search.request().engine),
+                  pl.selected >= 0 ? "" : " \u00b7 click a row for its own");
+    const std::string shown_title = elide_text(ImGui::GetFont(), ImGui::GetFontSize(), title, room);
     ImGui::AlignTextToFramePadding();
-    ImGui::TextDisabled("Launch command of row #%d (%s)%s", k + 1, moe::serving_engine_name(pl.search.request().engine),
-                        pl.selected >= 0 ? "" : " \u00b7 click a row for its own");
-    ImGui::SameLine(ImGui::GetContentRegionAvail().x + ImGui::GetCursorPosX() - ImGui::CalcTextSize("Copy").x - ImGui::GetStyle().FramePadding.x * 2);
+    ImGui::TextDisabled("%s", shown_title.c_str());
+    log_text_item(shown_title.c_str());
+    ImGui::SameLine(x0 + room + ImGui::GetStyle().ItemSpacing.x);
     if (ImGui::Button("Copy")) {
         copy_to_clipboard(cmd);
         st.last_action = "plan:copy:" + std::to_string(k + 1);
@@ -388,6 +402,7 @@ void draw_plan_command(AppState& st, float height) {
         st.publish_pending = true;
     }
     record_last_item(st, "plan.copy");
+    log_text_item("Copy");
     ImGui::PushFont(theme::fonts().small);
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(cmd.c_str());

@@ -72,23 +72,6 @@ void compare_sub(Card& c, const AppState& st, const char* column, bool higher_is
     c.sub_colour = better ? theme::kGood : worse ? theme::kBad : theme::kTextDim;
 }
 
-// `text` shortened with an ellipsis to at most `max_w` pixels in `font` (the card's tooltip has the whole of it).
-std::string fit_text(ImFont* font, float size, const std::string& text, float max_w) {
-    auto width = [&](const std::string& s) { return font->CalcTextSizeA(size, 1e9f, 0, s.c_str()).x; };
-    if (width(text) <= max_w) return text;
-    std::string s = text;
-    while (!s.empty()) {
-        while (!s.empty()) {  // one whole UTF-8 character off the end
-            const unsigned char b = static_cast<unsigned char>(s.back());
-            s.pop_back();
-            if ((b & 0xC0) != 0x80) break;
-        }
-        while (!s.empty() && (s.back() == ' ' || s.back() == ',')) s.pop_back();
-        if (width(s + "\u2026") <= max_w) return s + "\u2026";
-    }
-    return std::string();
-}
-
 // A card: caption, number and unit, and a line under them, each kept inside the card (issue 26: nothing cut at
 // 1280x720 or 800x600): a long caption or line is shortened with an ellipsis, a wide number and unit shrink.
 void draw_card(ImDrawList* dl, ImVec2 p, ImVec2 size, const Card& c) {
@@ -100,7 +83,7 @@ void draw_card(ImDrawList* dl, ImVec2 p, ImVec2 size, const Card& c) {
     dl->PushClipRect(ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + size.x - pad * 0.5f, p.y + size.y - 1), true);
     float y = p.y + theme::px(7);
     draw_text(dl, f.small, f.small->FontSize, ImVec2(p.x + pad, y), theme::kTextDim,
-              fit_text(f.small, f.small->FontSize, c.caption, inner).c_str());
+              elide_text(f.small, f.small->FontSize, c.caption, inner).c_str());
     y += f.small->FontSize + theme::px(3);
     // the number and its unit: the headline size, or smaller until both fit
     const float gap = theme::px(5);
@@ -110,15 +93,15 @@ void draw_card(ImDrawList* dl, ImVec2 p, ImVec2 size, const Card& c) {
     if (vw0 + gap + uw0 > inner && vw0 > 0) {  // the unit down to 75%, the number takes what is left (down to 55%)
         const float k = std::max(0.75f, inner / (vw0 + gap + uw0));
         us *= k;
-        hs *= std::clamp((inner - gap - uw0 * k) / vw0, 0.55f, 1.0f);
+        hs *= std::clamp((inner - gap - uw0 * k - theme::px(3)) / vw0, 0.55f, 1.0f);  // (3 px: glyph rounding)
     }
     const float vw = f.headline->CalcTextSizeA(hs, 1e9f, 0, c.value.c_str()).x;
     const float base = y + f.headline->FontSize;  // the number's baseline stays where it was
     draw_text(dl, f.headline, hs, ImVec2(p.x + pad, base - hs), c.value_colour, c.value.c_str());
     draw_text(dl, f.body, us, ImVec2(p.x + pad + vw + gap, base - us - theme::px(2)), theme::kTextDim,
-              fit_text(f.body, us, c.unit, std::max(0.0f, inner - vw - gap)).c_str());
+              elide_text(f.body, us, c.unit, std::max(0.0f, inner - vw - gap)).c_str());
     y += f.headline->FontSize + theme::px(4);
-    draw_text(dl, f.small, f.small->FontSize, ImVec2(p.x + pad, y), c.sub_colour, fit_text(f.small, f.small->FontSize, c.sub, inner).c_str());
+    draw_text(dl, f.small, f.small->FontSize, ImVec2(p.x + pad, y), c.sub_colour, elide_text(f.small, f.small->FontSize, c.sub, inner).c_str());
     dl->PopClipRect();
 }
 
@@ -538,13 +521,24 @@ void draw_results_panel(AppState& st) {
         ImGui::PopTextWrapPos();
     }
 
-    // phase switch for the charts, right-aligned on the tab bar's line
-    const ImVec2 tabs_pos = ImGui::GetCursorScreenPos();
-    if (e.prefill.computed && e.decode.computed) {
+    // phase switch for the charts, right-aligned on the tab bar's line; a window too narrow for both puts it on a line
+    // of its own above the tabs (issue 26: the switch covered the last tabs at 800 px)
+    ImVec2 tabs_pos = ImGui::GetCursorScreenPos();
+    const moe::Estimate& se = shown_estimate(st);
+    if (se.prefill.computed && se.decode.computed) {
         const char* labels[2] = {"prefill", "decode"};
         const float bw = theme::px(70);
-        const float x = tabs_pos.x + ImGui::GetContentRegionAvail().x - 2 * bw - theme::px(2);
-        ImGui::SetCursorScreenPos(ImVec2(x - ImGui::CalcTextSize("charts show").x - theme::px(8), tabs_pos.y));
+        const ImGuiStyle& style = ImGui::GetStyle();
+        float tabs_w = 0;
+        for (const char* n : {"Overview", "Serving", "Plan", "Compare A/B", "Operators", "All outputs"}) {
+            if (std::string_view(n) == "Serving" && !serving_on(st.scenario)) continue;
+            tabs_w += ImGui::CalcTextSize(n).x + 2 * style.FramePadding.x + style.ItemInnerSpacing.x;
+        }
+        const float label_w = ImGui::CalcTextSize("charts show").x + theme::px(8);
+        const float avail_w = ImGui::GetContentRegionAvail().x;
+        const bool own_line = tabs_w + theme::px(12) + label_w + 2 * bw + theme::px(2) > avail_w;
+        const float x = tabs_pos.x + avail_w - 2 * bw - theme::px(2);
+        ImGui::SetCursorScreenPos(ImVec2(x - label_w, tabs_pos.y));
         ImGui::AlignTextToFramePadding();
         ImGui::TextDisabled("charts show");
         log_text_item("charts show");
@@ -557,6 +551,7 @@ void draw_results_panel(AppState& st) {
             if (selected) ImGui::PopStyleColor();
             record_last_item(st, std::string("view.phase=") + labels[i]);
         }
+        if (own_line) tabs_pos.y += ImGui::GetFrameHeight() + style.ItemSpacing.y;
         ImGui::SetCursorScreenPos(tabs_pos);
     }
 

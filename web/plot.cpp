@@ -446,7 +446,8 @@ Hover end_plot() {
     const float title_w = g.title.empty() ? 0 : text_size(bold, g.title.c_str()).x;
     bool legend_own_row = false;
     if (!g.title.empty()) {
-        draw_text(dl, bold, bold->FontSize, ImVec2(g.frame_min.x, top), theme::kText, g.title.c_str());
+        draw_text(dl, bold, bold->FontSize, ImVec2(g.frame_min.x, top), theme::kText,
+                  elide_text(bold, bold->FontSize, g.title, g.frame_max.x - g.frame_min.x).c_str());
         if (g.legend == Legend::title_row && !legend.empty() &&
             title_w + S(16) + lw > g.frame_max.x - g.frame_min.x)
             legend_own_row = true;
@@ -455,9 +456,18 @@ Hover end_plot() {
         legend_own_row = true;
     }
     float legend_y = g.frame_min.y + (bold->FontSize - sh) * 0.5f;
+    // a legend on its own row wraps onto more rows where the frame is narrow (nothing drawn past its edge)
+    const float swatch_w = sh * 1.1f;
+    auto legend_item_w = [&](const LegendItem& e) { return swatch_w + S(4) + text_size(small, e.label.c_str()).x; };
+    int legend_rows = 1;
     if (legend_own_row) {
+        float x = 0;
+        for (const LegendItem& e : legend) {
+            if (x > 0 && x + legend_item_w(e) > g.frame_max.x - g.frame_min.x) ++legend_rows, x = 0;
+            x += legend_item_w(e) + S(12);
+        }
         legend_y = top;
-        top += sh + S(6);
+        top += float(legend_rows) * (sh + S(6));
     }
     const AxisState& ay = g.ax[1];
     const AxisState& ax = g.ax[0];
@@ -705,8 +715,10 @@ Hover end_plot() {
         }
     }
 
-    // texts, placed without overlapping each other (their rectangles also steer the legend away)
+    // texts, placed without overlapping each other (their rectangles also steer the legend away); drawn after the
+    // legend, on a translucent plate each
     std::vector<ImVec4> placed;
+    std::vector<const TextItem*> placed_text;
     for (const TextItem& t : g.texts) {
         if (!finite_pt(t.x, t.y)) continue;
         ImVec2 p = to_pixels(t.x, t.y);
@@ -722,14 +734,13 @@ Hover end_plot() {
             bool ok = r.x >= amin.x && r.z <= amax.x && r.y >= amin.y && r.w <= amax.y;
             for (const ImVec4& q : placed) ok &= (r.z < q.x || r.x > q.z || r.w < q.y || r.y > q.w);
             if (!ok && t.avoid) continue;
-            // on a translucent plate, so a label stays readable over points and lines
-            dl->AddRectFilled(ImVec2(r.x - S(2), r.y), ImVec2(r.z + S(2), r.w), theme::with_alpha(theme::kPlotBackground, 0.72f), S(3));
-            draw_text(dl, small, sh, ImVec2(r.x, r.y), t.colour, t.text.c_str());
             placed.push_back(r);
+            placed_text.push_back(&t);
             break;
         }
     }
     dl->PopClipRect();
+    ImVec4 legend_rect(0, 0, 0, 0);  // an inside legend's box: the labels under it are left out (issue 26)
 
     // ---- legend
     if (!legend.empty() && g.legend != Legend::none) {
@@ -737,6 +748,10 @@ Hover end_plot() {
         if (g.legend == Legend::title_row) {
             float x = legend_own_row ? g.frame_min.x : g.frame_max.x - lw;
             for (const LegendItem& e : legend) {
+                if (legend_own_row && x > g.frame_min.x && x + legend_item_w(e) > g.frame_max.x) {
+                    x = g.frame_min.x;
+                    legend_y += sh + S(6);
+                }
                 draw_swatch(dl, ImVec2(x, legend_y + (sh - sw) * 0.5f), sw, e);
                 x += sw + S(4);
                 draw_text(dl, small, sh, ImVec2(x, legend_y), theme::kTextDim, e.label.c_str());
@@ -786,6 +801,7 @@ Hover end_plot() {
             const bool east = where == Legend::inside_ne || where == Legend::inside_se;
             const bool south = where == Legend::inside_se || where == Legend::inside_sw;
             const ImVec2 p(east ? amax.x - w - S(6) : amin.x + S(6), south ? amax.y - h - S(6) : amin.y + S(6));
+            legend_rect = ImVec4(p.x, p.y, p.x + w, p.y + h);
             dl->AddRectFilled(p, ImVec2(p.x + w, p.y + h), theme::with_alpha(theme::kBackground, 0.82f), S(4));
             float y = p.y + S(4);
             for (const LegendItem& e : legend) {
@@ -795,6 +811,16 @@ Hover end_plot() {
             }
         }
     }
+
+    dl->PushClipRect(amin, amax, true);
+    for (std::size_t i = 0; i < placed.size(); ++i) {
+        const ImVec4& r = placed[i];
+        const ImVec4& q = legend_rect;
+        if (q.z > q.x && !(r.z < q.x || r.x > q.z || r.w < q.y || r.y > q.w)) continue;
+        dl->AddRectFilled(ImVec2(r.x - S(2), r.y), ImVec2(r.z + S(2), r.w), theme::with_alpha(theme::kPlotBackground, 0.72f), S(3));
+        draw_text(dl, small, sh, ImVec2(r.x, r.y), placed_text[i]->colour, placed_text[i]->text.c_str());
+    }
+    dl->PopClipRect();
 
     // ---- default tooltip
     if (hover.item >= 0 && !(g.items[size_t(hover.item)].flags & ItemFlags_CustomTooltip)) {

@@ -15,6 +15,8 @@ namespace web {
 struct TextLogEntry {
     float x = 0, y = 0, w = 0, h = 0;                 // device pixels
     float clip_x0 = 0, clip_y0 = 0, clip_x1 = 0, clip_y1 = 0;  // where it may show (its draw list's clip, a card)
+    float win_x0 = 0, win_y0 = 0, win_x1 = 0, win_y1 = 0;      // its window (a card): when part of it is scrolled
+                                                               // out of sight, its clip is the scroll's, not a cut
     std::string text;
 };
 
@@ -23,5 +25,8 @@ std::vector<TextLogEntry>& text_log();     // this frame's boxes (main.cpp clear
 void draw_text(ImDrawList* dl, ImFont* font, float size, ImVec2 pos, ImU32 colour, const char* text,
                const ImVec4* clip = nullptr);
 void log_text_item(const char* text);       // the last item's rectangle
+// `text` shortened with an ellipsis to at most `max_w` pixels in `font` at `size` (whole UTF-8 characters); the
+// widget's tooltip is where the whole text goes.
+std::string elide_text(ImFont* font, float size, const std::string& text, float max_w);
 
 }  // namespace web

@@ -193,27 +193,12 @@ test('(v) the Plan tab: launch command and Copy, CSV as the CLI prints it, hover
   assert.ok(h3.plan.hovered >= 0);
   await page.screenshot({ path: `${opt.out}/v-plan-hover.png` });
 
-  // the table scrolls sideways: at 800x600 its last column is reachable, not cut
-  await page.setViewportSize({ width: 800, height: 600 });
-  const h4 = await settle(page);
-  const t = h4.ui['table.plan'];
-  assert.ok(t && t.x + t.w <= 800.5, JSON.stringify(t));
-  assert.ok(h4.plan.table_scroll_max_x > 0, `the table does not scroll sideways at 800x600: ${JSON.stringify(t)}`);
-  await page.mouse.move(t.x + t.w / 2, t.y + t.h - 8);
-  await page.keyboard.down('Shift');  // ImGui: Shift + wheel scrolls sideways
-  for (let i = 0; i < 12; i++) { await page.mouse.wheel(0, 300); await page.waitForTimeout(80); }
-  await page.keyboard.up('Shift');
-  const h5 = await waitHook(page, () => window.__moe.plan.table_scroll_x >= window.__moe.plan.table_scroll_max_x - 1);
-  const cell = h5.ui['plan.cell.prefill.1'];
-  assert.ok(cell && cell.x >= t.x - 0.5 && cell.x + cell.w <= t.x + t.w + 0.5,
-            `the prefill-pool column is not reachable: ${JSON.stringify(cell)} in ${JSON.stringify(t)}`);
-  await screenshot(page, 'v-plan-800x600.png');
-  await page.setViewportSize({ width: 1280, height: 800 });
-
   // Compare A/B with serving on: the serving outputs are among the rows
-  await click(page, 'button.pin', { scroll: false }).catch(() => {});
+  await click(page, 'button.pin', { scroll: false });
   const h6 = await settle(page);
   assert.ok(h6.compare, 'A not pinned');
+  await click(page, 'tab.5', { scroll: false });  // (pinning opens the Compare tab)
+  await waitHook(page, () => window.__moe.view.tab === 5 && 'plan.row.1' in window.__moe.ui);
   await click(page, 'plan.row.1', { scroll: false });
   await waitHook(page, () => window.__moe.plan.selected === 0);
   await click(page, 'tab.1', { scroll: false });
@@ -222,6 +207,30 @@ test('(v) the Plan tab: launch command and Copy, CSV as the CLI prints it, hover
     assert.ok(h7.ui[`compare.row.${c}`], `Compare A/B has no ${c} row`);
   assert.ok(h7.compare.results['serving.tpot_ms'] > 0);
   await screenshot(page, 'v-compare-serving.png');
+  await click(page, 'tab.5', { scroll: false });
+  await waitHook(page, () => window.__moe.view.tab === 5);
+
+  // the table scrolls sideways: at 800x600 its last column is reachable, not cut
+  await page.setViewportSize({ width: 800, height: 600 });
+  let h4 = await settle(page);
+  // the results panel scrolls down to the table first (600 px do not hold the chart, the table and the command)
+  const ch = h4.ui['chart.plan'];
+  await page.mouse.move(ch.x + ch.w / 2, ch.y + 20);
+  for (let i = 0; i < 4; i++) { await page.mouse.wheel(0, 300); await page.waitForTimeout(80); }
+  h4 = await settle(page);
+  const t = h4.ui['table.plan'];
+  assert.ok(t && t.x + t.w <= 800.5 && t.y + t.h <= 600.5, JSON.stringify(t));
+  assert.ok(h4.plan.table_scroll_max_x > 0, `the table does not scroll sideways at 800x600: ${JSON.stringify(t)}`);
+  await page.mouse.move(t.x + t.w / 2, t.y + t.h / 2);
+  await page.keyboard.down('Shift');  // ImGui: Shift + wheel scrolls sideways
+  for (let i = 0; i < 12; i++) { await page.mouse.wheel(0, 300); await page.waitForTimeout(80); }
+  await page.keyboard.up('Shift');
+  const h5 = await waitHook(page, () => window.__moe.plan.table_scroll_x >= window.__moe.plan.table_scroll_max_x - 1);
+  const cell = h5.ui['plan.cell.prefill.1'];
+  assert.ok(cell && cell.x >= t.x - 0.5 && cell.x + cell.w <= t.x + t.w + 0.5,
+            `the prefill-pool column is not reachable: ${JSON.stringify(cell)} in ${JSON.stringify(t)}`);
+  await screenshot(page, 'v-plan-800x600.png');
+
   assert.deepEqual(problems, []);
   await context.close();
 });

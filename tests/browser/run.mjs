@@ -430,7 +430,8 @@ test('(n) serving: the Serving section by real clicks, cards to the last digit, 
   // mode: aggregated (the combo, then its entry); the Serving tab opens
   await choose(page, 'serving.mode', 'aggregated');
   const h1 = await waitHook(page, () => window.__moe.scenario.serving?.mode === 'aggregated' && window.__moe.view.tab === 4);
-  assertEditAsCli(h0, h1, ['serving.mode=aggregated'], 'serving mode');
+  // (issue 26: the Workload's prompt, 4096 by default, becomes the served ISL: one set of request lengths)
+  assertEditAsCli(h0, h1, ['serving.mode=aggregated', 'serving.isl=4096'], 'serving mode');
   assert.ok(h1.results['serving.ttft_ms'] > 0 && h1.results['serving.tpot_ms'] > 0, JSON.stringify(h1.results));
   assertCardsAsCli(h1, 'aggregated');
 
@@ -484,7 +485,7 @@ test('(n) serving: the Serving section by real clicks, cards to the last digit, 
   await click(page, 'serving.prefill.workers.plus');
   const h8 = await waitHook(page, () => window.__moe.scenario.serving?.prefill?.workers === 2);
   assertEditAsCli(h7, h8, ['serving.prefill.workers=2'], 'prefill workers +');
-  assert.deepEqual(h8.scenario.serving, { mode: 'disaggregated', decode: { parallel: { dp: 2, ep: 2 } }, prefill: { workers: 2 } });
+  assert.deepEqual(h8.scenario.serving, { mode: 'disaggregated', isl: 4096, decode: { parallel: { dp: 2, ep: 2 } }, prefill: { workers: 2 } });
   assert.equal(h8.results['serving.gpus'], 4);
   assert.ok(h8.results['serving.kv_transfer_ms'] > 0, JSON.stringify(h8.results));
   assertSameAsCli(h8, 'disaggregated');
