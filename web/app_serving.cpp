@@ -17,6 +17,8 @@ moe::Scenario serving_step_scenario(const moe::Scenario& s, double running_batch
     x.workload.prompt_len = std::max(1, int(std::lround(s.serving.mean_isl())));
     x.workload.output_len = std::max(1, int(std::lround(s.serving.mean_osl())));
     x.workload.context_len = 0;  // prompt + output / 2
+    // one prompt alone: a forward takes at most the prompt (a step-level forward fills its chunk with prompts)
+    x.workload.prefill_tokens = std::max(1, std::min(s.workload.prefill_tokens, x.workload.prompt_len));
     const bool disagg = s.serving.mode == moe::ServingMode::disaggregated;
     if (disagg) x.parallel = s.serving.decode.parallel;
     int batch = 0;
@@ -31,6 +33,8 @@ moe::Scenario serving_prefill_step_scenario(const moe::Scenario& s) {
     moe::Scenario x = serving_step_scenario(s, 1);
     x.parallel = s.serving.prefill.parallel;
     x.workload.phase = moe::PhaseSel::prefill;
+    // a prefill worker's forward: serving.prefill.batch prompts per DP rank (as the serving layer runs it)
+    x.workload.prefill_tokens = int(std::min(1e7, double(std::max(1, s.serving.prefill.batch)) * x.workload.prompt_len));
     return x;
 }
 

@@ -230,10 +230,11 @@ bool step_plan(AppState& st, double budget_ms);
 void load_plan_row(AppState& st, int rank_index);
 
 // ---- serving and fit (app_serving.cpp, issue 26)
-// The step scenario of a serving scenario: serving off, the mean ISL / OSL as prompt and output, the running batch
-// per DP rank (or, before any result, the clients per DP rank), the decode pool's layout when disaggregated.
+// The step scenario of a serving scenario: serving off, the mean ISL / OSL as prompt and output, a prefill forward of
+// at most one prompt (the step TTFT is one request's own), the running batch per DP rank (or, before any result,
+// the clients per DP rank), the decode pool's layout when disaggregated.
 moe::Scenario serving_step_scenario(const moe::Scenario& s, double running_batch);
-// Disaggregated: one prompt alone on a prefill worker (phase prefill, the prefill pool's layout).
+// Disaggregated: a prefill worker's forward (phase prefill, the prefill pool's layout, serving.prefill.batch prompts).
 moe::Scenario serving_prefill_step_scenario(const moe::Scenario& s);
 void compute_steps(const moe::Scenario& s, const moe::Estimate& e, const moe::Tables& t, StepsView& v);
 // What the step cards and the overview charts show: the serving workload's steps when serving is on.
