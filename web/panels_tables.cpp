@@ -137,7 +137,20 @@ void draw_compare_tab(AppState& st) {
             ImGui::TextColored(theme::vec(colour), "%s", text.c_str());
         };
         for (const KeyOutput& k : kKeyOutputs) {
-            const double a = column_value(st.a.estimate, k.column), b = column_value(st.estimate, k.column);
+            // serving columns: the deployments'; step columns: the steps the cards show (with serving on, the
+            // serving workload's), so this table and the cards give the same numbers
+            // (disaggregated: the prefill columns are a prefill worker's, as on the TTFT card); one fit verdict: the
+            // deployment's row when either serves
+            const std::string_view name(k.column);
+            const bool dep = name.rfind("serving.", 0) == 0;
+            if (name == "memory.fits" && (st.steps.on || st.a.steps.on)) continue;
+            auto steps_of = [&](const StepsView& v, const moe::Estimate& own) -> const moe::Estimate& {
+                if (dep || !v.on) return own;
+                return v.disaggregated && name.rfind("prefill.", 0) == 0 ? v.prefill : v.estimate;
+            };
+            const moe::Estimate& ea = steps_of(st.a.steps, st.a.estimate);
+            const moe::Estimate& eb = steps_of(st.steps, st.estimate);
+            const double a = column_value(ea, k.column), b = column_value(eb, k.column);
             if (!std::isfinite(a) && !std::isfinite(b)) continue;
             ImGui::TableNextRow();
             ImGui::TableNextColumn();
