@@ -39,15 +39,6 @@ struct Search {
     std::string hardware;  // the preset id (or the GPU's name for an inline one)
 };
 
-std::string weights_text(const moe::Scenario& s, const moe::DtypeSel& w) {
-    if (!w.is_auto) return moe::dtype_name(w.value);
-    const moe::ModelSpec& m = s.model;
-    if (m.weight_dtype == m.expert_dtype) return moe::dtype_name(m.weight_dtype);
-    return std::string(moe::dtype_name(m.weight_dtype)) + "/" + moe::dtype_name(m.expert_dtype);
-}
-
-std::string kv_text(const moe::DtypeSel& kv) { return kv.is_auto ? "bf16" : moe::dtype_name(kv.value); }
-
 std::string fixed(double v, int decimals) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
@@ -113,11 +104,7 @@ public:
         return t;
     }
 
-    static std::string csv_header() {
-        return "rank,status,output_tokens_per_s_per_gpu,tokens_per_s_per_user,ttft_ms,tpot_ms,usd_per_mtok_output,"
-               "joules_per_token,hardware,engine,gpus,replicas,tp,dp,ep,pp,batch,concurrency,mtp_draft_tokens,weights,kv_cache,two_batch_overlap,a2a_backend,mode,prefill_workers,"
-               "prefill_tp,prefill_dp,prefill_ep,decode_workers,reason,command,prefill_command,link\n";
-    }
+    static std::string csv_header() { return moe::plan_csv_header(); }
 
     void table_row(const Row& row, std::string& out) {
         const moe::PlanPoint& p = row.point;
@@ -137,7 +124,7 @@ public:
                       r.ok ? fixed(r.tpot_ms, 2).c_str() : "", gpus.c_str(), x.hardware.substr(0, 12).c_str(),
                       moe::serving_engine_name(x.request.engine), disagg ? "disagg" : "agg", p.tp, p.dp, p.ep,
                       p.pp, p.batch, int(p.mtp),
-                      weights_text(x.base, p.weights).c_str(), kv_text(p.kv_cache).c_str(), p.two_batch_overlap ? "on" : "off",
+                      moe::plan_weights_text(x.base, p.weights).c_str(), moe::plan_kv_text(p.kv_cache).c_str(), p.two_batch_overlap ? "on" : "off",
                       last.c_str());
         out += buf;
         if (disagg)
@@ -157,47 +144,16 @@ public:
     }
 
     void csv_row(const Row& row, std::string& out) {
-        const moe::PlanPoint& p = row.point;
-        const moe::PointResult& r = row.result;
-        if (row.rank > 0) out += std::to_string(row.rank);
-        out += ',';
-        out += row.status;
-        for (double v : {r.output_tokens_per_s_per_gpu, r.tokens_per_s_per_user, r.ttft_ms, r.tpot_ms}) {
-            out += ',';
-            if (r.ok) append_number(out, v);
-        }
-        out += ',';
-        if (r.ok && r.usd_per_mtok > 0) append_number(out, r.usd_per_mtok);
-        out += ',';
-        const double joules = row.rank > 0 ? joules_per_token(row) : 0;
-        if (joules > 0) append_number(out, joules);
         const Search& x = search(row);
-        out += ',';
-        moe::append_csv_cell(out, x.hardware);
-        out += ',';
-        out += moe::serving_engine_name(x.request.engine);
-        for (int v : {p.world(), p.replicas, p.tp, p.dp, p.ep, p.pp, p.batch, p.batch * p.dp, int(p.mtp)}) {
-            out += ',';
-            out += std::to_string(v);
-        }
-        out += ',' + weights_text(x.base, p.weights) + ',' + kv_text(p.kv_cache) + ',' +
-               (p.two_batch_overlap ? "true" : "false") + ',' + moe::a2a_backend_name(p.a2a) + ',';
-        const bool disagg = p.mode == moe::PlanMode::disaggregated;
-        out += disagg ? "disaggregated" : "aggregated";
-        for (int v : {int(p.prefill_workers), int(p.prefill_tp), int(p.prefill_dp), int(p.prefill_ep), int(p.decode_workers)}) {
-            out += ',';
-            if (disagg) out += std::to_string(v);
-        }
-        out += ',';
-        moe::append_csv_cell(out, reason(row));
-        apply(row);
-        out += ',';
-        moe::append_csv_cell(out, moe::launch_command(scratch_, p, x.request.engine));
-        out += ',';
-        moe::append_csv_cell(out, moe::prefill_launch_command(scratch_, p, x.request.engine));
-        out += ',';
-        moe::append_csv_cell(out, moe::scenario_url(scratch_, o_.base_url));
-        out += '\n';
+        apply(row);  // scratch_ holds the row's search's base
+        moe::PlanCsvContext c;
+        c.base = &x.base;
+        c.scratch = &scratch_;
+        c.sla = o_.request.sla;
+        c.engine = x.request.engine;
+        c.base_url = o_.base_url;
+        c.hardware = x.hardware;
+        moe::append_plan_csv_row(out, c, row.point, row.result, row.rank, row.status, row.rank > 0 ? joules_per_token(row) : 0);
     }
 
     json json_row(const Row& row) {
@@ -223,8 +179,8 @@ public:
                   {"batch", p.batch},
                   {"concurrency", p.batch * p.dp},
                   {"mtp_draft_tokens", p.mtp},
-                  {"weights", weights_text(x.base, p.weights)},
-                  {"kv_cache", kv_text(p.kv_cache)},
+                  {"weights", moe::plan_weights_text(x.base, p.weights)},
+                  {"kv_cache", moe::plan_kv_text(p.kv_cache)},
                   {"two_batch_overlap", p.two_batch_overlap},
                   {"a2a_backend", moe::a2a_backend_name(p.a2a)},
                   {"mode", p.mode == moe::PlanMode::disaggregated ? "disaggregated" : "aggregated"},
@@ -270,18 +226,8 @@ private:
         if (!e.ok) return 0;
         return e.serving.computed ? e.serving.joules_per_token : e.decode.joules_per_token;
     }
-    std::string reason(const Row& row) const {
-        if (row.rank > 0) return queue_note(row.result);
-        if (std::string_view(row.status) == "dominated") return "dominated by a point of the front";
-        return moe::verdict_reason(row.result, o_.request.sla);
-    }
-    // A front row whose TTFT is mostly waiting (issue 26): said on the row, not left for the user to find.
-    static std::string queue_note(const moe::PointResult& r) {
-        if (!r.ok || !(r.ttft_ms > 0) || !(r.ttft_queue_ms > 0.5 * r.ttft_ms)) return std::string();
-        char buf[96];
-        std::snprintf(buf, sizeof buf, "TTFT mostly queueing: %.0f%% of it waits for prefill", 100 * r.ttft_queue_ms / r.ttft_ms);
-        return buf;
-    }
+    std::string reason(const Row& row) const { return moe::plan_row_reason(row.result, row.rank, row.status, o_.request.sla); }
+    static std::string queue_note(const moe::PointResult& r) { return moe::plan_queue_note(r); }
 
     const std::vector<Search>& searches_;
     const moe::Scenario& base_;  // the first search's (the preamble's model and workload: the same in every search)

@@ -37,11 +37,23 @@ struct ViewState {
     std::string sweep_y;  // an output column; "" = a default for the axis and phase
 };
 
+// Serving on: the steps the serving workload runs, which the step cards and the overview charts show (issue 26:
+// one set of request lengths): the step model at the mean ISL / OSL, the deployment's running batch per DP rank,
+// and for disaggregated serving the decode pool's layout (and one prompt on a prefill worker). Serving off: unused
+// (the scenario itself is shown).
+struct StepsView {
+    bool on = false, disaggregated = false;
+    moe::Scenario scenario;
+    moe::Estimate estimate;
+    moe::Estimate prefill;  // disaggregated: one prompt alone on a prefill worker
+};
+
 // A scenario pinned for comparison ("A"); the page's current scenario is "B".
 struct Pinned {
     bool active = false;
     moe::Scenario scenario;
     moe::Estimate estimate;
+    StepsView steps;
     SweepData sweep, frontier;
     SweepData serving;  // over the current scenario's serving axis, when A serves in the same mode
 };
@@ -88,6 +100,8 @@ struct PlanState {
     std::vector<std::size_t> front, front_agg, front_disagg, cloud;
     std::vector<double> front_joules;  // per front row: J per output token (issue 28; 0: the GPU has no board power)
     int selected = -1;            // rank - 1 of the loaded row, -1 none
+    int hovered = -1;             // rank - 1 of the table row under the mouse (marked on the chart), -1 none
+    double table_scroll_x = 0, table_scroll_max_x = 0;  // the table's sideways scroll (device px; > 0: it scrolls)
 };
 
 struct AppState {
@@ -99,6 +113,11 @@ struct AppState {
     // ---- the input and its result
     moe::Scenario scenario;
     moe::Estimate estimate;
+    StepsView steps;                  // serving on: the serving workload's steps (shown_scenario / shown_estimate)
+    moe::FitLayout fit;               // the model does not fit: the smallest GPU count that holds it (update_fit)
+    bool fit_checked = false;
+    int fit_pools_gpus = 0;           // the "fit the pools to N GPUs" field (0: the pools' current total)
+    std::string fit_pools_error;
     moe::Issues edit_errors;          // a widget's value the scenario refused (set_path)
     std::string edit_error_path;      // the field it belongs to
     bool dirty = true;                // the scenario changed: recompute before drawing results
@@ -108,6 +127,7 @@ struct AppState {
 
     ViewState view;
     SweepData sweep;     // the sweep chart's data (view.sweep_axis)
+    moe::Scenario sweep_scenario;  // what it swept (the deployment on serving axes, else the steps shown)
     SweepData frontier;  // tokens/s per GPU vs per user over batch
     SweepData serving;   // serving mode: the deployment over its concurrency (serving_axis), for the Serving tab
     std::string sweep_key, frontier_key, serving_key;  // what the sweeps were computed for (skip when unchanged)
@@ -139,6 +159,15 @@ struct AppState {
 
     // ---- test hook
     std::map<std::string, UiRect> ui;  // named widget rectangles, rebuilt every frame
+    // Every text box drawn this frame outside ImGui's own layout (chart titles, axis tags and ticks, legends, card
+    // texts, memory bar labels) and the text widgets of the results: the browser test checks that none overlaps
+    // another (issue 26). Rebuilt every frame, published as window.__moe.texts.
+    struct TextBox {
+        UiRect r;
+        std::string text;
+        std::string group;  // boxes of one group (a chart, a card) are compared with one another
+    };
+    std::vector<TextBox> texts, published_texts;
     std::map<std::string, UiRect> published_ui;
     bool publish_pending = true;
     long publish_seq = 0;
@@ -149,6 +178,7 @@ struct AppState {
     struct CardText {
         std::string column, value, unit;
         double scale = 1;
+        std::string sub;  // the line under the number (a fit verdict says "fits" / "does not fit" there)
     };
     std::map<std::string, CardText> cards;
 };
@@ -199,6 +229,37 @@ void start_plan(AppState& st);           // starts the search (the frame loop ru
 bool step_plan(AppState& st, double budget_ms);
 // Loads front row `rank_index` (0 = best per GPU) into the calculator.
 void load_plan_row(AppState& st, int rank_index);
+
+// ---- serving and fit (app_serving.cpp, issue 26)
+// The step scenario of a serving scenario: serving off, the mean ISL / OSL as prompt and output, a prefill forward of
+// at most one prompt (the step TTFT is one request's own), the running batch per DP rank (or, before any result,
+// the clients per DP rank), the decode pool's layout when disaggregated.
+moe::Scenario serving_step_scenario(const moe::Scenario& s, double running_batch);
+// Disaggregated: a prefill worker's forward (phase prefill, the prefill pool's layout, serving.prefill.batch prompts).
+moe::Scenario serving_prefill_step_scenario(const moe::Scenario& s);
+void compute_steps(const moe::Scenario& s, const moe::Estimate& e, const moe::Tables& t, StepsView& v);
+// What the step cards and the overview charts show: the serving workload's steps when serving is on.
+const moe::Scenario& shown_scenario(const AppState& st);
+const moe::Estimate& shown_estimate(const AppState& st);
+// The one fit verdict of the screen: the deployment's with serving on, else the step model's memory.
+bool deployment_fits(const moe::Scenario& s, const moe::Estimate& e);
+void update_fit(AppState& st);     // st.fit: the smallest GPU count and a layout that holds the model
+void use_fit_layout(AppState& st);  // "use N GPUs": the Parallelism layout := st.fit's
+// An edit of `path` moved `before` to `s`: what follows it. serving.mode from off copies the Workload's prompt and
+// output into ISL / OSL (and back when turned off); to disaggregated seeds both pools from the Parallelism layout
+// (split from its GPUs when two workers fit in them); ISL / OSL edits keep the Workload's lengths equal. True when
+// it changed something.
+bool follow_serving_edit(const moe::Scenario& before, moe::Scenario& s, std::string_view path, const moe::Tables& t);
+// "Fit the pools to N GPUs" (moe::fit_pools); false with st.fit_pools_error.
+bool fit_pools_to(AppState& st, int gpus);
+
+// ---- the plan's text (app_plan.cpp)
+// The front as `moe-roofline plan --format csv` prints it for the same search (links to `base_url`).
+std::string plan_front_csv(const AppState& st, std::string_view base_url);
+// The launch command(s) of front row `rank_index` (disaggregated: the prefill workers' line, then the decode
+// workers'), one per line; "" when there is no such row.
+std::string plan_row_commands(const AppState& st, int rank_index);
+nlohmann::json plan_hook_json(const AppState& st);
 
 bool needs_recompute(const AppState& st);
 // Runs the model for the current scenario and the sweeps the charts need (clears `dirty`, schedules the hook).

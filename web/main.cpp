@@ -21,6 +21,7 @@
 #include "app_state.h"
 #include "panels.h"
 #include "platform.h"
+#include "text_log.h"
 #include "theme.h"
 #include "widgets.h"
 
@@ -112,6 +113,7 @@ void frame(void* arg) {
     ImGui::GetIO().MouseWheelH -= wheel_x;
     ImGui::NewFrame();
     st.ui.clear();
+    web::text_log().clear();
 
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     ImGui::SetNextWindowPos(vp->WorkPos);
@@ -180,7 +182,26 @@ void frame(void* arg) {
         st.publish_pending = true;
     }
     // Publish after drawing, so the widget rectangles belong to the numbers (and again if the layout moved).
-    if (st.publish_pending || st.ui != st.published_ui) {
+    // The text boxes drawn (CSS pixels), published with the rectangles they belong to.
+    st.texts.clear();
+    const double inv = 1.0 / st.dpr;
+    for (const web::TextLogEntry& t : web::text_log()) {
+        const float x0 = std::max(t.x, t.clip_x0), y0 = std::max(t.y, t.clip_y0);
+        const float x1 = std::min(t.x + t.w, t.clip_x1), y1 = std::min(t.y + t.h, t.clip_y1);
+        // a box cut by its clip is published whole with group "cut" (the test reports it), unless its window (a
+        // card) is partly outside the screen: then the results panel is scrolled and the clip is the scroll's
+        const bool on_screen = t.win_x0 >= vp->WorkPos.x - 1 && t.win_y0 >= vp->WorkPos.y - 1 &&
+                               t.win_x1 <= vp->WorkPos.x + vp->WorkSize.x + 1 && t.win_y1 <= vp->WorkPos.y + vp->WorkSize.y + 1;
+        const bool cut = on_screen && (x0 > t.x + 1 || y0 > t.y + 1 || x1 < t.x + t.w - 1 || y1 < t.y + t.h - 1);
+        st.texts.push_back({{t.x * inv, t.y * inv, t.w * inv, t.h * inv}, t.text, cut ? "cut" : ""});
+    }
+    const bool texts_moved = st.texts.size() != st.published_texts.size() ||
+                             !std::equal(st.texts.begin(), st.texts.end(), st.published_texts.begin(),
+                                         [](const web::AppState::TextBox& a, const web::AppState::TextBox& b) {
+                                             return a.r == b.r && a.text == b.text && a.group == b.group;
+                                         });
+    if (st.publish_pending || st.ui != st.published_ui || texts_moved) {
+        st.published_texts = st.texts;
         if (st.perf.first_results_ms < 0) st.perf.first_results_ms = web::now_ms();
         ++st.publish_seq;
         web::publish_hook(hook_json(st));

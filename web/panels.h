@@ -27,6 +27,17 @@ void draw_frontier_chart(AppState& st, ImVec2 size);
 void draw_serving_chart(AppState& st, ImVec2 size);
 void draw_serving_frontier_chart(AppState& st, ImVec2 size);
 
+// Shared by the chart files: a card's title and why it is empty; the x of the current scenario on a sweep axis
+// (the steps shown, serving fields included); the label of the Serving tab's x axis.
+void empty_chart(const char* title, const char* why);
+double current_x(const AppState& st, SweepAxis a);
+const char* serving_axis_label(SweepAxis a);
+
+// The table tabs (panels_tables.cpp): Compare A/B, Operators, All outputs.
+void draw_compare_tab(AppState& st);
+void draw_operators_tab(AppState& st);
+void draw_outputs_tab(AppState& st);
+
 // The Plan tab (panels_plan.cpp): budget, SLA and space controls, the Pareto front as a chart and a table.
 void draw_plan_tab(AppState& st);
 

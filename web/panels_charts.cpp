@@ -1,4 +1,5 @@
-// panels_charts.cpp — the overview's charts. Each reads st.estimate or the sweeps computed in recompute() and draws
+// panels_charts.cpp — the overview's charts. Each reads shown_estimate(st) (with serving on: the serving workload's
+// steps) or the sweeps computed in recompute() and draws
 // with plot.h; none calls the model.
 //   layers:   per layer group, a stacked bar of its operators' exposed time coloured by what bounds them, then
 //             the time hidden by overlap, hatched
@@ -6,8 +7,7 @@
 //   roofline: every operator at (FLOP/byte, achieved TFLOPS) under the GPU's compute and bandwidth roofs
 //   sweep:    any output column over batch / context / EP / prefill chunk, the current point marked
 //   frontier: tokens/s per GPU against tokens/s per user over batch (the throughput-interactivity trade)
-//   serving:  (the Serving tab) TTFT and TPOT against the deployment's concurrency on one log time axis, and its
-//             output tokens/s per GPU against tokens/s per user; points where a request's KV does not fit dashed
+//   (the Serving tab's two charts: panels_serving.cpp)
 #include <imgui.h>
 
 #include <algorithm>
@@ -21,6 +21,7 @@
 #include "format.h"
 #include "panels.h"
 #include "plot.h"
+#include "text_log.h"
 #include "theme.h"
 #include "widgets.h"
 
@@ -41,12 +42,6 @@ const moe::PhaseResult& phase_result(const moe::Estimate& e, moe::Phase p) {
     return p == moe::Phase::prefill ? e.prefill : e.decode;
 }
 
-void empty_chart(const char* title, const char* why) {
-    ImGui::PushFont(theme::fonts().bold);
-    ImGui::TextUnformatted(title);
-    ImGui::PopFont();
-    ImGui::TextDisabled("%s", why);
-}
 
 void op_tooltip(const moe::OpRecord& op, const moe::PhaseResult& pr, double step_ms) {
     ImGui::BeginTooltip();
@@ -78,13 +73,26 @@ void op_tooltip(const moe::OpRecord& op, const moe::PhaseResult& pr, double step
 
 }  // namespace
 
+void empty_chart(const char* title, const char* why) {
+    ImGui::PushFont(theme::fonts().bold);
+    ImGui::TextUnformatted(title);
+    ImGui::PopFont();
+    ImGui::TextDisabled("%s", why);
+}
+
+// x axis of the Serving tab's charts.
+const char* serving_axis_label(SweepAxis a) {
+    return a == SweepAxis::decode_batch ? "decode batch per DP rank" : "concurrency (requests in flight)";
+}
+
+
 // ---- per-layer time -------------------------------------------------------------------------------------------
 void draw_layer_chart(AppState& st, ImVec2 size) {
     if (!begin_card(st, "chart.layers", size)) {
         end_card();
         return;
     }
-    const moe::Estimate& e = st.estimate;
+    const moe::Estimate& e = shown_estimate(st);
     const moe::Phase ph = shown_phase(st);
     const moe::PhaseResult& pr = phase_result(e, ph);
     if (!e.ok || !pr.computed || pr.groups.empty()) {
@@ -172,7 +180,7 @@ void draw_memory_chart(AppState& st, ImVec2 size) {
         end_card();
         return;
     }
-    const moe::Estimate& e = st.estimate;
+    const moe::Estimate& e = shown_estimate(st);
     if (!e.ok) {
         empty_chart("Memory per GPU", "Nothing to show: the scenario is invalid.");
         end_card();
@@ -229,7 +237,7 @@ void draw_memory_chart(AppState& st, ImVec2 size) {
             plot::plot_rect("##short", m.usable_bytes / 1e9, half + 0.04, m.total_bytes / 1e9, half + 0.1, theme::kBad, plot::ItemFlags_NoHover);
         plot::plot_segment(m.usable_bytes / 1e9, -0.5, m.usable_bytes / 1e9, 0.5, theme::kText, 1.5f, plot::ItemFlags_Dashed | plot::ItemFlags_NoFit);
         plot::plot_segment(m.capacity_bytes / 1e9, -0.5, m.capacity_bytes / 1e9, 0.5, theme::kTextDim, 1.5f, plot::ItemFlags_NoFit);
-        const std::string usable = "usable (" + fmt::percent(st.scenario.runtime.mem_fraction) + ")";
+        const std::string usable = "usable (" + fmt::percent(shown_scenario(st).runtime.mem_fraction) + ")";
         plot::plot_text(m.usable_bytes / 1e9, -0.5, usable.c_str(), theme::kText, ImVec2(-4, 9), false, 1.0f);
         const plot::Hover h = plot::end_plot();
         for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -243,11 +251,13 @@ void draw_memory_chart(AppState& st, ImVec2 size) {
     }
     // legend with values, in two columns
     ImGui::Spacing();
+    // (a narrow card, under 330 px: the names only, their sizes on hover)
+    const bool values = ImGui::GetContentRegionAvail().x >= theme::px(330);
     if (ImGui::BeginTable("mem_legend", 4, ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_NoPadOuterX)) {
         ImGui::TableSetupColumn("a", ImGuiTableColumnFlags_WidthStretch, 1.4f);
-        ImGui::TableSetupColumn("b", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+        ImGui::TableSetupColumn("b", ImGuiTableColumnFlags_WidthStretch, values ? 0.8f : 0.001f);
         ImGui::TableSetupColumn("c", ImGuiTableColumnFlags_WidthStretch, 1.4f);
-        ImGui::TableSetupColumn("d", ImGuiTableColumnFlags_WidthStretch, 0.8f);
+        ImGui::TableSetupColumn("d", ImGuiTableColumnFlags_WidthStretch, values ? 0.8f : 0.001f);
         std::vector<const Part*> shown;
         for (const Part& p : parts)
             if (p.bytes > 0) shown.push_back(&p);
@@ -264,35 +274,54 @@ void draw_memory_chart(AppState& st, ImVec2 size) {
                 }
                 ImGui::TextColored(theme::vec(shown[i]->colour), "\u25A0");
                 ImGui::SameLine(0, theme::px(4));
-                ImGui::TextUnformatted(shown[i]->name);
+                // a narrow card shortens the names (the hover gives them whole), never cuts them
+                ImFont* font = ImGui::GetFont();
+                const std::string name = elide_text(font, ImGui::GetFontSize(), shown[i]->name, ImGui::GetContentRegionAvail().x - theme::px(2));
+                ImGui::TextUnformatted(name.c_str());
+                log_text_item(name.c_str());
+                if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s: %s per GPU", shown[i]->name, fmt::bytes(shown[i]->bytes).c_str());
                 ImGui::TableNextColumn();
-                const std::string v = fmt::bytes(shown[i]->bytes);
+                if (!values) continue;
+                const std::string v = elide_text(font, ImGui::GetFontSize(), fmt::bytes(shown[i]->bytes), ImGui::GetContentRegionAvail().x - theme::px(2));
                 ImGui::SetCursorPosX(ImGui::GetCursorPosX() + std::max(0.0f, ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(v.c_str()).x - theme::px(10)));
                 ImGui::TextDisabled("%s", v.c_str());
+                log_text_item(v.c_str());
             }
         }
         ImGui::PopFont();
         ImGui::EndTable();
     }
+    // One line under the legend (shortened to the card's width, never wrapped below its edge): the verdict (none
+    // with serving on: the deployment's is on its GPUs card), KV per token, the largest batch and context.
     ImGui::PushFont(theme::fonts().small);
-    ImGui::PushTextWrapPos(0.0f);
-    if (m.fits) {
-        ImGui::TextColored(theme::vec(theme::kGood), "fits");
+    std::string verdict;
+    ImU32 verdict_colour = theme::kGood;
+    if (st.steps.on) {
+        verdict = "decode step at the running batch";
+        verdict_colour = theme::kTextDim;
+    } else if (m.fits) {
+        verdict = "fits";
     } else {
-        ImGui::TextColored(theme::vec(theme::kBad), "short by %s", fmt::bytes(m.shortfall_bytes).c_str());
+        verdict = "short by " + fmt::bytes(m.shortfall_bytes);
+        verdict_colour = theme::kBad;
     }
-    ImGui::SameLine();
-    if (m.max_context > 0)
-        ImGui::TextDisabled("\u00b7 KV %s/token \u00b7 max batch %s \u00b7 max context %s",
-                            fmt::bytes(m.kv_bytes_per_token).c_str(), fmt::number(m.max_batch).c_str(),
-                            fmt::number(m.max_context).c_str());
-    else
-        ImGui::TextDisabled("\u00b7 KV %s/token \u00b7 max batch %s", fmt::bytes(m.kv_bytes_per_token).c_str(),
-                            fmt::number(m.max_batch).c_str());
+    std::string rest = " \u00b7 KV " + fmt::bytes(m.kv_bytes_per_token) + "/token \u00b7 max batch " + fmt::number(m.max_batch);
+    if (m.max_context > 0) rest += " \u00b7 max context " + fmt::number(m.max_context);
+    const float room = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(verdict.c_str()).x;
+    while (!rest.empty() && ImGui::CalcTextSize(rest.c_str()).x > room) {  // drop the last item that does not fit
+        const std::size_t cut = rest.rfind(" \u00b7 ");
+        rest = cut == std::string::npos || cut == 0 ? std::string() : rest.substr(0, cut);
+    }
+    ImGui::TextColored(theme::vec(verdict_colour), "%s", verdict.c_str());
+    log_text_item(verdict.c_str());
+    if (!rest.empty()) {
+        ImGui::SameLine(0, 0);
+        ImGui::TextDisabled("%s", rest.c_str());
+        log_text_item(rest.c_str());
+    }
     if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Largest decode batch per DP rank that fits at context %s; largest context that fits at batch %d.",
-                          fmt::number(st.scenario.context_len()).c_str(), st.scenario.workload.batch);
-    ImGui::PopTextWrapPos();
+                          fmt::number(shown_scenario(st).context_len()).c_str(), shown_scenario(st).workload.batch);
     ImGui::PopFont();
     end_card();
 }
@@ -303,7 +332,7 @@ void draw_roofline_chart(AppState& st, ImVec2 size) {
         end_card();
         return;
     }
-    const moe::Estimate& e = st.estimate;
+    const moe::Estimate& e = shown_estimate(st);
     const moe::Phase ph = shown_phase(st);
     const moe::PhaseResult& pr = phase_result(e, ph);
     if (!e.ok || !pr.computed) {
@@ -311,7 +340,7 @@ void draw_roofline_chart(AppState& st, ImVec2 size) {
         end_card();
         return;
     }
-    const moe::GpuSpec& g = st.scenario.gpu;
+    const moe::GpuSpec& g = shown_scenario(st).gpu;
     std::vector<double> xs, ys;
     std::vector<float> radii;
     std::vector<ImU32> colours;
@@ -417,8 +446,12 @@ double display_scale(const moe::Column& c, std::string& unit) {
     return 1;
 }
 
+
+
+}  // namespace
+
 double current_x(const AppState& st, SweepAxis a) {
-    const moe::Scenario& s = st.scenario;
+    const moe::Scenario& s = shown_scenario(st);
     switch (a) {
         case SweepAxis::batch: return s.workload.batch;
         case SweepAxis::context: return s.context_len();
@@ -431,14 +464,6 @@ double current_x(const AppState& st, SweepAxis a) {
     }
     return 0;
 }
-
-// x axis of the Serving tab's charts.
-const char* serving_axis_label(SweepAxis a) {
-    return a == SweepAxis::decode_batch ? "decode batch per DP rank" : "concurrency (requests in flight)";
-}
-std::string tick_ms(double v) { return fmt::si(v); }
-
-}  // namespace
 
 void draw_sweep_chart(AppState& st, ImVec2 size) {
     if (!begin_card(st, "chart.sweep", size)) {
@@ -485,7 +510,7 @@ void draw_sweep_chart(AppState& st, ImVec2 size) {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("y axis: any output column (the same names as moe-roofline eval)");
     ImGui::PopFont();
 
-    if (!st.estimate.ok) {
+    if (!shown_estimate(st).ok) {
         ImGui::TextDisabled("Nothing to show: the scenario is invalid.");
         end_card();
         return;
@@ -526,19 +551,21 @@ void draw_sweep_chart(AppState& st, ImVec2 size) {
         bool any_dim = false;
         for (unsigned char v : dim) any_dim |= v != 0;
         if (any_dim) plot::legend_entry("does not fit", theme::with_alpha(theme::kAccent, 0.35f));
-        const moe::Estimate& e = st.estimate;
+        const moe::Estimate& e = shown_estimate(st);
         if (e.ok && axis == SweepAxis::batch && e.memory.max_batch >= 1)
             plot::plot_vline("max batch", e.memory.max_batch, theme::kGood);
         if (e.ok && axis == SweepAxis::context && e.memory.max_context >= 1)
             plot::plot_vline("max context", e.memory.max_context, theme::kGood);
-        const double cy = col->number(e) * scale;
-        if (e.ok && std::isfinite(cy)) plot::plot_marker(current_x(st, axis), cy, theme::kText, 6);
+        // the current point: the deployment's on a serving axis or column, the shown steps' otherwise
+        const moe::Estimate& ce = is_serving_axis(axis) || std::string_view(col->name).rfind("serving.", 0) == 0 ? st.estimate : e;
+        const double cy = col->number(ce) * scale;
+        if (ce.ok && std::isfinite(cy)) plot::plot_marker(current_x(st, axis), cy, theme::kText, 6);
         plot::end_plot();
     }
     if (ok == 0) {
         const ImVec4 a = plot::plot_area();
-        ImGui::GetWindowDrawList()->AddText(ImVec2(a.x + theme::px(10), a.y + theme::px(10)), theme::kTextDim,
-                                            "no valid point on this axis");
+        draw_text(ImGui::GetWindowDrawList(), ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(a.x + theme::px(10), a.y + theme::px(10)),
+                  theme::kTextDim, "no valid point on this axis");
     }
     end_card();
 }
@@ -553,7 +580,7 @@ void draw_frontier_chart(AppState& st, ImVec2 size) {
     const int ci = numeric_column_index("decode.tokens_per_s_per_user");
     const int cg = numeric_column_index("decode.tokens_per_s_per_gpu");
     const int ct = numeric_column_index("decode.tpot_ms");
-    if (d.size() == 0 || ci < 0 || cg < 0 || !st.estimate.ok) {
+    if (d.size() == 0 || ci < 0 || cg < 0 || !shown_estimate(st).ok) {
         empty_chart("Throughput vs interactivity", "Nothing to show: the scenario is invalid.");
         end_card();
         return;
@@ -589,7 +616,7 @@ void draw_frontier_chart(AppState& st, ImVec2 size) {
             std::snprintf(buf, sizeof buf, "b=%d", b);
             plot::plot_text(x[i], y[i], buf, theme::kTextDim, ImVec2(5, -7));
         }
-        const moe::Estimate& e = st.estimate;
+        const moe::Estimate& e = shown_estimate(st);
         if (e.ok && e.decode.computed)
             plot::plot_marker(e.decode.tokens_per_s_per_user, e.decode.tokens_per_s_per_gpu, theme::kText, 6);
         bool any_dim = false;
@@ -606,188 +633,6 @@ void draw_frontier_chart(AppState& st, ImVec2 size) {
                             fmt::number(s.value(size_t(cg), i), 4).c_str());
                 if (ct >= 0) ImGui::Text("TPOT %s", fmt::time_ms(s.value(size_t(ct), i)).c_str());
                 ImGui::TextColored(theme::vec(s.fits[i] ? theme::kGood : theme::kBad), "%s", s.fits[i] ? "fits in memory" : "does not fit in memory");
-                ImGui::EndTooltip();
-            }
-        }
-    }
-    end_card();
-}
-
-// ---- serving: TTFT and TPOT against concurrency ---------------------------------------------------------------
-void draw_serving_chart(AppState& st, ImVec2 size) {
-    if (!begin_card(st, "chart.serving", size)) {
-        end_card();
-        return;
-    }
-    const SweepData& d = st.serving;
-    const int c_ttft = numeric_column_index("serving.ttft_ms");
-    const int c_tpot = numeric_column_index("serving.tpot_ms");
-    const moe::Estimate& e = st.estimate;
-    if (d.size() == 0 || c_ttft < 0 || c_tpot < 0 || !e.ok) {
-        empty_chart("TTFT and TPOT under load", e.ok ? "Serving is off." : "Nothing to show: the scenario is invalid.");
-        end_card();
-        return;
-    }
-    const SweepAxis axis = serving_axis(st.scenario);
-    auto series = [&](const SweepData& s, int col, std::vector<double>& y, std::vector<unsigned char>& dim) {
-        y.resize(s.size());
-        dim.resize(s.size());
-        for (std::size_t i = 0; i < s.size(); ++i) {
-            const double v = s.ok[i] ? s.value(size_t(col), i) : std::nan("");
-            y[i] = v > 0 ? v : std::nan("");  // a log axis: TPOT is 0 when osl = 1
-            dim[i] = s.ok[i] && !s.fits[i];
-        }
-    };
-    std::vector<double> ttft, tpot, ttft_a, tpot_a;
-    std::vector<unsigned char> dim, dim2, dima, dima2;
-    series(d, c_ttft, ttft, dim);
-    series(d, c_tpot, tpot, dim2);
-    const bool with_a = st.a.active && st.a.serving.size() == d.size();
-    if (with_a) {
-        series(st.a.serving, c_ttft, ttft_a, dima);
-        series(st.a.serving, c_tpot, tpot_a, dima2);
-    }
-    std::string title = st.scenario.serving.mode == moe::ServingMode::disaggregated
-                            ? "TTFT and TPOT under load \u00b7 disaggregated"
-                            : "TTFT and TPOT under load \u00b7 aggregated";
-    // how far this engine's TTFT / TPOT typically are from measured runs (presets/engines.json)
-    const moe::EngineConstants& k = moe::engine_constants(moe::builtin_engines(), st.scenario);
-    if (k.ttft_typical_error > 0 || k.tpot_typical_error > 0) {
-        char note[128];
-        std::snprintf(note, sizeof note, " \u00b7 typical error \u00b1%.0f%% / \u00b1%.0f%%", 100 * k.ttft_typical_error,
-                      100 * k.tpot_typical_error);
-        title += note;
-    }
-    if (plot::begin_plot("##serving", ImVec2(-1, -1), title.c_str())) {
-        plot::setup_axis(plot::Axis::x, serving_axis_label(axis), plot::AxisFlags_Log, tick_plain);
-        plot::setup_axis(plot::Axis::y, "time", plot::AxisFlags_Log, tick_ms, "ms");
-        // whole decades, so that both series sit between labelled ticks (TPOT is often below the first TTFT decade)
-        double lo = HUGE_VAL, hi = 0;
-        for (const std::vector<double>* v : {&ttft, &tpot, &ttft_a, &tpot_a})
-            for (double y : *v)
-                if (std::isfinite(y) && y > 0) lo = std::min(lo, y), hi = std::max(hi, y);
-        if (hi > 0) plot::setup_axis_limits(plot::Axis::y, std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi))));
-        plot::setup_legend(plot::Legend::inside_auto);
-        const int n = static_cast<int>(d.size());
-        if (with_a) {
-            plot::plot_line("A TTFT", d.x.data(), ttft_a.data(), n, theme::kPinned, 1.8f, plot::ItemFlags_Dashed | plot::ItemFlags_CustomTooltip, dima.data());
-            plot::plot_line("A TPOT", d.x.data(), tpot_a.data(), n, theme::lighten(theme::kPinned, 0.35f), 1.8f,
-                            plot::ItemFlags_Dashed | plot::ItemFlags_CustomTooltip, dima2.data());
-        }
-        const int l_ttft = plot::plot_line("TTFT", d.x.data(), ttft.data(), n, theme::kTtft, 2.2f, plot::ItemFlags_CustomTooltip, dim.data());
-        const int l_tpot = plot::plot_line("TPOT", d.x.data(), tpot.data(), n, theme::kTpot, 2.2f, plot::ItemFlags_CustomTooltip, dim2.data());
-        bool any_dim = false;
-        for (unsigned char v : dim) any_dim |= v != 0;
-        if (any_dim) plot::legend_entry("KV does not fit", theme::with_alpha(theme::kText, 0.35f), plot::ItemFlags_Dashed);
-        const double cx = current_x(st, axis);
-        if (e.serving.computed) {
-            if (e.serving.ttft_ms > 0) {
-                plot::plot_marker(cx, e.serving.ttft_ms, theme::kText, 6);
-                plot::plot_text(cx, e.serving.ttft_ms, fmt::time_ms(e.serving.ttft_ms).c_str(), theme::kTtft, ImVec2(-9, -7), true, 1.0f);
-            }
-            if (e.serving.tpot_ms > 0) {
-                plot::plot_marker(cx, e.serving.tpot_ms, theme::kText, 6);
-                plot::plot_text(cx, e.serving.tpot_ms, fmt::time_ms(e.serving.tpot_ms).c_str(), theme::kTpot, ImVec2(-9, -7), true, 1.0f);
-            }
-        }
-        const plot::Hover h = plot::end_plot();
-        if (h.item >= 0 && h.index >= 0) {
-            const bool is_b = h.item == l_ttft || h.item == l_tpot;
-            const SweepData& s = is_b ? d : st.a.serving;
-            const std::size_t i = size_t(h.index);
-            if (i < s.size() && s.ok[i]) {
-                auto v = [&](const char* col) { return s.value(size_t(numeric_column_index(col)), i); };
-                ImGui::BeginTooltip();
-                ImGui::Text("%s %d%s", axis == SweepAxis::decode_batch ? "decode batch" : "concurrency", static_cast<int>(s.x[i]),
-                            is_b ? "" : " (A)");
-                ImGui::TextColored(theme::vec(theme::kTtft), "TTFT %s", fmt::time_ms(v("serving.ttft_ms")).c_str());
-                ImGui::SameLine();
-                ImGui::TextDisabled("prefill %s, queue %s, first wave %s, overhead %s, stream %s, KV %s",
-                                    fmt::time_ms(v("serving.ttft_prefill_ms")).c_str(), fmt::time_ms(v("serving.ttft_queue_ms")).c_str(),
-                                    fmt::time_ms(v("serving.ttft_first_wave_ms")).c_str(),
-                                    fmt::time_ms(v("serving.ttft_overhead_ms")).c_str(), fmt::time_ms(v("serving.ttft_stream_ms")).c_str(),
-                                    fmt::time_ms(v("serving.kv_transfer_ms")).c_str());
-                ImGui::TextColored(theme::vec(theme::kTpot), "TPOT %s", fmt::time_ms(v("serving.tpot_ms")).c_str());
-                ImGui::SameLine();
-                ImGui::TextDisabled("decode step %s, interleaved prefill %s", fmt::time_ms(v("serving.tpot_decode_ms")).c_str(),
-                                    fmt::time_ms(v("serving.tpot_prefill_ms")).c_str());
-                if (v("serving.tpot_preempt_ms") > 0)
-                    ImGui::TextDisabled("preempted for KV room %s", fmt::time_ms(v("serving.tpot_preempt_ms")).c_str());
-                ImGui::Text("%s tokens/s per GPU, running batch %s per DP rank", fmt::number(v("serving.output_tokens_per_s_per_gpu"), 4).c_str(),
-                            fmt::number(v("serving.running_batch"), 3).c_str());
-                ImGui::TextColored(theme::vec(s.fits[i] ? theme::kGood : theme::kBad), "%s",
-                                   s.fits[i] ? "a request's KV cache fits" : "a request's KV cache does not fit");
-                ImGui::EndTooltip();
-            }
-        }
-    }
-    end_card();
-}
-
-// ---- serving: the deployment's throughput against interactivity over concurrency -----------------------------
-void draw_serving_frontier_chart(AppState& st, ImVec2 size) {
-    if (!begin_card(st, "chart.serving_frontier", size)) {
-        end_card();
-        return;
-    }
-    const SweepData& d = st.serving;
-    const int cu = numeric_column_index("serving.tokens_per_s_per_user");
-    const int cg = numeric_column_index("serving.output_tokens_per_s_per_gpu");
-    const moe::Estimate& e = st.estimate;
-    if (d.size() == 0 || cu < 0 || cg < 0 || !e.ok) {
-        empty_chart("Throughput vs interactivity \u00b7 deployment", e.ok ? "Serving is off." : "Nothing to show: the scenario is invalid.");
-        end_card();
-        return;
-    }
-    const SweepAxis axis = serving_axis(st.scenario);
-    auto series = [&](const SweepData& s, std::vector<double>& x, std::vector<double>& y, std::vector<unsigned char>& dim) {
-        x.resize(s.size());
-        y.resize(s.size());
-        dim.resize(s.size());
-        for (std::size_t i = 0; i < s.size(); ++i) {
-            x[i] = s.ok[i] ? s.value(size_t(cu), i) : std::nan("");
-            y[i] = s.ok[i] ? s.value(size_t(cg), i) : std::nan("");
-            dim[i] = s.ok[i] && !s.fits[i];
-        }
-    };
-    std::vector<double> x, y, xa, ya;
-    std::vector<unsigned char> dim, dima;
-    series(d, x, y, dim);
-    const bool with_a = st.a.active && st.a.serving.size() == d.size();
-    if (with_a) series(st.a.serving, xa, ya, dima);
-    if (plot::begin_plot("##serving_frontier", ImVec2(-1, -1), "Throughput vs interactivity \u00b7 deployment")) {
-        plot::setup_axis(plot::Axis::x, "per user", plot::AxisFlags_ZeroMin, tick_plain, "tokens/s");
-        plot::setup_axis(plot::Axis::y, "output per GPU", plot::AxisFlags_ZeroMin, tick_plain, "tokens/s");
-        plot::setup_legend(plot::Legend::inside_auto);
-        if (with_a) plot::plot_line("A", xa.data(), ya.data(), static_cast<int>(xa.size()), theme::kPinned, 2,
-                                    plot::ItemFlags_Dashed | plot::ItemFlags_CustomTooltip, dima.data());
-        const int line = plot::plot_line(with_a ? "B" : "##serving", x.data(), y.data(), static_cast<int>(x.size()), theme::kAccent, 2.2f,
-                                         plot::ItemFlags_CustomTooltip, dim.data());
-        // concurrency labels at powers of four
-        const char* tag = axis == SweepAxis::decode_batch ? "b" : "c";
-        for (std::size_t i = 0; i < d.size(); ++i) {
-            const int c = static_cast<int>(d.x[i]);
-            if (!d.ok[i] || (c & (c - 1)) != 0 || (c != 1 && (__builtin_ctz(static_cast<unsigned>(c)) % 2) != 0)) continue;
-            char buf[32];
-            std::snprintf(buf, sizeof buf, "%s=%d", tag, c);
-            plot::plot_text(x[i], y[i], buf, theme::kTextDim, ImVec2(5, -7));
-        }
-        if (e.serving.computed) plot::plot_marker(e.serving.tokens_per_s_per_user, e.serving.output_tokens_per_s_per_gpu, theme::kText, 6);
-        bool any_dim = false;
-        for (unsigned char v : dim) any_dim |= v != 0;
-        if (any_dim) plot::legend_entry("KV does not fit", theme::with_alpha(theme::kAccent, 0.35f));
-        const plot::Hover h = plot::end_plot();
-        if (h.item >= 0 && h.index >= 0) {
-            const SweepData& s = (with_a && h.item != line) ? st.a.serving : d;
-            const std::size_t i = size_t(h.index);
-            if (i < s.size() && s.ok[i]) {
-                ImGui::BeginTooltip();
-                ImGui::Text("%s %d%s", axis == SweepAxis::decode_batch ? "decode batch" : "concurrency", static_cast<int>(s.x[i]),
-                            (with_a && h.item != line) ? " (A)" : "");
-                ImGui::Text("%s tokens/s per user, %s output tokens/s per GPU", fmt::number(s.value(size_t(cu), i), 4).c_str(),
-                            fmt::number(s.value(size_t(cg), i), 4).c_str());
-                ImGui::Text("TTFT %s, TPOT %s", fmt::time_ms(s.value(size_t(numeric_column_index("serving.ttft_ms")), i)).c_str(),
-                            fmt::time_ms(s.value(size_t(numeric_column_index("serving.tpot_ms")), i)).c_str());
                 ImGui::EndTooltip();
             }
         }

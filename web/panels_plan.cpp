@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -12,6 +13,8 @@
 
 #include "format.h"
 #include "panels.h"
+#include "platform.h"
+#include "text_log.h"
 #include "plot.h"
 #include "theme.h"
 #include "widgets.h"
@@ -38,6 +41,40 @@ std::string layout_text(int tp, int dp, int ep, int pp) {
 }
 
 std::string dtype_text(const moe::DtypeSel& d, const char* auto_text) { return d.is_auto ? auto_text : moe::dtype_name(d.value); }
+
+// "plan-deepseek-v3-h200-64gpus"
+std::string plan_filename(const AppState& st) {
+    std::string id = st.plan.search.started() ? st.plan.search.base().model_ref + "-" + st.plan.search.base().hardware_ref : "plan";
+    for (char& c : id)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '-';
+    return "plan-" + id + "-" + std::to_string(st.plan.settings.gpus) + "gpus";
+}
+
+// Everything about front row k, as the hover over a table row or a chart point shows it.
+void row_tooltip(const AppState& st, std::size_t k) {
+    const moe::PlanSearch& s = st.plan.search;
+    const moe::PlanPoint& pt = s.points()[st.plan.front[k]];
+    const moe::PointResult& r = s.results()[st.plan.front[k]];
+    const bool dis = pt.mode == moe::PlanMode::disaggregated;
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
+    ImGui::Text("#%zu %s, %d GPUs x %d replica%s", k + 1, dis ? "disaggregated" : "aggregated", pt.world(), pt.replicas,
+                pt.replicas == 1 ? "" : "s");
+    ImGui::Text("%s output tokens/s per GPU, %s tokens/s per user", fmt::number(r.output_tokens_per_s_per_gpu, 4).c_str(),
+                fmt::number(r.tokens_per_s_per_user, 4).c_str());
+    ImGui::Text("TTFT %s (%s waiting), TPOT %s", fmt::time_ms(r.ttft_ms).c_str(), fmt::time_ms(r.ttft_queue_ms).c_str(),
+                fmt::time_ms(r.tpot_ms).c_str());
+    if (moe::plan_ttft_mostly_queueing(r)) ImGui::TextColored(theme::vec(theme::kWarn), "%s", moe::plan_queue_note(r).c_str());
+    ImGui::Text("%s%s, batch %d per DP rank (%d in flight per worker), MTP %d, weights %s, KV %s, two-batch overlap %s",
+                dis ? (std::to_string(pt.decode_workers) + " decode worker(s) of ").c_str() : "",
+                layout_text(pt.tp, pt.dp, pt.ep, pt.pp).c_str(), pt.batch, pt.batch * pt.dp, int(pt.mtp),
+                moe::plan_weights_text(s.base(), pt.weights).c_str(), moe::plan_kv_text(pt.kv_cache).c_str(),
+                pt.two_batch_overlap ? "on" : "off");
+    if (dis) ImGui::Text("%d prefill worker(s) of %s", int(pt.prefill_workers), layout_text(pt.prefill_tp, pt.prefill_dp, pt.prefill_ep, 1).c_str());
+    ImGui::TextDisabled("click: load it into the calculator; its launch command is under the table");
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+}
 
 // A typed number (0 = no limit); true when the user finished an edit.
 bool limit_input(AppState& st, const char* id, const char* label, double& value, const char* help,
@@ -87,12 +124,14 @@ void draw_plan_controls(AppState& st) {
         if (ImGui::Button("+##plan_gpus", ImVec2(bw, 0)) && p.gpus < 65536) p.gpus *= 2, edited = true;
         record_last_item(st, "plan.gpus.plus");
     }
-    const bool serving_on = s.serving.mode != moe::ServingMode::off;
+    // The page's plan always runs the serving layer (plan_base: the Workload's lengths as the requests when serving
+    // is off), so the serving default TTFT limit always applies, as `moe-roofline plan` applies it to that base.
+    const bool serving_on = plan_base(s, p).serving.mode != moe::ServingMode::off;
     edited |= limit_input(st, "##ttft_ms", "TTFT \u2264 ms", p.ttft_ms,
                           serving_on ? "Time to first token under load (serving.ttft_ms); left empty: 10000 ms, the serving default "
                                        "(moe-roofline plan's too: a deployment whose first token takes longer is not an interactive service)."
                                      : "Time to first token under load (serving.ttft_ms); none: no limit.",
-                          serving_on ? "10 s def." : "none");
+                          serving_on ? "10 s" : "none");
     edited |= limit_input(st, "##tpot_ms", "TPOT \u2264 ms", p.tpot_ms, "Time per output token under load (serving.tpot_ms); none: no limit.");
     edited |= limit_input(st, "##min_user", "tokens/s/user \u2265", p.min_tokens_per_s_per_user,
                           "Output tokens per second each user sees at least (serving.tokens_per_s_per_user); none: no limit.");
@@ -110,10 +149,13 @@ void draw_plan_controls(AppState& st) {
     if (edited) edit_plan_settings(st);
 
     ImGui::Spacing();
-    ImGui::TextDisabled("%s on %s, %d in / %d out tokens", s.model.name.c_str(), s.gpu.name.c_str(),
-                        s.serving.mode == moe::ServingMode::off ? s.workload.prompt_len : s.serving.isl,
-                        s.serving.mode == moe::ServingMode::off ? s.workload.output_len : s.serving.osl);
-    ImGui::TextDisabled("engine: %s (runtime.engine)", moe::engine_kind_name(s.runtime.engine));
+    ImGui::PushTextWrapPos(0.0f);
+    const bool off = s.serving.mode == moe::ServingMode::off;
+    ImGui::TextDisabled("%s on %s, %d in / %d out tokens (%s), engine %s", s.model.name.c_str(), s.gpu.name.c_str(),
+                        off ? s.workload.prompt_len : s.serving.isl, off ? s.workload.output_len : s.serving.osl,
+                        off ? "the Workload's prompt and output" : "the Serving section's ISL / OSL",
+                        moe::engine_kind_name(s.runtime.engine));
+    ImGui::PopTextWrapPos();
     ImGui::Spacing();
     const bool running = pl.running;
     if (running) ImGui::BeginDisabled();
@@ -142,6 +184,16 @@ void draw_plan_controls(AppState& st) {
                                 fmt::number(double(c[int(moe::Verdict::per_user)]), 9).c_str(),
                                 fmt::number(double(c[int(moe::Verdict::error)]), 9).c_str());
             ImGui::PopTextWrapPos();
+            if (!pl.front.empty()) {
+                if (ImGui::Button("Export the front as CSV", ImVec2(-1, 0))) {
+                    download(plan_filename(st) + ".csv", "text/csv", plan_front_csv(st, page_url_without_fragment()));
+                    st.last_action = "plan:csv";
+                }
+                record_last_item(st, "plan.csv");
+                if (ImGui::IsItemHovered())
+                    ImGui::SetTooltip("The rows of moe-roofline plan --format csv for this search (base scenario, --space, SLA): "
+                                      "numbers, launch commands, links.");
+            }
         }
     }
     if (!pl.error.empty()) {
@@ -208,7 +260,9 @@ void draw_plan_chart(AppState& st, ImVec2 size) {
                                              plot::ItemFlags_CustomTooltip | plot::ItemFlags_NoLegend, nullptr, front_colours.data());
         if (pl.selected >= 0 && std::size_t(pl.selected) < fx.size())
             plot::plot_marker(fx[std::size_t(pl.selected)], fy[std::size_t(pl.selected)], theme::kText, 8);
-        if (const double ttft = moe::plan_ttft_limit_ms(st.scenario, p.ttft_ms); ttft > 0) {
+        if (pl.hovered >= 0 && std::size_t(pl.hovered) < fx.size() && pl.hovered != pl.selected)  // a table row under the mouse
+            plot::plot_marker(fx[std::size_t(pl.hovered)], fy[std::size_t(pl.hovered)], theme::kWarn, 7);
+        if (const double ttft = moe::plan_ttft_limit_ms(plan_base(st.scenario, p), p.ttft_ms); ttft > 0) {
             char label[64];
             std::snprintf(label, sizeof label, "and TTFT \u2264 %g ms%s", ttft, p.ttft_ms > 0 ? "" : " (default)");
             plot::legend_entry(label, theme::kTextDim);
@@ -238,37 +292,28 @@ void draw_plan_chart(AppState& st, ImVec2 size) {
             record_rect(st, "plan.point." + std::to_string(k + 1), ImVec2(c.x - r, c.y - r), ImVec2(c.x + r, c.y + r));
         }
         if (h.item == front && h.index >= 0 && std::size_t(h.index) < pl.front.size()) {
-            const std::size_t i = pl.front[std::size_t(h.index)];
-            const moe::PlanPoint& pt = pts[i];
-            const moe::PointResult& r = res[i];
-            ImGui::BeginTooltip();
-            ImGui::Text("#%d %s, %d GPUs x %d", h.index + 1, pt.mode == moe::PlanMode::disaggregated ? "disaggregated" : "aggregated",
-                        pt.world(), pt.replicas);
-            ImGui::Text("%s output tokens/s per GPU, %s tokens/s per user", fmt::number(r.output_tokens_per_s_per_gpu, 4).c_str(),
-                        fmt::number(r.tokens_per_s_per_user, 4).c_str());
-            ImGui::Text("TTFT %s, TPOT %s", fmt::time_ms(r.ttft_ms).c_str(), fmt::time_ms(r.tpot_ms).c_str());
-            ImGui::TextDisabled("click: load it into the calculator");
-            ImGui::EndTooltip();
+            row_tooltip(st, std::size_t(h.index));
             if (ImGui::IsMouseClicked(0)) load_plan_row(st, h.index);
         }
     }
     end_card();
 }
 
-void draw_plan_table(AppState& st) {
+void draw_plan_table(AppState& st, float height) {
     PlanState& pl = st.plan;
     const moe::PlanSearch& s = pl.search;
     if (!s.started() || pl.running || pl.front.empty()) return;
+    // Every column at its text's width; a narrow window scrolls the table sideways (none is cut).
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
-                                  ImGuiTableFlags_ScrollX |  // (thirteen columns: the last ones scroll into view)
-                                  ImGuiTableFlags_SizingFixedFit;
-    if (!ImGui::BeginTable("plan_front", 13, flags, ImVec2(0, ImGui::GetContentRegionAvail().y))) return;
-    ImGui::TableSetupScrollFreeze(0, 1);
+                                  ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
+    if (!ImGui::BeginTable("plan_front", 13, flags, ImVec2(0, height))) return;
+    ImGui::TableSetupScrollFreeze(1, 1);
     const char* headers[] = {"#", "mode", "tok/s/GPU", "tok/s/user", "$/Mtok", "J/tok", "TTFT", "TPOT", "GPUs",
                              "layout (decode)", "batch", "mtp / weights / kv / tbo", "prefill pool"};
     for (const char* hd : headers) ImGui::TableSetupColumn(hd);
     ImGui::TableHeadersRow();
     const moe::ModelSpec& m = s.base().model;
+    int hovered = -1;
     for (std::size_t k = 0; k < pl.front.size(); ++k) {
         const moe::PlanPoint& p = s.points()[pl.front[k]];
         const moe::PointResult& r = s.results()[pl.front[k]];
@@ -278,6 +323,10 @@ void draw_plan_table(AppState& st) {
         std::snprintf(id, sizeof id, "%zu##plan_row", k + 1);
         if (ImGui::Selectable(id, pl.selected == int(k), ImGuiSelectableFlags_SpanAllColumns)) load_plan_row(st, int(k));
         record_last_item(st, "plan.row." + std::to_string(k + 1));
+        if (ImGui::IsItemHovered()) {
+            hovered = int(k);
+            row_tooltip(st, k);
+        }
         ImGui::TableNextColumn();
         const bool dis = p.mode == moe::PlanMode::disaggregated;
         ImGui::TextColored(theme::vec(mode_colour(p)), "%s", dis ? "disagg" : "agg");
@@ -293,7 +342,12 @@ void draw_plan_table(AppState& st) {
         if (joules > 0) ImGui::TextUnformatted(fmt::number(joules, 3).c_str());
         else ImGui::TextDisabled("\u2014");
         ImGui::TableNextColumn();
-        ImGui::TextUnformatted(fmt::time_ms(r.ttft_ms).c_str());
+        if (moe::plan_ttft_mostly_queueing(r)) {  // issue 26: said on the row
+            ImGui::TextColored(theme::vec(theme::kWarn), "%s queue", fmt::time_ms(r.ttft_ms).c_str());
+            record_last_item(st, "plan.queueing." + std::to_string(k + 1));
+        } else {
+            ImGui::TextUnformatted(fmt::time_ms(r.ttft_ms).c_str());
+        }
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(fmt::time_ms(r.tpot_ms).c_str());
         ImGui::TableNextColumn();
@@ -309,8 +363,59 @@ void draw_plan_table(AppState& st) {
         ImGui::TableNextColumn();
         if (dis) ImGui::TextUnformatted((std::to_string(p.prefill_workers) + " x " + layout_text(p.prefill_tp, p.prefill_dp, p.prefill_ep, 1)).c_str());
         else ImGui::TextDisabled("\u2014");
+        if (ImGui::TableGetColumnFlags() & ImGuiTableColumnFlags_IsVisible)  // (scrolled out of sight: not on screen)
+            record_last_item(st, "plan.cell.prefill." + std::to_string(k + 1));
+    }
+    if (ImGui::GetScrollMaxX() != pl.table_scroll_max_x || ImGui::GetScrollX() != pl.table_scroll_x) {
+        pl.table_scroll_max_x = ImGui::GetScrollMaxX();
+        pl.table_scroll_x = ImGui::GetScrollX();
+        st.publish_pending = true;
     }
     ImGui::EndTable();
+    if (hovered != pl.hovered) {
+        pl.hovered = hovered;
+        st.publish_pending = true;
+    }
+}
+
+// The launch command(s) of the selected row (else row 1), selectable text and a Copy button.
+void draw_plan_command(AppState& st, float height) {
+    PlanState& pl = st.plan;
+    if (!pl.search.done() || pl.front.empty()) return;
+    const int k = pl.selected >= 0 ? pl.selected : 0;
+    const std::string cmd = plan_row_commands(st, k);
+    ImGui::BeginChild("plan_command", ImVec2(0, height), true);
+    {
+        const ImVec2 p = ImGui::GetWindowPos(), sz = ImGui::GetWindowSize();
+        record_rect(st, "plan.command", p, ImVec2(p.x + sz.x, p.y + sz.y));
+    }
+    // the title, shortened to the room the Copy button leaves (it never runs under the button)
+    const float copy_w = ImGui::CalcTextSize("Copy").x + ImGui::GetStyle().FramePadding.x * 2;
+    const float x0 = ImGui::GetCursorPosX();
+    const float room = ImGui::GetContentRegionAvail().x - copy_w - ImGui::GetStyle().ItemSpacing.x;
+    char title[160];
+    std::snprintf(title, sizeof title, "Launch command of row #%d (%s)%s", k + 1, moe::serving_engine_name(pl.search.request().engine),
+                  pl.selected >= 0 ? "" : " \u00b7 click a row for its own");
+    const std::string shown_title = elide_text(ImGui::GetFont(), ImGui::GetFontSize(), title, room);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("%s", shown_title.c_str());
+    log_text_item(shown_title.c_str());
+    ImGui::SameLine(x0 + room + ImGui::GetStyle().ItemSpacing.x);
+    if (ImGui::Button("Copy")) {
+        copy_to_clipboard(cmd);
+        st.last_action = "plan:copy:" + std::to_string(k + 1);
+        st.toast = "Launch command copied";
+        st.toast_until = ImGui::GetTime() + 2.0;
+        st.publish_pending = true;
+    }
+    record_last_item(st, "plan.copy");
+    log_text_item("Copy");
+    ImGui::PushFont(theme::fonts().small);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(cmd.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::PopFont();
+    ImGui::EndChild();
 }
 
 }  // namespace
@@ -334,12 +439,17 @@ void draw_plan_tab(AppState& st) {
     const float chart_h = table ? std::max(theme::px(260), h * 0.58f) : h;
     draw_plan_chart(st, ImVec2(w, chart_h));
     if (table) {
-        ImGui::BeginChild("plan_table", ImVec2(w, h - chart_h - gap.y), false);
+        const float command_h = theme::px(96);
+        const float table_h = std::max(theme::px(60), h - chart_h - command_h - 2 * gap.y);
+        ImGui::BeginChild("plan_table", ImVec2(w, table_h), false);
         {
             const ImVec2 p = ImGui::GetWindowPos(), sz = ImGui::GetWindowSize();
             record_rect(st, "table.plan", p, ImVec2(p.x + sz.x, p.y + sz.y));
         }
-        draw_plan_table(st);
+        draw_plan_table(st, table_h);
+        ImGui::EndChild();
+        ImGui::BeginChild("plan_command_box", ImVec2(w, command_h), false);
+        draw_plan_command(st, command_h);
         ImGui::EndChild();
     }
     ImGui::EndGroup();

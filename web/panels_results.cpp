@@ -4,6 +4,7 @@
 // Serving charts, the A/B comparison, every operator, and every output column with its exact value.
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "format.h"
 #include "panels.h"
+#include "text_log.h"
 #include "theme.h"
 #include "widgets.h"
 
@@ -54,9 +56,10 @@ struct Card {
 };
 
 // Delta of B against A for a card's sub line: "A 1,020 ms · +12.6%" (green when better).
-void compare_sub(Card& c, const AppState& st, const char* column, bool higher_is_better, const std::string& a_text) {
+void compare_sub(Card& c, const AppState& st, const char* column, bool higher_is_better, const std::string& a_text,
+                 const moe::Estimate* a_est = nullptr, const moe::Estimate* b_est = nullptr) {
     if (!st.a.active) return;
-    const double a = column_value(st.a.estimate, column), b = column_value(st.estimate, column);
+    const double a = column_value(a_est ? *a_est : st.a.estimate, column), b = column_value(b_est ? *b_est : st.estimate, column);
     if (!std::isfinite(a) || !std::isfinite(b) || a == 0) {
         c.sub = "A: " + a_text;
         c.sub_colour = theme::kPinned;
@@ -69,22 +72,36 @@ void compare_sub(Card& c, const AppState& st, const char* column, bool higher_is
     c.sub_colour = better ? theme::kGood : worse ? theme::kBad : theme::kTextDim;
 }
 
+// A card: caption, number and unit, and a line under them, each kept inside the card (issue 26: nothing cut at
+// 1280x720 or 800x600): a long caption or line is shortened with an ellipsis, a wide number and unit shrink.
 void draw_card(ImDrawList* dl, ImVec2 p, ImVec2 size, const Card& c) {
     const theme::Fonts& f = theme::fonts();
     dl->AddRectFilled(p, ImVec2(p.x + size.x, p.y + size.y), theme::kPanel, theme::px(6));
     dl->AddRect(p, ImVec2(p.x + size.x, p.y + size.y), theme::kPanelBorder, theme::px(6));
     const float pad = theme::px(10);
+    const float inner = size.x - 2 * pad;
     dl->PushClipRect(ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + size.x - pad * 0.5f, p.y + size.y - 1), true);
     float y = p.y + theme::px(7);
-    dl->AddText(f.small, f.small->FontSize, ImVec2(p.x + pad, y), theme::kTextDim, c.caption);
+    draw_text(dl, f.small, f.small->FontSize, ImVec2(p.x + pad, y), theme::kTextDim,
+              elide_text(f.small, f.small->FontSize, c.caption, inner).c_str());
     y += f.small->FontSize + theme::px(3);
-    dl->AddText(f.headline, f.headline->FontSize, ImVec2(p.x + pad, y), c.value_colour, c.value.c_str());
-    const float vw = f.headline->CalcTextSizeA(f.headline->FontSize, 1e9f, 0, c.value.c_str()).x;
-    dl->AddText(f.body, f.body->FontSize, ImVec2(p.x + pad + vw + theme::px(5), y + f.headline->FontSize - f.body->FontSize - theme::px(2)),
-                theme::kTextDim, c.unit.c_str());
+    // the number and its unit: the headline size, or smaller until both fit
+    const float gap = theme::px(5);
+    float hs = f.headline->FontSize, us = f.body->FontSize;
+    const float vw0 = f.headline->CalcTextSizeA(hs, 1e9f, 0, c.value.c_str()).x;
+    const float uw0 = f.body->CalcTextSizeA(us, 1e9f, 0, c.unit.c_str()).x;
+    if (vw0 + gap + uw0 > inner && vw0 > 0) {  // the unit down to 75%, the number takes what is left (down to 55%)
+        const float k = std::max(0.75f, inner / (vw0 + gap + uw0));
+        us *= k;
+        hs *= std::clamp((inner - gap - uw0 * k - theme::px(3)) / vw0, 0.55f, 1.0f);  // (3 px: glyph rounding)
+    }
+    const float vw = f.headline->CalcTextSizeA(hs, 1e9f, 0, c.value.c_str()).x;
+    const float base = y + f.headline->FontSize;  // the number's baseline stays where it was
+    draw_text(dl, f.headline, hs, ImVec2(p.x + pad, base - hs), c.value_colour, c.value.c_str());
+    draw_text(dl, f.body, us, ImVec2(p.x + pad + vw + gap, base - us - theme::px(2)), theme::kTextDim,
+              elide_text(f.body, us, c.unit, std::max(0.0f, inner - vw - gap)).c_str());
     y += f.headline->FontSize + theme::px(4);
-    const ImVec4 clip(p.x + pad, p.y, p.x + size.x - pad, p.y + size.y);
-    dl->AddText(f.small, f.small->FontSize, ImVec2(p.x + pad, y), c.sub_colour, c.sub.c_str(), nullptr, 0, &clip);
+    draw_text(dl, f.small, f.small->FontSize, ImVec2(p.x + pad, y), c.sub_colour, elide_text(f.small, f.small->FontSize, c.sub, inner).c_str());
     dl->PopClipRect();
 }
 
@@ -222,11 +239,13 @@ void draw_serving_cards(AppState& st) {
         ImGui::InvisibleButton(names[i], ImVec2(g.w, g.h));
         record_last_item(st, names[i]);
         const std::size_t cut = c.value.find(' ');
-        st.cards[names[i]] = {c.help, c.value.substr(0, cut), c.unit, c.unit == "s" ? 1000.0 : 1.0};
+        st.cards[names[i]] = {c.help, c.value.substr(0, cut), c.unit, c.unit == "s" ? 1000.0 : 1.0, c.sub};
         if (!ImGui::IsItemHovered()) continue;
         const moe::Column* col = moe::find_column(c.help);
         ImGui::BeginTooltip();
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28);
+        ImGui::Text("%s: %s %s", c.caption, c.value.c_str(), c.unit.c_str());
+        if (!c.sub.empty()) ImGui::TextDisabled("%s", c.sub.c_str());
         ImGui::TextUnformatted(col ? col->help : "");
         ImGui::TextDisabled("%s = %s", c.help, col ? moe::format_value(*col, e).c_str() : "");
         if (!c.parts.empty()) {
@@ -254,68 +273,81 @@ void draw_serving_cards(AppState& st) {
 void draw_headline(AppState& st) {
     st.cards.clear();
     if (serving_on(st.scenario)) draw_serving_cards(st);
-    const moe::Estimate& e = st.estimate;
-    const moe::Scenario& s = st.scenario;
+    // With serving on these are the serving workload's steps (ISL / OSL, the running batch, the decode pool's
+    // layout), labelled as such; the fit verdict is the deployment's, on its GPUs card (one verdict per screen).
+    const moe::Estimate& e = shown_estimate(st);
+    const moe::Scenario& s = shown_scenario(st);
+    const bool serving = st.steps.on;
+    const bool disagg = serving && st.steps.disaggregated;
+    const moe::Estimate& ea = st.a.steps.on ? st.a.steps.estimate : st.a.estimate;
+    const moe::Estimate& pe = disagg ? st.steps.prefill : e;  // the prefill step: a prefill worker's when disaggregated
+    const moe::Estimate& pea = st.a.steps.on && st.a.steps.disaggregated ? st.a.steps.prefill : ea;
     std::vector<Card> cards(6);
     std::string n, u;
 
     Card& ttft = cards[0];
-    const bool serving = serving_on(s);
-    ttft.caption = serving ? "Step TTFT (one request)" : "Time to first token";
+    ttft.caption = !serving ? "Time to first token" : disagg ? "Step TTFT, prefill worker" : "Step TTFT, one prompt";
     ttft.help = "prefill.ttft_ms";
-    split_time(e.prefill.computed ? e.prefill.ttft_ms : std::nan(""), ttft.value, ttft.unit);
-    if (e.prefill.computed) {
+    split_time(pe.prefill.computed ? pe.prefill.ttft_ms : std::nan(""), ttft.value, ttft.unit);
+    if (pe.prefill.computed) {
         const int forwards = static_cast<int>(std::ceil(double(s.workload.prompt_len) / std::max(1, s.workload.prefill_tokens)));
-        ttft.sub = std::to_string(forwards) + " \u00d7 " + fmt::time_ms(e.prefill.step_ms) + " forward";
+        ttft.sub = std::to_string(forwards) + " \u00d7 " + fmt::time_ms(pe.prefill.step_ms) + (serving ? ", no queue" : " forward");
     } else {
         ttft.sub = "prefill not computed";
     }
-    split_time(column_value(st.a.estimate, "prefill.ttft_ms"), n, u);
-    compare_sub(ttft, st, "prefill.ttft_ms", false, n + " " + u);
+    split_time(column_value(pea, "prefill.ttft_ms"), n, u);
+    compare_sub(ttft, st, "prefill.ttft_ms", false, n + " " + u, &pea, &pe);
 
     Card& tpot = cards[1];
-    tpot.caption = serving ? "Step TPOT (batch above)" : "Time per output token";
+    char caption[64];
+    std::snprintf(caption, sizeof caption, "Step TPOT, batch %d", s.workload.batch);
+    tpot.caption = serving ? caption : "Time per output token";
     tpot.help = "decode.tpot_ms";
     split_time(e.decode.computed ? e.decode.tpot_ms : std::nan(""), tpot.value, tpot.unit);
     if (e.decode.computed) {
         tpot.sub = "step " + fmt::time_ms(e.decode.step_ms);
         if (e.decode.tokens_per_step > s.workload.batch + 1e-9)
             tpot.sub += ", MTP \u00d7" + fmt::number(e.decode.tokens_per_step / s.workload.batch, 3);
+        if (serving) tpot.sub += ", no prefill";
     } else {
         tpot.sub = "decode not computed";
     }
-    split_time(column_value(st.a.estimate, "decode.tpot_ms"), n, u);
-    compare_sub(tpot, st, "decode.tpot_ms", false, n + " " + u);
+    split_time(column_value(ea, "decode.tpot_ms"), n, u);
+    compare_sub(tpot, st, "decode.tpot_ms", false, n + " " + u, &ea, &e);
 
     Card& gpu = cards[2];
-    gpu.caption = "Decode throughput";
+    gpu.caption = serving ? "Step decode" : "Decode throughput";
     gpu.help = "decode.tokens_per_s_per_gpu";
     gpu.value = e.decode.computed ? fmt::number(e.decode.tokens_per_s_per_gpu, 4) : "\u2014";
     gpu.unit = "tok/s/GPU";
-    gpu.sub = e.prefill.computed ? "prefill " + fmt::si(e.prefill.tokens_per_s_per_gpu) + " tok/s/GPU" : "";
-    compare_sub(gpu, st, "decode.tokens_per_s_per_gpu", true, fmt::number(column_value(st.a.estimate, "decode.tokens_per_s_per_gpu"), 4));
+    gpu.sub = pe.prefill.computed ? "prefill " + fmt::si(pe.prefill.tokens_per_s_per_gpu) + " tok/s/GPU" : "";
+    compare_sub(gpu, st, "decode.tokens_per_s_per_gpu", true, fmt::number(column_value(ea, "decode.tokens_per_s_per_gpu"), 4), &ea, &e);
 
     Card& user = cards[3];
-    user.caption = "Per user";
+    user.caption = serving ? "Step per user" : "Per user";
     user.help = "decode.tokens_per_s_per_user";
     user.value = e.decode.computed ? fmt::number(e.decode.tokens_per_s_per_user, 3) : "\u2014";
     user.unit = "tok/s";
     user.sub = "batch " + std::to_string(s.workload.batch) + " \u00d7 DP " + std::to_string(s.parallel.dp);
-    compare_sub(user, st, "decode.tokens_per_s_per_user", true, fmt::number(column_value(st.a.estimate, "decode.tokens_per_s_per_user"), 3));
+    compare_sub(user, st, "decode.tokens_per_s_per_user", true, fmt::number(column_value(ea, "decode.tokens_per_s_per_user"), 3), &ea, &e);
 
     Card& mem = cards[4];
-    mem.caption = "Memory per GPU";
+    mem.caption = !serving ? "Memory per GPU" : disagg ? "Memory, decode worker" : "Memory per GPU, step";
     mem.help = "memory.total_bytes";
     if (e.ok) {
         mem.value = fmt::number(e.memory.total_bytes / 1e9, 3);
         mem.unit = "/ " + fmt::number(e.memory.usable_bytes / 1e9, 3) + " GB";
-        mem.value_colour = e.memory.fits ? theme::kText : theme::kBad;
-        mem.sub = std::string(e.memory.fits ? "\u2713 fits" : "\u2717 too big") + ", max batch " + fmt::number(e.memory.max_batch);
-        mem.sub_colour = e.memory.fits ? theme::kGood : theme::kBad;
+        if (serving) {  // no second verdict: the deployment's is on its GPUs card
+            mem.sub = "max batch " + fmt::number(e.memory.max_batch) + " per rank";
+        } else {
+            mem.value_colour = e.memory.fits ? theme::kText : theme::kBad;
+            mem.sub = std::string(e.memory.fits ? "\u2713 fits" : "\u2717 too big") + ", max batch " + fmt::number(e.memory.max_batch);
+            mem.sub_colour = e.memory.fits ? theme::kGood : theme::kBad;
+        }
     } else {
         mem.value = "\u2014";
     }
-    if (st.a.active && e.ok) compare_sub(mem, st, "memory.total_bytes", false, fmt::bytes(st.a.estimate.memory.total_bytes));
+    if (st.a.active && e.ok) compare_sub(mem, st, "memory.total_bytes", false, fmt::bytes(ea.memory.total_bytes), &ea, &e);
 
     Card& prov = cards[5];
     const moe::Phase ph = shown_phase(st);
@@ -349,11 +381,19 @@ void draw_headline(AppState& st) {
         const ImVec2 p(p0.x + float(i % per_row) * (w + gap), p0.y + float(i / per_row) * (h + gap));
         draw_card(dl, p, ImVec2(w, h), cards[size_t(i)]);
         ImGui::SetCursorScreenPos(p);
-        ImGui::InvisibleButton(cards[size_t(i)].caption, ImVec2(w, h));
+        ImGui::InvisibleButton((std::string("##stepcard") + std::to_string(i)).c_str(), ImVec2(w, h));
         record_last_item(st, std::string("card.") + std::to_string(i));
+        if (cards[size_t(i)].help) {
+            const Card& c = cards[size_t(i)];
+            const std::size_t cut = c.value.find(' ');
+            const double scale = c.unit == "s" ? 1000.0 : std::string_view(c.help) == "memory.total_bytes" ? 1e9 : 1.0;
+            st.cards["card." + std::to_string(i)] = {c.help, c.value.substr(0, cut), c.unit, scale, c.sub};
+        }
         if (ImGui::IsItemHovered()) {
             ImGui::BeginTooltip();
             ImGui::PushTextWrapPos(ImGui::GetFontSize() * 26);
+            ImGui::Text("%s: %s %s", cards[size_t(i)].caption, cards[size_t(i)].value.c_str(), cards[size_t(i)].unit.c_str());
+            if (!cards[size_t(i)].sub.empty()) ImGui::TextDisabled("%s", cards[size_t(i)].sub.c_str());
             if (cards[size_t(i)].help) {
                 const moe::Column* c = moe::find_column(cards[size_t(i)].help);
                 ImGui::TextUnformatted(c ? c->help : "");
@@ -393,266 +433,31 @@ void draw_headline(AppState& st) {
     ImGui::SetCursorScreenPos(ImVec2(p0.x, p0.y + rows_h + ImGui::GetStyle().ItemSpacing.y));
 }
 
-// ---- the compare tab
-struct KeyOutput {
-    const char* column;
-    const char* label;
-    int better;  // +1 higher is better, -1 lower, 0 neutral
-};
-const KeyOutput kKeyOutputs[] = {
-    {"prefill.ttft_ms", "TTFT (ms)", -1},
-    {"decode.tpot_ms", "TPOT (ms)", -1},
-    {"decode.tokens_per_s_per_gpu", "decode tokens/s per GPU", +1},
-    {"decode.tokens_per_s_per_user", "decode tokens/s per user", +1},
-    {"prefill.tokens_per_s_per_gpu", "prefill tokens/s per GPU", +1},
-    {"prefill.step_ms", "prefill step (ms)", -1},
-    {"decode.step_ms", "decode step (ms)", -1},
-    {"decode.exposed_comm_ms", "decode exposed comm (ms)", -1},
-    {"prefill.exposed_comm_ms", "prefill exposed comm (ms)", -1},
-    {"decode.tokens_per_s_cluster", "decode tokens/s, cluster", +1},
-    {"memory.total_bytes", "memory per GPU (GB)", -1},
-    {"memory.weights_bytes", "weights per GPU (GB)", 0},
-    {"memory.kv_cache_bytes", "KV cache per GPU (GB)", 0},
-    {"memory.max_batch", "max batch that fits", +1},
-    {"memory.fits", "fits", +1},
-    {"model.active_params", "active params (B)", 0},
-};
-
-std::string shown(const char* column, double v) {
-    const moe::Column* c = moe::find_column(column);
-    if (!std::isfinite(v)) return "\u2014";
-    if (c && c->type == moe::ColumnType::boolean) return v != 0 ? "yes" : "no";
-    const std::string unit = c && c->unit ? c->unit : "";
-    if (unit == "bytes" || unit == "params") return fmt::number(v / 1e9, 4);
-    return fmt::number(v, 4);
-}
-
-// "a.b.c": value pairs of two JSON objects that differ (flattened).
-void diff_json(const nlohmann::json& a, const nlohmann::json& b, const std::string& prefix,
-               std::vector<std::pair<std::string, std::string>>& out, std::vector<std::string>& av) {
-    if (a.is_object() && b.is_object() && prefix != "model" && prefix != "hardware") {
-        std::vector<std::string> keys;
-        for (auto it = a.begin(); it != a.end(); ++it) keys.push_back(it.key());
-        for (auto it = b.begin(); it != b.end(); ++it)
-            if (!a.contains(it.key())) keys.push_back(it.key());
-        for (const std::string& k : keys) {
-            const nlohmann::json na = a.contains(k) ? a[k] : nlohmann::json();
-            const nlohmann::json nb = b.contains(k) ? b[k] : nlohmann::json();
-            diff_json(na, nb, prefix.empty() ? k : prefix + "." + k, out, av);
-        }
-        return;
-    }
-    if (a == b) return;
-    auto text = [](const nlohmann::json& j) {
-        if (j.is_null()) return std::string("default");
-        if (j.is_object()) return std::string("(custom)");
-        if (j.is_string()) return j.get<std::string>();
-        return j.dump();
-    };
-    out.push_back({prefix, text(b)});
-    av.push_back(text(a));
-}
-
-void draw_compare_tab(AppState& st) {
-    if (!st.a.active) {
-        ImGui::Spacing();
-        ImGui::PushTextWrapPos(ImGui::GetContentRegionAvail().x * 0.8f);
-        ImGui::TextUnformatted("Pin the current scenario as A, then change anything: this tab lists what differs and "
-                               "how every key output moves, the headline cards show the change against A, and the sweep "
-                               "and throughput charts draw A's curves beside the current ones.");
-        ImGui::PopTextWrapPos();
-        ImGui::Spacing();
-        if (ImGui::Button("Pin the current scenario as A")) pin_current(st);
-        record_last_item(st, "button.pin_tab");
-        return;
-    }
-    if (ImGui::Button("Swap A \u2194 current")) swap_pinned(st);
-    record_last_item(st, "button.swap");
-    ImGui::SameLine();
-    if (ImGui::Button("Unpin A")) unpin(st);
-    record_last_item(st, "button.unpin");
-    ImGui::SameLine();
-    ImGui::TextColored(theme::vec(theme::kPinned), "\u25CF A");
-    ImGui::SameLine();
-    ImGui::TextDisabled("pinned");
-    ImGui::SameLine();
-    ImGui::TextColored(theme::vec(theme::kAccent), "\u25CF B");
-    ImGui::SameLine();
-    ImGui::TextDisabled("current (the editor)");
-
-    const float avail_w = ImGui::GetContentRegionAvail().x;
-    const float left_w = avail_w * 0.58f;
-    ImGui::BeginChild("cmp_outputs", ImVec2(left_w, 0), false);
-    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp;
-    if (ImGui::BeginTable("compare", 4, flags)) {
-        ImGui::TableSetupColumn("output", ImGuiTableColumnFlags_WidthStretch, 2.2f);
-        ImGui::TableSetupColumn("A", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-        ImGui::TableSetupColumn("B (current)", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-        ImGui::TableSetupColumn("change", ImGuiTableColumnFlags_WidthStretch, 0.8f);
-        ImGui::TableHeadersRow();
-        auto right_aligned = [](const std::string& text, ImU32 colour) {
-            const float w = ImGui::CalcTextSize(text.c_str()).x;
-            ImGui::SetCursorPosX(ImGui::GetCursorPosX() + std::max(0.0f, ImGui::GetContentRegionAvail().x - w));
-            ImGui::TextColored(theme::vec(colour), "%s", text.c_str());
-        };
-        for (const KeyOutput& k : kKeyOutputs) {
-            const double a = column_value(st.a.estimate, k.column), b = column_value(st.estimate, k.column);
-            if (!std::isfinite(a) && !std::isfinite(b)) continue;
-            ImGui::TableNextRow();
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(k.label);
-            if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", k.column);
-            ImGui::TableNextColumn();
-            right_aligned(shown(k.column, a), theme::kText);
-            ImGui::TableNextColumn();
-            right_aligned(shown(k.column, b), theme::kText);
-            ImGui::TableNextColumn();
-            const moe::Column* c = moe::find_column(k.column);
-            if (c && c->type == moe::ColumnType::boolean) {
-                right_aligned(a == b ? "same" : "changed", a == b ? theme::kTextDim : (b != 0 ? theme::kGood : theme::kBad));
-            } else if (std::isfinite(a) && std::isfinite(b) && a != 0) {
-                const double d = b / a - 1;
-                ImU32 col = theme::kTextDim;
-                if (k.better != 0 && std::fabs(d) > 0.0005) col = (d > 0) == (k.better > 0) ? theme::kGood : theme::kBad;
-                right_aligned(fmt::signed_percent(d), col);
-            } else {
-                right_aligned("\u2014", theme::kTextDim);
-            }
-        }
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted("GPUs");
-        ImGui::TableNextColumn();
-        right_aligned(std::to_string(st.a.scenario.world()), theme::kText);
-        ImGui::TableNextColumn();
-        right_aligned(std::to_string(st.scenario.world()), theme::kText);
-        ImGui::EndTable();
-    }
-    ImGui::EndChild();
-    ImGui::SameLine();
-    ImGui::BeginChild("cmp_inputs", ImVec2(0, 0), false);
-    section_title("What differs (A \u2192 B)");
-    std::vector<std::pair<std::string, std::string>> diffs;
-    std::vector<std::string> avals;
-    // Full scenarios, so a field left at its default shows its value ("true -> false"), not "default".
-    const nlohmann::json ja = moe::scenario_to_json(st.a.scenario, false), jb = moe::scenario_to_json(st.scenario, false);
-    diff_json(ja, jb, "", diffs, avals);
-    if (diffs.empty()) ImGui::TextDisabled("nothing: B is the same scenario as A");
-    for (std::size_t i = 0; i < diffs.size(); ++i) {
-        ImGui::TextUnformatted(diffs[i].first.c_str());
-        ImGui::SameLine();
-        ImGui::TextColored(theme::vec(theme::kPinned), "%s", avals[i].c_str());
-        ImGui::SameLine();
-        ImGui::TextDisabled("\u2192");
-        ImGui::SameLine();
-        ImGui::TextColored(theme::vec(theme::kAccent), "%s", diffs[i].second.c_str());
-    }
-    ImGui::EndChild();
-}
-
-// ---- operators tab
-void draw_operators_tab(AppState& st) {
+// A model or deployment that does not fit: the smallest GPU count that holds it and a one-click "use N GPUs"
+// (disaggregated: the Serving section's "fit the pools").
+void draw_fit_line(AppState& st) {
+    if (!st.fit_checked) return;
     const moe::Estimate& e = st.estimate;
-    const moe::Phase ph = shown_phase(st);
-    const moe::PhaseResult& pr = ph == moe::Phase::prefill ? e.prefill : e.decode;
-    if (!e.ok || !pr.computed) {
-        ImGui::TextDisabled("No operators: the scenario is invalid or the phase is not computed.");
-        return;
+    const moe::Scenario& s = st.scenario;
+    std::string text = "\u2717 Does not fit on " + std::to_string(s.world()) + " " + s.gpu.name + (s.world() == 1 ? "" : "s");
+    if (!serving_on(s) && e.memory.shortfall_bytes > 0) text += " (short by " + fmt::bytes(e.memory.shortfall_bytes) + " per GPU)";
+    if (st.fit.ok) {
+        const moe::ParallelConfig& p = st.fit.parallel;
+        char buf[160];
+        std::snprintf(buf, sizeof buf, ": the smallest count that holds it is %d GPUs (TP %d \u00d7 DP %d, EP %d).", st.fit.gpus, p.tp,
+                      p.dp, p.ep);
+        text += buf;
+    } else {
+        text += ": no layout of up to 1024 of these GPUs holds it.";
     }
-    ImGui::TextDisabled("%s step %s: every operator of every layer group, per occurrence (\u00d7 count per step). "
-                        "Exposed = what adds to the step after overlap.",
-                        moe::phase_name(ph), fmt::time_ms(pr.step_ms).c_str());
-    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
-                                  ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_Resizable;
-    if (!ImGui::BeginTable("ops", 12, flags)) return;
-    ImGui::TableSetupScrollFreeze(2, 1);
-    const char* headers[] = {"group", "operator", "\u00d7", "time \u00b5s", "exposed \u00b5s", "share", "GFLOP",
-                             "weights MB", "act. MB", "comm MB", "bound", "efficiency / source"};
-    for (const char* h : headers) ImGui::TableSetupColumn(h);
-    ImGui::TableHeadersRow();
-    const double step_us = pr.step_ms * 1000;
-    for (const moe::OpRecord& op : e.ops) {
-        if (op.phase != ph) continue;
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextDisabled("%s", size_t(op.group) < pr.groups.size() ? pr.groups[size_t(op.group)].label.c_str() : "");
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(op.name);
-        auto num = [](const std::string& s) {
-            const float w = ImGui::CalcTextSize(s.c_str()).x;
-            ImGui::SetCursorPosX(ImGui::GetCursorPosX() + std::max(0.0f, ImGui::GetColumnWidth() - w - ImGui::GetStyle().CellPadding.x));
-            ImGui::TextUnformatted(s.c_str());
-        };
-        ImGui::TableNextColumn();
-        num(fmt::number(op.count));
-        ImGui::TableNextColumn();
-        num(fmt::number(op.time_us, 4));
-        ImGui::TableNextColumn();
-        num(fmt::number(op.exposed_us, 4));
-        ImGui::TableNextColumn();
-        num(step_us > 0 ? fmt::percent(op.exposed_us * op.count / step_us, 1) : "");
-        ImGui::TableNextColumn();
-        num(fmt::number(op.flops / 1e9, 4));
-        ImGui::TableNextColumn();
-        num(fmt::number(op.weight_bytes / 1e6, 4));
-        ImGui::TableNextColumn();
-        num(fmt::number(op.activation_bytes / 1e6, 4));
-        ImGui::TableNextColumn();
-        num(fmt::number(op.comm_bytes / 1e6, 4));
-        ImGui::TableNextColumn();
-        ImGui::TextColored(theme::vec(theme::bound_colour(op.bound)), "%s", moe::bound_name(op.bound));
-        ImGui::TableNextColumn();
-        ImGui::Text("%.2f", op.efficiency);
-        ImGui::SameLine();
-        ImGui::TextColored(theme::vec(theme::source_colour(op.source)), "%s", moe::source_name(op.source));
-        if (*op.table) {
-            ImGui::SameLine();
-            ImGui::TextDisabled("%s", op.table);
-        }
-    }
-    ImGui::EndTable();
-}
-
-// ---- all outputs tab
-void draw_outputs_tab(AppState& st) {
-    const moe::Estimate& e = st.estimate;
-    const bool with_a = st.a.active;
-    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
-                                  ImGuiTableFlags_SizingStretchProp;
-    if (!ImGui::BeginTable("columns", with_a ? 4 : 3, flags)) return;
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("column (as in moe-roofline eval / sweep)", ImGuiTableColumnFlags_WidthStretch, 2.0f);
-    ImGui::TableSetupColumn("value", ImGuiTableColumnFlags_WidthStretch, 1.2f);
-    ImGui::TableSetupColumn("exact", ImGuiTableColumnFlags_WidthStretch, 1.5f);
-    if (with_a) ImGui::TableSetupColumn("A (exact)", ImGuiTableColumnFlags_WidthStretch, 1.5f);
-    ImGui::TableHeadersRow();
-    for (const moe::Column& c : moe::output_columns()) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(c.name);
-        if (ImGui::IsItemHovered() && c.help) ImGui::SetTooltip("%s", c.help);
-        ImGui::TableNextColumn();
-        std::string v;
-        if (c.type == moe::ColumnType::text) v = c.text(e);
-        else if (c.type == moe::ColumnType::boolean) v = std::isfinite(c.number(e)) ? (c.number(e) != 0 ? "yes" : "no") : "\u2014";
-        else {
-            const double x = c.number(e);
-            const std::string unit = c.unit ? c.unit : "";
-            if (unit == "bytes") v = fmt::bytes(x);
-            else if (unit == "params") v = fmt::params(x);
-            else v = fmt::number(x) + (unit.empty() || !std::isfinite(x) ? "" : " " + unit);
-        }
-        ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextUnformatted(v.c_str());
-        ImGui::PopTextWrapPos();
-        ImGui::TableNextColumn();
-        ImGui::TextDisabled("%s", moe::format_value(c, e).c_str());
-        if (with_a) {
-            ImGui::TableNextColumn();
-            ImGui::TextColored(theme::vec(theme::with_alpha(theme::kPinned, 0.85f)), "%s", moe::format_value(c, st.a.estimate).c_str());
-        }
-    }
-    ImGui::EndTable();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextColored(theme::vec(theme::kBad), "%s", text.c_str());
+    record_last_item(st, "fit.text");
+    if (!st.fit.ok) return;
+    ImGui::SameLine();
+    const std::string label = "Use " + std::to_string(st.fit.gpus) + " GPUs";
+    if (ImGui::Button(label.c_str())) use_fit_layout(st);
+    record_last_item(st, "button.use_gpus");
 }
 
 void draw_serving_tab(AppState& st) {
@@ -709,21 +514,34 @@ void draw_results_panel(AppState& st) {
         ImGui::PopTextWrapPos();
         ImGui::PopStyleColor();
     }
+    draw_fit_line(st);
     for (const std::string& w : e.warnings) {
         ImGui::PushTextWrapPos(0.0f);
         ImGui::TextColored(theme::vec(theme::kWarn), "\u26A0 %s", w.c_str());
         ImGui::PopTextWrapPos();
     }
 
-    // phase switch for the charts, right-aligned on the tab bar's line
-    const ImVec2 tabs_pos = ImGui::GetCursorScreenPos();
-    if (e.prefill.computed && e.decode.computed) {
+    // phase switch for the charts, right-aligned on the tab bar's line; a window too narrow for both puts it on a line
+    // of its own above the tabs (issue 26: the switch covered the last tabs at 800 px)
+    ImVec2 tabs_pos = ImGui::GetCursorScreenPos();
+    const moe::Estimate& se = shown_estimate(st);
+    if (se.prefill.computed && se.decode.computed) {
         const char* labels[2] = {"prefill", "decode"};
         const float bw = theme::px(70);
-        const float x = tabs_pos.x + ImGui::GetContentRegionAvail().x - 2 * bw - theme::px(2);
-        ImGui::SetCursorScreenPos(ImVec2(x - ImGui::CalcTextSize("charts show").x - theme::px(8), tabs_pos.y));
+        const ImGuiStyle& style = ImGui::GetStyle();
+        float tabs_w = 0;
+        for (const char* n : {"Overview", "Serving", "Plan", "Compare A/B", "Operators", "All outputs"}) {
+            if (std::string_view(n) == "Serving" && !serving_on(st.scenario)) continue;
+            tabs_w += ImGui::CalcTextSize(n).x + 2 * style.FramePadding.x + style.ItemInnerSpacing.x;
+        }
+        const float label_w = ImGui::CalcTextSize("charts show").x + theme::px(8);
+        const float avail_w = ImGui::GetContentRegionAvail().x;
+        const bool own_line = tabs_w + theme::px(12) + label_w + 2 * bw + theme::px(2) > avail_w;
+        const float x = tabs_pos.x + avail_w - 2 * bw - theme::px(2);
+        ImGui::SetCursorScreenPos(ImVec2(x - label_w, tabs_pos.y));
         ImGui::AlignTextToFramePadding();
         ImGui::TextDisabled("charts show");
+        log_text_item("charts show");
         const moe::Phase ph = shown_phase(st);
         for (int i = 0; i < 2; ++i) {
             ImGui::SetCursorScreenPos(ImVec2(x + float(i) * (bw + theme::px(2)), tabs_pos.y));
@@ -733,6 +551,7 @@ void draw_results_panel(AppState& st) {
             if (selected) ImGui::PopStyleColor();
             record_last_item(st, std::string("view.phase=") + labels[i]);
         }
+        if (own_line) tabs_pos.y += ImGui::GetFrameHeight() + style.ItemSpacing.y;
         ImGui::SetCursorScreenPos(tabs_pos);
     }
 

@@ -5,6 +5,7 @@
 // runtime and routing.
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -392,6 +393,19 @@ void parallel_section(AppState& st) {
 
 void workload_section(AppState& st) {
     if (!section("Workload")) return;
+    if (serving_on(st.scenario)) {
+        // One set of request lengths (issue 26): with serving on, the Serving section's ISL / OSL and the
+        // deployment's running batch drive every number shown, the step cards included.
+        field_slider_int(st, "workload.prefill_tokens", "Prefill chunk", 128, 131072, true);
+        field_slider_double(st, "workload.prefix_cache_hit", "Prefix cache hit", 0.0, 1.0, "%.2f");
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextDisabled("Prompt and output: the Serving section's ISL and OSL; batch: the deployment's running "
+                            "batch. The step cards show those steps.");
+        ImGui::PopTextWrapPos();
+        record_last_item(st, "workload.serving_note");
+        section_errors(st, {"workload"});
+        return;
+    }
     field_segmented(st, "workload.phase", "Phase");
     field_slider_int(st, "workload.batch", "Batch per DP", 1, 4096, true);
     field_slider_int(st, "workload.prefill_tokens", "Prefill chunk", 128, 131072, true);
@@ -474,8 +488,27 @@ void serving_section(AppState& st) {
                       s.serving.decode.workers, s.serving.decode.workers == 1 ? "" : "s", s.serving.decode.parallel.dp,
                       s.serving.decode.batch);
         derived_row(st, "Concurrency", buf, "derived.serving_concurrency");
+        // Fit the pools to N GPUs: workers of one layout, the prefill:decode split with the most tokens/s per GPU
+        form_label("Fit to");
+        {
+            const float bw = ImGui::CalcTextSize("Fit the pools").x + ImGui::GetStyle().FramePadding.x * 2;
+            ImGui::SetNextItemWidth(std::max(theme::px(50), ImGui::GetContentRegionAvail().x - bw - ImGui::GetStyle().ItemSpacing.x));
+            const int shown_gpus = st.fit_pools_gpus > 0 ? st.fit_pools_gpus : int(std::min<long>(total, 65536));
+            int g = shown_gpus;
+            ImGui::InputInt("##fit_pools_gpus", &g, 0, 0, ImGuiInputTextFlags_AutoSelectAll);
+            record_last_item(st, "serving.fit_pools.gpus");
+            if (ImGui::IsItemDeactivatedAfterEdit() || ImGui::IsItemActive()) st.fit_pools_gpus = std::clamp(g, 1, 65536);
+            if (ImGui::IsItemHovered()) ImGui::SetTooltip("GPUs for both pools together");
+            ImGui::SameLine();
+            if (ImGui::Button("Fit the pools") && fit_pools_to(st, shown_gpus)) st.fit_pools_gpus = 0;  // follows the total again
+            record_last_item(st, "serving.fit_pools");
+            if (ImGui::IsItemHovered())
+                ImGui::SetTooltip("Workers of one layout (the decode pool's, or the smallest that holds the model), split "
+                                  "between prefill and decode for the most output tokens/s per GPU with TTFT under 10 s.");
+        }
         ImGui::PushTextWrapPos(0.0f);
-        ImGui::TextDisabled("The Parallelism section's layout is not used by the two pools.");
+        if (!st.fit_pools_error.empty()) ImGui::TextColored(theme::vec(theme::kBad), "%s", st.fit_pools_error.c_str());
+        ImGui::TextDisabled("The pools started from the Parallelism layout; it is not used by them.");
         ImGui::PopTextWrapPos();
     }
     section_errors(st, {"serving"});

@@ -20,6 +20,8 @@ void toast(AppState& st, const std::string& text) {
 }
 
 bool tool_button(AppState& st, const char* label, const char* name, const char* help) {
+    // a narrow window wraps the buttons onto another line instead of cutting the last ones at its edge
+    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(label).x + 2 * ImGui::GetStyle().FramePadding.x) ImGui::NewLine();
     const bool pressed = ImGui::Button(label);
     if (pressed) st.publish_pending = true;  // window.__moe.last_action follows every button
     record_last_item(st, std::string("button.") + name);

@@ -9,211 +9,16 @@
 #include <limits>
 
 #include "format.h"
+#include "plot_state.h"
+#include "text_log.h"
 #include "theme.h"
 
 namespace web::plot {
 
+using namespace detail;
+detail::State detail::g;
+
 namespace {
-
-enum class Kind { line, scatter, rect, marker, hline, vline, segment };
-
-struct AxisState {
-    std::string label, unit;
-    int flags = 0;
-    TickFormatter format = nullptr;
-    bool fixed = false;
-    double lo = 0, hi = 1;       // limits in data units
-    double tlo = 0, thi = 1;     // limits in transformed units (log10 for log axes)
-    bool log() const { return flags & AxisFlags_Log; }
-    double t(double v) const { return log() ? (v > 0 ? std::log10(v) : std::numeric_limits<double>::quiet_NaN()) : v; }
-    std::string text(double v) const { return format ? format(v) : fmt::si(v); }
-};
-
-struct Item {
-    Kind kind = Kind::line;
-    std::string label;
-    ImU32 colour = 0;
-    int flags = 0;
-    float size = 2;
-    std::vector<double> xs, ys;
-    std::vector<unsigned char> dim;
-    std::vector<float> radii;
-    std::vector<ImU32> colours;
-    double x0 = 0, y0 = 0, x1 = 0, y1 = 0;
-    std::string text;
-};
-
-struct TextItem {
-    double x, y;
-    std::string text;
-    ImU32 colour;
-    ImVec2 offset;
-    bool avoid;
-    float pivot_x;
-};
-
-struct LegendItem {
-    std::string label;
-    ImU32 colour;
-    int flags;
-    Kind kind;
-};
-
-struct State {
-    bool active = false;
-    std::string title;
-    ImVec2 frame_min, frame_max;
-    bool hovered = false;
-    AxisState ax[2];
-    std::vector<std::string> categories;
-    Legend legend = Legend::title_row;
-    std::vector<Item> items;
-    std::vector<TextItem> texts;
-    std::vector<LegendItem> legend_extra;
-    ImVec4 area{0, 0, 1, 1};
-};
-
-State g;
-
-AxisState& axis_of(Axis a) { return g.ax[a == Axis::x ? 0 : 1]; }
-bool categories() { return g.ax[1].flags & AxisFlags_Categories; }
-
-float S(float css) { return theme::px(css); }
-
-double px_x(double x) {
-    const AxisState& a = g.ax[0];
-    return g.area.x + (a.t(x) - a.tlo) / (a.thi - a.tlo) * (g.area.z - g.area.x);
-}
-double px_y(double y) {
-    const AxisState& a = g.ax[1];
-    return g.area.w - (a.t(y) - a.tlo) / (a.thi - a.tlo) * (g.area.w - g.area.y);
-}
-double data_x(float px) {
-    const AxisState& a = g.ax[0];
-    const double t = a.tlo + (px - g.area.x) / (g.area.z - g.area.x) * (a.thi - a.tlo);
-    return a.log() ? std::pow(10.0, t) : t;
-}
-double data_y(float py) {
-    const AxisState& a = g.ax[1];
-    const double t = a.tlo + (g.area.w - py) / (g.area.w - g.area.y) * (a.thi - a.tlo);
-    return a.log() ? std::pow(10.0, t) : t;
-}
-bool finite_pt(double x, double y) { return std::isfinite(px_x(x)) && std::isfinite(px_y(y)); }
-
-// ---- fitting and ticks -----------------------------------------------------------------------------------------
-void extend(double& lo, double& hi, bool& any, double v, bool log) {
-    if (!std::isfinite(v) || (log && v <= 0)) return;
-    lo = any ? std::min(lo, v) : v;
-    hi = any ? std::max(hi, v) : v;
-    any = true;
-}
-
-void fit_axis(int which) {
-    AxisState& a = g.ax[which];
-    if (which == 1 && categories()) {
-        a.lo = a.tlo = double(g.categories.size()) - 0.5;
-        a.hi = a.thi = -0.5;
-        return;
-    }
-    if (!a.fixed) {
-        double lo = 0, hi = 1;
-        bool any = false;
-        for (const Item& it : g.items) {
-            if (it.flags & ItemFlags_NoFit) continue;
-            switch (it.kind) {
-                case Kind::line:
-                case Kind::scatter:
-                    // only points that will be drawn (both coordinates finite, positive on a log axis)
-                    for (std::size_t k = 0; k < it.xs.size(); ++k) {
-                        const double x = it.xs[k], y = it.ys[k];
-                        if (!std::isfinite(x) || !std::isfinite(y)) continue;
-                        if ((g.ax[0].log() && x <= 0) || (g.ax[1].log() && y <= 0)) continue;
-                        extend(lo, hi, any, which == 0 ? x : y, a.log());
-                    }
-                    break;
-                case Kind::rect:
-                case Kind::segment:
-                case Kind::marker:
-                    extend(lo, hi, any, which == 0 ? it.x0 : it.y0, a.log());
-                    if (it.kind != Kind::marker) extend(lo, hi, any, which == 0 ? it.x1 : it.y1, a.log());
-                    break;
-                case Kind::hline:
-                    if (which == 1) extend(lo, hi, any, it.y0, a.log());
-                    break;
-                case Kind::vline:
-                    if (which == 0) extend(lo, hi, any, it.x0, a.log());
-                    break;
-            }
-        }
-        if (!any) {
-            lo = a.log() ? 1 : 0;
-            hi = a.log() ? 10 : 1;
-        }
-        if (a.log()) {
-            double tl = std::log10(lo), th = std::log10(hi);
-            if (th - tl < 1e-9) { tl -= 0.5; th += 0.5; }
-            const double pad = (th - tl) * 0.05;
-            a.tlo = tl - pad;
-            a.thi = th + pad;
-            a.lo = std::pow(10.0, a.tlo);
-            a.hi = std::pow(10.0, a.thi);
-            return;
-        }
-        if ((a.flags & AxisFlags_ZeroMin) && lo >= 0) lo = 0;
-        double span = hi - lo;
-        if (span <= 0) span = std::fabs(hi) > 0 ? std::fabs(hi) * 0.5 : 1;
-        if (!((a.flags & AxisFlags_ZeroMin) && lo == 0)) lo -= span * 0.05;
-        hi += span * 0.06;
-        if (hi <= lo) hi = lo + 1;
-        a.lo = lo;
-        a.hi = hi;
-    }
-    a.tlo = a.t(a.lo);
-    a.thi = a.t(a.hi);
-    if (!std::isfinite(a.tlo) || !std::isfinite(a.thi) || a.thi <= a.tlo) {
-        a.tlo = a.log() ? 0 : a.lo;
-        a.thi = a.tlo + 1;
-    }
-}
-
-struct Tick {
-    double value;
-    bool major;
-};
-
-std::vector<Tick> ticks_for(const AxisState& a, float length_px, float min_spacing_px) {
-    std::vector<Tick> out;
-    int max_ticks = std::max(2, static_cast<int>(length_px / min_spacing_px));
-    if (a.log()) {
-        max_ticks = std::max(2, static_cast<int>(length_px / (min_spacing_px * 0.6f)));
-        const int d0 = static_cast<int>(std::floor(a.tlo)), d1 = static_cast<int>(std::ceil(a.thi));
-        const int decades = std::max(1, d1 - d0);
-        int step = 1;
-        while (decades / step > max_ticks) ++step;
-        const bool subs = decades <= 2 && max_ticks >= 3 * decades;
-        for (int d = d0; d <= d1; ++d) {
-            const double base = std::pow(10.0, d);
-            if ((d % step) == 0 && base >= a.lo * 0.999 && base <= a.hi * 1.001) out.push_back({base, true});
-            if (decades <= 6) {
-                for (int m = 2; m <= 9; ++m) {
-                    const double v = base * m;
-                    if (v < a.lo || v > a.hi) continue;
-                    out.push_back({v, subs && (m == 2 || m == 5)});
-                }
-            }
-        }
-        return out;
-    }
-    const double span = a.hi - a.lo;
-    const double raw = span / max_ticks;
-    const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-    const double norm = raw / mag;
-    const double step = (norm <= 1 ? 1 : norm <= 2 ? 2 : norm <= 5 ? 5 : 10) * mag;
-    for (double v = std::ceil(a.lo / step) * step; v <= a.hi + step * 1e-9; v += step) {
-        out.push_back({std::fabs(v) < step * 1e-9 ? 0.0 : v, true});
-    }
-    return out;
-}
 
 // ---- drawing helpers -------------------------------------------------------------------------------------------
 ImVec2 text_size(ImFont* f, const char* s) { return f->CalcTextSizeA(f->FontSize, 1e9f, 0, s); }
@@ -445,7 +250,8 @@ Hover end_plot() {
     const float title_w = g.title.empty() ? 0 : text_size(bold, g.title.c_str()).x;
     bool legend_own_row = false;
     if (!g.title.empty()) {
-        dl->AddText(bold, bold->FontSize, ImVec2(g.frame_min.x, top), theme::kText, g.title.c_str());
+        draw_text(dl, bold, bold->FontSize, ImVec2(g.frame_min.x, top), theme::kText,
+                  elide_text(bold, bold->FontSize, g.title, g.frame_max.x - g.frame_min.x).c_str());
         if (g.legend == Legend::title_row && !legend.empty() &&
             title_w + S(16) + lw > g.frame_max.x - g.frame_min.x)
             legend_own_row = true;
@@ -454,16 +260,25 @@ Hover end_plot() {
         legend_own_row = true;
     }
     float legend_y = g.frame_min.y + (bold->FontSize - sh) * 0.5f;
+    // a legend on its own row wraps onto more rows where the frame is narrow (nothing drawn past its edge)
+    const float swatch_w = sh * 1.1f;
+    auto legend_item_w = [&](const LegendItem& e) { return swatch_w + S(4) + text_size(small, e.label.c_str()).x; };
+    int legend_rows = 1;
     if (legend_own_row) {
+        float x = 0;
+        for (const LegendItem& e : legend) {
+            if (x > 0 && x + legend_item_w(e) > g.frame_max.x - g.frame_min.x) ++legend_rows, x = 0;
+            x += legend_item_w(e) + S(12);
+        }
         legend_y = top;
-        top += sh + S(6);
+        top += float(legend_rows) * (sh + S(6));
     }
     const AxisState& ay = g.ax[1];
     const AxisState& ax = g.ax[0];
     std::string ylabel = ay.label;
     if (!ay.unit.empty()) ylabel += " (" + ay.unit + ")";
     if (!ylabel.empty() && !categories()) {
-        dl->AddText(small, sh, ImVec2(g.frame_min.x, top), theme::kTextDim, ylabel.c_str());
+        draw_text(dl, small, sh, ImVec2(g.frame_min.x, top), theme::kTextDim, ylabel.c_str());
         top += sh + S(4);
     }
 
@@ -503,7 +318,7 @@ Hover end_plot() {
         float lx = std::clamp(x - ts.x * 0.5f, g.frame_min.x, g.frame_max.x - ts.x);
         if (lx < last_label_right + S(6)) continue;  // no overlapping tick labels
         dl->AddLine(ImVec2(x, amax.y), ImVec2(x, amax.y + S(3)), theme::kAxis);
-        dl->AddText(small, sh, ImVec2(lx, amax.y + S(4)), theme::kTextDim, s.c_str());
+        draw_text(dl, small, sh, ImVec2(lx, amax.y + S(4)), theme::kTextDim, s.c_str());
         last_label_right = lx + ts.x;
     }
     if (categories()) {
@@ -511,7 +326,7 @@ Hover end_plot() {
             const float y = static_cast<float>(px_y(double(i)));
             ImFont* bf = f.body ? f.body : small;
             const ImVec2 ts = text_size(bf, g.categories[i].c_str());
-            dl->AddText(bf, bf->FontSize, ImVec2(amin.x - S(8) - ts.x, y - ts.y * 0.5f), theme::kText, g.categories[i].c_str());
+            draw_text(dl, bf, bf->FontSize, ImVec2(amin.x - S(8) - ts.x, y - ts.y * 0.5f), theme::kText, g.categories[i].c_str());
         }
     } else {
         for (const Tick& t : yt) {
@@ -520,12 +335,12 @@ Hover end_plot() {
             if (!t.major) continue;
             const std::string s = ay.text(t.value);
             const ImVec2 ts = text_size(small, s.c_str());
-            dl->AddText(small, sh, ImVec2(amin.x - S(5) - ts.x, std::clamp(y - sh * 0.5f, g.frame_min.y, amax.y - sh * 0.5f)), theme::kTextDim, s.c_str());
+            draw_text(dl, small, sh, ImVec2(amin.x - S(5) - ts.x, std::clamp(y - sh * 0.5f, amin.y - S(4), amax.y - sh * 0.5f)), theme::kTextDim, s.c_str());
         }
     }
     if (!xlabel.empty()) {
         const ImVec2 ts = text_size(small, xlabel.c_str());
-        dl->AddText(small, sh, ImVec2((amin.x + amax.x - ts.x) * 0.5f, amax.y + sh + S(8)), theme::kTextDim, xlabel.c_str());
+        draw_text(dl, small, sh, ImVec2((amin.x + amax.x - ts.x) * 0.5f, amax.y + sh + S(8)), theme::kTextDim, xlabel.c_str());
     }
     dl->AddLine(ImVec2(amin.x, amax.y), ImVec2(amax.x, amax.y), theme::kAxis);
     dl->AddLine(amin, ImVec2(amin.x, amax.y), theme::kAxis);
@@ -611,7 +426,7 @@ Hover end_plot() {
                 if (!it.text.empty()) {
                     const ImVec2 ts = text_size(small, it.text.c_str());
                     if (ts.x + S(6) < b.x - a.x && ts.y < b.y - a.y)
-                        dl->AddText(small, sh, ImVec2(a.x + S(3), (a.y + b.y - ts.y) * 0.5f), theme::rgba(15, 17, 22), it.text.c_str());
+                        draw_text(dl, small, sh, ImVec2(a.x + S(3), (a.y + b.y - ts.y) * 0.5f), theme::rgba(15, 17, 22), it.text.c_str());
                 }
                 break;
             }
@@ -704,8 +519,10 @@ Hover end_plot() {
         }
     }
 
-    // texts, placed without overlapping each other (their rectangles also steer the legend away)
+    // texts, placed without overlapping each other (their rectangles also steer the legend away); drawn after the
+    // legend, on a translucent plate each
     std::vector<ImVec4> placed;
+    std::vector<const TextItem*> placed_text;
     for (const TextItem& t : g.texts) {
         if (!finite_pt(t.x, t.y)) continue;
         ImVec2 p = to_pixels(t.x, t.y);
@@ -721,14 +538,13 @@ Hover end_plot() {
             bool ok = r.x >= amin.x && r.z <= amax.x && r.y >= amin.y && r.w <= amax.y;
             for (const ImVec4& q : placed) ok &= (r.z < q.x || r.x > q.z || r.w < q.y || r.y > q.w);
             if (!ok && t.avoid) continue;
-            // on a translucent plate, so a label stays readable over points and lines
-            dl->AddRectFilled(ImVec2(r.x - S(2), r.y), ImVec2(r.z + S(2), r.w), theme::with_alpha(theme::kPlotBackground, 0.72f), S(3));
-            dl->AddText(small, sh, ImVec2(r.x, r.y), t.colour, t.text.c_str());
             placed.push_back(r);
+            placed_text.push_back(&t);
             break;
         }
     }
     dl->PopClipRect();
+    ImVec4 legend_rect(0, 0, 0, 0);  // an inside legend's box: the labels under it are left out (issue 26)
 
     // ---- legend
     if (!legend.empty() && g.legend != Legend::none) {
@@ -736,9 +552,13 @@ Hover end_plot() {
         if (g.legend == Legend::title_row) {
             float x = legend_own_row ? g.frame_min.x : g.frame_max.x - lw;
             for (const LegendItem& e : legend) {
+                if (legend_own_row && x > g.frame_min.x && x + legend_item_w(e) > g.frame_max.x) {
+                    x = g.frame_min.x;
+                    legend_y += sh + S(6);
+                }
                 draw_swatch(dl, ImVec2(x, legend_y + (sh - sw) * 0.5f), sw, e);
                 x += sw + S(4);
-                dl->AddText(small, sh, ImVec2(x, legend_y), theme::kTextDim, e.label.c_str());
+                draw_text(dl, small, sh, ImVec2(x, legend_y), theme::kTextDim, e.label.c_str());
                 x += text_size(small, e.label.c_str()).x + S(12);
             }
         } else {
@@ -785,15 +605,26 @@ Hover end_plot() {
             const bool east = where == Legend::inside_ne || where == Legend::inside_se;
             const bool south = where == Legend::inside_se || where == Legend::inside_sw;
             const ImVec2 p(east ? amax.x - w - S(6) : amin.x + S(6), south ? amax.y - h - S(6) : amin.y + S(6));
+            legend_rect = ImVec4(p.x, p.y, p.x + w, p.y + h);
             dl->AddRectFilled(p, ImVec2(p.x + w, p.y + h), theme::with_alpha(theme::kBackground, 0.82f), S(4));
             float y = p.y + S(4);
             for (const LegendItem& e : legend) {
                 draw_swatch(dl, ImVec2(p.x + S(6), y + (sh - sw) * 0.5f), sw, e);
-                dl->AddText(small, sh, ImVec2(p.x + S(6) + sw + S(4), y), theme::kTextDim, e.label.c_str());
+                draw_text(dl, small, sh, ImVec2(p.x + S(6) + sw + S(4), y), theme::kTextDim, e.label.c_str());
                 y += sh + S(3);
             }
         }
     }
+
+    dl->PushClipRect(amin, amax, true);
+    for (std::size_t i = 0; i < placed.size(); ++i) {
+        const ImVec4& r = placed[i];
+        const ImVec4& q = legend_rect;
+        if (q.z > q.x && !(r.z < q.x || r.x > q.z || r.w < q.y || r.y > q.w)) continue;
+        dl->AddRectFilled(ImVec2(r.x - S(2), r.y), ImVec2(r.z + S(2), r.w), theme::with_alpha(theme::kPlotBackground, 0.72f), S(3));
+        draw_text(dl, small, sh, ImVec2(r.x, r.y), placed_text[i]->colour, placed_text[i]->text.c_str());
+    }
+    dl->PopClipRect();
 
     // ---- default tooltip
     if (hover.item >= 0 && !(g.items[size_t(hover.item)].flags & ItemFlags_CustomTooltip)) {

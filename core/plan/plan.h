@@ -338,4 +338,45 @@ std::string prefill_launch_command(const Scenario& s, const PlanPoint& p, Servin
 // _name_or_path), for launch commands.
 std::string model_repo(const Scenario& s);
 
+// ---- a plan row as text (plan_csv.cpp): `moe-roofline plan --format csv` and the page's CSV export, byte for byte
+std::string plan_weights_text(const Scenario& base, const DtypeSel& w);  // "fp8", or the checkpoint's "bf16/fp8"
+std::string plan_kv_text(const DtypeSel& kv);
+// A row whose TTFT is mostly waiting for prefill (queue and first wave over half of it; issue 26), and its note
+// ("TTFT mostly queueing: 83% of it waits for prefill"; "" when not).
+bool plan_ttft_mostly_queueing(const PointResult& r);
+std::string plan_queue_note(const PointResult& r);
+// The CSV's reason cell: a front row's note, "dominated by a point of the front", or the SLA terms it misses.
+std::string plan_row_reason(const PointResult& r, int rank, std::string_view status, const Sla& sla);
+// `scratch` := the row's scenario: the base's serving fields, then the point (scratch starts as a copy of base).
+void plan_row_scenario(const Scenario& base, const PlanPoint& p, Scenario& scratch);
+std::string plan_csv_header();
+struct PlanCsvContext {
+    const Scenario* base = nullptr;
+    Scenario* scratch = nullptr;       // a copy of *base, reused for each row's scenario
+    Sla sla;
+    ServingEngine engine = ServingEngine::sglang;
+    std::string base_url;              // the rows' page links
+    std::string hardware;              // the rows' GPU (plan --hardware: one context per search)
+};
+// One row (rank 0: not on the front; status "front", "dominated" or a verdict name), newline included.
+// joules_per_token: the row's J per output token (issue 28: front rows only; 0 leaves the cell empty).
+void append_plan_csv_row(std::string& out, const PlanCsvContext& c, const PlanPoint& p, const PointResult& r, int rank,
+                         std::string_view status, double joules_per_token = 0);
+
+// The smallest GPU count on which the scenario fits (issue 26: a model that does not fit says it and the page
+// offers "use N GPUs"): the first world, trying 2, 4, 8, ... up to `max_gpus`, with a layout the model can run
+// (tp dividing the heads, else the rest as attention DP; experts spread over every GPU) whose estimate() fits in
+// memory (with the serving layer on: whose deployment fits). `ok` false: none up to max_gpus.
+struct FitLayout {
+    bool ok = false;
+    int gpus = 0;
+    ParallelConfig parallel;
+};
+FitLayout smallest_fitting_layout(const Scenario& s, const Tables& tables, int max_gpus = 1024);
+// Disaggregated pools on exactly `gpus` GPUs (the page's "fit the pools to N GPUs"): workers of the decode pool's
+// layout when two or more fill the budget (else of the smallest layout that holds the model), both pools of that
+// layout, and the prefill:decode split that fits, keeps TTFT under kDefaultServingTtftMs and gives the most output
+// tokens/s per GPU (failing the TTFT: the shortest TTFT). Sets s.serving's mode and pools; false with `why`.
+bool fit_pools(Scenario& s, int gpus, const Tables& tables, std::string& why);
+
 }  // namespace moe

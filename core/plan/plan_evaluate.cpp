@@ -229,10 +229,23 @@ std::size_t PlanSearch::step(std::size_t max_points, const Tables& tables) {
     evaluate_plan_range(base_, points_, next_, end, tables, results_.data() + next_);
     const std::size_t n = end - next_;
     next_ = end;
-PointResult evaluate_point(const Scenario& s, const Tables& tables) { return priced(s, evaluate_point_memo(s, tables, nullptr)); }
-PointResult evaluate_point_simulated(const Scenario& s, const Tables& tables) {
-    return priced(s, evaluate_point_memo(s, tables, nullptr, ServingMethod::simulation));
-}
+    if (done()) {
+        summary_ = summarize_plan(points_, results_, req_.sla, req_.objective);
+        // re-rank the front by the serving simulation: its rows get the numbers `eval` gives; rows the screening
+        // had dominated may join, refined in turn until every row of the front is (each point at most once)
+        if (base_.serving.mode != ServingMode::off)
+            for (;;) {
+                bool changed = false;
+                for (std::size_t i : summary_.front)
+                    if (!refined_[i]) {
+                        refined_[i] = true;
+                        changed = true;
+                        results_[i] = evaluate_point_simulated(scenario_of(i), tables);
+                    }
+                if (!changed) break;
+                summary_ = summarize_plan(points_, results_, req_.sla, req_.objective);
+            }
+    }
     return n;
 }
 

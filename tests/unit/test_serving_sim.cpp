@@ -195,8 +195,8 @@ TEST_CASE("serving: the closed form (the planner's screening pass) against the s
         REQUIRE(entry);
         const moe::Scenario p = moe_test::scenario(entry->json.dump());
         moe::Estimate sim, cf;
-        moe::evaluate_into(p, T(), moe::builtin_engines(), nullptr, sim, false, moe::ServingMethod::simulation);
-        moe::evaluate_into(p, T(), moe::builtin_engines(), nullptr, cf, false, moe::ServingMethod::closed_form);
+        moe::evaluate_into(p, T(), moe::builtin_engines(), nullptr, sim, false, false, moe::ServingMethod::simulation);
+        moe::evaluate_into(p, T(), moe::builtin_engines(), nullptr, cf, false, false, moe::ServingMethod::closed_form);
         REQUIRE(sim.ok);
         REQUIRE(cf.ok);
         INFO(id << ": TPOT sim " << sim.serving.tpot_ms << " closed " << cf.serving.tpot_ms << "; tok/s/GPU sim "

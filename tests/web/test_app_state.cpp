@@ -211,3 +211,64 @@ TEST_CASE("plan: settings round-trip through the URL; a link with &plan= runs it
     CHECK(st.plan.front == front);
     CHECK(st.plan.search.results()[front[0]].output_tokens_per_s_per_gpu == best.output_tokens_per_s_per_gpu);
 }
+
+TEST_CASE("issue 26: one set of request lengths, the serving workload's steps, pools from the layout, use N GPUs") {
+    web::AppState st = make_state();
+    web::load_fragment(st, fragment_of(R"({"model":"qwen3-235b-a22b","hardware":"h200","parallel":{"tp":8},
+                                           "workload":{"prompt_len":2048,"output_len":512}})"));
+    web::recompute(st);
+    REQUIRE(st.estimate.ok);
+    CHECK_FALSE(st.steps.on);
+    CHECK(&web::shown_estimate(st) == &st.estimate);
+    // serving on: the Workload's lengths become ISL / OSL; the steps shown are at them and at the running batch
+    REQUIRE(web::edit_field(st, "serving.mode", "aggregated"));
+    CHECK(st.scenario.serving.isl == 2048);
+    CHECK(st.scenario.serving.osl == 512);
+    web::recompute(st);
+    REQUIRE(st.steps.on);
+    const moe::Scenario& steps = web::shown_scenario(st);
+    CHECK(steps.serving.mode == moe::ServingMode::off);
+    CHECK(steps.workload.prompt_len == 2048);
+    CHECK(steps.workload.output_len == 512);
+    CHECK(steps.workload.batch == int(std::lround(st.estimate.serving.running_batch)));
+    CHECK(moe::estimate_to_flat_json(web::shown_estimate(st)) == moe::estimate_to_flat_json(moe::estimate(steps, moe::builtin_tables())));
+    // an ISL edit keeps the Workload's prompt equal
+    REQUIRE(web::edit_field(st, "serving.isl", 4096));
+    CHECK(st.scenario.workload.prompt_len == 4096);
+    // disaggregated: both pools start from the TP 8 layout (split from its 8 GPUs, or one worker each of it)
+    REQUIRE(web::edit_field(st, "serving.mode", "disaggregated"));
+    const moe::ServingConfig& sv = st.scenario.serving;
+    const int pw = sv.prefill.parallel.tp * sv.prefill.parallel.dp, dw = sv.decode.parallel.tp * sv.decode.parallel.dp;
+    const int total = sv.prefill.workers * pw + sv.decode.workers * dw;
+    CHECK((total == 8 || (pw == 8 && dw == 8 && total == 16)));
+    web::recompute(st);
+    CHECK(st.steps.disaggregated);
+    CHECK(web::shown_scenario(st).parallel.tp == sv.decode.parallel.tp);
+    // fit the pools to 32 GPUs: 32 GPUs, and a deployment that fits
+    REQUIRE(web::fit_pools_to(st, 32));
+    web::recompute(st);
+    CHECK(st.estimate.serving.gpus == 32);
+    CHECK(st.estimate.serving.fits);
+    CHECK_FALSE(web::fit_pools_to(st, 1));
+    CHECK_FALSE(st.fit_pools_error.empty());
+    // back to off: the served lengths stay the Workload's
+    REQUIRE(web::edit_field(st, "serving.mode", "off"));
+    CHECK(st.scenario.workload.prompt_len == 4096);
+
+    // a model that does not fit: the smallest GPU count that holds it, and "use N GPUs" fits
+    web::load_fragment(st, fragment_of(R"({"model":"deepseek-v3","hardware":"h200"})"));
+    web::recompute(st);
+    REQUIRE(st.estimate.ok);
+    CHECK_FALSE(st.estimate.memory.fits);
+    REQUIRE(st.fit_checked);
+    REQUIRE(st.fit.ok);
+    CHECK(st.fit.gpus >= 7);  // the weights alone need 7 H200s (the CLI's warning)
+    const int n = st.fit.gpus;
+    web::use_fit_layout(st);
+    web::recompute(st);
+    CHECK(st.scenario.world() == n);
+    CHECK(st.estimate.memory.fits);
+    CHECK_FALSE(st.fit_checked);
+    const nlohmann::json hook = nlohmann::json::parse(web::hook_json(st));
+    CHECK(hook["fits"] == true);
+}

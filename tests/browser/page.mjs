@@ -1,0 +1,205 @@
+// page.mjs — helpers of the browser tests (run.mjs, layout.mjs): open a page and wait for its hook, real clicks
+// and typing on the widgets the hook names, screenshots, and the page's numbers against the CLI's.
+// `ctx` is filled by the test file's before(): {browser, server, core, out, cli}.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { DESIGN_COLUMNS, cliEval, cliEvalSet, flatten } from './lib.mjs';
+
+export const ctx = {};
+
+// Opens a page and waits for its first publication. Collects console errors and uncaught exceptions.
+export async function open(url, { dpr = 1, width = 1280, height = 800, permissions } = {}) {
+  const context = await ctx.browser.newContext({ viewport: { width, height }, deviceScaleFactor: dpr, acceptDownloads: true });
+  if (permissions) await context.grantPermissions(permissions, { origin: ctx.server.url });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console.error: ${m.text()}`); });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  await page.goto(url);
+  await page.waitForFunction(() => window.__moe && window.__moe.seq >= 1, null, { timeout: 60000 });
+  return { page, context, problems };
+}
+
+// A fresh load of `url` in an open page (not a same-document hash navigation).
+export async function reload(page, url) {
+  await page.goto('about:blank');
+  await page.goto(url);
+  await page.waitForFunction(() => window.__moe && window.__moe.seq >= 1, null, { timeout: 60000 });
+}
+
+export const hook = (page) => page.evaluate(() => window.__moe);
+
+// Waits for a publication newer than `seq`, then for the page to settle (no newer one for a few frames).
+export async function nextHook(page, seq) {
+  await page.waitForFunction((s) => window.__moe.seq > s, seq, { timeout: 30000 });
+  return settle(page);
+}
+
+export async function settle(page) {
+  let h = await hook(page);
+  for (;;) {
+    await page.waitForTimeout(150);
+    const h2 = await hook(page);
+    if (h2.seq === h.seq) return h2;
+    h = h2;
+  }
+}
+
+// Waits until the hook satisfies `pred` (a function of the hook, run in the page).
+export async function waitHook(page, pred, arg) {
+  await page.waitForFunction(pred, arg, { timeout: 30000 });
+  return settle(page);
+}
+
+// How many distinct colours a PNG has (decoded by the browser, in a blank page): a rendered page has many.
+export async function distinctColours(png) {
+  const page = await ctx.browser.newPage();
+  try {
+    return await page.evaluate(async (b64) => {
+      const img = new Image();
+      img.src = 'data:image/png;base64,' + b64;
+      await img.decode();
+      const c = document.createElement('canvas');
+      c.width = img.width;
+      c.height = img.height;
+      const g = c.getContext('2d');
+      g.drawImage(img, 0, 0);
+      const d = g.getImageData(0, 0, c.width, c.height).data;
+      const seen = new Set();
+      for (let i = 0; i < d.length; i += 4 * 7) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
+      return seen.size;
+    }, png.toString('base64'));
+  } finally {
+    await page.close();
+  }
+}
+
+export async function screenshot(page, name) {
+  await page.mouse.move(2, 2);  // no hover tooltip in the picture
+  await page.waitForTimeout(250);
+  const file = path.join(ctx.out, name);
+  const png = await page.screenshot({ path: file });
+  const colours = await distinctColours(png);
+  assert.ok(colours > 20, `${name}: only ${colours} colours, the page did not render`);
+  return file;
+}
+
+// The page's numbers equal the CLI's (and the node core module's) for the page's own scenario, exactly.
+export function assertSameAsCli(h, label) {
+  const keys = Object.keys(h.results);
+  for (const c of DESIGN_COLUMNS) assert.ok(keys.includes(c), `${label}: column ${c} not published`);
+  const cli_ = flatten(cliEval(ctx.cli, h.scenario), keys);
+  assert.deepEqual(h.results, cli_, `${label}: page and moe-roofline eval differ`);
+  assert.deepEqual(h.results, ctx.core.evalFlat(h.scenario), `${label}: page and the core module differ`);
+}
+
+// The page's results equal `moe-roofline eval <before> --set <sets>`: the widget changed exactly that field.
+export function assertEditAsCli(before, after, sets, label) {
+  const expected = cliEvalSet(ctx.cli, before.scenario, sets);
+  assert.deepEqual(after.results, flatten(expected, Object.keys(after.results)), `${label}: page and CLI (--set ${sets}) differ`);
+  assert.deepEqual(after.scenario, ctx.core.compact(cliScenarioAfter(before.scenario, sets)), `${label}: scenario`);
+}
+
+// The scenario `before` with --set PATH=VALUE applied, as the CLI parses VALUE (numbers, booleans, strings).
+export function cliScenarioAfter(scenario, sets) {
+  const s = structuredClone(scenario);
+  for (const set of sets) {
+    const [p, v] = set.split('=');
+    const keys = p.split('.');
+    let o = s;
+    for (const k of keys.slice(0, -1)) o = (o[k] ??= {});
+    o[keys.at(-1)] = v === 'true' ? true : v === 'false' ? false : /^-?[0-9.]+$/.test(v) ? Number(v) : v;
+  }
+  return s;
+}
+
+// Scrolls the scenario panel until ui[name] is inside it.
+export async function scrollIntoView(page, name) {
+  for (let i = 0; i < 40; i++) {
+    const h = await hook(page);
+    const r = h.ui[name];
+    const p = h.ui['panel.scenario'];
+    assert.ok(r && p, `ui["${name}"] / ui["panel.scenario"] not published`);
+    if (r.x < p.x || r.x > p.x + p.w) return;  // not in the panel
+    const above = r.y < p.y + 6, below = r.y + r.h > p.y + p.h - 6;
+    if (!above && !below) return;
+    await page.mouse.move(p.x + p.w / 2, p.y + p.h / 2);
+    await page.mouse.wheel(0, below ? 100 : -100);
+    await page.waitForTimeout(120);
+  }
+  assert.fail(`could not scroll ${name} into view`);
+}
+
+// A real click at the centre of ui[name] (hover first, so ImGui sees the item under the mouse).
+export async function click(page, name, { scroll = true } = {}) {
+  if (scroll) await scrollIntoView(page, name);
+  const r = (await hook(page)).ui[name];
+  assert.ok(r, `ui["${name}"] not published`);
+  await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
+  await page.waitForTimeout(80);
+  await page.mouse.down();
+  await page.waitForTimeout(80);
+  await page.mouse.up();
+  await page.waitForTimeout(80);
+}
+
+// A key held long enough for ImGui to see it (1.86 reads key states once per frame; a press and release between
+// two frames would be lost).
+export async function press(page, key) {
+  await page.keyboard.down(key);
+  await page.waitForTimeout(100);
+  await page.keyboard.up(key);
+  await page.waitForTimeout(50);
+}
+
+// Types a value into the text field ui[name]: click (which selects all of it), type, Enter.
+export async function typeInto(page, name, text) {
+  await click(page, name);
+  await page.waitForTimeout(100);
+  await page.keyboard.type(text, { delay: 30 });
+  await press(page, 'Enter');
+}
+
+// The digits a card shows are the CLI's value rounded to as many decimals as the card prints.
+export function assertCardsAsCli(h, label) {
+  const cli_ = cliEval(ctx.cli, h.scenario);
+  const names = Object.keys(h.cards).filter((n) => n.startsWith('card.serving.'));
+  assert.equal(names.length, 6, `${label}: serving cards ${JSON.stringify(Object.keys(h.cards))}`);
+  for (const name of names) {
+    const c = h.cards[name];
+    const [area, key] = c.column.split('.');
+    const v = cli_[area][key];
+    assert.equal(typeof v, 'number', `${label}: ${c.column} = ${v} in moe-roofline eval`);
+    const decimals = (c.value.split('.')[1] ?? '').length;
+    assert.equal(Number(c.value.replace(/,/g, '')), Number((v / c.scale).toFixed(decimals)),
+                 `${label}: ${name} shows ${c.value} ${c.unit}, moe-roofline eval ${c.column} = ${v}`);
+  }
+}
+
+// Cards, tabs and the given charts are on screen and do not overlap one another.
+export function assertOnScreen(h, names, width, height, label) {
+  const rects = names.map((n) => [n, h.ui[n]]);
+  for (const [n, r] of rects) {
+    assert.ok(r, `${label}: ui["${n}"] not published`);
+    assert.ok(r.x >= 0 && r.y >= 0 && r.x + r.w <= width + 0.5 && r.y + r.h <= height + 0.5, `${label}: ${n} off screen ${JSON.stringify(r)}`);
+    if (n.startsWith('chart.')) assert.ok(r.w >= 250 && r.h >= 180, `${label}: ${n} too small ${JSON.stringify(r)}`);
+  }
+  for (let i = 0; i < rects.length; i++) {
+    for (let j = i + 1; j < rects.length; j++) {
+      const [a, b] = [rects[i][1], rects[j][1]];
+      const overlap = a.x < b.x + b.w - 0.5 && b.x < a.x + a.w - 0.5 && a.y < b.y + b.h - 0.5 && b.y < a.y + a.h - 0.5;
+      assert.ok(!overlap, `${label}: ${rects[i][0]} overlaps ${rects[j][0]}`);
+    }
+  }
+}
+
+export const SERVING_CARDS = ['ttft', 'tpot', 'gpu', 'user', 'latency', 'gpus'].map((n) => `card.serving.${n}`);
+export const STEP_CARDS = [0, 1, 2, 3, 4, 5].map((i) => `card.${i}`);
+
+// Opens a combo ui[path] and clicks its entry `value`.
+export async function choose(page, path, value) {
+  await click(page, path);
+  await waitHook(page, (n) => n in window.__moe.ui, `${path}=${value}`);
+  await click(page, `${path}=${value}`, { scroll: false });
+}
+
