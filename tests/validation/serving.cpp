@@ -784,9 +784,9 @@ int serving_main(int argc, char** argv) {
                   "Serving set: %zu measured serving runs (tests/validation/serving_public.csv: AIConfigurator's "
                   "silicon sample, TTFT and TPOT of SGLang, vLLM and TensorRT-LLM, Kimi-K2.5 included), %d evaluated "
                   "(%.1f%%). Each model family is predicted by engine constants fitted without it (leave one family "
-                  "out): median |error| **TTFT %s, TPOT %s** (gate: TTFT 20%%, TPOT 12%%); aggregated runs (%d) TTFT %s, "
-                  "TPOT %s; **disaggregated runs (%d) TTFT %s, TPOT %s**, far from the bar (issue 25: the scheduler and "
-                  "the KV transfer are not simulated yet). Regenerate with `moe-validate --serving --write "
+                  "out): median |error| **TTFT %s, TPOT %s** (issue 25's bar: TTFT 20%%, TPOT 12%%); aggregated runs (%d) TTFT %s, "
+                  "TPOT %s; **disaggregated runs (%d) TTFT %s, TPOT %s**, the serving "
+                  "model is the simulation of the benchmark with seven physical constants per engine (issue 25). Regenerate with `moe-validate --serving --write "
                   "docs/validation.md --readme README.md`.\n\n",
                   rows.size(), evaluable, 100.0 * evaluable / std::max<size_t>(1, rows.size()), pct(sl.ttft_median, false).c_str(),
                   pct(sl.tpot_median, false).c_str(), sa.rows, pct(sa.ttft_median, false).c_str(), pct(sa.tpot_median, false).c_str(),
