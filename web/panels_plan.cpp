@@ -264,7 +264,9 @@ void draw_plan_chart(AppState& st, ImVec2 size) {
             plot::plot_marker(fx[std::size_t(pl.hovered)], fy[std::size_t(pl.hovered)], theme::kWarn, 7);
         if (const double ttft = moe::plan_ttft_limit_ms(plan_base(st.scenario, p), p.ttft_ms); ttft > 0) {
             char label[64];
-            std::snprintf(label, sizeof label, "and TTFT \u2264 %g ms%s", ttft, p.ttft_ms > 0 ? "" : " (default)");
+            // (in seconds from 1 s: "TTFT \u2264 10 s (default)" keeps the legend inside a narrow chart)
+            if (ttft >= 1000) std::snprintf(label, sizeof label, "and TTFT \u2264 %g s%s", ttft / 1000.0, p.ttft_ms > 0 ? "" : " (default)");
+            else std::snprintf(label, sizeof label, "and TTFT \u2264 %g ms%s", ttft, p.ttft_ms > 0 ? "" : " (default)");
             plot::legend_entry(label, theme::kTextDim);
         }
         const plot::Hover h = plot::end_plot();

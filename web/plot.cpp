@@ -604,7 +604,8 @@ Hover end_plot() {
             }
             const bool east = where == Legend::inside_ne || where == Legend::inside_se;
             const bool south = where == Legend::inside_se || where == Legend::inside_sw;
-            const ImVec2 p(east ? amax.x - w - S(6) : amin.x + S(6), south ? amax.y - h - S(6) : amin.y + S(6));
+            // (a legend wider than the plot stays right of the y axis: its tick labels are not covered)
+            const ImVec2 p(std::max(amin.x + S(2), east ? amax.x - w - S(6) : amin.x + S(6)), south ? amax.y - h - S(6) : amin.y + S(6));
             legend_rect = ImVec4(p.x, p.y, p.x + w, p.y + h);
             dl->AddRectFilled(p, ImVec2(p.x + w, p.y + h), theme::with_alpha(theme::kBackground, 0.82f), S(4));
             float y = p.y + S(4);
