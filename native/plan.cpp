@@ -73,8 +73,12 @@ public:
             gpus_text = "{" + gpus_text + "}";
         }
         std::string t = base_.model.name + " on " + std::to_string(r.gpus) + " x " + gpus_text + " (" +
-                        engines_text + "): prompt " + std::to_string(base_.workload.prompt_len) +
-                        ", output " + std::to_string(base_.workload.output_len) + " tokens, prefill chunk " +
+                        engines_text + "): " +
+                        // with the serving layer its request lengths are the plan's (issue 26: one set of lengths)
+                        (base_.serving.mode != moe::ServingMode::off
+                             ? "ISL " + std::to_string(base_.serving.isl) + ", OSL " + std::to_string(base_.serving.osl) + " tokens per request"
+                             : "prompt " + std::to_string(base_.workload.prompt_len) + ", output " + std::to_string(base_.workload.output_len) + " tokens") +
+                        ", prefill chunk " +
                         std::to_string(base_.workload.prefill_tokens) + "; SLA: " + sla_text(r.sla) +
                         (o_.ttft_default ? " (the TTFT limit is the serving default: --ttft-ms sets another, --ttft-ms none lifts it)" : "") + "\n";
         t += std::string(r.objective == moe::PlanObjective::cost
