@@ -47,11 +47,12 @@ struct Req {
     int client = 0;
     int isl = 1, osl = 1;     // prompt and output tokens
     double pf_left = 0;       // prompt tokens still to compute (the prefix cache's hit is read, not computed)
-    int out_left = 0;         // decode steps left after the first token
+    int out_left = 0;         // output tokens left after the first
+
     double send = 0, arrive = 0, pf_start = -1, first = -1, ovh = 0;
     double ctx = 0;           // its context when it started decoding (aggregated: grows by one per step since g_start)
     double held = 0;          // aggregated: KV tokens it took at admission
-    long long g_start = 0, g_end = 0;  // aggregated: the decode-step counts at which it started and finishes
+    long long g_start = 0, g_end = 0;  // the decode-step counts at which it started decoding and finishes
     bool admitted = false, running = false, done = false;
 };
 
@@ -110,6 +111,9 @@ struct Sums {
 // prompt: SGLang's min_new_token_ratio default (python/sglang/srt/server_args.py); vLLM keeps a watermark of blocks.
 constexpr double kGrowthReserve = 0.1;
 
+// Decode steps for `tokens` output tokens at `tps` tokens per step (MTP: each step makes 1 + the accepted drafts).
+long long steps_for(double tokens, double tps) { return tokens <= 0 ? 0 : (long long)std::ceil(tokens / tps - 1e-9); }
+
 using TimeHeap = std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -133,6 +137,7 @@ struct Aggregated {
     Frontend frontend;
     double last_decode_ms = 0;
     double od = 0, op = 0, clients_total = 0;
+    double tps = 1;                       // output tokens per request per decode step (MTP: 1 + the accepted drafts)
 
     Aggregated(const Scenario& s_, const StepSurface& sf_, const EngineConstants& k_) : s(s_), sf(sf_), k(k_) {}
 
@@ -142,8 +147,8 @@ struct Aggregated {
         return k.kv_reserve_output ? r.isl + r.osl : r.isl + gen;
     }
     // its context now (decoding): the context it started decoding with plus the steps since
-    double ctx_of(const Req& r) const { return r.ctx + double(G - r.g_start); }
-    double held_of(const Req& r) const { return k.kv_reserve_output ? r.held : r.held + double(G - r.g_start); }
+    double ctx_of(const Req& r) const { return r.ctx + double(G - r.g_start) * tps; }
+    double held_of(const Req& r) const { return k.kv_reserve_output ? r.held : r.held + double(G - r.g_start) * tps; }
     void send(int id, double when) {
         Req& r = w.reqs[id];
         r.send = when;
@@ -183,7 +188,7 @@ struct Aggregated {
             finish(id);
             return;
         }
-        r.g_end = G + r.out_left;
+        r.g_end = G + steps_for(r.out_left, tps);
         sum_g_end += double(r.g_end);
         ends.push({r.g_end, id});
     }
@@ -202,7 +207,7 @@ struct Aggregated {
             if (!r.admitted) {
                 // engines that do not reserve the output keep room for a share of the running requests' remaining
                 // tokens (SGLang's new_token_ratio, at its floor 0.1), so an admission cannot be preempted at once
-                const double ahead = k.kv_reserve_output ? 0.0 : kGrowthReserve * (sum_g_end - b * double(G) + r.out_left);
+                const double ahead = k.kv_reserve_output ? 0.0 : kGrowthReserve * ((sum_g_end - b * double(G)) * tps + r.out_left);
                 if (used + reserve(r) + ahead > sf.kv_tokens_per_rank && b + T > 0) {
                     sum.mem_blocked += 1;
                     break;
@@ -232,7 +237,7 @@ struct Aggregated {
             running_order.pop_back();
             Req& r = w.reqs[id];
             if (!r.running) continue;
-            r.out_left = int(r.g_end - G);
+            r.out_left = std::max(1, int(std::lround(double(r.g_end - G) * tps)));
             r.pf_left = ctx_of(r);
             leave(r);
             r.admitted = false;
@@ -259,8 +264,8 @@ struct Aggregated {
     // `steps` decode steps: every running request advances a token per step, contexts grow
     void advance_decode(long long steps) {
         G += steps;
-        ctx_sum += double(steps) * b;
-        if (!k.kv_reserve_output) used += double(steps) * b;
+        ctx_sum += double(steps) * b * tps;
+        if (!k.kv_reserve_output) used += double(steps) * b * tps;
     }
 
     void run() {
@@ -273,6 +278,7 @@ struct Aggregated {
         od = s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : decode_step_overhead_ms(k, layers);
         op = s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : prefill_step_overhead_ms(k, layers);
         last_decode_ms = sf.agg.decode_ms(1, sf.agg.ctx_lo) + od;
+        tps = std::max(1.0, sf.tokens_per_step);
         for (int c = 0; c < w.clients; ++c) send(c, 0.0);
         const double C = std::max(1.0, sf.chunk_tokens);
         std::vector<int> done;
@@ -321,16 +327,16 @@ struct Aggregated {
                 if (!arrivals.empty()) n = std::min(n, std::max(1LL, (long long)std::ceil((arrivals.top().first - t) / step)));
                 if (!k.kv_reserve_output) {
                     const double room = sf.kv_tokens_per_rank - used;
-                    if (room < b) {
+                    if (room < b * tps) {
                         if (b > 1) {
                             preempt_one();
                             continue;
                         }
                     } else {
-                        n = std::min(n, std::max(1LL, (long long)std::floor(room / b)));
+                        n = std::min(n, std::max(1LL, (long long)std::floor(room / (b * tps))));
                     }
                 }
-                const double dt = decode_step_ms(0, b, ctx_mean + 0.5 * double(n - 1)) * double(n);
+                const double dt = decode_step_ms(0, b, ctx_mean + 0.5 * double(n - 1) * tps) * double(n);
                 last_decode_ms = dt / double(n);
                 t += dt;
                 sum.decode_time += dt;
@@ -379,6 +385,7 @@ struct Disaggregated {
         const double od = s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : decode_step_overhead_ms(k, layers);
         const double op = s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : prefill_step_overhead_ms(k, layers);
         const double ranks_d = double(sv.decode.workers) * std::max(1, sf.dp);
+        const double tps = std::max(1.0, sf.tokens_per_step);
         const int ranks_p = std::max(1, sv.prefill.workers * std::max(1, sf.prefill_dp));
         const double cap_rank = std::max(1.0, std::min<double>(sv.decode.batch, std::floor(sf.kv_tokens_per_rank /
                                                  std::max(1.0, sv.mean_isl() + (k.kv_reserve_output ? 1.0 : 0.5) * sv.mean_osl()))));
@@ -468,7 +475,8 @@ struct Disaggregated {
                 r.running = true;
                 running += 1;
                 ctx_sum += r.ctx;
-                r.g_end = G + r.out_left;
+                r.g_start = G;
+                r.g_end = G + steps_for(r.out_left, tps);
                 ends.push({r.g_end, id});
             }
             if (running <= 0) {
@@ -489,11 +497,11 @@ struct Disaggregated {
             run_prefill(t + n * step);
             if (!to_decode.empty() && !(running >= cap && dec_queue.empty()))
                 n = std::min(n, std::max(1LL, (long long)std::ceil((to_decode.top().first - t) / step)));
-            const double dt = double(n) * std::max(sf.decode.decode_ms(b, ctx_mean + 0.5 * double(n - 1)) + od,
+            const double dt = double(n) * std::max(sf.decode.decode_ms(b, ctx_mean + 0.5 * double(n - 1) * tps) + od,
                                                    k.decode_host_per_request_us * b / 1000.0);
             t += dt;
             G += n;
-            ctx_sum += double(n) * running;
+            ctx_sum += double(n) * running * tps;
             sum.decode_time += dt;
             sum.decoding_time += dt;
             sum.decode_steps += double(n);
@@ -504,7 +512,7 @@ struct Disaggregated {
                 Req& r = w.reqs[id];
                 r.running = false;
                 running -= 1;
-                ctx_sum -= r.isl + double(r.osl - 1);
+                ctx_sum -= r.isl + double(r.g_end - r.g_start) * tps;
                 sum.finish(r, t);
                 const size_t next = size_t(id) + size_t(w.clients);
                 if (next < w.reqs.size()) send(int(next), t);

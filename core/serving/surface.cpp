@@ -14,6 +14,7 @@ double Curve::at(double v) const {
     if (n == 1) return y[0];
     size_t i = size_t(std::upper_bound(x.begin(), x.end(), v) - x.begin());
     i = std::clamp<size_t>(i, 1, n - 1);  // the segment [i-1, i] (the end segments extrapolate)
+    if (!(x[i] > x[i - 1])) return y[i];  // (a grid never repeats a point; a caller's curve might)
     const double f = (v - x[i - 1]) / (x[i] - x[i - 1]);
     return std::max(0.0, y[i - 1] + f * (y[i] - y[i - 1]));
 }
@@ -40,7 +41,7 @@ std::vector<double> grid(double hi) {
     std::vector<double> g{1};
     for (double p = 2; g.back() < hi; p *= 2)
         for (double v : {0.75 * p, p})
-            if (v > g.back() && v == std::floor(v)) g.push_back(std::min(v, hi));
+            if (v == std::floor(v) && std::min(v, hi) > g.back()) g.push_back(std::min(v, hi));
     return g;
 }
 
@@ -159,6 +160,7 @@ StepSurface step_surface(const Scenario& s, const Tables& t) {
     }
     out.weights_fit = m->memory.max_batch >= 1 || m->memory.fits;
     out.kv_tokens_per_rank = m->memory.max_batch * std::max(1.0, isl + 0.5 * osl);
+    if (m->decode.tpot_ms > 0 && m->decode.step_ms > m->decode.tpot_ms) out.tokens_per_step = m->decode.step_ms / m->decode.tpot_ms;
     out.ok = true;
     return out;
 }

@@ -52,6 +52,9 @@ struct StepSurface {
     // that context), and whether the weights fit at all.
     double kv_tokens_per_rank = 0;
     bool weights_fit = false;
+    // Output tokens a request gets per decode step: 1, or with MTP 1 + the expected accepted drafts (the step
+    // model's decode step over its TPOT).
+    double tokens_per_step = 1;
     // disaggregated
     double kv_bytes_per_request = 0;  // the mean request's KV, whole model, in the cache's format
     double kv_link_GBps = 0;          // between a prefill and a decode worker

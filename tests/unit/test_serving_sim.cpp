@@ -82,6 +82,24 @@ TEST_CASE("serving surface: between its grid points within 1% of a direct estima
     MESSAGE("surface: " << points << " off-grid points, worst error " << 100 * worst << "%");
 }
 
+TEST_CASE("serving surface: its grid never repeats a point, whatever the batch it ends at") {
+    // A rank's share of the clients that is not on the 1, 2, 3, 4, 6, 8, 12 ... grid ends the grid there: 24
+    // clients on 8 DP ranks end at 3, 40 at 5 (a repeated point once gave a 0 ms step between them).
+    for (int clients : {24, 40, 56, 200, 1000}) {
+        const moe::Scenario s = moe_test::scenario(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":8,"dp":8,"ep":64},
+            "runtime":{"engine":"sglang"},"serving":{"mode":"aggregated","isl":2048,"osl":1024,"concurrency":)" +
+                                                   std::to_string(clients) + "}}");
+        const moe::StepSurface sf = moe::step_surface(s, T());
+        REQUIRE(sf.ok);
+        const std::vector<double>& x = sf.agg.decode_lo.x;
+        INFO(clients << " clients");
+        for (std::size_t i = 1; i < x.size(); ++i) CHECK(x[i] > x[i - 1]);
+        const int bmax = (clients + 7) / 8;
+        CHECK(x.back() == bmax);
+        CHECK(sf.agg.decode_ms(bmax, 2048) == doctest::Approx(direct_decode_ms(s, bmax, 2048)).epsilon(0.01));
+    }
+}
+
 TEST_CASE("serving simulation: one client, the ideal engine — TTFT is the prompt's forward, TPOT the decode step") {
     // Nothing to wait for: one request at a time, no engine overhead. Its TTFT is its prompt's forward(s); each
     // later token one decode step at batch 1 whose context grows from isl to isl + osl - 1 (linear in the context:
@@ -102,6 +120,22 @@ TEST_CASE("serving simulation: one client, the ideal engine — TTFT is the prom
     CHECK(r.running_batch == doctest::Approx(1).epsilon(1e-6));
     // closed loop, one client: a request every TTFT + 199 steps
     CHECK(r.requests_per_s == doctest::Approx(1000.0 / (r.ttft_ms + 199 * r.tpot_ms)).epsilon(0.002));
+}
+
+TEST_CASE("serving simulation: with MTP a decode step gives each request its accepted tokens") {
+    // One client on the ideal engine: TPOT is the decode step over the tokens a step makes (1 + the expected
+    // accepted drafts, the step model's step_ms / tpot_ms), not the step itself.
+    moe::Scenario s = moe_test::scenario(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":8,"ep":8},
+        "runtime":{"engine":"ideal","mtp_draft_tokens":1,"mtp_acceptance_rate":0.8},
+        "serving":{"mode":"aggregated","isl":2048,"osl":901,"concurrency":1,"requests_per_client":2}})");
+    const moe::StepSurface sf = moe::step_surface(s, T());
+    REQUIRE(sf.ok);
+    CHECK(sf.tokens_per_step == doctest::Approx(1.8).epsilon(1e-6));  // 1 + 0.8 (one draft at acceptance 0.8)
+    const moe::ServingResult r = moe::simulate(s, sf, ideal());
+    REQUIRE(r.computed);
+    // 900 tokens after the first in ceil(900 / 1.8) = 500 steps
+    const double step = sf.agg.decode_ms(1, 2048 + 450);
+    CHECK(r.tpot_ms == doctest::Approx(500 * step / 900).epsilon(0.01));
 }
 
 TEST_CASE("serving simulation: engine constants land where docs/model.md says") {
