@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace moe {
 
@@ -555,6 +556,14 @@ void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines,
         if (want_warnings) e.warnings.insert(e.warnings.end(), st.warnings.begin(), st.warnings.end());
         e.serving = serving_model(s, st, k);
     } else {
+        if (const double n = simulated_requests(s); n > kMaxSimulatedRequests) {
+            char msg[300];
+            std::snprintf(msg, sizeof msg,
+                          "%.0f requests per DP rank to simulate (clients x requests per client) exceed the limit of %.0f: "
+                          "lower serving.requests_per_client or the clients (serving.concurrency, or the decode pool's batch)",
+                          n, kMaxSimulatedRequests);
+            return fail({{"serving.requests_per_client", msg}});
+        }
         const StepSurface sf = step_surface(s, t);
         if (!sf.ok) return fail(sf.errors);
         if (want_warnings) e.warnings.insert(e.warnings.end(), sf.warnings.begin(), sf.warnings.end());

@@ -527,6 +527,14 @@ struct Disaggregated {
 // [SECTION] simulate()
 // ---------------------------------------------------------------------------------------------------------------
 
+double simulated_requests(const Scenario& s) {
+    const ServingConfig& sv = s.serving;
+    const double rounds = std::max(1, sv.requests_per_client);
+    if (sv.mode == ServingMode::disaggregated)
+        return rounds * std::max(1.0, double(sv.decode.workers) * std::max(1, sv.decode.parallel.dp) * sv.decode.batch);
+    return rounds * std::max(1.0, std::round(double(sv.concurrency) / std::max(1, s.parallel.dp)));
+}
+
 ServingResult simulate(const Scenario& s, const StepSurface& sf, const EngineConstants& k) {
     ServingResult r;
     if (!sf.ok) return r;

@@ -239,3 +239,22 @@ TEST_CASE("serving: the closed form (the planner's screening pass) against the s
         CHECK(cf.serving.output_tokens_per_s_per_gpu == doctest::Approx(sim.serving.output_tokens_per_s_per_gpu).epsilon(0.25));
     }
 }
+
+TEST_CASE("serving simulation: a benchmark too large to simulate is refused, naming the field") {
+    // 10^6 clients x 10 requests would hold 10^7 requests (about 1 GB): refused, where the closed form answers.
+    const moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-8b","hardware":"h200",
+        "runtime":{"engine":"vllm"},"serving":{"mode":"aggregated","isl":128,"osl":16,"concurrency":1000000}})");
+    const moe::Estimate e = moe::evaluate(s, T());
+    REQUIRE_FALSE(e.ok);
+    REQUIRE_FALSE(e.errors.empty());
+    CHECK(e.errors.front().path == "serving.requests_per_client");
+    CHECK(e.errors.front().message.find("200000") != std::string::npos);
+    moe::Estimate cf;
+    moe::evaluate_into(s, T(), moe::builtin_engines(), nullptr, cf, false, false, moe::ServingMethod::closed_form);
+    CHECK(cf.ok);
+    // at the limit it runs: 20,000 clients x 10 requests
+    moe::Scenario at = s;
+    at.serving.concurrency = 20000;
+    CHECK(moe::simulated_requests(at) == 200000);
+    CHECK(moe::evaluate(at, T()).ok);
+}
