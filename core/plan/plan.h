@@ -292,8 +292,11 @@ struct PlanSummary {
     std::vector<Verdict> verdicts;            // one per point
     std::size_t counts[6] = {};               // points per Verdict
 };
+// among: only these points may be on the front (the front re-ranked by the simulation: PlanSearch); the counts
+// are over every point.
 PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vector<PointResult>& results, const Sla& sla,
-                           PlanObjective objective = PlanObjective::throughput);
+                           PlanObjective objective = PlanObjective::throughput,
+                           const std::vector<bool>* among = nullptr);
 
 // The plan in slices: enumerate once, evaluate a slice per call, summarise at the end. The results are those of
 // evaluate_plan_range() over the same points (the same function on the same scenarios), whatever the slices.

@@ -231,20 +231,15 @@ std::size_t PlanSearch::step(std::size_t max_points, const Tables& tables) {
     next_ = end;
     if (done()) {
         summary_ = summarize_plan(points_, results_, req_.sla, req_.objective);
-        // re-rank the front by the serving simulation: its rows get the numbers `eval` gives; rows the screening
-        // had dominated may join, refined in turn until every row of the front is (each point at most once)
-        if (base_.serving.mode != ServingMode::off)
-            for (;;) {
-                bool changed = false;
-                for (std::size_t i : summary_.front)
-                    if (!refined_[i]) {
-                        refined_[i] = true;
-                        changed = true;
-                        results_[i] = evaluate_point_simulated(scenario_of(i), tables);
-                    }
-                if (!changed) break;
-                summary_ = summarize_plan(points_, results_, req_.sla, req_.objective);
+        // re-rank the front by the serving simulation, as PlanFront::refine() does for the CLI: the screened front's
+        // rows get the numbers `eval` gives, and the front is the undominated ones among them
+        if (base_.serving.mode != ServingMode::off) {
+            for (std::size_t i : summary_.front) {
+                refined_[i] = true;
+                results_[i] = evaluate_point_simulated(scenario_of(i), tables);
             }
+            summary_ = summarize_plan(points_, results_, req_.sla, req_.objective, &refined_);
+        }
     }
     return n;
 }

@@ -136,7 +136,7 @@ void PlanFront::finish() {
 bool PlanFront::on_front(std::uint64_t index) const { return std::binary_search(sorted_.begin(), sorted_.end(), index); }
 
 PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vector<PointResult>& results, const Sla& sla,
-                           PlanObjective objective) {
+                           PlanObjective objective, const std::vector<bool>* among) {
     PlanSummary sum;
     const std::size_t n = std::min(points.size(), results.size());
     sum.verdicts.resize(n);
@@ -145,7 +145,7 @@ PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vect
     for (std::size_t i = 0; i < n; ++i) {
         sum.verdicts[i] = judge(results[i], sla);
         ++sum.counts[int(sum.verdicts[i])];
-        cand[i] = sum.verdicts[i] == Verdict::candidate;
+        cand[i] = sum.verdicts[i] == Verdict::candidate && (!among || (i < among->size() && (*among)[i]));
         gpu[i] = objective_value(results[i], objective);
         user[i] = results[i].tokens_per_s_per_user;
     }
