@@ -19,6 +19,7 @@ const char* const kOffloadTierChoices[] = {"none", "host", "ssd", nullptr};
 const char* const kEngineChoices[] = {"sglang", "vllm", "trtllm", "ideal", nullptr};
 const char* const kServingModeChoices[] = {"off", "aggregated", "disaggregated", nullptr};
 const char* const kFp4Choices[] = {"dequant", "expand", nullptr};
+const char* const kFp8ScalingChoices[] = {"auto", "block", "tensor", nullptr};
 const char* const kOverlapChoices[] = {"auto", "none", "tbo", "full", nullptr};
 const char* const kExpertRowsChoices[] = {"random", "even", nullptr};
 
@@ -58,6 +59,7 @@ const std::vector<FieldImpl>& field_impls() {
         {{"precision.dispatch", FieldType::dtype, "", 0, 0, nullptr, "Format of tokens sent to the experts (auto: fp8 when the experts run in fp8 or lower)."}, MOE_PTR(precision.dispatch)},
         {{"precision.combine", FieldType::dtype, "", 0, 0, nullptr, "Format of expert outputs sent back (auto: bf16)."}, MOE_PTR(precision.combine)},
         {{"precision.fp4_on_hopper", FieldType::choice, "", 0, 0, kFp4Choices, "MXFP4/NVFP4 weights on a GPU without FP4 tensor cores: dequant keeps them packed and dequantises in the GEMM (W4A16); expand stores them as FP8 (memory doubles)."}, MOE_PTR(precision.fp4_on_hopper)},
+        {{"precision.fp8_scaling", FieldType::choice, "", 0, 0, kFp8ScalingChoices, "How FP8 linear weights are scaled, which picks their GEMM kernel: block (128x128 blocks, DeepGEMM) or tensor (one scale per tensor or channel, CUTLASS/cuBLASLt scaled_mm); auto: the checkpoint's (weight_block_size), else tensor."}, MOE_PTR(precision.fp8_scaling)},
         {{"runtime.a2a_backend", FieldType::choice, "", 0, 0, kBackendChoices, "How tokens reach the experts: auto picks DeepEP normal for prefill and low-latency for decode when ep > 1."}, MOE_PTR(runtime.a2a_backend)},
         {{"runtime.two_batch_overlap", FieldType::boolean, "", 0, 0, nullptr, "Split each step into two micro-batches so one's communication hides under the other's compute."}, MOE_PTR(runtime.two_batch_overlap)},
         {{"runtime.overlap", FieldType::choice, "", 0, 0, kOverlapChoices, "Expert-parallel communication vs compute: auto follows two_batch_overlap; none serial; tbo micro-batches hide one's communication under another's compute; full hides dispatch and combine entirely (DeepEP's free decode communication)."}, MOE_PTR(runtime.overlap)},

@@ -41,6 +41,10 @@ enum class ServingMode : std::uint8_t { off, aggregated, disaggregated };
 // dequantises inside the GEMM (W4A16, Marlin-style; what vLLM / SGLang / TRT-LLM do for gpt-oss on Hopper); expand
 // pre-expands them to FP8 (BF16 without FP8 cores) when loading (seed 002 §6's capability matrix): memory doubles.
 enum class Fp4OnHopper : std::uint8_t { dequant, expand };
+// How FP8 linear weights are scaled, which picks the GEMM kernel: 128 x 128 weight blocks (DeepGEMM; DeepSeek-V3's
+// and Qwen3's FP8 checkpoints) or one scale per tensor / channel (CUTLASS and cuBLASLt scaled_mm; ModelOpt FP8 and
+// an engine's on-the-fly `--quantization fp8`). auto: the checkpoint's (weight_block_size), else per tensor.
+enum class Fp8Scaling : std::uint8_t { auto_, block, tensor };
 // How a layer's expert-parallel communication meets its compute. auto follows runtime.two_batch_overlap (the older
 // field, kept working); none = serial; tbo = micro-batches, one's communication under another's compute (seed 000
 // §5.3 mode 1); full = dispatch and combine fully hidden (seed 000 §5.3 mode 2, DeepEP's free decode communication).
@@ -86,6 +90,7 @@ struct PrecisionConfig {
     DtypeSel dispatch;           // auto: fp8 when experts compute in fp8 or lower, else bf16
     DtypeSel combine;            // auto: bf16
     Fp4OnHopper fp4_on_hopper = Fp4OnHopper::dequant;  // 4-bit weights on GPUs without FP4 tensor cores
+    Fp8Scaling fp8_scaling = Fp8Scaling::auto_;        // FP8 weights' scaling, and so their GEMM kernel
 };
 
 // DESIGN §10, seed 003: experts beyond `cached_experts_per_layer` (per layer, per GPU) live in the slower tier and

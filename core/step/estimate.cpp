@@ -176,6 +176,11 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
           s.gpu.hbm_bandwidth_GBps * 1e9,
           s.parallel.tp, s.parallel.dp, s.parallel.ep, s.parallel.pp, s.moe_tp(), s.gpus_per_node()};
     c.set_peaks();
+    c.gemm_engine = s.runtime.engine == EngineKind::vllm     ? GemmEngine::vllm
+                    : s.runtime.engine == EngineKind::trtllm ? GemmEngine::trtllm
+                                                             : GemmEngine::sglang;
+    c.fp8_block = s.precision.fp8_scaling == Fp8Scaling::block ||
+                  (s.precision.fp8_scaling == Fp8Scaling::auto_ && m.fp8_block_scaled);
     // embedding stays 16-bit unless set explicitly (checkpoints keep it unquantised)
     if (c.w_embed == Dtype::fp32) c.w_embed = Dtype::bf16;
     const Dtype exp_compute = compute_of(s.gpu, c.w_exp);

@@ -44,6 +44,10 @@ struct Ctx {
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
     std::string_view family_views[4] = {};  // the same names with their lengths (the table lookups take string_views)
     bool own_tables = false;  // families[0] is the GPU's own (measured on it)
+    // whose dense GEMM kernels run (runtime.engine; ideal takes SGLang's) and whether FP8 weights are block-scaled
+    // (precision.fp8_scaling): together with the format they pick the GEMM table (Tables::gemm_pick)
+    GemmEngine gemm_engine = GemmEngine::sglang;
+    bool fp8_block = false;
     // gemm_op has compared this estimate's GEMM inputs other than the shape (table set, calibration, families, GPU
     // peaks) with those its per-thread results were computed under (op_time.cpp), and emptied them if they differ.
     mutable bool gemm_env_checked = false;
