@@ -179,7 +179,7 @@ GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w) {
     if (GemmPlan* p = plans.find(shape, hash)) return *p;
     GemmPlan& p = plans.insert(shape, hash);
     p.results.clear();  // another shape's records
-    p.comp = compute_of(c.g, w);
+    p.comp = compute_of(c.g, w, c.s.precision.fp4_compute);
     // The tables key shapes by int; wider GEMMs (only absurd configs reach 2^31) look up the widest measured shapes.
     p.k_key = int(std::min(K, 1e9));
     p.n_key = int(std::min(N, 1e9));
