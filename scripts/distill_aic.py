@@ -20,9 +20,10 @@ Python standard library only (csv, gzip). What is kept, and why (bench_data/READ
     isolated spike (a point more than 2x both its neighbours in the same series) is dropped as a glitch.
   * gemm: each engine's dense GEMM kernels (SGLang 0.5.14, vLLM 0.24, TensorRT-LLM 1.3.0rc20), one file per engine:
     bf16 (torch linear = cuBLAS; in SGLang's file only, the same library in all three), fp8 (per-tensor scaled:
-    sgl-kernel fp8_scaled_mm, vLLM's CUTLASS scaled_mm, TRT-LLM's torch flow), fp8_block (128x128 block-scaled:
+    sgl-kernel fp8_scaled_mm, vLLM's CUTLASS scaled_mm), fp8_block (128x128 block-scaled:
     DeepGEMM in SGLang and TRT-LLM, vLLM's fastest of DeepGEMM / CUTLASS / FlashInfer per point) and nvfp4 (on
-    Blackwell: FlashInfer CuTe-DSL in SGLang and vLLM, TRT-LLM's torch flow), on a subsampled grid: M (tokens)
+    Blackwell: FlashInfer CuTe-DSL in SGLang and vLLM; TRT-LLM's torch-flow fp8 and nvfp4 rows include a dynamic
+    activation quantization its serving path does not run and are left out), on a subsampled grid: M (tokens)
     16 .. 16384 at powers of two but 8192, K and N in {512, 1024, 2048, 4096, 7168, 16384}, N also 65536 (LM
     heads). AIC times GEMMs inside CUDA graphs with several weight copies (HBM weights).
   * mha (h200, b200; h100 keeps BLIS's tables): SGLang 0.5.14's default attention backend (fa3 on H200, trtllm_mha on
@@ -77,11 +78,14 @@ GEMM_SOURCES = {
         ("CutlassFp8BlockScaledMMKernel", "fp8_block"): "fp8_block",
         ("FlashInferFp8BlockScaledMMKernel", "fp8_block"): "fp8_block",
         ("FlashInferCuteDslNvFp4LinearKernel", "nvfp4"): "nvfp4"}),
+    # TRT-LLM's torch_flow fp8 and nvfp4 rows time a dynamic activation quantization with the GEMM (AIC SOURCE.md
+    # section 5.1: "the weights carry no input scale"); TRT-LLM serves ModelOpt checkpoints with static input
+    # scales, NVFP4's quantization fused into the RMSNorm before, and its Llama-3.1-70B FP8 decode on one B200
+    # measures 14.9 ms a step where these rows add up to 22 ms. Left out: TRT-LLM reads another engine's kernel of
+    # those formats. Its block-scaled FP8 kernels (DeepGEMM on Blackwell) are kept.
     "trtllm": ("trtllm-1.3.0rc20/gemm/gemm_perf.csv.gz", {
-        ("torch_flow", "fp8"): "fp8",
         ("deepgemm", "fp8_block"): "fp8_block",
-        ("torch_flow", "fp8_block"): "fp8_block",
-        ("torch_flow", "nvfp4"): "nvfp4"}),
+        ("torch_flow", "fp8_block"): "fp8_block"}),
 }
 # bf16 is cuBLAS (torch linear) in all three engines: kept once, in SGLang's file.
 GEMM_M = [2 ** i for i in range(4, 15) if i != 13]  # 16 .. 16384 but 8192
