@@ -118,6 +118,27 @@ int run_calibrate(const moe::Catalog& catalog, const CalibrateCliOptions& o) {
                     band(k.throughput_log_error_p10, k.throughput_log_error_p90).c_str());
     }
 
+    if (!o.test.empty()) {  // runs kept out of the fit: shipped against calibrated constants
+        std::vector<runs::Run> test = runs::parse_runs(read_file(o.test), o.test, catalog, moe::builtin_tables(), lo, err);
+        if (!err.empty()) throw UsageError(err);
+        for (const calib::EngineReport& er : rep.engines) {
+            std::vector<double> st, sp, ct, cp;
+            for (runs::Run& r : test) {
+                if (!r.skip.empty() || r.backend != er.engine) continue;
+                calib::predict(r, moe::engine_constants(moe::builtin_engines(), r.scenario), 0);
+                st.push_back(std::fabs(r.pred_ttft / r.ttft - 1));
+                sp.push_back(std::fabs(r.pred_tpot / r.tpot - 1));
+                calib::predict(r, moe::engine_constants(rep.set, r.scenario), 0);
+                ct.push_back(std::fabs(r.pred_ttft / r.ttft - 1));
+                cp.push_back(std::fabs(r.pred_tpot / r.tpot - 1));
+            }
+            if (st.empty()) continue;
+            std::printf("\n%s: %zu test runs of %s (not in the fit), median |error|: shipped TTFT %s TPOT %s; calibrated TTFT %s TPOT %s\n",
+                        er.engine.c_str(), st.size(), o.test.c_str(), pct(calib::median(st)).c_str(), pct(calib::median(sp)).c_str(),
+                        pct(calib::median(ct)).c_str(), pct(calib::median(cp)).c_str());
+        }
+    }
+
     const moe::EmbeddedFile* f = shipped_engines_file();
     const nlohmann::json shipped = f ? nlohmann::json::parse(f->data, f->data + f->size, nullptr, false) : nlohmann::json::object();
     const nlohmann::json out = calib::engines_json(shipped.is_discarded() ? nlohmann::json::object() : shipped, rep, o.runs);

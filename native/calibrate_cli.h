@@ -14,6 +14,7 @@ struct CalibrateCliOptions {
     int bootstrap = 30;        // --bootstrap N
     int folds = 0;             // --folds K (0: leave-one-out up to 10 runs, else 5-fold)
     bool quiet = false;        // no progress lines on stderr
+    std::string test;          // --test OTHER.csv: runs kept out of the fit, predicted by the shipped and calibrated constants
 };
 // Prints the report on standard output; returns the exit status (2: bad runs file, none evaluable). UsageError on
 // an unreadable or malformed file (naming the line and column).

@@ -7,7 +7,7 @@
 //   moe-roofline plan SCENARIO --gpus N [--ttft-ms X] [--tpot-ms Y] [--min-tokens-per-s-per-user Z] [--space FILE]
 //                     [--engine sglang|vllm|trtllm[,...]] [--hardware ID[,...]] [--objective throughput|cost]
 //                     [--format table|csv|json] [--all] [--threads N] [--shard K/N] [--sla-at mean|p90]
-//   moe-roofline calibrate RUNS.csv -o ENGINES.json [--bootstrap N] [--folds K] [--quiet]
+//   moe-roofline calibrate RUNS.csv -o ENGINES.json [--bootstrap N] [--folds K] [--test OTHER.csv] [--quiet]
 //   (eval, sweep and plan take --engines ENGINES.json: a calibration instead of the shipped engine constants)
 //
 // Exit status: 0 success, 2 bad input (one stderr line per error naming its field, axis or file), 128+N on signal N,
@@ -350,6 +350,8 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(2, 100))
         ->type_name("K");
     calibrate->add_flag("-q,--quiet", calibrate_options.quiet, "No progress lines on stderr");
+    calibrate->add_option("--test", calibrate_options.test, "Runs kept out of the fit: their error with the shipped and the calibrated constants")
+        ->type_name("OTHER.csv");
     calibrate->footer(kCalibrateFooter);
 
     CLI::App* presets = app.add_subcommand("presets", "List preset models, hardware and scenarios");
