@@ -49,7 +49,15 @@ moe::EngineSet engines_from_text(const std::string& text, const std::string& ori
     return set;
 }
 
-moe::EngineSet load_engines_file(const std::string& path) { return engines_from_text(read_file(path), "--engines " + path); }
+moe::EngineSet load_engines_file(const std::string& path) {
+    std::string text;
+    try {
+        text = read_file(path);
+    } catch (const UsageError& e) {
+        throw UsageError(std::string("--engines: ") + e.what());
+    }
+    return engines_from_text(text, "--engines " + path);
+}
 
 int run_calibrate(const moe::Catalog& catalog, const CalibrateCliOptions& o) {
     if (o.output.empty()) throw UsageError("calibrate: -o ENGINES.json is required");
