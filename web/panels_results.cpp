@@ -226,14 +226,14 @@ void draw_serving_cards(AppState& st) {
     // issue 28: the p10 .. p90 band from the engine's held-out residuals, in the card's own unit
     if (ok && r.has_band && !st.a.active) {
         auto time_in = [](double ms, const std::string& unit) {
-            return unit == "s" ? fmt::number(ms / 1000, 3) : fmt::number(ms, ms >= 100 ? 4 : 3);
+            return unit == "s" ? fmt::number(ms / 1000, 3) : fmt::number(ms, 3);  // 3 digits: the line fits the card
         };
         ttft.band_p10 = time_in(r.ttft_ms_p10, ttft.unit);
         ttft.band_p90 = time_in(r.ttft_ms_p90, ttft.unit);
         tpot.band_p10 = time_in(r.tpot_ms_p10, tpot.unit);
         tpot.band_p90 = time_in(r.tpot_ms_p90, tpot.unit);
-        gpu.band_p10 = fmt::number(r.output_tokens_per_s_per_gpu_p10, 4);
-        gpu.band_p90 = fmt::number(r.output_tokens_per_s_per_gpu_p90, 4);
+        gpu.band_p10 = fmt::number(r.output_tokens_per_s_per_gpu_p10, 3);
+        gpu.band_p90 = fmt::number(r.output_tokens_per_s_per_gpu_p90, 3);
         for (Card* c : {&ttft, &tpot, &gpu}) {
             c->sub = "p10 " + c->band_p10 + " \u2013 p90 " + c->band_p90 + (c == &gpu ? "" : " " + c->unit);
             c->sub_colour = theme::kTextDim;

@@ -443,6 +443,9 @@ Hover end_plot() {
                 break;
             }
             case Kind::band: {
+                // no anti-aliased fringe: neighbouring quads would overlap there and draw seams across the band
+                const ImDrawListFlags flags = dl->Flags;
+                dl->Flags &= ~ImDrawListFlags_AntiAliasedFill;
                 for (std::size_t k = 1; k < it.xs.size(); ++k) {
                     if (!finite_pt(it.xs[k - 1], it.ys[k - 1]) || !finite_pt(it.xs[k], it.ys[k]) ||
                         !finite_pt(it.xs[k - 1], it.ys_hi[k - 1]) || !finite_pt(it.xs[k], it.ys_hi[k]))
@@ -450,6 +453,7 @@ Hover end_plot() {
                     dl->AddQuadFilled(to_pixels(it.xs[k - 1], it.ys[k - 1]), to_pixels(it.xs[k], it.ys[k]),
                                       to_pixels(it.xs[k], it.ys_hi[k]), to_pixels(it.xs[k - 1], it.ys_hi[k - 1]), it.colour);
                 }
+                dl->Flags = flags;
                 break;
             }
             case Kind::line: {
