@@ -235,7 +235,7 @@ void draw_serving_cards(AppState& st) {
         gpu.band_p10 = fmt::number(r.output_tokens_per_s_per_gpu_p10, 3);
         gpu.band_p90 = fmt::number(r.output_tokens_per_s_per_gpu_p90, 3);
         for (Card* c : {&ttft, &tpot, &gpu}) {
-            c->sub = "p10 " + c->band_p10 + " \u2013 p90 " + c->band_p90 + (c == &gpu ? "" : " " + c->unit);
+            c->sub = "p10 " + c->band_p10 + " \u2013 p90 " + c->band_p90;  // in the value's unit, shown above
             c->sub_colour = theme::kTextDim;
         }
     }
