@@ -6,7 +6,9 @@
 //   moe-roofline url SCENARIO [--base URL] | url --decode URL
 //   moe-roofline plan SCENARIO --gpus N [--ttft-ms X] [--tpot-ms Y] [--min-tokens-per-s-per-user Z] [--space FILE]
 //                     [--engine sglang|vllm|trtllm[,...]] [--hardware ID[,...]] [--objective throughput|cost]
-//                     [--format table|csv|json] [--all] [--threads N] [--shard K/N]
+//                     [--format table|csv|json] [--all] [--threads N] [--shard K/N] [--sla-at mean|p90]
+//   moe-roofline calibrate RUNS.csv -o ENGINES.json [--bootstrap N] [--folds K] [--test OTHER.csv] [--quiet]
+//   (eval, sweep and plan take --engines ENGINES.json: a calibration instead of the shipped engine constants)
 //
 // Exit status: 0 success, 2 bad input (one stderr line per error naming its field, axis or file), 128+N on signal N,
 // 1 on an internal error. Arguments are parsed here (CLI11); the work lives in inputs/sweep/report/output.
@@ -25,6 +27,7 @@
 #include "core/step/columns.h"
 #include "core/step/estimate.h"
 #include "core/data/tables.h"
+#include "calibrate_cli.h"
 #include "inputs.h"
 #include "output.h"
 #include "parallel.h"
@@ -122,6 +125,20 @@ Examples:
   moe-roofline plan dsv3.json --gpus 64 --tpot-ms 30 --engine vllm --format csv --all > plan.csv
   # which GPU and engine: one front over three GPUs and two engines, cheapest per million output tokens first
   moe-roofline plan dsv3.json --gpus 64 --tpot-ms 30 --hardware h200,b200,gb200 --engine sglang,vllm --objective cost)TXT";
+
+const char* kCalibrateFooter = R"TXT(
+RUNS.csv has the columns of reference/serving_public.csv (one measured serving run per line: backend, model_path,
+system, mode, isl, osl, quant modes, layout, batch, silicon_ttft_ms, silicon_tpot_ms; docs/cli.md lists them).
+model_path and system may be HuggingFace names and systems of that file or our preset ids. Each engine with runs
+gets its seven constants fitted inside their documented ranges (docs/model.md, "Serving"); the report gives the
+median |error| with the shipped constants, after the fit (in sample) and held out (leave-one-out up to 10 runs,
+else 5-fold: each run predicted by constants fitted without it), each constant with a 90% bootstrap interval, and
+warns when the runs cannot pin a constant. ENGINES.json is presets/engines.json with the calibrated engines
+replaced (the band's quantiles from the held-out predictions); use it with --engines on eval, sweep and plan.
+
+Examples:
+  moe-roofline calibrate my-runs.csv -o my-engines.json
+  moe-roofline eval my-scenario.json --engines my-engines.json --format table)TXT";
 
 const char* kPresetsFooter = R"TXT(
 Kinds: models, hardware, scenarios (all three when omitted); fields lists every scenario path --set and --axis
@@ -254,6 +271,14 @@ int main(int argc, char** argv) {
             ->allow_extra_args(false);
     };
 
+    std::string engines_file;
+    auto add_engines = [&](CLI::App* sub) {
+        sub->add_option("--engines", engines_file, "Engine constants from a calibration (moe-roofline calibrate -o FILE) instead of the shipped ones")
+            ->type_name("FILE");
+    };
+    std::string sla_at = "mean";
+    cli::CalibrateCliOptions calibrate_options;
+
     CLI::App* eval = app.add_subcommand("eval", "Evaluate one scenario: times, throughput, operators, memory");
     eval->add_option("SCENARIO", scenario_arg, "Scenario file, preset scenario id, or - for standard input")
         ->required();
@@ -261,6 +286,7 @@ int main(int argc, char** argv) {
     eval->add_option("--format", format, "Output format (default json)")
         ->check(CLI::IsMember({"json", "table"}))
         ->type_name("json|table");
+    add_engines(eval);
     eval->footer(kEvalFooter);
 
     CLI::App* sweep = app.add_subcommand("sweep", "Evaluate a grid of scenarios, one CSV row per point");
@@ -275,6 +301,7 @@ int main(int argc, char** argv) {
     sweep->add_option("-o,--output", output, "CSV file, or - for standard output (default -)")->type_name("FILE");
     sweep->add_flag("-q,--quiet", quiet, "No progress line on stderr");
     add_scale_out(sweep);
+    add_engines(sweep);
     sweep->footer(kSweepFooter);
 
     CLI::App* plan = app.add_subcommand("plan", "The best layouts on a GPU budget under an SLA (Pareto front)");
@@ -302,8 +329,30 @@ int main(int argc, char** argv) {
         ->type_name("table|csv|json");
     plan->add_flag("--all", all, "Also list every point not on the front, with the reason");
     plan->add_option("--base", base, "Page address of the links")->type_name("URL");
+    plan->add_option("--sla-at", sla_at, "Check the TTFT / TPOT limits against the mean or the band's p90 (default mean)")
+        ->check(CLI::IsMember({"mean", "p90"}))
+        ->type_name("mean|p90");
     add_scale_out(plan);
+    add_engines(plan);
     plan->footer(kPlanFooter);
+
+    CLI::App* calibrate = app.add_subcommand("calibrate", "Fit the engine constants to your measured serving runs");
+    calibrate->add_option("RUNS", calibrate_options.runs, "CSV of measured runs (reference/serving_public.csv's columns)")
+        ->required()
+        ->type_name("RUNS.csv");
+    calibrate->add_option("-o,--output", calibrate_options.output, "Engines file to write (presets/engines.json's format)")
+        ->required()
+        ->type_name("ENGINES.json");
+    calibrate->add_option("--bootstrap", calibrate_options.bootstrap, "Bootstrap resamples for the intervals (default 30)")
+        ->check(CLI::Range(0, 1000))
+        ->type_name("N");
+    calibrate->add_option("--folds", calibrate_options.folds, "Held-out folds (default: leave-one-out up to 10 runs, else 5)")
+        ->check(CLI::Range(2, 100))
+        ->type_name("K");
+    calibrate->add_flag("-q,--quiet", calibrate_options.quiet, "No progress lines on stderr");
+    calibrate->add_option("--test", calibrate_options.test, "Runs kept out of the fit: their error with the shipped and the calibrated constants")
+        ->type_name("OTHER.csv");
+    calibrate->footer(kCalibrateFooter);
 
     CLI::App* presets = app.add_subcommand("presets", "List preset models, hardware and scenarios");
     presets->add_option("KIND", kind, "models, hardware, scenarios, fields or columns")
@@ -329,6 +378,13 @@ int main(int argc, char** argv) {
 
     try {
         const moe::Catalog catalog = cli::load_catalog(presets_dir);
+        if (*calibrate) {
+            if (calibrate_options.output == "-") throw cli::UsageError("calibrate: -o needs a file (the report goes to standard output)");
+            return cli::run_calibrate(catalog, calibrate_options);
+        }
+        moe::EngineSet engines;
+        if (!engines_file.empty()) engines = cli::load_engines_file(engines_file);
+        const cli::EnginesScope engines_scope(engines_file.empty() ? nullptr : &engines);
         if (*eval) return run_eval(catalog, scenario_arg, sets, format);
         if (*sweep) {
             cli::install_interrupt_handlers();
@@ -364,6 +420,7 @@ int main(int argc, char** argv) {
             options.request.sla.ttft_ms = ttft_ms;
             options.request.sla.tpot_ms = tpot_ms;
             options.request.sla.min_tokens_per_s_per_user = min_per_user;
+            options.request.sla.at_p90 = sla_at == "p90";
             // --engine and --hardware take comma lists (issue 28): one search per pair, one front
             for (const std::string& e : split_list(engine)) {
                 moe::ServingEngine k;

@@ -51,6 +51,7 @@ std::string sla_text(const moe::Sla& sla) {
     if (sla.ttft_ms > 0) add("TTFT <= " + number_text(sla.ttft_ms) + " ms");
     if (sla.tpot_ms > 0) add("TPOT <= " + number_text(sla.tpot_ms) + " ms");
     if (sla.min_tokens_per_s_per_user > 0) add(">= " + number_text(sla.min_tokens_per_s_per_user) + " tokens/s per user");
+    if (!t.empty() && sla.at_p90) t += " (each at the band's p90: --sla-at p90)";
     return t.empty() ? "none" : t;
 }
 
@@ -357,6 +358,8 @@ int run_plan(const ScenarioSource& base_src, const moe::Catalog& catalog, const 
         }
     }
     moe::Scenario& base = searches.front().base;
+    if (o.request.sla.at_p90 && base.serving.mode == moe::ServingMode::off)
+        throw UsageError("--sla-at p90: the band exists with the serving layer only (set serving.mode)");
     // issue 26: a serving plan without a TTFT limit gets the default one (stated in the preamble and the summary)
     if (o.ttft_default) o.request.sla.ttft_ms = moe::plan_ttft_limit_ms(base, 0);
     o.ttft_default = o.ttft_default && o.request.sla.ttft_ms > 0;

@@ -227,6 +227,25 @@ std::string load_user_json(AppState& st, std::string_view text, const std::strin
         st.notice_details.clear();
         return "";
     }
+    // issue 28: a calibration (moe-roofline calibrate -o FILE, presets/engines.json's format): the engine constants
+    // every number of the page uses from now on
+    if (!j.contains("model") && (j.contains("sglang") || j.contains("vllm") || j.contains("trtllm"))) {
+        moe::EngineSet set;
+        moe::Issues errors;
+        if (!moe::engines_from_text(std::string(text), set, errors)) {
+            st.notice = "The " + origin + " is not a calibration the page can use:";
+            st.notice_details.clear();
+            for (const moe::Issue& i : errors) st.notice_details.push_back(clip(i.text()));
+            return "";
+        }
+        moe::use_engines(&set);
+        st.calibration = origin.rfind("file ", 0) == 0 ? origin.substr(5) : origin;
+        st.notice.clear();
+        st.notice_details.clear();
+        engines_changed(st);
+        st.last_action = "load:calibration";
+        return "Engine constants from " + st.calibration;
+    }
     if (looks_like_hf_config(j) && !j.contains("model")) {
         st.config_text = j.dump(2);
         if (!apply_model_config(st, st.config_text)) {
@@ -346,6 +365,14 @@ SweepAxis chart_sweep_axis(const AppState& st) {
 }
 
 bool needs_recompute(const AppState& st) { return st.dirty || st.sweep_dirty || st.a_dirty; }
+
+void engines_changed(AppState& st) {
+    st.dirty = st.sweep_dirty = true;
+    st.a_dirty = st.a.active;
+    st.sweep_key.clear();  // the keys name the scenarios, not the constants
+    st.frontier_key.clear();
+    st.serving_key.clear();
+}
 
 namespace {
 // What a sweep depends on: the scenario with the swept fields neutralised, and the points.
@@ -496,8 +523,10 @@ std::string hook_json(const AppState& st) {
                           {"x_last", st.serving.x.empty() ? 0.0 : st.serving.x.back()}};
     nlohmann::json cards = nlohmann::json::object();
     for (const auto& [name, c] : st.cards)
-        cards[name] = {{"column", c.column}, {"value", c.value}, {"unit", c.unit}, {"scale", c.scale}, {"sub", c.sub}};
+        cards[name] = {{"column", c.column}, {"value", c.value}, {"unit", c.unit}, {"scale", c.scale}, {"sub", c.sub},
+                       {"band_p10", c.band_p10}, {"band_p90", c.band_p90}};
     j["cards"] = std::move(cards);
+    j["calibration"] = st.calibration;
     if (st.a.active) {
         j["compare"] = {{"scenario", moe::scenario_to_json(st.a.scenario, true)},
                         {"results", moe::estimate_to_flat_json(st.a.estimate)}};

@@ -179,8 +179,11 @@ struct AppState {
         std::string column, value, unit;
         double scale = 1;
         std::string sub;  // the line under the number (a fit verdict says "fits" / "does not fit" there)
+        std::string band_p10, band_p90;  // issue 28: the band's ends as shown, in the card's unit ("" without a band)
     };
     std::map<std::string, CardText> cards;
+    // The engine constants in use (issue 28): "" the shipped ones, else the loaded calibration's file name.
+    std::string calibration;
 };
 
 // Reads a fragment ("#s=...&x=...", "s=..." or ""): the scenario it holds (or the defaults and a notice), the view
@@ -262,6 +265,8 @@ std::string plan_row_commands(const AppState& st, int rank_index);
 nlohmann::json plan_hook_json(const AppState& st);
 
 bool needs_recompute(const AppState& st);
+// The engine constants changed (a calibration loaded, or the shipped ones back): every number and sweep again.
+void engines_changed(AppState& st);
 // Runs the model for the current scenario and the sweeps the charts need (clears `dirty`, schedules the hook).
 void recompute(AppState& st);
 // The sweep as CSV (the same header and cells as `moe-roofline sweep`).

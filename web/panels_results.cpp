@@ -49,6 +49,7 @@ struct CardPart {
 struct Card {
     const char* caption;
     std::string value, unit, sub;
+    std::string band_p10, band_p90;  // the band's ends in the value's unit (issue 28)
     ImU32 sub_colour = theme::kTextDim;
     ImU32 value_colour = theme::kText;
     const char* help = nullptr;
@@ -222,6 +223,22 @@ void draw_serving_cards(AppState& st) {
         dep.sub_colour = r.fits ? theme::kGood : theme::kBad;
     }
 
+    // issue 28: the p10 .. p90 band from the engine's held-out residuals, in the card's own unit
+    if (ok && r.has_band && !st.a.active) {
+        auto time_in = [](double ms, const std::string& unit) {
+            return unit == "s" ? fmt::number(ms / 1000, 3) : fmt::number(ms, 3);  // 3 digits: the line fits the card
+        };
+        ttft.band_p10 = time_in(r.ttft_ms_p10, ttft.unit);
+        ttft.band_p90 = time_in(r.ttft_ms_p90, ttft.unit);
+        tpot.band_p10 = time_in(r.tpot_ms_p10, tpot.unit);
+        tpot.band_p90 = time_in(r.tpot_ms_p90, tpot.unit);
+        gpu.band_p10 = fmt::number(r.output_tokens_per_s_per_gpu_p10, 3);
+        gpu.band_p90 = fmt::number(r.output_tokens_per_s_per_gpu_p90, 3);
+        for (Card* c : {&ttft, &tpot, &gpu}) {
+            c->sub = "p10 " + c->band_p10 + " \u2013 p90 " + c->band_p90;  // in the value's unit, shown above
+            c->sub_colour = theme::kTextDim;
+        }
+    }
     if (!e.ok) {
         for (Card& c : cards) {
             c.sub = "invalid scenario";
@@ -239,7 +256,7 @@ void draw_serving_cards(AppState& st) {
         ImGui::InvisibleButton(names[i], ImVec2(g.w, g.h));
         record_last_item(st, names[i]);
         const std::size_t cut = c.value.find(' ');
-        st.cards[names[i]] = {c.help, c.value.substr(0, cut), c.unit, c.unit == "s" ? 1000.0 : 1.0, c.sub};
+        st.cards[names[i]] = {c.help, c.value.substr(0, cut), c.unit, c.unit == "s" ? 1000.0 : 1.0, c.sub, c.band_p10, c.band_p90};
         if (!ImGui::IsItemHovered()) continue;
         const moe::Column* col = moe::find_column(c.help);
         ImGui::BeginTooltip();
@@ -387,7 +404,7 @@ void draw_headline(AppState& st) {
             const Card& c = cards[size_t(i)];
             const std::size_t cut = c.value.find(' ');
             const double scale = c.unit == "s" ? 1000.0 : std::string_view(c.help) == "memory.total_bytes" ? 1e9 : 1.0;
-            st.cards["card." + std::to_string(i)] = {c.help, c.value.substr(0, cut), c.unit, scale, c.sub};
+            st.cards["card." + std::to_string(i)] = {c.help, c.value.substr(0, cut), c.unit, scale, c.sub, "", ""};
         }
         if (ImGui::IsItemHovered()) {
             ImGui::BeginTooltip();

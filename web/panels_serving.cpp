@@ -52,6 +52,16 @@ void draw_serving_chart(AppState& st, ImVec2 size) {
     std::vector<unsigned char> dim, dim2, dima, dima2;
     series(d, c_ttft, ttft, dim);
     series(d, c_tpot, tpot, dim2);
+    // issue 28: the p10 .. p90 band of each (empty without the engine's quantiles: the ideal engine)
+    std::vector<double> band[4];
+    std::vector<unsigned char> unused;
+    const char* band_columns[4] = {"serving.ttft_ms_p10", "serving.ttft_ms_p90", "serving.tpot_ms_p10", "serving.tpot_ms_p90"};
+    bool has_band = e.serving.has_band;
+    for (int b = 0; b < 4 && has_band; ++b) {
+        const int c = numeric_column_index(band_columns[b]);
+        if (c < 0) has_band = false;
+        else series(d, c, band[b], unused);
+    }
     const bool with_a = st.a.active && st.a.serving.size() == d.size();
     if (with_a) {
         series(st.a.serving, c_ttft, ttft_a, dima);
@@ -61,7 +71,7 @@ void draw_serving_chart(AppState& st, ImVec2 size) {
                             ? "TTFT and TPOT under load \u00b7 disaggregated"
                             : "TTFT and TPOT under load \u00b7 aggregated";
     // how far this engine's TTFT / TPOT typically are from measured runs (presets/engines.json)
-    const moe::EngineConstants& k = moe::engine_constants(moe::builtin_engines(), st.scenario);
+    const moe::EngineConstants& k = moe::engine_constants(moe::active_engines(), st.scenario);
     if (k.ttft_typical_error > 0 || k.tpot_typical_error > 0) {
         char note[128];
         std::snprintf(note, sizeof note, " \u00b7 typical error \u00b1%.0f%% / \u00b1%.0f%%", 100 * k.ttft_typical_error,
@@ -73,7 +83,7 @@ void draw_serving_chart(AppState& st, ImVec2 size) {
         plot::setup_axis(plot::Axis::y, "time", plot::AxisFlags_Log, tick_ms, "ms");
         // whole decades, so that both series sit between labelled ticks (TPOT is often below the first TTFT decade)
         double lo = HUGE_VAL, hi = 0;
-        for (const std::vector<double>* v : {&ttft, &tpot, &ttft_a, &tpot_a})
+        for (const std::vector<double>* v : {&ttft, &tpot, &ttft_a, &tpot_a, &band[0], &band[1], &band[2], &band[3]})
             for (double y : *v)
                 if (std::isfinite(y) && y > 0) lo = std::min(lo, y), hi = std::max(hi, y);
         if (hi > 0) plot::setup_axis_limits(plot::Axis::y, std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi))));
@@ -83,6 +93,11 @@ void draw_serving_chart(AppState& st, ImVec2 size) {
             plot::plot_line("A TTFT", d.x.data(), ttft_a.data(), n, theme::kPinned, 1.8f, plot::ItemFlags_Dashed | plot::ItemFlags_CustomTooltip, dima.data());
             plot::plot_line("A TPOT", d.x.data(), tpot_a.data(), n, theme::lighten(theme::kPinned, 0.35f), 1.8f,
                             plot::ItemFlags_Dashed | plot::ItemFlags_CustomTooltip, dima2.data());
+        }
+        if (has_band) {
+            plot::plot_band(d.x.data(), band[0].data(), band[1].data(), n, theme::with_alpha(theme::kTtft, 0.16f));
+            plot::plot_band(d.x.data(), band[2].data(), band[3].data(), n, theme::with_alpha(theme::kTpot, 0.16f));
+            plot::legend_entry("p10 .. p90", theme::with_alpha(theme::kText, 0.25f));
         }
         const int l_ttft = plot::plot_line("TTFT", d.x.data(), ttft.data(), n, theme::kTtft, 2.2f, plot::ItemFlags_CustomTooltip, dim.data());
         const int l_tpot = plot::plot_line("TPOT", d.x.data(), tpot.data(), n, theme::kTpot, 2.2f, plot::ItemFlags_CustomTooltip, dim2.data());

@@ -94,6 +94,21 @@ void draw_toolbar(AppState& st) {
         open_file_picker();
         st.last_action = "load_json";
     }
+    // issue 28: engine constants fitted to the user's own runs (moe-roofline calibrate -o FILE); Shipped goes back
+    if (tool_button(st, "Load calibration", "load_calibration",
+                    "Open an engines file from moe-roofline calibrate RUNS.csv -o FILE: every serving number, and its p10 .. p90 "
+                    "band, then uses its engine constants (as --engines FILE). Dropping the file on the page works too.")) {
+        open_file_picker();
+        st.last_action = "load_calibration";
+    }
+    if (!st.calibration.empty() &&
+        tool_button(st, "Shipped constants", "shipped_engines", ("Using " + st.calibration + ": back to the engine constants that ship (presets/engines.json).").c_str())) {
+        moe::use_engines(nullptr);
+        st.calibration.clear();
+        engines_changed(st);
+        st.last_action = "shipped_engines";
+        toast(st, "Shipped engine constants");
+    }
     if (tool_button(st, "Sweep CSV", "csv", "Download the sweep chart's points as CSV, with the same columns as moe-roofline sweep.")) {
         download(scenario_filename(st.scenario) + "-sweep-" + sweep_axis_info(chart_sweep_axis(st)).key + ".csv", "text/csv",
                  current_sweep_csv(st));

@@ -38,6 +38,7 @@ void draw_swatch(ImDrawList* dl, ImVec2 p, float size, const LegendItem& e) {
             if (e.flags & ItemFlags_Ring) dl->AddCircle(c, size * 0.35f, e.colour, 0, S(1.5f));
             else dl->AddCircleFilled(c, size * 0.35f, e.colour);
             break;
+        case Kind::band:
         case Kind::rect:
             if (e.flags & ItemFlags_Hatched) hatched_rect(dl, ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + size - 1, p.y + size - 1), e.colour);
             else dl->AddRectFilled(ImVec2(p.x + 1, p.y + 1), ImVec2(p.x + size - 1, p.y + size - 1), e.colour, S(2));
@@ -141,6 +142,17 @@ int plot_line(const char* label, const double* xs, const double* ys, int n, ImU3
     if (dim) it.dim.assign(dim, dim + n);
     g.items.push_back(std::move(it));
     return static_cast<int>(g.items.size()) - 1;
+}
+
+void plot_band(const double* xs, const double* lo, const double* hi, int n, ImU32 colour) {
+    Item it;
+    it.kind = Kind::band;
+    it.colour = colour;
+    it.flags = ItemFlags_NoHover | ItemFlags_NoLegend;
+    it.xs.assign(xs, xs + n);
+    it.ys.assign(lo, lo + n);
+    it.ys_hi.assign(hi, hi + n);
+    g.items.push_back(std::move(it));
 }
 
 int plot_scatter(const char* label, const double* xs, const double* ys, int n, ImU32 colour, float radius, int flags,
@@ -428,6 +440,20 @@ Hover end_plot() {
                     if (ts.x + S(6) < b.x - a.x && ts.y < b.y - a.y)
                         draw_text(dl, small, sh, ImVec2(a.x + S(3), (a.y + b.y - ts.y) * 0.5f), theme::rgba(15, 17, 22), it.text.c_str());
                 }
+                break;
+            }
+            case Kind::band: {
+                // no anti-aliased fringe: neighbouring quads would overlap there and draw seams across the band
+                const ImDrawListFlags flags = dl->Flags;
+                dl->Flags &= ~ImDrawListFlags_AntiAliasedFill;
+                for (std::size_t k = 1; k < it.xs.size(); ++k) {
+                    if (!finite_pt(it.xs[k - 1], it.ys[k - 1]) || !finite_pt(it.xs[k], it.ys[k]) ||
+                        !finite_pt(it.xs[k - 1], it.ys_hi[k - 1]) || !finite_pt(it.xs[k], it.ys_hi[k]))
+                        continue;
+                    dl->AddQuadFilled(to_pixels(it.xs[k - 1], it.ys[k - 1]), to_pixels(it.xs[k], it.ys[k]),
+                                      to_pixels(it.xs[k], it.ys_hi[k]), to_pixels(it.xs[k - 1], it.ys_hi[k - 1]), it.colour);
+                }
+                dl->Flags = flags;
                 break;
             }
             case Kind::line: {

@@ -70,6 +70,9 @@ int plot_scatter(const char* label, const double* xs, const double* ys, int n, I
 int plot_rect(const char* label, double x0, double y0, double x1, double y1, ImU32 colour, int flags = ItemFlags_None,
               const char* inside_text = nullptr);
 int plot_marker(double x, double y, ImU32 colour, float radius = 6.0f, int flags = ItemFlags_Ring);
+// A shaded band between lo[i] and hi[i] along xs (issue 28: the p10 .. p90 band around a series); no legend, no
+// hover; points with a non-finite edge leave a gap.
+void plot_band(const double* xs, const double* lo, const double* hi, int n, ImU32 colour);
 void plot_hline(const char* label, double y, ImU32 colour, int flags = ItemFlags_Dashed);
 void plot_vline(const char* label, double x, ImU32 colour, int flags = ItemFlags_Dashed);
 void plot_segment(double x0, double y0, double x1, double y1, ImU32 colour, float thickness = 1.5f,

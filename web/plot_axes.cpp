@@ -54,6 +54,8 @@ void fit_axis(int which) {
                 case Kind::vline:
                     if (which == 0) extend(lo, hi, any, it.x0, a.log());
                     break;
+                case Kind::band:  // drawn where the series it surrounds is: no say in the limits
+                    break;
             }
         }
         if (!any) {

@@ -15,7 +15,7 @@
 
 namespace web::plot::detail {
 
-enum class Kind { line, scatter, rect, marker, hline, vline, segment };
+enum class Kind { line, scatter, rect, marker, hline, vline, segment, band };
 
 struct AxisState {
     std::string label, unit;
@@ -36,6 +36,7 @@ struct Item {
     int flags = 0;
     float size = 2;
     std::vector<double> xs, ys;
+    std::vector<double> ys_hi;  // band: the upper edge (ys the lower)
     std::vector<unsigned char> dim;
     std::vector<float> radii;
     std::vector<ImU32> colours;

@@ -120,6 +120,9 @@ struct Sla {
     double ttft_ms = 0;                       // 0: no limit
     double tpot_ms = 0;
     double min_tokens_per_s_per_user = 0;
+    // --sla-at p90 (issue 28): the TTFT and TPOT limits (and tokens/s per user, 1000 / TPOT) hold at the band's p90,
+    // not at the mean (a point without a band: its mean)
+    bool at_p90 = false;
 };
 
 // The largest space a plan searches (about 2 to 5 minutes of one core at 1-3 us per point); a larger one is refused
@@ -202,6 +205,7 @@ struct PointResult {
     double ttft_ms = 0;
     double ttft_queue_ms = 0;                 // of ttft_ms: waiting for prefill capacity and behind the first wave
     double tpot_ms = 0;
+    double ttft_ms_p90 = 0, tpot_ms_p90 = 0;  // the band's high end (0: no band; the SLA at p90 then takes the mean)
     double output_tokens_per_s_per_gpu = 0;
     double tokens_per_s_per_user = 0;
     double usd_per_mtok = 0;                  // USD per million output tokens at the scenario's GPU-hour price (0: none)

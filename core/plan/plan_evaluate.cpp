@@ -56,6 +56,10 @@ PointResult from_serving(const ServingResult& sr, bool step_fits) {
     r.ttft_ms = sr.ttft_ms;
     r.ttft_queue_ms = sr.ttft_queue_ms + sr.ttft_first_wave_ms;
     r.tpot_ms = sr.tpot_ms;
+    if (sr.has_band) {
+        r.ttft_ms_p90 = sr.ttft_ms_p90;
+        r.tpot_ms_p90 = sr.tpot_ms_p90;
+    }
     r.output_tokens_per_s_per_gpu = sr.output_tokens_per_s_per_gpu;
     r.tokens_per_s_per_user = sr.tokens_per_s_per_user;
     r.fits = sr.fits && step_fits;
@@ -92,7 +96,7 @@ PointResult evaluate_point_memo(const Scenario& s, const Tables& tables, Serving
     r.gpus = s.world();
     // (a plan point keeps no warnings: none are built)
     Estimate e;
-    if (s.serving.mode != ServingMode::off) evaluate_into(s, tables, builtin_engines(), memo, e, false, /*energy=*/false, method);
+    if (s.serving.mode != ServingMode::off) evaluate_into(s, tables, active_engines(), memo, e, false, /*energy=*/false, method);
     else estimate_into(s, tables, e, false);
     if (!e.ok) {
         r.error = joined(e.errors);
@@ -155,7 +159,9 @@ public:
         st.chunk_tokens = pre.chunk_tokens;
         st.prefill_fits = pre.prefill_fits;
         serving_link(s, st);
-        const ServingResult sr = serving_model(s, st, engine_constants(builtin_engines(), s));
+        const EngineConstants& k = engine_constants(active_engines(), s);
+        ServingResult sr = serving_model(s, st, k);
+        serving_band(k, sr);
         if (!all_finite(sr)) {
             r.error = Issue{"serving", "the serving model produced a non-finite number for this input (please report it)"}.text();
             return r;

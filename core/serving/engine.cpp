@@ -14,7 +14,9 @@ namespace moe {
     X(decode_overhead_per_layer_us, 0, 60) X(prefill_overhead_per_layer_us, 0, 300)                                 \
     X(decode_host_per_request_us, 0, 80) X(request_wait_decode_steps, 0, 15) X(mem_fraction, 0.05, 1)              \
     X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 100) X(wave_persistence, 0, 1)                          \
-    X(ttft_typical_error, 0, 100) X(tpot_typical_error, 0, 100)
+    X(ttft_typical_error, 0, 100) X(tpot_typical_error, 0, 100)                                                   \
+    X(ttft_log_error_p10, -5, 5) X(ttft_log_error_p90, -5, 5) X(tpot_log_error_p10, -5, 5)                          \
+    X(tpot_log_error_p90, -5, 5) X(throughput_log_error_p10, -5, 5) X(throughput_log_error_p90, -5, 5)
 #define MOE_ENGINE_INTS(X) X(kv_block_tokens, 1, 4096)
 
 EngineSet default_engines() {
@@ -190,6 +192,34 @@ const EngineSet& builtin_engines() {
         return s;
     }();
     return set;
+}
+
+namespace {
+const EngineSet* g_active = nullptr;
+}  // namespace
+
+const EngineSet& active_engines() { return g_active ? *g_active : builtin_engines(); }
+
+void use_engines(const EngineSet* set) {
+    static EngineSet held;  // a copy: the caller's set may go away
+    if (set) {
+        held = *set;
+        g_active = &held;
+    } else {
+        g_active = nullptr;
+    }
+}
+
+bool engines_from_text(const std::string& text, EngineSet& out, Issues& errors) {
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded()) {
+        errors.push_back({"engines", "not valid JSON"});
+        return false;
+    }
+    EngineSet set = builtin_engines();
+    if (!parse_engines(j, set, errors)) return false;
+    out = set;
+    return true;
 }
 
 }  // namespace moe

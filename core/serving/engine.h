@@ -55,6 +55,18 @@ struct EngineConstants {
     // fitted without it (moe-validate --serving; docs/validation.md). 0: not validated (the ideal engine).
     double ttft_typical_error = 0;
     double tpot_typical_error = 0;
+    // The band around the model's numbers (issue 28, docs/model.md, "Uncertainty"): the 10th and 90th percentiles
+    // of log(measured / predicted) over held-out predictions of the engine's runs (moe-validate --serving: each model
+    // family predicted by constants fitted without it; moe-roofline calibrate: k-fold). Throughput's is log(predicted
+    // E2E / measured E2E): at a fixed number of clients throughput is clients x OSL / E2E (Little's law). All 0 (the
+    // ideal engine, a file without them): no band.
+    double ttft_log_error_p10 = 0, ttft_log_error_p90 = 0;
+    double tpot_log_error_p10 = 0, tpot_log_error_p90 = 0;
+    double throughput_log_error_p10 = 0, throughput_log_error_p90 = 0;
+    bool has_band() const {
+        return ttft_log_error_p10 != 0 || ttft_log_error_p90 != 0 || tpot_log_error_p10 != 0 || tpot_log_error_p90 != 0 ||
+               throughput_log_error_p10 != 0 || throughput_log_error_p90 != 0;
+    }
 };
 
 // The engine's per-step overheads for a model of `layers` layers (ms).
@@ -97,5 +109,14 @@ bool parse_engines(const nlohmann::json& j, EngineSet& out, Issues& errors);
 nlohmann::json engines_to_json(const EngineSet& set);
 // presets/engines.json as compiled in (defaults if the file is absent).
 const EngineSet& builtin_engines();
+// The engines evaluate(s, t), the planner and the page use when handed no set: builtin_engines(), or a calibration
+// a front end loaded (the CLI's --engines FILE, the page's "Load calibration", the Python module's engines=).
+// use_engines(nullptr) goes back to the shipped ones. Set before an evaluation starts, never while one runs (the
+// planner's threads read it).
+const EngineSet& active_engines();
+void use_engines(const EngineSet* set);
+// A calibration file (presets/engines.json's format) over the shipped constants: what it names replaces them,
+// the rest stays. Errors name "engines.ENGINE.KEY".
+bool engines_from_text(const std::string& text, EngineSet& out, Issues& errors);
 
 }  // namespace moe

@@ -584,14 +584,30 @@ void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines,
         e.serving.usd_per_mtok_output = usd_per_mtok(e.gpu_hour_usd, r.output_tokens_per_s_per_gpu);
         e.serving.usd_per_mtok_total = usd_per_mtok(e.gpu_hour_usd, r.output_tokens_per_s_per_gpu * (isl + osl) / osl);
     }
+    serving_band(k, e.serving);
     if (energy) serving_energy(s, t, e);  // power and J/token under load (serving_power.cpp)
     if (want_warnings && !r.fits) e.warnings.push_back("serving: the deployment does not fit one request's KV cache next to the weights");
 }
 
-Estimate evaluate(const Scenario& s, const Tables& t) { return evaluate(s, t, builtin_engines()); }
+Estimate evaluate(const Scenario& s, const Tables& t) { return evaluate(s, t, active_engines()); }
 
 void evaluate_into(const Scenario& s, const Tables& t, Estimate& out, bool warnings) {
-    evaluate_into(s, t, builtin_engines(), nullptr, out, warnings);
+    evaluate_into(s, t, active_engines(), nullptr, out, warnings);
+}
+
+void serving_band(const EngineConstants& k, ServingResult& r) {
+    r.has_band = k.has_band();
+    if (!r.has_band) return;
+    // the band always holds the model's own number: a quantile on the wrong side of 0 (every held-out run above the
+    // prediction, say) widens the band to the mean rather than moving the band off it
+    auto lo = [](double v, double q) { return v * std::exp(std::min(0.0, q)); };
+    auto hi = [](double v, double q) { return v * std::exp(std::max(0.0, q)); };
+    r.ttft_ms_p10 = lo(r.ttft_ms, k.ttft_log_error_p10);
+    r.ttft_ms_p90 = hi(r.ttft_ms, k.ttft_log_error_p90);
+    r.tpot_ms_p10 = lo(r.tpot_ms, k.tpot_log_error_p10);
+    r.tpot_ms_p90 = hi(r.tpot_ms, k.tpot_log_error_p90);
+    r.output_tokens_per_s_per_gpu_p10 = lo(r.output_tokens_per_s_per_gpu, k.throughput_log_error_p10);
+    r.output_tokens_per_s_per_gpu_p90 = hi(r.output_tokens_per_s_per_gpu, k.throughput_log_error_p90);
 }
 
 }  // namespace moe

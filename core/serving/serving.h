@@ -84,9 +84,11 @@ enum class ServingMethod { simulation, closed_form };
 // joules_per_token_total from e.serving's rates and the energy per token of a prefill forward and of a decode step
 // at the running batch. Nothing without the GPU's board power or when e.serving is not computed.
 void serving_energy(const Scenario& s, const Tables& t, Estimate& e);
+// The band of r's TTFT, TPOT and throughput from k's held-out quantiles (r.has_band false when k has none).
+void serving_band(const EngineConstants& k, ServingResult& r);
 
 // estimate() of the scenario, plus e.serving when serving.mode is not off (errors of the serving layer come back
-// in e.errors like any other).
+// in e.errors like any other). Without a set: active_engines() (the shipped ones unless a calibration was loaded).
 Estimate evaluate(const Scenario& s, const Tables& t);
 Estimate evaluate(const Scenario& s, const Tables& t, const EngineSet& engines, ServingStepMemo* memo = nullptr);
 // evaluate() into `out` (estimate_into(): `out` reset, its vectors' capacity kept; warnings = false builds none).

@@ -141,6 +141,11 @@ struct ServingResult {
     double usd_per_mtok_output = 0, usd_per_mtok_total = 0;
     // Average board power per GPU under load and the energy per output token / per token served (0: no board power)
     double power_w_per_gpu = 0, joules_per_token = 0, joules_per_token_total = 0;
+    // The band (issue 28): the 10th and 90th percentiles around the means above from the engine's held-out residuals
+    // (EngineConstants::*_log_error_p10/_p90); p10 <= mean <= p90. has_band false: the engine carries none (0 here).
+    bool has_band = false;
+    double ttft_ms_p10 = 0, ttft_ms_p90 = 0, tpot_ms_p10 = 0, tpot_ms_p90 = 0;
+    double output_tokens_per_s_per_gpu_p10 = 0, output_tokens_per_s_per_gpu_p90 = 0;
     double gpus = 0;
     bool fits = false;
     // the parts, for display and tests

@@ -175,8 +175,8 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         const bool deepgemm_ok = kernel == MoeKernelSel::auto_ || kernel == MoeKernelSel::deepgemm;
         if (deepgemm_ok && masked && be == A2ABackend::deepep_low_latency) layer = lookup(MoeKernel::deepep_masked);
         if (deepgemm_ok && !masked && be == A2ABackend::deepep_normal) {
-            layer = lookup(MoeKernel::deepep_contiguous);
-            if (layer.found) {
+            // the rows-not-delivered correction below, at t group tokens (needs a found hit)
+            auto corrected = [&](MoeHit hit, double t) {
                 // AIC's DeepEP prefill collector hands the timed GPU a fake dispatch output holding every token of
                 // the EP group (tokens x ep rows, only tokens x top_k picks of them on its experts: collector/sglang/
                 // collect_wideep_deepep_moe.py), while DeepEP normal delivers only the tokens with at least one pick
@@ -185,9 +185,23 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
                 // at fixed work per GPU; h100 8.1 ns, b200 5.4 ns, against 3h bytes at HBM speed, 7.1 and 3.0 ns).
                 // Never below half the measured time.
                 const double p_hit = 1.0 - std::pow(std::max(0.0, 1.0 - local / m.num_experts), double(m.top_k));
-                const double excess_rows = tokens_world * c.s.routing.imbalance * (1.0 - p_hit);
-                const double excess_us = excess_rows * layer.row_us;
-                layer.latency_us = std::max(layer.latency_us - excess_us, 0.5 * layer.latency_us);
+                const double excess_rows = t * c.s.routing.imbalance * (1.0 - p_hit);
+                return std::max(hit.latency_us - excess_rows * hit.row_us, 0.5 * hit.latency_us);
+            };
+            layer = lookup(MoeKernel::deepep_contiguous);
+            if (layer.found) {
+                // Where the table rises more slowly than the rows taken out (its flat low-token part, where loading
+                // the experts' weights sets the time: GB200's up to 512 tokens per GPU), more tokens would come out
+                // faster: the corrected time is the largest of those at t, t/2, t/4, ... down to one token (each
+                // rank's own rows never take less time with more of them; at most ~20 cached lookups).
+                double us = corrected(layer, tokens_world);
+                for (double f = 0.5; tokens_world * f >= 1.0; f *= 0.5) {
+                    const MoeHit lower = c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.hidden, m.moe_intermediate,
+                                                       m.top_k, m.num_experts, c.moe_tp, c.ep,
+                                                       tokens_world * f * c.s.routing.imbalance, MoeKernel::deepep_contiguous);
+                    if (lower.found) us = std::max(us, corrected(lower, tokens_world * f));
+                }
+                layer.latency_us = us;
             }
         }
         // The fused MoE hands every rank the EP group's tokens (SGLang without DeepEP: all-gathered, routed and

@@ -2,10 +2,12 @@
 // code paths, so a notebook gets the CLI's numbers to the last digit. native/python/moe_roofline/__init__.py wraps
 // it (dicts, pandas DataFrames, ValueError).
 //
-//   _moe_roofline.evaluate(scenario_json_or_id, ["workload.batch=64"])  -> JSON text of `eval --format json`
-//   _moe_roofline.sweep(scenario_json_or_id, sets, axes, columns, threads, csv_path)  -> writes `sweep`'s CSV
+//   _moe_roofline.evaluate(scenario_json_or_id, ["workload.batch=64"], engines)  -> JSON text of `eval --format json`
+//   _moe_roofline.sweep(scenario_json_or_id, sets, axes, columns, threads, csv_path, engines)  -> writes `sweep`'s CSV
 //   _moe_roofline.plan(scenario, sets, gpus, ttft_ms, tpot_ms, min_tps_user, engine, space_file, all, threads,
-//                      base_url, csv_path, hardware, objective)  -> writes `plan --format csv`'s rows, returns its summary line
+//                      base_url, csv_path, hardware, objective, engines, sla_at)  -> writes `plan --format csv`'s rows,
+//                      returns its summary line
+// engines: "" (shipped), a calibration's JSON text or its path (the CLI's --engines), in force for that call only.
 //   _moe_roofline.presets(kind)  -> [(id, description)]
 //
 // A scenario argument is JSON object text ("{...}", model / hardware paths relative to the working directory), a
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "core/moe.h"
+#include "native/calibrate_cli.h"
 #include "native/inputs.h"
 #include "native/output.h"
 #include "native/plan.h"
@@ -47,6 +50,13 @@ cli::ScenarioSource source(const std::string& scenario, const std::vector<std::s
     return src;
 }
 
+// engines: "" (the shipped constants), JSON object text, or a path to a calibration file (--engines).
+moe::EngineSet engines_of(const std::string& engines) {
+    std::size_t i = 0;
+    while (i < engines.size() && (engines[i] == ' ' || engines[i] == '\n' || engines[i] == '\t')) ++i;
+    return i < engines.size() && engines[i] == '{' ? cli::engines_from_text(engines, "engines") : cli::load_engines_file(engines);
+}
+
 // Runs f, turning the CLI's user errors into ValueError (pybind11 maps std::invalid_argument to it).
 template <class F>
 auto guarded(F&& f) -> decltype(f()) {
@@ -59,9 +69,11 @@ auto guarded(F&& f) -> decltype(f()) {
     }
 }
 
-std::string evaluate(const std::string& scenario, const std::vector<std::string>& sets) {
+std::string evaluate(const std::string& scenario, const std::vector<std::string>& sets, const std::string& engines) {
     return guarded([&] {
         py::gil_scoped_release unlocked;
+        const moe::EngineSet set = engines.empty() ? moe::EngineSet() : engines_of(engines);
+        const cli::EnginesScope scope(engines.empty() ? nullptr : &set);
         // as `moe-roofline eval --format json`: an invalid scenario is an error (the CLI's exit 2)
         moe::ParseResult r = moe::scenario_from_json(source(scenario, sets).json, catalog());
         if (!r.ok()) throw cli::UsageError(cli::join_issues(r.errors));
@@ -72,9 +84,11 @@ std::string evaluate(const std::string& scenario, const std::vector<std::string>
 }
 
 void sweep(const std::string& scenario, const std::vector<std::string>& sets, const std::vector<std::string>& axes,
-           const std::string& columns, int threads, const std::string& csv_path) {
+           const std::string& columns, int threads, const std::string& csv_path, const std::string& engines) {
     guarded([&] {
         py::gil_scoped_release unlocked;
+        const moe::EngineSet set = engines.empty() ? moe::EngineSet() : engines_of(engines);
+        const cli::EnginesScope scope(engines.empty() ? nullptr : &set);
         cli::SweepOptions o;
         o.axes = axes;
         o.columns = columns;
@@ -92,9 +106,14 @@ void sweep(const std::string& scenario, const std::vector<std::string>& sets, co
 std::string plan(const std::string& scenario, const std::vector<std::string>& sets, int gpus, double ttft_ms, bool ttft_default,
                  double tpot_ms, double min_tokens_per_s_per_user, const std::string& engine,
                  const std::string& space_file, bool all, int threads, const std::string& base_url,
-                 const std::string& csv_path, const std::vector<std::string>& hardware, const std::string& objective) {
+                 const std::string& csv_path, const std::vector<std::string>& hardware, const std::string& objective,
+                 const std::string& engines, const std::string& sla_at) {
     return guarded([&] {
         py::gil_scoped_release unlocked;
+        const moe::EngineSet set = engines.empty() ? moe::EngineSet() : engines_of(engines);
+        const cli::EnginesScope scope(engines.empty() ? nullptr : &set);
+        if (!sla_at.empty() && sla_at != "mean" && sla_at != "p90")
+            throw cli::UsageError("--sla-at: '" + sla_at.substr(0, 40) + "' is not mean or p90");
         if (gpus < 1 || gpus > 65536) throw cli::UsageError("--gpus: " + std::to_string(gpus) + " is not in 1..65536");
         for (const auto& [name, v] : {std::pair<const char*, double>{"--ttft-ms", ttft_ms}, {"--tpot-ms", tpot_ms},
                                       {"--min-tokens-per-s-per-user", min_tokens_per_s_per_user}})
@@ -105,6 +124,7 @@ std::string plan(const std::string& scenario, const std::vector<std::string>& se
         o.request.sla.ttft_ms = ttft_ms;
         o.request.sla.tpot_ms = tpot_ms;
         o.request.sla.min_tokens_per_s_per_user = min_tokens_per_s_per_user;
+        o.request.sla.at_p90 = sla_at == "p90";
         // engine: one name or a comma list (issue 28: one search per GPU and engine, one front)
         for (std::size_t at = 0; at < engine.size();) {
             const std::size_t comma = std::min(engine.find(',', at), engine.size());
@@ -167,12 +187,13 @@ std::vector<std::pair<std::string, std::string>> presets(const std::string& kind
 
 PYBIND11_MODULE(_moe_roofline, m) {
     m.doc() = "MoE Roofline's native core (use the moe_roofline package)";
-    m.def("evaluate", &evaluate, py::arg("scenario"), py::arg("sets"));
+    m.def("evaluate", &evaluate, py::arg("scenario"), py::arg("sets"), py::arg("engines"));
     m.def("sweep", &sweep, py::arg("scenario"), py::arg("sets"), py::arg("axes"), py::arg("columns"),
-          py::arg("threads"), py::arg("csv_path"));
+          py::arg("threads"), py::arg("csv_path"), py::arg("engines"));
     m.def("plan", &plan, py::arg("scenario"), py::arg("sets"), py::arg("gpus"), py::arg("ttft_ms"), py::arg("ttft_default"),
           py::arg("tpot_ms"),
           py::arg("min_tokens_per_s_per_user"), py::arg("engine"), py::arg("space_file"), py::arg("all"),
-          py::arg("threads"), py::arg("base_url"), py::arg("csv_path"), py::arg("hardware"), py::arg("objective"));
+          py::arg("threads"), py::arg("base_url"), py::arg("csv_path"), py::arg("hardware"), py::arg("objective"),
+          py::arg("engines"), py::arg("sla_at"));
     m.def("presets", &presets, py::arg("kind"));
 }

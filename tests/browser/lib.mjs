@@ -49,8 +49,8 @@ export function flatten(nested, keys) {
 }
 
 // `moe-roofline eval - --format json` with the scenario on standard input.
-export function cliEval(cli, scenario) {
-  const r = spawnSync(cli, ['eval', '-', '--format', 'json'], { input: JSON.stringify(scenario), encoding: 'utf8' });
+export function cliEval(cli, scenario, extra = []) {
+  const r = spawnSync(cli, ['eval', '-', '--format', 'json', ...extra], { input: JSON.stringify(scenario), encoding: 'utf8' });
   if (r.error) throw r.error;
   if (r.status !== 0) throw new Error(`${cli} eval exited ${r.status}: ${r.stderr}`);
   return JSON.parse(r.stdout);

@@ -160,9 +160,10 @@ export async function typeInto(page, name, text) {
   await press(page, 'Enter');
 }
 
-// The digits a card shows are the CLI's value rounded to as many decimals as the card prints.
-export function assertCardsAsCli(h, label) {
-  const cli_ = cliEval(ctx.cli, h.scenario);
+// The digits a card shows are the CLI's value rounded to as many decimals as the card prints; so are its band's ends
+// (issue 28: "p10 870 – p90 1,300 ms", the CLI's serving.*_p10 / _p90). extra: more eval arguments (--engines FILE).
+export function assertCardsAsCli(h, label, extra = []) {
+  const cli_ = cliEval(ctx.cli, h.scenario, extra);
   const names = Object.keys(h.cards).filter((n) => n.startsWith('card.serving.'));
   assert.equal(names.length, 6, `${label}: serving cards ${JSON.stringify(Object.keys(h.cards))}`);
   for (const name of names) {
@@ -173,6 +174,19 @@ export function assertCardsAsCli(h, label) {
     const decimals = (c.value.split('.')[1] ?? '').length;
     assert.equal(Number(c.value.replace(/,/g, '')), Number((v / c.scale).toFixed(decimals)),
                  `${label}: ${name} shows ${c.value} ${c.unit}, moe-roofline eval ${c.column} = ${v}`);
+    for (const end of ['p10', 'p90']) {
+      const shown = c[`band_${end}`] ?? '';
+      const want = cli_[area][`${key}_${end}`];
+      if (shown === '') {
+        assert.ok(want === null || want === undefined || c.sub.startsWith('A '), `${label}: ${name} shows no band, the CLI has ${key}_${end} = ${want}`);
+        continue;
+      }
+      assert.equal(typeof want, 'number', `${label}: ${name} shows a band, the CLI has no ${key}_${end}`);
+      const d = (shown.split('.')[1] ?? '').length;
+      assert.equal(Number(shown.replace(/,/g, '')), Number((want / c.scale).toFixed(d)),
+                   `${label}: ${name} band ${end} ${shown} ${c.unit}, moe-roofline eval ${c.column}_${end} = ${want}`);
+      assert.ok(c.sub.includes(`${end} ${shown}`), `${label}: ${name} sub line '${c.sub}' does not show ${end} ${shown}`);
+    }
   }
 }
 

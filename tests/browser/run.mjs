@@ -509,6 +509,26 @@ test('(n) serving: the Serving section by real clicks, cards to the last digit, 
   const u = cli(opt.cli, ['url', '-', '--base', server.url], h8.scenario);
   assert.equal(u.status, 0, u.stderr);
   assert.equal(u.stdout.trim(), server.url + hash.replace(/&.*$/, ''));
+
+  // issue 28: Load calibration (an engines file from `moe-roofline calibrate`): every number and the cards' p10 .. p90
+  // band are `moe-roofline eval --engines FILE`'s; the chart shades the band; Shipped constants goes back
+  const runsCsv = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'validation', 'serving_public.csv');
+  const [head, ...rest] = fs.readFileSync(runsCsv, 'utf8').split('\n').filter((l) => l !== '');
+  const mine = [head, ...['sglang', 'vllm', 'trtllm'].flatMap((e) => rest.filter((l) => l.split(',')[2] === e).slice(0, 12))];
+  const runsPath = path.join(opt.out, 'calibration-runs.csv'), calPath = path.join(opt.out, 'calibration.json');
+  fs.writeFileSync(runsPath, mine.join('\n') + '\n');
+  const cal = cli(opt.cli, ['calibrate', runsPath, '-o', calPath, '--bootstrap', '3', '-q']);
+  assert.equal(cal.status, 0, cal.stderr);
+  const [chooser] = await Promise.all([page.waitForEvent('filechooser'), click(page, 'button.load_calibration', { scroll: false })]);
+  await chooser.setFiles(calPath);
+  const h11 = await waitHook(page, () => window.__moe.calibration === 'calibration.json' && window.__moe.cards['card.serving.ttft']?.band_p10 !== '');
+  assert.deepEqual(h11.results, flatten(cliEval(opt.cli, h11.scenario, ['--engines', calPath]), Object.keys(h11.results)), 'calibrated');
+  assertCardsAsCli(h11, 'calibrated', ['--engines', calPath]);
+  for (const n of ['card.serving.ttft', 'card.serving.tpot', 'card.serving.gpu']) assert.notEqual(h11.cards[n].band_p90, '', n);
+  await screenshot(page, 'serving-calibrated.png');
+  await click(page, 'button.shipped_engines', { scroll: false });
+  const h12 = await waitHook(page, () => window.__moe.calibration === '');
+  assert.deepEqual(h12.results, h10.results, 'Shipped constants restores the numbers');
   assert.deepEqual(problems, []);
   await context.close();
 });

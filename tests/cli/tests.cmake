@@ -23,6 +23,14 @@ foreach(_case IN LISTS _moe_cli_cases)
   set_tests_properties(cli_${_case} PROPERTIES LABELS cli TIMEOUT 120)
 endforeach()
 
+# issue 28: calibrate, --engines, the band outputs and plan --sla-at (the round trip fits ~180 runs: ~30 s)
+foreach(_case IN ITEMS errors roundtrip engines)
+  add_test(NAME cli_calibrate_${_case}
+           COMMAND bash "${CMAKE_CURRENT_LIST_DIR}/calibrate_test.sh" "$<TARGET_FILE:moe-roofline>"
+                   "${PROJECT_SOURCE_DIR}/tests/validation/serving_public.csv" ${_case})
+  set_tests_properties(cli_calibrate_${_case} PROPERTIES LABELS cli TIMEOUT 300)
+endforeach()
+
 # Every model config that ships (issue 29): each AIConfigurator config.json (and its hf_quant_config.json) evaluates
 # or is refused naming the missing mechanism; the shared anchors when beside the checkout, else the copy in tests/data.
 find_program(MOE_PYTHON3 NAMES python3)

@@ -163,3 +163,45 @@ def test_plan_space_dict_and_errors():
     lifted = mr.plan(served, gpus=64, tpot_ms=30, ttft_ms="none", space=space, threads=1)
     assert "by default" in default.attrs["summary"] and "by default" not in lifted.attrs["summary"]
     assert default["ttft_ms"].max() <= 10000 < lifted["ttft_ms"].max()
+
+
+def _calibration(tmp_path):
+    """A small calibration through the CLI: SGLang's first 24 runs of the serving set, 3 bootstrap resamples."""
+    root = os.environ.get("MOE_ROOFLINE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
+    lines = open(os.path.join(root, "tests", "validation", "serving_public.csv")).read().splitlines()
+    runs = [lines[0]] + [l for l in lines[1:] if l.split(",")[2] == "sglang"][:24]
+    (tmp_path / "runs.csv").write_text("\n".join(runs) + "\n")
+    out = tmp_path / "engines.json"
+    rc, _, err = cli("calibrate", str(tmp_path / "runs.csv"), "-o", str(out), "--bootstrap", "3", "-q")
+    assert rc == 0, err
+    return out
+
+
+def test_engines_and_bands_equal_cli(tmp_path):
+    # issue 28: engines= a calibration's path or dict, as --engines; the band's columns as the CLI's
+    path = _calibration(tmp_path)
+    scenario = {"model": "qwen3-30b-a3b", "hardware": "h200", "runtime": {"engine": "sglang"},
+                "serving": {"mode": "aggregated", "isl": 1024, "osl": 512}}
+    rc, out, err = cli("eval", "-", "--engines", str(path), "--format", "json", stdin=json.dumps(scenario))
+    assert rc == 0, err
+    by_path = mr.evaluate(scenario, engines=path)
+    assert by_path == json.loads(out)
+    assert mr.evaluate(scenario, engines=json.load(open(path))) == by_path
+    s = by_path["serving"]
+    for q in ("ttft_ms", "tpot_ms", "output_tokens_per_s_per_gpu"):
+        assert s[q + "_p10"] <= s[q] <= s[q + "_p90"]
+    assert mr.evaluate(scenario) != by_path  # the call's engines do not outlive it
+    with pytest.raises(ValueError, match=r"engines\.sglang\.request_overhead_ms"):
+        mr.evaluate(scenario, engines={"sglang": {"request_overhead_ms": 1000}})
+    # plan at p90 with the calibration, as the CLI
+    df = mr.plan(scenario, gpus=8, tpot_ms=20, threads=1, engines=str(path), sla_at="p90")
+    rc, out, err = cli("plan", "-", "--gpus", "8", "--tpot-ms", "20", "--format", "csv", "--threads", "1", "--engines",
+                       str(path), "--sla-at", "p90", stdin=json.dumps(scenario))
+    assert rc == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(df) == len(rows) > 0
+    for i, row in enumerate(rows):
+        assert float(df.iloc[i]["output_tokens_per_s_per_gpu"]) == float(row["output_tokens_per_s_per_gpu"])
+        assert float(df.iloc[i]["tpot_ms"]) == float(row["tpot_ms"])
+    with pytest.raises(ValueError, match="--sla-at"):
+        mr.plan(scenario, gpus=8, sla_at="p50")

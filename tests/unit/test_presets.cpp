@@ -285,10 +285,13 @@ TEST_CASE("new hardware presets carry their datasheet numbers") {
     // RTX PRO 6000 Blackwell: 188 SMs, 1,792 GB/s GDDR7.
     CHECK(gpu("rtx-pro-6000").sm_count == 188);
     CHECK(gpu("rtx-pro-6000").hbm_bandwidth_GBps == 1792);
-    // They borrow kernel tables the way b200.json does, and evaluate.
+    // They borrow kernel tables (Blackwell B200's, presets/hardware/README.md), and evaluate; GB200 also has a family
+    // of its own (AIC measured its collectives and DeepEP kernels).
+    CHECK(gpu("gb200").tables == "gb200");
+    for (const char* id : {"b300", "gb200", "gb300"}) CHECK(gpu(id).tables_fallback == "b200");
     for (const char* id : {"b300", "gb200", "gb300", "h100-pcie", "l40s", "rtx-pro-6000"}) {
         INFO(id);
-        CHECK(gpu(id).tables.empty());
+        CHECK((gpu(id).tables.empty() || std::string(id) == "gb200"));
         CHECK_FALSE(gpu(id).tables_fallback.empty());
         moe::Estimate e = moe_test::run(std::string(R"({"model":"qwen3-8b","hardware":")") + id + R"("})");
         moe_test::check_all_finite(e);

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "core/moe.h"
+#include "native/calibrate.h"
+#include "native/serving_runs.h"
 #include "report.h"
 
 namespace val {
@@ -28,221 +30,25 @@ namespace {
 // [SECTION] rows
 // ---------------------------------------------------------------------------------------------------------------
 
-struct ModelMap {
-    const char* hf_name;   // model_path in the CSV
-    const char* preset;    // our preset id
-    const char* family;    // left out together in the fit
-};
-// Models of the file and our presets (configs: ../shared/anchors/aic/model_configs, presets/models/README.md).
-const ModelMap kModels[] = {
-    {"MiniMaxAI/MiniMax-M2.5", "minimax-m2.5", "MiniMax-M2.5"},
-    {"openai/gpt-oss-120b", "gpt-oss-120b", "gpt-oss"},
-    {"meta-llama/Llama-3.1-70B", "llama-3.1-70b", "Llama-3.1"},
-    {"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b", "Llama-3.1"},
-    {"nvidia/Llama-3.1-8B-Instruct-FP8", "llama-3.1-8b", "Llama-3.1"},
-    {"Qwen/Qwen3-32B", "qwen3-32b", "Qwen3-32B"},
-    {"nvidia/Qwen3-32B-NVFP4", "qwen3-32b", "Qwen3-32B"},
-    {"Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b", "Qwen3.5"},
-    {"zhipuai/GLM-5", "glm-5", "GLM-5"},
-    {"moonshotai/Kimi-K2.5", "kimi-k2.5", "Kimi-K2.5"},
-};
-// DESIGN §8.3: systems to hardware ids.
-const std::pair<const char*, const char*> kSystems[] = {
-    {"h100_sxm", "h100-sxm"}, {"h200_sxm", "h200"}, {"b200_sxm", "b200"},
-    {"b300_sxm", "b300"},     {"gb200", "gb200"},   {"gb300", "gb300"},
-};
-
 // The serving model under test: the discrete-event simulation (simulate.h) or the closed form (serving_model()).
 bool g_sim = true;
 
-struct Row {
-    std::string id, model, family, system, backend, mode;
-    int isl = 0, osl = 0;
-    double ttft = 0, tpot = 0;   // measured
-    std::string skip;            // why the row cannot be evaluated ("" = it can)
-    bool aic_client = false;     // measured by AIConfigurator's own collection (not InferenceMAX's sa-bench client)
-    moe::Scenario scenario;
-    moe::ServingSteps steps;
-    moe::StepSurface surface;                 // the simulation's step times (with g_sim)
-    double pred_ttft = NAN, pred_tpot = NAN;  // with the constants under test
-    std::string parts;                        // the predicted parts, for --rows
-};
-
-int to_int(const std::string& s, int dflt) {
-    if (s.empty()) return dflt;
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    return end && *end == 0 && std::isfinite(v) ? int(v) : dflt;
-}
-
-// The run's concurrency from the source column ("...; silicon_concurrency=5; ..."), 0 if absent.
-int source_concurrency(const std::string& source) {
-    const std::string key = "silicon_concurrency=";
-    const size_t at = source.find(key);
-    return at == std::string::npos ? 0 : std::max(0, std::atoi(source.c_str() + at + key.size()));
-}
-
-// The benchmark client of a row, from its source column. InferenceMAX's runs (its dashboard exports
-// "source_file=<date>.csv model=... image=...", its database dump "db-dump/... workflow_run_id=...", and the
-// "gap-analysis" file that repeats them) use its sa-bench client: lengths drawn uniformly from [0.8 L, L]
-// (`--random-range-ratio 0.8`: serving.length_spread 0.2) and 10 x concurrency prompts (serving.requests_per_client
-// 10, the default). The other sources (AIConfigurator's own collection, one file per model) are taken as fixed lengths.
-double length_spread_of(const std::string& source) {
-    const bool dated_export = source.rfind("source_file=20", 0) == 0 && source.find(" model=") != std::string::npos;
-    const bool inferencemax = dated_export || source.rfind("db-dump/", 0) == 0 || source.find("gap-analysis") != std::string::npos;
-    return inferencemax ? 0.2 : 0.0;
-}
-
-// A quant mode of the CSV as our dtype ("" = the checkpoint's own).
-bool quant_dtype(const std::string& q, std::string& out) {
-    if (q.empty()) { out = "auto"; return true; }
-    if (q == "fp8" || q == "fp8_block") { out = "fp8"; return true; }
-    if (q == "nvfp4") { out = "nvfp4"; return true; }
-    if (q == "bf16" || q == "float16") { out = "bf16"; return true; }
-    if (q == "int4_wo") { out = "int4"; return true; }  // weight-only INT4 (Kimi-K2.5's compressed-tensors experts)
-    return false;
-}
+// The runs and their loading live in native/serving_runs.h (shared with moe-roofline calibrate).
+using Row = runs::Run;
 
 std::vector<Row> load_rows(const std::string& path, const moe::Catalog& cat, const moe::Tables& tables, std::string& err) {
-    std::ifstream f(path);
-    if (!f) {
-        err = "cannot read " + path;
-        return {};
-    }
-    std::string line;
-    std::getline(f, line);
-    const std::vector<std::string> header = split_csv_line(line);
-    std::map<std::string, size_t> col;
-    for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-    for (const char* need : {"id", "backend", "model_path", "system", "mode", "isl", "osl", "gemm_quant_mode", "moe_quant_mode",
-                             "batch_size", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size",
-                             "silicon_ttft_ms", "silicon_tpot_ms"})
-        if (!col.count(need)) {
-            err = path + ": no column " + need;
-            return {};
-        }
-    std::vector<Row> rows;
-    while (std::getline(f, line)) {
-        if (line.empty()) continue;
-        const std::vector<std::string> v = split_csv_line(line);
-        auto get = [&](const char* c) -> std::string { size_t i = col[c]; return i < v.size() ? v[i] : ""; };
-        Row r;
-        r.id = get("id");
-        r.model = get("model_path");
-        r.system = get("system");
-        r.backend = get("backend");
-        r.mode = get("mode");
-        r.isl = to_int(get("isl"), 0);
-        r.osl = to_int(get("osl"), 0);
-        r.ttft = std::strtod(get("silicon_ttft_ms").c_str(), nullptr);
-        r.aic_client = length_spread_of(get("silicon_data_source")) == 0.0;
-        r.tpot = std::strtod(get("silicon_tpot_ms").c_str(), nullptr);
-        const ModelMap* mm = nullptr;
-        for (const ModelMap& m : kModels)
-            if (r.model == m.hf_name) mm = &m;
-        r.family = mm ? mm->family : r.model;
-        const char* hw = nullptr;
-        for (const auto& s : kSystems)
-            if (r.system == s.first) hw = s.second;
-        std::string wq, eq;
-        if (!mm) r.skip = "no preset for model " + r.model;
-        else if (!hw) r.skip = "no mapping for system " + r.system;
-        else if (!cat.model(mm->preset)) r.skip = "no preset " + std::string(mm->preset);
-        else if (!cat.gpu(hw)) r.skip = "no hardware preset " + std::string(hw);
-        else if (!quant_dtype(get("gemm_quant_mode"), wq) || !quant_dtype(get("moe_quant_mode"), eq))
-            r.skip = "unknown quant mode " + get("gemm_quant_mode") + "/" + get("moe_quant_mode");
-        else if (!(r.ttft > 0) || !(r.tpot > 0) || r.isl <= 0 || r.osl <= 0)
-            r.skip = "no measured TTFT/TPOT";
-        if (r.skip.empty()) {
-            nlohmann::json j = {{"model", mm->preset}, {"hardware", hw}};
-            j["runtime"]["engine"] = r.backend;
-            j["precision"]["weights"] = wq;
-            if (eq != "auto") j["precision"]["experts"] = eq;
-            // the CSV names the FP8 flavour: fp8 (per-tensor scaled_mm) or fp8_block (DeepGEMM's 128x128 blocks)
-            if (get("gemm_quant_mode") == "fp8") j["precision"]["fp8_scaling"] = "tensor";
-            else if (get("gemm_quant_mode") == "fp8_block") j["precision"]["fp8_scaling"] = "block";
-            // TensorRT-LLM serves FP8 and NVFP4 checkpoints (NVIDIA ModelOpt) with an FP8 KV cache
-            // (kv_cache_quant_algo FP8 in their hf_quant_config.json); the other engines default to the model dtype.
-            if (r.backend == "trtllm" && (wq == "fp8" || wq == "nvfp4")) j["precision"]["kv_cache"] = "fp8";
-            j["serving"]["isl"] = r.isl;
-            j["serving"]["osl"] = r.osl;
-            j["serving"]["length_spread"] = length_spread_of(get("silicon_data_source"));
-            auto layout = [&](const std::string& p, nlohmann::json& out) {
-                const int tp = to_int(get((p + "tp_size").c_str()), 1), dp = std::max(1, to_int(get((p + "attention_dp_size").c_str()), 1));
-                const int ep = std::max(1, to_int(get((p + "moe_ep_size").c_str()), 1)), pp = std::max(1, to_int(get((p + "pp_size").c_str()), 1));
-                out = {{"tp", tp}, {"dp", dp}, {"ep", ep}, {"pp", pp}};
-                return dp;
-            };
-            if (r.mode == "agg") {
-                j["serving"]["mode"] = "aggregated";
-                const int dp = layout("", j["parallel"]);
-                j["serving"]["concurrency"] = std::max(1, to_int(get("batch_size"), 1)) * dp;
-            } else {
-                j["serving"]["mode"] = "disaggregated";
-                int decode_dp = 1;
-                for (const char* pool : {"prefill", "decode"}) {
-                    const std::string p = std::string(pool) + "_";
-                    const int dp = layout(p, j["serving"][pool]["parallel"]);
-                    if (std::string(pool) == "decode") decode_dp = dp;
-                    // a missing worker count is one worker (the row's run id names no more)
-                    j["serving"][pool]["workers"] = std::max(1, to_int(get((p + "num_workers").c_str()), 1));
-                    j["serving"][pool]["batch"] = std::max(1, to_int(get((p + "batch_size").c_str()), 1));
-                }
-                // Rows without a decode batch carry the run's concurrency in the source column
-                // ("silicon_concurrency=5"): spread it over the decode ranks. Without either, the load is unknown.
-                if (get("decode_batch_size").empty()) {
-                    const int conc = source_concurrency(get("silicon_data_source"));
-                    if (conc <= 0) r.skip = "disaggregated row with no decode batch and no concurrency";
-                    else {
-                        const int ranks = j["serving"]["decode"]["workers"].get<int>() * decode_dp;
-                        j["serving"]["decode"]["batch"] = std::max(1, (conc + ranks - 1) / ranks);
-                    }
-                }
-                j["parallel"] = j["serving"]["decode"]["parallel"];
-            }
-            moe::ParseResult pr = moe::scenario_from_json(j, cat);
-            if (!r.skip.empty()) {
-            } else if (!pr.ok()) r.skip = "invalid scenario: " + pr.errors.front().text();
-            else {
-                r.scenario = pr.scenario;
-                r.steps = moe::serving_steps(r.scenario, tables, moe::builtin_engines().get(r.scenario.runtime.engine));
-                if (!r.steps.ok) r.skip = "step model: " + (r.steps.errors.empty() ? std::string("failed") : r.steps.errors.front().text());
-                else if (g_sim && !(r.surface = moe::step_surface(r.scenario, tables)).ok)
-                    r.skip = "step model: " + (r.surface.errors.empty() ? std::string("failed") : r.surface.errors.front().text());
-                // A row that names no worker counts was assumed to run one worker per pool. If one worker per pool
-                // cannot carry the run's concurrency even with no engine overheads (the decode batch the prefill
-                // worker can feed, or that memory holds, is below the clients'), the run had more workers, and how
-                // many is not recorded.
-                else if (r.mode != "agg" && get("decode_num_workers").empty()) {
-                    const moe::ServingResult ideal =
-                        moe::serving_model(r.scenario, r.steps, moe::builtin_engines().get(moe::EngineKind::ideal));
-                    if (ideal.running_batch < 0.99 * r.scenario.serving.decode.batch)
-                        r.skip = "disaggregated row without worker counts: one worker per pool cannot carry its concurrency";
-                }
-            }
-        }
-        rows.push_back(std::move(r));
-    }
-    return rows;
+    runs::LoadOptions o;
+    o.simulate = g_sim;
+    return runs::load_runs(path, cat, tables, o, err);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] the fit
 // ---------------------------------------------------------------------------------------------------------------
 
-// The engine constants the fit moves: core's list (moe::fitted_engine_constants(): each a physical quantity with
-// the range docs/model.md, "Serving", justifies). No kernel scale: a kernel error is the kernel layer's to fix.
-struct Param {
-    const char* name;
-    double moe::EngineConstants::*field;
-    double lo, hi, step;
-};
-const std::vector<Param> kParams = [] {
-    std::vector<Param> v;
-    for (const moe::EngineConstantInfo& i : moe::fitted_engine_constants())
-        v.push_back({i.name, i.field, i.lo, i.hi, (i.hi - i.lo) / 12.0});
-    return v;
-}();
+// The engine constants the fit moves (native/calibrate.h: core's list, each with its range).
+using calib::Param;
+const std::vector<Param>& kParams = calib::params();
 const int kNParams = int(kParams.size());
 
 // The engines' measured errors (not fitted: the leave-one-family-out medians, shown next to their numbers).
@@ -254,113 +60,23 @@ const Measured kMeasured[] = {
     {"ttft_typical_error", &moe::EngineConstants::ttft_typical_error},
     {"tpot_typical_error", &moe::EngineConstants::tpot_typical_error},
 };
+// The band's quantiles (issue 28): p10 / p90 of log(measured / predicted) over the same held-out predictions.
+const Measured kBand[] = {
+    {"ttft_log_error_p10", &moe::EngineConstants::ttft_log_error_p10},
+    {"ttft_log_error_p90", &moe::EngineConstants::ttft_log_error_p90},
+    {"tpot_log_error_p10", &moe::EngineConstants::tpot_log_error_p10},
+    {"tpot_log_error_p90", &moe::EngineConstants::tpot_log_error_p90},
+    {"throughput_log_error_p10", &moe::EngineConstants::throughput_log_error_p10},
+    {"throughput_log_error_p90", &moe::EngineConstants::throughput_log_error_p90},
+};
 
-// The serving set comes from two benchmark harnesses (length_spread_of): InferenceMAX's sa-bench client against the
-// engine's own server, and AIConfigurator's own collection. Their clients (and whatever frontend sits in front of the
-// engine) spend different time per request before the first token arrives; the model prices the engine, so the fit
-// estimates, per engine, what AIConfigurator's collection adds to each TTFT (`client_ms`, not a product constant:
-// a user's scenario has none of it).
-void predict(Row& r, const moe::EngineConstants& k, double client_ms) {
-    const moe::ServingResult s = g_sim ? moe::simulate(r.scenario, r.surface, k) : moe::serving_model(r.scenario, r.steps, k);
-    r.pred_ttft = s.ttft_ms + (r.aic_client ? client_ms : 0.0);
-    r.pred_tpot = s.tpot_ms;
-    char b[256];
-    std::snprintf(b, sizeof b, "prefill=%.4g queue=%.4g wave=%.4g ovh=%.4g dec=%.4g pf=%.4g run=%.4g kv=%.4g", s.ttft_prefill_ms,
-                  s.ttft_queue_ms, s.ttft_first_wave_ms, s.ttft_overhead_ms, s.tpot_decode_ms, s.tpot_prefill_ms, s.running_batch,
-                  s.kv_transfer_ms);
-    r.parts = b;
-}
-
-// Mean absolute log error of TTFT and TPOT over the rows, each capped (robust: wild rows move it little).
-constexpr double kLossCap = 0.4;
-double loss(std::vector<Row*>& rows, const moe::EngineConstants& k, double client_ms) {
-    // rows split over two threads (the simulation takes ~0.3 ms a row); each sums its own part
-    auto part = [&](size_t begin, size_t end, double* out) {
-        double sum = 0;
-        for (size_t i = begin; i < end; ++i) {
-            Row* r = rows[i];
-            predict(*r, k, client_ms);
-            const double a = std::log(std::max(1e-3, r->pred_ttft) / r->ttft), b = std::log(std::max(1e-3, r->pred_tpot) / r->tpot);
-            // capped: a row off by more than 50% (a run the model does not describe) pulls no harder than that
-            sum += std::min(std::fabs(a), kLossCap) + std::min(std::fabs(b), kLossCap);
-        }
-        *out = sum;
-    };
-    double s0 = 0, s1 = 0;
-    const size_t half = rows.size() / 2;
-    if (g_sim && rows.size() >= 64) {
-        std::thread t1(part, half, rows.size(), &s1);
-        part(0, half, &s0);
-        t1.join();
-    } else {
-        part(0, rows.size(), &s0);
-    }
-    return rows.empty() ? 0 : (s0 + s1) / rows.size();
-}
-
-// Pattern search over the bounded constants, deterministic: each round tries +/- step on every constant, keeps
-// what lowers the loss, halves the steps when nothing does.
-// The harness's client time is one more coordinate (the last), in [0, kClientHi] ms.
-constexpr double kClientHi = 400, kClientStep = 20;
+// predict / loss / the search: native/calibrate.cpp (the validator also fits the AIConfigurator client's time).
+using calib::kClientHi;
+using calib::kClientStep;
+void predict(Row& r, const moe::EngineConstants& k, double client_ms) { calib::predict(r, k, client_ms); }
+double loss(std::vector<Row*>& rows, const moe::EngineConstants& k, double client_ms) { return calib::loss(rows, k, client_ms); }
 moe::EngineConstants fit_engine(std::vector<Row*>& rows, moe::EngineConstants k, double& client_ms) {
-    if (rows.empty()) return k;
-    std::vector<double> steps(size_t(kNParams) + 1);
-    for (int i = 0; i < kNParams; ++i) steps[i] = kParams[i].step;
-    steps[kNParams] = kClientStep;
-    double best = loss(rows, k, client_ms);
-    // a trial: constant i (kNParams: the client time) set to v
-    auto trial = [&](int i, double v, moe::EngineConstants& t, double& c) {
-        t = k;
-        c = client_ms;
-        if (i == kNParams) c = std::clamp(v, 0.0, kClientHi);
-        else t.*kParams[i].field = std::clamp(v, kParams[i].lo, kParams[i].hi);
-    };
-    auto value = [&](int i) { return i == kNParams ? client_ms : k.*kParams[i].field; };
-    // A coordinate sweep over each constant's whole range first (9 points each): a constant whose effect only
-    // shows past a threshold (the host-bound decode step) is found even from a start where it changes nothing.
-    for (int sweep = 0; sweep < 1; ++sweep)
-        for (int i = 0; i <= kNParams; ++i) {
-            const double lo = i == kNParams ? 0.0 : kParams[i].lo, hi = i == kNParams ? kClientHi : kParams[i].hi;
-            for (int g = 0; g <= 8; ++g) {
-                moe::EngineConstants t;
-                double c;
-                trial(i, lo + (hi - lo) * g / 8.0, t, c);
-                const double l = loss(rows, t, c);
-                if (l < best - 1e-12) {
-                    best = l;
-                    k = t;
-                    client_ms = c;
-                }
-            }
-        }
-    for (int round = 0; round < 200; ++round) {
-        bool moved = false;
-        for (int i = 0; i <= kNParams; ++i) {
-            for (double dir : {1.0, -1.0}) {
-                moe::EngineConstants t;
-                double c;
-                trial(i, value(i) + dir * steps[i], t, c);
-                if ((i == kNParams ? c : t.*kParams[i].field) == value(i)) continue;
-                const double l = loss(rows, t, c);
-                if (l < best - 1e-12) {
-                    best = l;
-                    k = t;
-                    client_ms = c;
-                    moved = true;
-                    break;
-                }
-            }
-        }
-        if (!moved) {
-            bool any = false;
-            for (int i = 0; i <= kNParams; ++i) {
-                steps[i] *= 0.5;
-                any = any || steps[i] > (i == kNParams ? kClientStep : kParams[i].step) / 8;
-            }
-            if (!any) break;
-        }
-    }
-    return k;
+    return calib::fit_engine(rows, k, client_ms);
 }
 
 const char* const kEngines[] = {"sglang", "vllm", "trtllm"};
@@ -480,6 +196,11 @@ nlohmann::json engines_file(const moe::EngineSet& set, const Stats& all_fit, con
             j[kEngines[e]][m.name] = {{"value", std::stod(sig4(set.engines[e].*m.field))},
                                       {"source", "median |error| of this engine's rows, each model family left out of the "
                                                  "fit (moe-validate --serving)"}};
+        for (const Measured& m : kBand)
+            j[kEngines[e]][m.name] = {{"value", std::stod(sig4(set.engines[e].*m.field))},
+                                      {"source", "10th / 90th percentile of log(measured / predicted) over this engine's rows "
+                                                 "(throughput: of predicted / measured E2E), each model family left out of "
+                                                 "the fit (moe-validate --serving)"}};
     }
     return j;
 }
@@ -714,6 +435,7 @@ int serving_main(int argc, char** argv) {
             const Stats se = stats_of(mine);
             k.ttft_typical_error = se.rows ? se.ttft_median : 0;
             k.tpot_typical_error = se.rows ? se.tpot_median : 0;
+            calib::set_band(mine, k);  // the band: these rows' held-out residuals
         };
         typical(fitted.engines[e], nullptr);
     }
@@ -767,6 +489,7 @@ int serving_main(int argc, char** argv) {
         };
         auto check_all = [&](const std::string& at, const moe::EngineConstants& sk, const moe::EngineConstants& fk) {
             for (const Measured& m : kMeasured) check(at, sk, fk, m.name, m.field, "the serving set");
+            for (const Measured& m : kBand) check(at, sk, fk, m.name, m.field, "the serving set");
             for (const Param& p : kParams) check(at, sk, fk, p.name, p.field, "the fit");
         };
         for (int e = 0; e < 3; ++e) {

@@ -49,9 +49,22 @@ def _sets(set_):
     return [str(s) for s in set_]
 
 
-def evaluate(scenario, set=None):
-    """One scenario's outputs, as `moe-roofline eval SCENARIO --format json` (a nested dict)."""
-    return json.loads(_native.evaluate(_scenario_text(scenario), _sets(set)))
+def _engines_text(engines):
+    """engines=: None (the shipped constants), a calibration's path (moe-roofline calibrate -o FILE) or its dict."""
+    if engines is None:
+        return ""
+    if isinstance(engines, dict):
+        return json.dumps(engines)
+    if isinstance(engines, (str, os.PathLike)):
+        return os.fspath(engines)
+    raise ValueError("engines: a dict or a path to an engines file (moe-roofline calibrate -o FILE)")
+
+
+def evaluate(scenario, set=None, engines=None):
+    """One scenario's outputs, as `moe-roofline eval SCENARIO --format json` (a nested dict).
+
+    engines: a calibration (its path or dict) instead of the shipped engine constants, as --engines."""
+    return json.loads(_native.evaluate(_scenario_text(scenario), _sets(set), _engines_text(engines)))
 
 
 def _axes(axes):
@@ -74,13 +87,13 @@ def _number(text):
         return text
 
 
-def sweep(scenario, axes, columns=None, set=None, threads=1):
+def sweep(scenario, axes, columns=None, set=None, threads=1, engines=None):
     """A grid of scenarios, as `moe-roofline sweep SCENARIO --axis ...`: a DataFrame (or a list of dicts)."""
     cols = ",".join(columns) if isinstance(columns, (list, tuple)) else (columns or "")
     fd, path = tempfile.mkstemp(suffix=".csv", prefix="moe-roofline-sweep-")
     os.close(fd)
     try:
-        _native.sweep(_scenario_text(scenario), _sets(set), _axes(axes), cols, int(threads), path)
+        _native.sweep(_scenario_text(scenario), _sets(set), _axes(axes), cols, int(threads), path, _engines_text(engines))
         return _read_csv(path)
     finally:
         os.unlink(path)
@@ -98,11 +111,13 @@ def _read_csv(path):
 
 
 def plan(scenario, gpus, ttft_ms=None, tpot_ms=None, min_tokens_per_s_per_user=None, engine=None, space=None,
-         all=False, set=None, threads=0, base=None, hardware=None, objective=None):
+         all=False, set=None, threads=0, base=None, hardware=None, objective=None, engines=None, sla_at=None):
     """The best deployments on a GPU budget under an SLA, as `moe-roofline plan SCENARIO --gpus N --format csv`.
 
     engine, hardware: one name or a list (--engine / --hardware: one search per pair, one front, each row naming its
     GPU and engine); objective: "throughput" (default) or "cost" (USD per million output tokens, cheapest first).
+    engines: a calibration (path or dict), as --engines; sla_at: "mean" (default) or "p90" (the TTFT / TPOT limits
+    hold at the band's p90, as --sla-at p90).
 
     ttft_ms: None (the CLI's default: 10 s with the serving layer on), a number, or "none" (no limit).
     space: a --space file's path or its content as a dict; base: the page the row links point at (--base). The CLI's summary line (points searched, why the others
@@ -120,11 +135,12 @@ def plan(scenario, gpus, ttft_ms=None, tpot_ms=None, min_tokens_per_s_per_user=N
     try:
         ttft_default = ttft_ms is None
         ttft = 0.0 if ttft_default or ttft_ms == "none" else float(ttft_ms)
-        engines = engine if isinstance(engine, (list, tuple)) else ([engine] if engine else [])
+        engine_list = engine if isinstance(engine, (list, tuple)) else ([engine] if engine else [])
         gpus_list = hardware if isinstance(hardware, (list, tuple)) else ([hardware] if hardware else [])
         summary = _native.plan(_scenario_text(scenario), _sets(set), int(gpus), ttft, ttft_default, float(tpot_ms or 0),
-                               float(min_tokens_per_s_per_user or 0), ",".join(engines), space_path, bool(all),
-                               int(threads), base or "", path, [str(h) for h in gpus_list], objective or "")
+                               float(min_tokens_per_s_per_user or 0), ",".join(engine_list), space_path, bool(all),
+                               int(threads), base or "", path, [str(h) for h in gpus_list], objective or "",
+                               _engines_text(engines), sla_at or "")
         out = _read_csv(path)
         if hasattr(out, "attrs"):
             out.attrs["summary"] = summary.strip()

@@ -1,0 +1,310 @@
+// serving_runs.cpp — measured serving runs as scenarios (see serving_runs.h).
+#include "serving_runs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/scenario/codec.h"
+
+namespace runs {
+namespace {
+
+struct ModelMap {
+    const char* hf_name;   // model_path in the CSV
+    const char* preset;    // our preset id
+    const char* family;    // left out together in the fit
+};
+// Models of the file and our presets (configs: ../shared/anchors/aic/model_configs, presets/models/README.md).
+const ModelMap kModels[] = {
+    {"MiniMaxAI/MiniMax-M2.5", "minimax-m2.5", "MiniMax-M2.5"},
+    {"openai/gpt-oss-120b", "gpt-oss-120b", "gpt-oss"},
+    {"meta-llama/Llama-3.1-70B", "llama-3.1-70b", "Llama-3.1"},
+    {"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b", "Llama-3.1"},
+    {"nvidia/Llama-3.1-8B-Instruct-FP8", "llama-3.1-8b", "Llama-3.1"},
+    {"Qwen/Qwen3-32B", "qwen3-32b", "Qwen3-32B"},
+    {"nvidia/Qwen3-32B-NVFP4", "qwen3-32b", "Qwen3-32B"},
+    {"Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b", "Qwen3.5"},
+    {"zhipuai/GLM-5", "glm-5", "GLM-5"},
+    {"moonshotai/Kimi-K2.5", "kimi-k2.5", "Kimi-K2.5"},
+};
+// DESIGN §8.3: systems to hardware ids.
+const std::pair<const char*, const char*> kSystems[] = {
+    {"h100_sxm", "h100-sxm"}, {"h200_sxm", "h200"}, {"b200_sxm", "b200"},
+    {"b300_sxm", "b300"},     {"gb200", "gb200"},   {"gb300", "gb300"},
+};
+
+int to_int(const std::string& s, int dflt) {
+    if (s.empty()) return dflt;
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    return end && *end == 0 && std::isfinite(v) ? int(v) : dflt;
+}
+
+// The run's concurrency from the source column ("...; silicon_concurrency=5; ..."), 0 if absent.
+int source_concurrency(const std::string& source) {
+    const std::string key = "silicon_concurrency=";
+    const size_t at = source.find(key);
+    return at == std::string::npos ? 0 : std::max(0, std::atoi(source.c_str() + at + key.size()));
+}
+
+// The benchmark client of a row, from its source column. InferenceMAX's runs (its dashboard exports
+// "source_file=<date>.csv model=... image=...", its database dump "db-dump/... workflow_run_id=...", and the
+// "gap-analysis" file that repeats them) use its sa-bench client: lengths drawn uniformly from [0.8 L, L]
+// (`--random-range-ratio 0.8`: serving.length_spread 0.2) and 10 x concurrency prompts (serving.requests_per_client
+// 10, the default). The other sources (AIConfigurator's own collection, one file per model) are taken as fixed lengths.
+double length_spread_of(const std::string& source) {
+    const bool dated_export = source.rfind("source_file=20", 0) == 0 && source.find(" model=") != std::string::npos;
+    const bool inferencemax = dated_export || source.rfind("db-dump/", 0) == 0 || source.find("gap-analysis") != std::string::npos;
+    return inferencemax ? 0.2 : 0.0;
+}
+
+// A quant mode of the CSV as our dtype ("" = the checkpoint's own).
+bool quant_dtype(const std::string& q, std::string& out) {
+    if (q.empty()) { out = "auto"; return true; }
+    if (q == "fp8" || q == "fp8_block") { out = "fp8"; return true; }
+    if (q == "nvfp4") { out = "nvfp4"; return true; }
+    if (q == "bf16" || q == "float16") { out = "bf16"; return true; }
+    if (q == "int4_wo") { out = "int4"; return true; }  // weight-only INT4 (Kimi-K2.5's compressed-tensors experts)
+    return false;
+}
+
+// "runs.csv line 7, column isl"
+std::string at(const std::string& path, int line, const char* column) {
+    return path + " line " + std::to_string(line) + ", column " + column;
+}
+
+// Columns that hold numbers (an empty cell is "not given"), and those every run needs.
+const char* const kNumeric[] = {"isl", "osl", "batch_size", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size",
+                                "moe_ep_size", "prefill_batch_size", "prefill_num_workers", "prefill_tp_size",
+                                "prefill_pp_size", "prefill_attention_dp_size", "prefill_moe_tp_size",
+                                "prefill_moe_ep_size", "decode_batch_size", "decode_num_workers", "decode_tp_size",
+                                "decode_pp_size", "decode_attention_dp_size", "decode_moe_tp_size",
+                                "decode_moe_ep_size", "silicon_ttft_ms", "silicon_tpot_ms"};
+const char* const kPositive[] = {"isl", "osl", "silicon_ttft_ms", "silicon_tpot_ms"};
+
+// calibrate's checks of one row: its cell count, numbers, engine and mode. False with `err`.
+bool strict_row(const std::string& path, int line, const std::vector<std::string>& header,
+                const std::vector<std::string>& v, std::string& err) {
+    if (v.size() != header.size()) {
+        err = path + " line " + std::to_string(line) + ": " + std::to_string(v.size()) + " cells, the header has " +
+              std::to_string(header.size());
+        return false;
+    }
+    auto cell = [&](const char* c) -> const std::string* {
+        for (size_t i = 0; i < header.size(); ++i)
+            if (header[i] == c) return &v[i];
+        return nullptr;
+    };
+    for (const char* c : kNumeric) {
+        const std::string* s = cell(c);
+        if (!s || s->empty()) continue;
+        char* end = nullptr;
+        const double x = std::strtod(s->c_str(), &end);
+        if (end == s->c_str() || *end != 0 || !std::isfinite(x) || x < 0) {
+            err = at(path, line, c) + ": '" + s->substr(0, 40) + "' is not a non-negative number";
+            return false;
+        }
+    }
+    for (const char* c : kPositive) {
+        const std::string* s = cell(c);
+        if (!s || s->empty() || !(std::strtod(s->c_str(), nullptr) > 0)) {
+            err = at(path, line, c) + ": must be a positive number (got '" + (s ? s->substr(0, 40) : std::string()) + "')";
+            return false;
+        }
+    }
+    const std::string* b = cell("backend");
+    if (!b || (*b != "sglang" && *b != "vllm" && *b != "trtllm")) {
+        err = at(path, line, "backend") + ": '" + (b ? b->substr(0, 40) : std::string()) + "' is not sglang, vllm or trtllm";
+        return false;
+    }
+    const std::string* m = cell("mode");
+    if (!m || (*m != "agg" && *m != "disagg")) {
+        err = at(path, line, "mode") + ": '" + (m ? m->substr(0, 40) : std::string()) + "' is not agg or disagg";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+    std::vector<std::string> cells;
+    std::string cur;
+    bool q = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+        const char ch = line[i];
+        if (q) {
+            if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') { cur += '"'; ++i; }
+            else if (ch == '"') q = false;
+            else cur += ch;
+        } else if (ch == '"') q = true;
+        else if (ch == ',') { cells.push_back(cur); cur.clear(); }
+        else if (ch != '\r') cur += ch;
+    }
+    cells.push_back(cur);
+    return cells;
+}
+
+std::vector<Run> parse_runs(const std::string& text, const std::string& path, const moe::Catalog& cat,
+                            const moe::Tables& tables, const LoadOptions& o, std::string& err) {
+    std::istringstream f(text);
+    std::string line;
+    std::getline(f, line);
+    int line_no = 1;
+    const std::vector<std::string> header = split_csv_line(line);
+    std::map<std::string, size_t> col;
+    for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+    for (const char* need : {"id", "backend", "model_path", "system", "mode", "isl", "osl", "gemm_quant_mode", "moe_quant_mode",
+                             "batch_size", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size",
+                             "silicon_ttft_ms", "silicon_tpot_ms"})
+        if (!col.count(need)) {
+            err = path + ": no column " + need;
+            return {};
+        }
+    std::vector<Run> rows;
+    while (std::getline(f, line)) {
+        ++line_no;
+        if (line.empty() || line == "\r") continue;
+        const std::vector<std::string> v = split_csv_line(line);
+        auto get = [&](const char* c) -> std::string {
+            const auto it = col.find(c);
+            return it != col.end() && it->second < v.size() ? v[it->second] : "";
+        };
+        if (o.strict && !strict_row(path, line_no, header, v, err)) return {};
+        Run r;
+        r.line = line_no;
+        r.sim = o.simulate;
+        r.id = get("id");
+        r.model = get("model_path");
+        r.system = get("system");
+        r.backend = get("backend");
+        r.mode = get("mode");
+        r.isl = to_int(get("isl"), 0);
+        r.osl = to_int(get("osl"), 0);
+        r.ttft = std::strtod(get("silicon_ttft_ms").c_str(), nullptr);
+        r.aic_client = length_spread_of(get("silicon_data_source")) == 0.0;
+        r.tpot = std::strtod(get("silicon_tpot_ms").c_str(), nullptr);
+        const ModelMap* mm = nullptr;
+        for (const ModelMap& m : kModels)
+            if (r.model == m.hf_name) mm = &m;
+        ModelMap own{r.model.c_str(), r.model.c_str(), r.model.c_str()};  // strict: a preset id is its own family
+        if (!mm && o.strict && cat.model(r.model)) mm = &own;
+        r.family = mm ? mm->family : r.model;
+        const char* hw = nullptr;
+        for (const auto& s : kSystems)
+            if (r.system == s.first) hw = s.second;
+        if (!hw && o.strict && cat.gpu(r.system)) hw = r.system.c_str();
+        if (o.strict) {
+            const char* bad = !mm ? "model_path" : !hw ? "system" : nullptr;
+            if (bad) {
+                err = at(path, line_no, bad) + ": '" + get(bad).substr(0, 60) + "' is " +
+                      (std::string(bad) == "system" ? "neither a system of reference/serving_public.csv nor a hardware preset id (moe-roofline presets hardware)"
+                                                    : "neither a model of reference/serving_public.csv nor a model preset id (moe-roofline presets models)");
+                return {};
+            }
+            std::string q;
+            for (const char* c : {"gemm_quant_mode", "moe_quant_mode"})
+                if (!quant_dtype(get(c), q)) {
+                    err = at(path, line_no, c) + ": '" + get(c).substr(0, 40) + "' is not a quant mode (empty, fp8, fp8_block, nvfp4, bf16, float16, int4_wo)";
+                    return {};
+                }
+        }
+        std::string wq, eq;
+        if (!mm) r.skip = "no preset for model " + r.model;
+        else if (!hw) r.skip = "no mapping for system " + r.system;
+        else if (!cat.model(mm->preset)) r.skip = "no preset " + std::string(mm->preset);
+        else if (!cat.gpu(hw)) r.skip = "no hardware preset " + std::string(hw);
+        else if (!quant_dtype(get("gemm_quant_mode"), wq) || !quant_dtype(get("moe_quant_mode"), eq))
+            r.skip = "unknown quant mode " + get("gemm_quant_mode") + "/" + get("moe_quant_mode");
+        else if (!(r.ttft > 0) || !(r.tpot > 0) || r.isl <= 0 || r.osl <= 0)
+            r.skip = "no measured TTFT/TPOT";
+        if (r.skip.empty()) {
+            nlohmann::json j = {{"model", mm->preset}, {"hardware", hw}};
+            j["runtime"]["engine"] = r.backend;
+            j["precision"]["weights"] = wq;
+            if (eq != "auto") j["precision"]["experts"] = eq;
+            // the CSV names the FP8 flavour: fp8 (per-tensor scaled_mm) or fp8_block (DeepGEMM's 128x128 blocks)
+            if (get("gemm_quant_mode") == "fp8") j["precision"]["fp8_scaling"] = "tensor";
+            else if (get("gemm_quant_mode") == "fp8_block") j["precision"]["fp8_scaling"] = "block";
+            // TensorRT-LLM serves FP8 and NVFP4 checkpoints (NVIDIA ModelOpt) with an FP8 KV cache
+            // (kv_cache_quant_algo FP8 in their hf_quant_config.json); the other engines default to the model dtype.
+            if (r.backend == "trtllm" && (wq == "fp8" || wq == "nvfp4")) j["precision"]["kv_cache"] = "fp8";
+            j["serving"]["isl"] = r.isl;
+            j["serving"]["osl"] = r.osl;
+            j["serving"]["length_spread"] = length_spread_of(get("silicon_data_source"));
+            auto layout = [&](const std::string& p, nlohmann::json& out) {
+                const int tp = to_int(get((p + "tp_size").c_str()), 1), dp = std::max(1, to_int(get((p + "attention_dp_size").c_str()), 1));
+                const int ep = std::max(1, to_int(get((p + "moe_ep_size").c_str()), 1)), pp = std::max(1, to_int(get((p + "pp_size").c_str()), 1));
+                out = {{"tp", tp}, {"dp", dp}, {"ep", ep}, {"pp", pp}};
+                return dp;
+            };
+            if (r.mode == "agg") {
+                j["serving"]["mode"] = "aggregated";
+                const int dp = layout("", j["parallel"]);
+                j["serving"]["concurrency"] = std::max(1, to_int(get("batch_size"), 1)) * dp;
+            } else {
+                j["serving"]["mode"] = "disaggregated";
+                int decode_dp = 1;
+                for (const char* pool : {"prefill", "decode"}) {
+                    const std::string p = std::string(pool) + "_";
+                    const int dp = layout(p, j["serving"][pool]["parallel"]);
+                    if (std::string(pool) == "decode") decode_dp = dp;
+                    // a missing worker count is one worker (the row's run id names no more)
+                    j["serving"][pool]["workers"] = std::max(1, to_int(get((p + "num_workers").c_str()), 1));
+                    j["serving"][pool]["batch"] = std::max(1, to_int(get((p + "batch_size").c_str()), 1));
+                }
+                // Rows without a decode batch carry the run's concurrency in the source column
+                // ("silicon_concurrency=5"): spread it over the decode ranks. Without either, the load is unknown.
+                if (get("decode_batch_size").empty()) {
+                    const int conc = source_concurrency(get("silicon_data_source"));
+                    if (conc <= 0) r.skip = "disaggregated row with no decode batch and no concurrency";
+                    else {
+                        const int ranks = j["serving"]["decode"]["workers"].get<int>() * decode_dp;
+                        j["serving"]["decode"]["batch"] = std::max(1, (conc + ranks - 1) / ranks);
+                    }
+                }
+                j["parallel"] = j["serving"]["decode"]["parallel"];
+            }
+            moe::ParseResult pr = moe::scenario_from_json(j, cat);
+            if (!r.skip.empty()) {
+            } else if (!pr.ok()) r.skip = "invalid scenario: " + pr.errors.front().text();
+            else {
+                r.scenario = pr.scenario;
+                r.steps = moe::serving_steps(r.scenario, tables, moe::active_engines().get(r.scenario.runtime.engine));
+                if (!r.steps.ok) r.skip = "step model: " + (r.steps.errors.empty() ? std::string("failed") : r.steps.errors.front().text());
+                else if (o.simulate && !(r.surface = moe::step_surface(r.scenario, tables)).ok)
+                    r.skip = "step model: " + (r.surface.errors.empty() ? std::string("failed") : r.surface.errors.front().text());
+                // A row that names no worker counts was assumed to run one worker per pool. If one worker per pool
+                // cannot carry the run's concurrency even with no engine overheads (the decode batch the prefill
+                // worker can feed, or that memory holds, is below the clients'), the run had more workers, and how
+                // many is not recorded.
+                else if (r.mode != "agg" && get("decode_num_workers").empty()) {
+                    const moe::ServingResult ideal =
+                        moe::serving_model(r.scenario, r.steps, moe::active_engines().get(moe::EngineKind::ideal));
+                    if (ideal.running_batch < 0.99 * r.scenario.serving.decode.batch)
+                        r.skip = "disaggregated row without worker counts: one worker per pool cannot carry its concurrency";
+                }
+            }
+        }
+        rows.push_back(std::move(r));
+    }
+    return rows;
+}
+
+std::vector<Run> load_runs(const std::string& path, const moe::Catalog& cat, const moe::Tables& tables,
+                           const LoadOptions& o, std::string& err) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) {
+        err = "cannot read " + path;
+        return {};
+    }
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return parse_runs(ss.str(), path, cat, tables, o, err);
+}
+
+}  // namespace runs

@@ -1,0 +1,67 @@
+// test_serving_band.cpp — issue 28: the p10 .. p90 band (serving_band()), calibration files (engines_from_text) and the
+// engines evaluate() uses when handed none (active_engines / use_engines).
+#include <cmath>
+
+#include "core/serving/engine.h"
+#include "core/serving/serving.h"
+#include "test_helpers.h"
+
+TEST_CASE("band: the model's number scaled by the held-out quantiles, and always inside its band") {
+    moe::EngineConstants k;
+    moe::ServingResult r;
+    r.ttft_ms = 1000;
+    r.tpot_ms = 20;
+    r.output_tokens_per_s_per_gpu = 500;
+    moe::serving_band(k, r);
+    CHECK_FALSE(r.has_band);  // no quantiles (the ideal engine): no band
+    k.ttft_log_error_p10 = std::log(0.8);
+    k.ttft_log_error_p90 = std::log(1.5);
+    k.tpot_log_error_p10 = std::log(0.9);
+    k.tpot_log_error_p90 = std::log(1.2);
+    // every held-out run above the prediction: p10's quantile is positive, the band widens to the mean
+    k.throughput_log_error_p10 = std::log(1.1);
+    k.throughput_log_error_p90 = std::log(1.3);
+    moe::serving_band(k, r);
+    REQUIRE(r.has_band);
+    CHECK(r.ttft_ms_p10 == doctest::Approx(800));
+    CHECK(r.ttft_ms_p90 == doctest::Approx(1500));
+    CHECK(r.tpot_ms_p10 == doctest::Approx(18));
+    CHECK(r.tpot_ms_p90 == doctest::Approx(24));
+    CHECK(r.output_tokens_per_s_per_gpu_p10 == doctest::Approx(500));
+    CHECK(r.output_tokens_per_s_per_gpu_p90 == doctest::Approx(650));
+}
+
+TEST_CASE("calibration files: over the shipped constants, errors naming the key, in force until reset") {
+    moe::EngineSet set;
+    moe::Issues errs;
+    CHECK_FALSE(moe::engines_from_text("{\"sglang\":", set, errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "engines");
+    errs.clear();
+    CHECK_FALSE(moe::engines_from_text(R"({"vllm":{"tpot_log_error_p90":{"value":9}}})", set, errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].path == "engines.vllm.tpot_log_error_p90");
+    errs.clear();
+    // what the file names replaces the shipped value; the rest stays
+    REQUIRE(moe::engines_from_text(R"({"vllm":{"request_overhead_ms":{"value":7.5,"interval_90":[5,9]},
+                                        "ttft_log_error_p10":-0.2,"ttft_log_error_p90":0.3}})", set, errs));
+    const moe::EngineConstants& shipped = moe::builtin_engines().get(moe::EngineKind::vllm);
+    CHECK(set.get(moe::EngineKind::vllm).request_overhead_ms == 7.5);
+    CHECK(set.get(moe::EngineKind::vllm).decode_overhead_per_layer_us == shipped.decode_overhead_per_layer_us);
+    CHECK(set.get(moe::EngineKind::sglang).request_overhead_ms == moe::builtin_engines().get(moe::EngineKind::sglang).request_overhead_ms);
+    CHECK(set.get(moe::EngineKind::vllm).has_band());
+    // evaluate() without a set follows use_engines(), and goes back with nullptr
+    moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-30b-a3b","hardware":"h200","serving":{"mode":"aggregated","isl":1024,"osl":256,"concurrency":16}})");
+    s.runtime.engine = moe::EngineKind::vllm;
+    const moe::Estimate before = moe::evaluate(s, moe::builtin_tables());
+    moe::use_engines(&set);
+    const moe::Estimate with = moe::evaluate(s, moe::builtin_tables());
+    moe::use_engines(nullptr);
+    const moe::Estimate after = moe::evaluate(s, moe::builtin_tables());
+    REQUIRE((before.ok && with.ok && after.ok));
+    CHECK(with.serving.ttft_ms != before.serving.ttft_ms);
+    CHECK(after.serving.ttft_ms == before.serving.ttft_ms);
+    REQUIRE(with.serving.has_band);
+    CHECK(with.serving.ttft_ms_p10 == doctest::Approx(with.serving.ttft_ms * std::exp(-0.2)));
+    CHECK(with.serving.ttft_ms_p90 == doctest::Approx(with.serving.ttft_ms * std::exp(0.3)));
+}
