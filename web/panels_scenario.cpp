@@ -556,7 +556,7 @@ void runtime_section(AppState& st) {
         field_slider_double(st, "runtime.expert_offload.skew", "Popularity skew", 0.0, 2.0, "%.2f");
     }
     field_slider_int(st, "runtime.mtp_draft_tokens", "MTP drafts", 0, 8, false);
-    if (st.scenario.runtime.mtp_draft_tokens > 0)
+    if (st.scenario.runtime.speculative.draft_tokens > 0)
         field_slider_double(st, "runtime.mtp_acceptance_rate", "MTP acceptance", 0.0, 1.0, "%.2f");
     field_slider_double(st, "runtime.mem_fraction", "Memory fraction", 0.5, 1.0, "%.2f");
     field_input_number(st, "runtime.reserve_GB", "Reserve (GB)", "calibrated");

@@ -22,6 +22,7 @@
 #include "core/scenario/catalog.h"
 #include "core/scenario/gpu_spec.h"
 #include "core/scenario/model_spec.h"
+#include "core/scenario/speculative.h"
 #include "core/base/types.h"
 
 namespace moe {
@@ -106,8 +107,8 @@ struct RuntimeConfig {
     bool shared_expert_overlap = false;  // shared experts run while the dispatch is in flight (seed 001)
     int comm_sms = 24;                 // SMs given to DeepEP normal-mode kernels while computing
     ExpertLayout expert_layout = ExpertLayout::auto_;
-    int mtp_draft_tokens = 0;          // speculative tokens per step from MTP heads (0 = off)
-    double mtp_acceptance_rate = 0.8;  // per draft token; accepted length = 1 + a + a^2 + ...
+    SpeculativeConfig speculative;     // draft method, drafts per step, acceptance per position (speculative.h);
+                                       // runtime.mtp_draft_tokens / mtp_acceptance_rate are its older spelling
     double prefill_overhead_ms = -1;   // per prefill forward (scheduler, launches); <0: calibrated default
     double decode_overhead_ms = -1;    // per decode step; <0: calibrated default
     double mem_fraction = 0.9;         // engine's static memory fraction of HBM (SGLang mem_fraction_static)
@@ -193,7 +194,8 @@ struct Scenario {
 };
 
 // ---- the field table --------------------------------------------------------------------------------------
-enum class FieldType : std::uint8_t { integer, number, boolean, choice, dtype, ref };
+// rates: a list of numbers in [0, 1] or the name of a published curve (runtime.speculative.acceptance).
+enum class FieldType : std::uint8_t { integer, number, boolean, choice, dtype, ref, rates };
 
 struct FieldDesc {
     const char* path;        // "workload.batch"
@@ -204,6 +206,9 @@ struct FieldDesc {
     const char* help;        // one sentence
 };
 const std::vector<FieldDesc>& scenario_fields();
+// An older spelling kept for old scenarios and links (runtime.mtp_draft_tokens -> runtime.speculative.draft_tokens):
+// read, never written by scenario_to_json.
+bool is_legacy_field(std::string_view path);
 const FieldDesc* find_field(std::string_view path);
 
 // Value of a field as JSON (numbers, bools, strings; refs give the preset id or the inline object).
