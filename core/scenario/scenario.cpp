@@ -50,6 +50,10 @@ const std::vector<FieldImpl>& field_impls() {
         {{"workload.output_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Generated tokens per request."}, MOE_PTR(workload.output_len)},
         {{"workload.context_len", FieldType::integer, "tokens", 0, kBig, nullptr, "KV length seen by a decode step (0: prompt_len + output_len/2)."}, MOE_PTR(workload.context_len)},
         {{"workload.prefix_cache_hit", FieldType::number, "", 0, 1, nullptr, "Share of each prompt found in the prefix cache: prefill computes only the missed tokens (at least the last) but they attend to the whole prompt."}, MOE_PTR(workload.prefix_cache_hit)},
+        {{"workload.sessions.turns", FieldType::integer, "requests", 0, 1e5, nullptr, "Serving: requests per multi-turn session (0: off); each client runs sessions one after the other, a turn's prompt carrying the system prompt and the session's history, found in the KV cache's tiers when still held (serving.isl is then not used)."}, MOE_PTR(serving.sessions.turns)},
+        {{"workload.sessions.system_prompt_len", FieldType::integer, "tokens", 0, kBig, nullptr, "Serving with sessions: tokens of the system prompt every session shares (cached once)."}, MOE_PTR(serving.sessions.system_prompt_len)},
+        {{"workload.sessions.user_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Serving with sessions: new user tokens per turn (serving.length_spread draws them like the prompts); the answer is serving.osl tokens and joins the history."}, MOE_PTR(serving.sessions.user_len)},
+        {{"workload.sessions.think_time_s", FieldType::number, "s", 0, 1e5, nullptr, "Serving with sessions: time between an answer and the session's next turn (a user reading, an agent's tool call); longer = other sessions' KV pushes this one's down the tiers."}, MOE_PTR(serving.sessions.think_time_s)},
         {{"precision.weights", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the linear layers (auto: the checkpoint's quantization_config, else torch_dtype)."}, MOE_PTR(precision.weights)},
         {{"precision.attention", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the attention projections (auto: as weights)."}, MOE_PTR(precision.attention)},
         {{"precision.experts", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the routed experts (auto: the checkpoint's, e.g. mxfp4 for gpt-oss)."}, MOE_PTR(precision.experts)},
@@ -80,6 +84,10 @@ const std::vector<FieldImpl>& field_impls() {
         {{"runtime.expert_offload.cached_experts_per_layer", FieldType::integer, "experts", 0, 1e6, nullptr, "Experts per MoE layer per GPU kept in HBM (the hottest); the others are streamed in when selected."}, MOE_PTR(runtime.expert_offload.cached_experts_per_layer)},
         {{"runtime.expert_offload.prefetch", FieldType::boolean, "", 0, 0, nullptr, "Stream a layer's missing experts while the previous layer computes (only the excess is exposed)."}, MOE_PTR(runtime.expert_offload.prefetch)},
         {{"runtime.expert_offload.skew", FieldType::number, "", 0, 4, nullptr, "Zipf exponent of expert popularity (0: uniform routing); hotter experts make the cache hit more often."}, MOE_PTR(runtime.expert_offload.skew)},
+        {{"runtime.kv_offload.host_GB", FieldType::number, "GB", 0, 1e6, nullptr, "Host memory per GPU for KV cache evicted from HBM (SGLang HiCache, vLLM KV offloading, LMCache); 0: none. Idle sessions' KV moves there by LRU and is read back at runtime.kv_offload.host_bandwidth_GBps."}, MOE_PTR(runtime.kv_offload.host_GB)},
+        {{"runtime.kv_offload.ssd_GB", FieldType::number, "GB", 0, 1e7, nullptr, "SSD space per GPU for KV cache evicted from host memory (or from HBM without a host tier); 0: none."}, MOE_PTR(runtime.kv_offload.ssd_GB)},
+        {{"runtime.kv_offload.host_bandwidth_GBps", FieldType::number, "GB/s", 0, 1e5, nullptr, "Host-to-GPU bandwidth a KV reload gets per GPU; 0: hardware.host_bandwidth_GBps."}, MOE_PTR(runtime.kv_offload.host_bandwidth_GBps)},
+        {{"runtime.kv_offload.ssd_bandwidth_GBps", FieldType::number, "GB/s", 0, 1e5, nullptr, "SSD read bandwidth a KV reload gets per GPU; 0: hardware.ssd_bandwidth_GBps."}, MOE_PTR(runtime.kv_offload.ssd_bandwidth_GBps)},
         {{"runtime.engine", FieldType::choice, "", 0, 0, kEngineChoices, "Serving engine whose system constants apply (per-step overheads, scheduling, memory fraction, KV block): sglang, vllm, trtllm, or ideal (none)."}, MOE_PTR(runtime.engine)},
         {{"cost.gpu_hour_usd", FieldType::number, "USD/h", 0, 1e6, nullptr, "Price of one GPU-hour for the $ per million tokens outputs; 0: the GPU preset's example price (H100, H200, B200, GB200: public on-demand prices with their date, presets/hardware/README.md), none for the others."}, MOE_PTR(cost.gpu_hour_usd)},
         {{"routing.imbalance", FieldType::number, "", 1, 64, nullptr, "Tokens reaching the busiest EP rank over the mean (1 = perfectly balanced)."}, MOE_PTR(routing.imbalance)},
@@ -592,6 +600,11 @@ Issues validate_scenario(const Scenario& s) {
     if (sp.draft_tokens > 0 && sp.method == SpecMethod::eagle && m.intermediate <= 0)
         e.push_back({"runtime.speculative.method", "eagle prices a draft head with a dense FFN of the model's intermediate_size, "
                                                    "which this config does not give"});
+    const KvOffloadConfig& kv = s.runtime.kv_offload;
+    if (kv.host_GB > 0 && !(kv.host_bandwidth_GBps > 0) && !(s.gpu.host_bandwidth_GBps > 0))
+        e.push_back({"runtime.kv_offload.host_GB", "a host KV tier needs runtime.kv_offload.host_bandwidth_GBps or hardware.host_bandwidth_GBps > 0"});
+    if (kv.ssd_GB > 0 && !(kv.ssd_bandwidth_GBps > 0) && !(s.gpu.ssd_bandwidth_GBps > 0))
+        e.push_back({"runtime.kv_offload.ssd_GB", "an SSD KV tier needs runtime.kv_offload.ssd_bandwidth_GBps or hardware.ssd_bandwidth_GBps > 0"});
     validate_hardware_use(s, e);
     if (s.runtime.comm_sms >= s.gpu.sm_count)
         e.push_back({"runtime.comm_sms", std::to_string(s.runtime.comm_sms) + " leaves no SMs for compute (the GPU has " +

@@ -99,6 +99,16 @@ struct ExpertOffloadConfig {
     double skew = 0.0;
 };
 
+// The KV cache's tiers below HBM (issue 29, DESIGN §11.4 runtime.kv_offload): an idle session's KV cache, evicted from
+// HBM by LRU, moves to host memory, then to SSD, and is read back when the session's next turn comes (SGLang HiCache,
+// vLLM's KV offloading connector, LMCache). Capacities per GPU; 0 = no such tier.
+struct KvOffloadConfig {
+    double host_GB = 0;
+    double ssd_GB = 0;
+    double host_bandwidth_GBps = 0;  // 0: hardware.host_bandwidth_GBps
+    double ssd_bandwidth_GBps = 0;   // 0: hardware.ssd_bandwidth_GBps
+};
+
 struct RuntimeConfig {
     A2ABackend a2a_backend = A2ABackend::auto_;
     bool two_batch_overlap = false;    // kept for old scenarios and links: overlap auto + this = tbo
@@ -116,6 +126,19 @@ struct RuntimeConfig {
     int kv_block_tokens = 16;          // paged-KV block size (rounding of each request's KV)
     EngineKind engine = EngineKind::sglang;  // system constants of the serving engine (core/engine.h)
     ExpertOffloadConfig expert_offload;
+    KvOffloadConfig kv_offload;
+};
+
+// Multi-turn sessions (issue 29, DESIGN §11.4 workload.sessions; stored with the serving fields, whose mean prompt it
+// sets): every client runs sessions of `turns` requests; turn t's prompt is the shared system prompt, the session's
+// history (its earlier user turns and answers) and `user_len` new tokens; its answer is serving.osl tokens. After an
+// answer the client waits `think_time_s` (the user reading, an agent's tool call) before the next turn.
+struct SessionsConfig {
+    int turns = 0;               // 0: off (every request an independent prompt of serving.isl)
+    int system_prompt_len = 0;   // tokens shared by every session (cached once)
+    int user_len = 256;          // new tokens per turn
+    double think_time_s = 0;
+    bool on() const { return turns > 0; }
 };
 
 // One pool of a disaggregated deployment: each worker's layout, how many workers, requests per attention-DP rank.
@@ -141,8 +164,14 @@ struct ServingConfig {
     int stream_interval = 1;        // tokens the engine streams to a client at a time (--stream-interval)
     PoolConfig prefill{{1, 1, 1, 1, 0}, 1, 1};
     PoolConfig decode{{1, 1, 1, 1, 0}, 1, 64};
-    // The mean request lengths the benchmark sends (length_spread draws them below the nominal isl and osl).
-    double mean_isl() const { return isl * (1.0 - 0.5 * length_spread); }
+    SessionsConfig sessions;        // JSON: workload.sessions
+    // The mean request lengths the benchmark sends (length_spread draws them below the nominal isl and osl). With
+    // sessions, the mean turn's prompt: system prompt + user_len x (turns + 1) / 2 + osl x (turns - 1) / 2.
+    double mean_isl() const {
+        if (!sessions.on()) return isl * (1.0 - 0.5 * length_spread);
+        return sessions.system_prompt_len + sessions.user_len * (1.0 - 0.5 * length_spread) * (sessions.turns + 1) / 2.0 +
+               mean_osl() * (sessions.turns - 1) / 2.0;
+    }
     double mean_osl() const { return osl * (1.0 - 0.5 * length_spread); }
 };
 
