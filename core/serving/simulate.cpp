@@ -178,7 +178,9 @@ struct Aggregated {
         sum.finish(r, t);
         if (tiers.on()) tiers.finish(size_t(id), r.isl, r.osl, t, sf.kv_tokens_per_rank - used);
         const size_t next = size_t(id) + size_t(w.clients);
-        if (next < w.reqs.size()) send(int(next), t + tiers.think_ms());
+        // workload.sessions: the next turn is sent after the think time (an event: -(id + 1) in `arrivals`)
+        if (next < w.reqs.size() && tiers.think_ms() > 0) arrivals.push({t + tiers.think_ms(), -int(next) - 1});
+        else if (next < w.reqs.size()) send(int(next), t);
     }
     // a request whose prompt is through: its first token now (unless it had one before a preemption), then it decodes
     void start_decoding(int id) {
@@ -202,6 +204,10 @@ struct Aggregated {
         while (!arrivals.empty() && arrivals.top().first <= t + 1e-9) {
             const auto [at, id] = arrivals.top();
             arrivals.pop();
+            if (id < 0) {
+                send(-id - 1, at);  // a turn sent after its think time
+                continue;
+            }
             if (tiers.on() && tiers.first_look(size_t(id))) {
                 // workload.sessions: its prefix looked up as it arrives; one read back from host / SSD delays it
                 Req& r = w.reqs[size_t(id)];
@@ -224,7 +230,11 @@ struct Aggregated {
             if (!r.admitted) {
                 // engines that do not reserve the output keep room for a share of the running requests' remaining
                 // tokens (SGLang's new_token_ratio, at its floor 0.1), so an admission cannot be preempted at once
-                const double ahead = k.kv_reserve_output ? 0.0 : kGrowthReserve * ((sum_g_end - b * double(G)) * tps + r.out_left);
+                // (at least the next step of every running request and this one: a prompt admitted into less would be
+                // preempted at once, and re-admitted, without a step ever running)
+                const double ahead = k.kv_reserve_output ? 0.0
+                                                         : std::max(kGrowthReserve * ((sum_g_end - b * double(G)) * tps + r.out_left),
+                                                                    (b + 1.0) * tps);
                 if (used + reserve(r) + ahead > sf.kv_tokens_per_rank && b + T > 0) {
                     sum.mem_blocked += 1;
                     break;

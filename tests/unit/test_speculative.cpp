@@ -145,6 +145,15 @@ TEST_CASE("speculative: serving and the planner take the accepted tokens") {
     CHECK(hit.serving.tpot_ms < 0.5 * off.serving.tpot_ms);
     CHECK(miss.serving.tpot_ms > off.serving.tpot_ms);
     CHECK(hit.serving.output_tokens_per_s_per_gpu > 2.0 * off.serving.output_tokens_per_s_per_gpu);
+    // memory-bound with fractional tokens per step (2.05): a preempted request was admitted again into less room than
+    // one decode step of the batch, preempted again, and no step ever ran ("the simulation finished no request")
+    const moe::Estimate tight = moe::evaluate(scenario(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm",
+        "serving":{"mode":"aggregated","isl":4100,"osl":300,"concurrency":64,"requests_per_client":10},
+        "runtime":{"speculative":{"method":"ngram","draft_tokens":2,"acceptance":[0.7,0.5]}}})"), moe::builtin_tables());
+    for (const moe::Issue& i : tight.errors) INFO(i.text());
+    REQUIRE(tight.ok);
+    CHECK(tight.serving.running_batch > 30);
+    CHECK(tight.serving.tpot_ms > 0);
     // the planner searches draft counts for a model without MTP layers once the method is eagle or ngram
     const moe::Scenario base =
         scenario(R"({"model":"llama-3.1-8b","hardware":"h100-sxm","runtime":{"speculative":{"method":"ngram"}}})");
