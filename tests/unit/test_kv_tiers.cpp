@@ -110,6 +110,18 @@ TEST_CASE("sessions in the simulation: prefix hits from what is still cached; a 
     CHECK(ssd.serving.kv_transfer_ms > host.serving.kv_transfer_ms);
 }
 
+TEST_CASE("sessions in disaggregated serving: the turns' lengths, and a warning that the tiers are not simulated") {
+    const moe::Estimate e = moe::evaluate(scenario(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm",
+        "parallel":{"tp":2},"serving":{"mode":"disaggregated","osl":200,"decode":{"batch":16}},
+        "workload":{"sessions":{"turns":3,"system_prompt_len":1000,"user_len":200}}})"), moe::builtin_tables());
+    REQUIRE(e.ok);
+    bool warned = false;
+    for (const std::string& w : e.warnings) warned = warned || w.find("workload.sessions") == 0;
+    CHECK(warned);
+    CHECK(e.serving.prefix_hit_rate_gpu == 0);
+    CHECK(e.serving.ttft_ms > 0);
+}
+
 TEST_CASE("KV tiers: a tier without a bandwidth is refused naming its field") {
     const moe::ParseResult r = moe::parse_scenario(R"({"hardware":{"base":"h100-sxm","host_bandwidth_GBps":0},
         "runtime":{"kv_offload":{"host_GB":100}}})", moe::builtin_catalog());
