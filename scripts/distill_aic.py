@@ -4,7 +4,7 @@
 Reads  ../shared/anchors/aic/perf/<system>/<backend>-<version>/<family>/<table>.csv.gz
        (NVIDIA AIConfigurator, ai-dynamo/aiconfigurator @ 095f58a51c4ca8e61b66ec108d86f223f8d559ce, Apache-2.0;
        units and column meanings in ../shared/anchors/aic/SOURCE.md)
-Writes bench_data/comm/<gpu family>/collectives.csv, bench_data/gemm/<gpu family>/sglang_cuda_graph.csv and
+Writes bench_data/comm/<gpu family>/collectives.csv, bench_data/gemm/<gpu family>/<engine>_cuda_graph.csv and
        bench_data/mha/{decode,prefill}/<gpu family>/<heads>-<kv heads>-<head dim>.csv (h200, b200) and
        bench_data/moe/<gpu family>/sglang.csv (h100, h200, b200) and bench_data/moe/<gpu family>/vllm_mxfp4.csv
        (h100, h200), bench_data/gdn/<gpu family>/sglang.csv (h100, h200, b200).
@@ -18,9 +18,14 @@ Python standard library only (csv, gzip). What is kept, and why (bench_data/READ
     all_gather and reduce_scatter on 2-byte elements. Message size is converted from elements to bytes of the whole
     buffer (for all_gather the gathered output, for reduce_scatter the full input), latency from ms to us. An
     isolated spike (a point more than 2x both its neighbours in the same series) is dropped as a glitch.
-  * gemm: SGLang 0.5.14's bf16 (torch linear = cuBLAS) and fp8_block (DeepGEMM gemm_nt_f8f8bf16) GEMMs on a
-    subsampled grid: M (tokens) 16 .. 16384 at powers of two but 8192, K and N in {512, 1024, 2048, 4096, 7168,
-    16384}, N also 65536 (LM heads). AIC times GEMMs inside CUDA graphs with several weight copies (HBM weights).
+  * gemm: each engine's dense GEMM kernels (SGLang 0.5.14, vLLM 0.24, TensorRT-LLM 1.3.0rc20), one file per engine:
+    bf16 (torch linear = cuBLAS; in SGLang's file only, the same library in all three), fp8 (per-tensor scaled:
+    sgl-kernel fp8_scaled_mm, vLLM's CUTLASS scaled_mm), fp8_block (128x128 block-scaled:
+    DeepGEMM in SGLang and TRT-LLM, vLLM's fastest of DeepGEMM / CUTLASS / FlashInfer per point) and nvfp4 (on
+    Blackwell: FlashInfer CuTe-DSL in SGLang and vLLM; TRT-LLM's torch-flow fp8 and nvfp4 rows include a dynamic
+    activation quantization its serving path does not run and are left out), on a subsampled grid: M (tokens)
+    16 .. 16384 at powers of two but 8192, K and N in {512, 1024, 2048, 4096, 7168, 16384}, N also 65536 (LM
+    heads). AIC times GEMMs inside CUDA graphs with several weight copies (HBM weights).
   * mha (h200, b200; h100 keeps BLIS's tables): SGLang 0.5.14's default attention backend (fa3 on H200, trtllm_mha on
     B200), full attention (window 0), 8 per-GPU head shapes. Decode: bf16 and fp8 KV cache, batch in {1, 4, 16, 64,
     256, 1024} x KV length (isl + step) in {1024, 4096, 16384, 65536}, where measured. Prefill: one sequence
@@ -57,8 +62,32 @@ ALLREDUCE_SOURCES = [
 NCCL_SOURCE = "nccl-2.29.2/comm/nccl_perf.csv.gz"
 NCCL_OPS = ("all_reduce", "all_gather", "reduce_scatter")
 
-GEMM_SOURCE = "sglang-0.5.14/gemm/gemm_perf.csv.gz"
-GEMM_KERNELS = {("sglang_torch_linear", "bfloat16"): "bf16", ("sglang_deepgemm_gemm_nt_f8f8bf16", "fp8_block"): "fp8"}
+# Dense GEMMs per engine: (table under perf/<system>/, {(kernel_source, gemm_dtype): dtype written}). Where an engine
+# measured several kernels of one format (vLLM's block-scaled FP8: DeepGEMM, CUTLASS, FlashInfer), each point keeps
+# the fastest kernel measured there: vLLM dispatches by M (on Hopper AIC measured FlashInfer at M = 16 and DeepGEMM
+# from 32 up).
+GEMM_SOURCES = {
+    "sglang": ("sglang-0.5.14/gemm/gemm_perf.csv.gz", {
+        ("sglang_torch_linear", "bfloat16"): "bf16",
+        ("sglang_sgl_kernel_fp8_scaled_mm", "fp8"): "fp8",
+        ("sglang_deepgemm_gemm_nt_f8f8bf16", "fp8_block"): "fp8_block",
+        ("sglang_flashinfer_cutedsl_nvfp4", "nvfp4"): "nvfp4"}),
+    "vllm": ("vllm-0.24.0/gemm/gemm_perf.csv.gz", {
+        ("CutlassFP8ScaledMMLinearKernel", "fp8"): "fp8",
+        ("DeepGemmFp8BlockScaledMMKernel", "fp8_block"): "fp8_block",
+        ("CutlassFp8BlockScaledMMKernel", "fp8_block"): "fp8_block",
+        ("FlashInferFp8BlockScaledMMKernel", "fp8_block"): "fp8_block",
+        ("FlashInferCuteDslNvFp4LinearKernel", "nvfp4"): "nvfp4"}),
+    # TRT-LLM's torch_flow fp8 and nvfp4 rows time a dynamic activation quantization with the GEMM (AIC SOURCE.md
+    # section 5.1: "the weights carry no input scale"); TRT-LLM serves ModelOpt checkpoints with static input
+    # scales, NVFP4's quantization fused into the RMSNorm before, and its Llama-3.1-70B FP8 decode on one B200
+    # measures 14.9 ms a step where these rows add up to 22 ms. Left out: TRT-LLM reads another engine's kernel of
+    # those formats. Its block-scaled FP8 kernels (DeepGEMM on Blackwell) are kept.
+    "trtllm": ("trtllm-1.3.0rc20/gemm/gemm_perf.csv.gz", {
+        ("deepgemm", "fp8_block"): "fp8_block",
+        ("torch_flow", "fp8_block"): "fp8_block"}),
+}
+# bf16 is cuBLAS (torch linear) in all three engines: kept once, in SGLang's file.
 GEMM_M = [2 ** i for i in range(4, 15) if i != 13]  # 16 .. 16384 but 8192
 GEMM_K = [512, 1024, 2048, 4096, 7168, 16384]
 GEMM_N = [512, 1024, 2048, 4096, 7168, 16384, 65536]
@@ -171,26 +200,33 @@ def collectives(sysdir, log):
     return out
 
 
-def gemm(sysdir):
+def gemm(sysdir, engine):
+    """[(dtype, m, k, n, us)] of one engine's dense GEMMs on the grid; a (dtype, k, n) series no kernel measured at
+    every grid m is left out (the lookup then borrows the nearest measured shape)."""
+    source, kernels = GEMM_SOURCES[engine]
+    path = os.path.join(sysdir, source)
+    if not os.path.isfile(path):
+        return []
     want_m, want_k, want_n = set(GEMM_M), set(GEMM_K), set(GEMM_N)
-    got = {}
-    for r in rows(os.path.join(sysdir, GEMM_SOURCE)):
-        dt = GEMM_KERNELS.get((r["kernel_source"], r["gemm_dtype"]))
+    got = {}  # (dtype, k, n) -> {m: fastest latency ms among the kernels measured there}
+    seen = set()
+    for r in rows(path):
+        dt = kernels.get((r["kernel_source"], r["gemm_dtype"]))
         if dt is None:
             continue
         m, n, k = int(r["m"]), int(r["n"]), int(r["k"])
         if m in want_m and n in want_n and k in want_k:
-            key = (dt, k, n, m)
-            if key in got:
-                sys.exit(f"{sysdir}: repeated GEMM key {key}")
-            got[key] = r["latency"]
-    for dt in sorted(set(GEMM_KERNELS.values())):
-        for k in GEMM_K:
-            for n in GEMM_N:
-                missing = [m for m in GEMM_M if (dt, k, n, m) not in got]
-                if missing:
-                    sys.exit(f"{sysdir}: {dt} k={k} n={n} lacks m={missing}")
-    return [(dt, m, k, n, fmt_us(got[(dt, k, n, m)])) for (dt, k, n, m) in sorted(got)]
+            if (dt, r["kernel_source"], k, n, m) in seen:
+                sys.exit(f"{sysdir}: repeated GEMM key {(engine, dt, r['kernel_source'], k, n, m)}")
+            seen.add((dt, r["kernel_source"], k, n, m))
+            series = got.setdefault((dt, k, n), {})
+            if m not in series or float(r["latency"]) < float(series[m]):
+                series[m] = r["latency"]
+    best = {key: series for key, series in got.items() if len(series) == len(GEMM_M)}
+    out = []
+    for (dt, k, n) in sorted(best):
+        out += [(dt, m, k, n, fmt_us(best[(dt, k, n)][m])) for m in GEMM_M]
+    return out
 
 
 def attention(sysdir, kernel):
@@ -395,9 +431,11 @@ def main():
         total += write_csv(os.path.join(a.out, "comm", family, "collectives.csv"),
                            ["op", "impl", "num_gpus", "message_bytes", "latency_us"], c)
         if family != "gb200":
-            g = gemm(sysdir)
-            total += write_csv(os.path.join(a.out, "gemm", family, "sglang_cuda_graph.csv"),
-                               ["dtype", "m", "k", "n", "latency_us"], g)
+            for engine in GEMM_SOURCES:
+                g = [r for r in gemm(sysdir, engine) if engine == "sglang" or r[0] != "bf16"]
+                if g:
+                    total += write_csv(os.path.join(a.out, "gemm", family, f"{engine}_cuda_graph.csv"),
+                                       ["dtype", "m", "k", "n", "latency_us"], g)
         if system in ATTN_SOURCES:
             dec, pre = attention(sysdir, ATTN_SOURCES[system])
             for (h, kv, d) in ATTN_SHAPES:

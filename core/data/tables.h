@@ -44,6 +44,29 @@ struct CommHit {
 
 struct FamilyRef;
 
+// The dense GEMM kernel a lookup wants (bench_data/README.md, "gemm"): its input format, and the engine whose kernel
+// library runs it. AIConfigurator timed each engine's own kernels, and they differ by up to 2x on one shape (B200,
+// 8192 x 8192 at M = 64: block-scaled FP8 in 31 us with SGLang's DeepGEMM, 20 us with TensorRT-LLM's).
+enum class GemmFormat : std::uint8_t {
+    fp8 = 1,        // FP8, one scale per tensor (or per channel): CUTLASS / cuBLASLt scaled_mm
+    bf16 = 2,       // BF16 (cuBLAS)
+    fp8_block = 3,  // FP8 with 128 x 128 weight-block and 1 x 128 activation-group scales (DeepGEMM)
+    nvfp4 = 4,      // NVFP4 weights and activations (E2M1, an E4M3 scale per 16), Blackwell's FP4 tensor cores
+};
+enum class GemmEngine : std::uint8_t { any = 0, sglang, vllm, trtllm };  // any: a table of no engine (InferSim, BLIS)
+struct GemmKernel {
+    GemmFormat format = GemmFormat::bf16;
+    GemmEngine engine = GemmEngine::any;
+};
+// Bytes per element of a format's activations and weights (with their scales), as the roofline counts them.
+inline double gemm_format_bytes(GemmFormat f) {
+    switch (f) {
+        case GemmFormat::bf16: return 2.0;
+        case GemmFormat::nvfp4: return 0.5 + 1.0 / 16.0;
+        default: return 1.0;
+    }
+}
+
 // Result of a measured MoE-layer lookup: the routed-expert layer's latency itself (bench_data/moe: one MoE layer's
 // token permutation, gate/up GEMM, activation, down GEMM and weighted combine on one GPU).
 struct MoeHit {
@@ -106,7 +129,9 @@ public:
     // Dense GEMM (M x K) * (K x N): exact (K, N) shape interpolated in log M, else the nearest measured shapes.
     // in_bytes (1 = FP8, 2 = BF16 inputs; 0 = any): tables of that input width are preferred when the family has
     // any; otherwise every table of the family competes, as before per-dtype tables existed.
+    // in_bytes: 2 = bf16, 1 = block-scaled FP8 (the DeepGEMM tables' format), 0 = any format.
     TableHit gemm(std::string_view family, double m, int k, int n, int in_bytes = 0) const;
+    TableHit gemm(std::string_view family, double m, int k, int n, GemmKernel kernel) const;
     // Collective latency on `gpus` GPUs of one NVLink domain for a buffer of `bytes` (all_reduce: the reduced
     // buffer; all_gather: the gathered output; reduce_scatter: the full input). op: all_reduce | all_gather |
     // reduce_scatter; impl: sglang | vllm | trtllm (the engine's own all-reduce inside a CUDA graph), sglang_eager |
@@ -161,8 +186,10 @@ public:
 
     struct Table;
     // gemm() in two steps, for a caller that keeps a shape's pick across queries at other m (the estimator, across
-    // the batch): gemm_pick() finds what a (family, k, n, in_bytes) shape reads, gemm_at() interpolates it at m.
-    // gemm(family, m, k, n, in_bytes) is gemm_at(pick, m, k, n) of that pick. A pick holds while generation() and
+    // the batch): gemm_pick() finds what a (family, k, n, kernel) shape reads, gemm_at() interpolates it at m.
+    // gemm(family, m, k, n, kernel) is gemm_at(pick, m, k, n) of that pick. The pick takes the kernel's format from
+    // its engine's table, else from another engine's, else a related format's (FP8 per tensor and block-scaled stand
+    // in for each other; NVFP4 borrows FP8's, as before NVFP4 tables existed), else any table of the family. A pick holds while generation() and
     // calibration stay the same. Not found (best == nullptr): gemm() finds no table either.
     struct GemmPick {
         const Table* best = nullptr;
@@ -176,7 +203,7 @@ public:
         double mem_ratio = 0;
     };
     // Fills `out` (its vector's storage reused).
-    void gemm_pick(std::string_view family, int k, int n, int in_bytes, GemmPick& out) const;
+    void gemm_pick(std::string_view family, int k, int n, GemmKernel kernel, GemmPick& out) const;
     TableHit gemm_at(const GemmPick& pick, double m, int k, int n) const;
     Tables();
     ~Tables();
@@ -204,7 +231,7 @@ private:
     bool load_gdn_csv(const std::string& path, const FamilyRef& ref, std::string_view text, Issues& errors);
     void add_table(Table* t);
     const std::vector<const Table*>* bucket(int kind, std::string_view family) const;
-    GemmPick& gemm_slot(std::string_view family, int k, int n, int in_bytes) const;  // the per-thread pick (tables.cpp)
+    GemmPick& gemm_slot(std::string_view family, int k, int n, int format, int engine) const;  // the per-thread pick (tables.cpp)
 };
 
 // The reference GPU each family's tables were measured on (used to turn latencies into roofline fractions).

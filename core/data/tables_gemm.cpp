@@ -142,17 +142,17 @@ kernels::DeepGemmTiles dense_tiles(double m, double n, double sms) {
 }  // namespace
 
 // The per-thread pick of a GEMM shape (gemm_pick, gemm): the table it reads depends only on (table set, family, k, n,
-// in_bytes), not on m, and is kept in a small per-thread cache (the nearest-shape scan over a family's tables was a
+// format, engine), not on m, and is kept in a small per-thread cache (the nearest-shape scan over a family's tables was a
 // third of an estimate's time), with the line it interpolates and that line's efficiencies at the overhead.
-Tables::GemmPick& Tables::gemm_slot(std::string_view family, int k, int n, int in_bytes) const {
+Tables::GemmPick& Tables::gemm_slot(std::string_view family, int k, int n, int format, int engine) const {
     const int q[2] = {k, n};
     const auto* list = bucket(int(Kind::gemm), family);
     struct Query {
         std::uint64_t gen = 0;
         const void* list = nullptr;
-        int k = 0, n = 0, in_bytes = 0;
+        int k = 0, n = 0, format = 0, engine = 0;
         bool operator==(const Query& o) const {
-            return gen == o.gen && list == o.list && k == o.k && n == o.n && in_bytes == o.in_bytes;
+            return gen == o.gen && list == o.list && k == o.k && n == o.n && format == o.format && engine == o.engine;
         }
     };
     struct Slot {
@@ -163,20 +163,33 @@ Tables::GemmPick& Tables::gemm_slot(std::string_view family, int k, int n, int i
     // do not evict each other.
     thread_local SetCache<Query, Slot, 32, 4> picks;
     std::uint64_t hs = std::uint64_t(std::uint32_t(k)) * 0x9E3779B97F4A7C15ull ^ std::uint64_t(std::uint32_t(n)) * 0xC2B2AE3D27D4EB4Full ^
-                      std::uint64_t(std::uint32_t(in_bytes)) << 17 ^ std::uint64_t(reinterpret_cast<std::uintptr_t>(list));
+                      std::uint64_t(std::uint32_t(format * 8 + engine)) << 17 ^ std::uint64_t(reinterpret_cast<std::uintptr_t>(list));
     hs ^= hs >> 29;
     hs *= 0xBF58476D1CE4E5B9ull;
     hs ^= hs >> 32;
-    const Query key{gen_, list, k, n, in_bytes};
+    const Query key{gen_, list, k, n, format, engine};
     Slot* found = picks.find(key, hs);
     Slot& slot = found ? *found : picks.insert(key, hs);
     GemmPick& p = slot.pick;
     if (!found) {
-        bool dtype_known = false;  // the family has tables of the query's input width: only those compete
-        if (list && in_bytes > 0)
-            for (const Table* t : *list) dtype_known = dtype_known || t->key[2] == in_bytes;
-        double best_d;
-        p.best = nearest(list, [&](const Table* t) { return !dtype_known || t->key[2] == in_bytes; }, q, 2, best_d);
+        // The format's tables of the wanted engine, else of any engine; else a related format's (FP8 per tensor
+        // and block-scaled for each other, NVFP4 from FP8); else (format 0, or none related) any table.
+        static constexpr int related[5][3] = {{0, 0, 0}, {1, 3, 0}, {2, 0, 0}, {3, 1, 0}, {4, 1, 3}};
+        double best_d = 1e300;
+        p.best = nullptr;
+        for (int i = 0; i < 3 && !p.best && format >= 1 && format <= 4; ++i) {
+            const int f = related[format][i];
+            if (f == 0) break;
+            bool have_f = false, have_fe = false;
+            if (list)
+                for (const Table* t : *list) {
+                    have_f = have_f || t->key[2] == f;
+                    have_fe = have_fe || (t->key[2] == f && t->key[3] == engine);
+                }
+            if (!have_f) continue;
+            p.best = nearest(list, [&](const Table* t) { return t->key[2] == f && (!have_fe || t->key[3] == engine); }, q, 2, best_d);
+        }
+        if (!p.best) p.best = nearest(list, [](const Table*) { return true; }, q, 2, best_d);
         p.dist = best_d;
         slot.have_utils = false;
     }
@@ -212,8 +225,8 @@ Tables::GemmPick& Tables::gemm_slot(std::string_view family, int k, int n, int i
     return p;
 }
 
-void Tables::gemm_pick(std::string_view family, int k, int n, int in_bytes, GemmPick& out) const {
-    const GemmPick& p = gemm_slot(family, k, n, in_bytes);
+void Tables::gemm_pick(std::string_view family, int k, int n, GemmKernel kernel, GemmPick& out) const {
+    const GemmPick& p = gemm_slot(family, k, n, int(kernel.format), int(kernel.engine));
     out.best = p.best;
     out.dist = p.dist;
     out.ovh = p.ovh;
@@ -224,7 +237,12 @@ void Tables::gemm_pick(std::string_view family, int k, int n, int in_bytes, Gemm
 }
 
 TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_bytes) const {
-    return gemm_at(gemm_slot(family, k, n, in_bytes), m, k, n);
+    const int format = in_bytes == 2 ? int(GemmFormat::bf16) : in_bytes == 1 ? int(GemmFormat::fp8_block) : 0;
+    return gemm_at(gemm_slot(family, k, n, format, 0), m, k, n);
+}
+
+TableHit Tables::gemm(std::string_view family, double m, int k, int n, GemmKernel kernel) const {
+    return gemm_at(gemm_slot(family, k, n, int(kernel.format), int(kernel.engine)), m, k, n);
 }
 
 TableHit Tables::gemm_at(const GemmPick& pick, double m, int k, int n) const {
@@ -248,9 +266,10 @@ TableHit Tables::gemm_at(const GemmPick& pick, double m, int k, int n) const {
     // Another shape: move the measured efficiency through DeepGEMM's tiling (kernels::gemm_tile_efficiency), the
     // target's tiles against the measured shape's at the same m, on the side of the roofline the target sits on
     // (the table GPU's).
-    const double in_b = best->key[2] > 0 ? best->key[2] : 1;
+    const GemmFormat bf = GemmFormat(best->key[2]);
+    const double in_b = gemm_format_bytes(bf);
     const kernels::Cost c = kernels::gemm(m, k, n, in_b, in_b);
-    const bool compute = c.flops / ((in_b == 1 ? ref->tflops_fp8 : ref->tflops_bf16) * 1e12) >= c.bytes / (ref->hbm_GBps * 1e9);
+    const bool compute = c.flops / (format_peak_tflops(*ref, bf) * 1e12) >= c.bytes / (ref->hbm_GBps * 1e9);
     const double f = calibration.gemm_tile_fixed_iters;
     // (memory-bound, the ratio does not depend on m: gemm_slot kept it)
     const double ratio = !compute && m > 0 && n > 0 && pick.mem_k == k && k > 0

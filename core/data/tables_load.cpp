@@ -233,12 +233,17 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
     switch (t->kind) {
         case Kind::gemm: {
             if (!need({"m", "k", "n", "latency_us"})) return false;
-            // One Table per (k, n, input dtype) shape. Files without a dtype column: InferSim's DeepGEMM FP8 tables,
-            // BLIS's H100 table is BF16. Files named *cuda_graph*.csv were timed inside CUDA graphs (AIConfigurator).
+            // One Table per (k, n, format) shape. Files without a dtype column: InferSim's DeepGEMM FP8 tables
+            // (block-scaled), BLIS's H100 table is BF16. Files named *cuda_graph*.csv were timed inside CUDA graphs
+            // (AIConfigurator); their name's first word is the engine whose kernels they timed.
             std::map<std::tuple<int, int, int>, std::unique_ptr<Table>> shapes;
             const int dtcol = col("dtype");
-            const bool fp8_default = t->family != "h100";
+            const GemmFormat file_format = t->family != "h100" ? GemmFormat::fp8_block : GemmFormat::bf16;
             t->graph_timed = file.find("cuda_graph") != std::string::npos;
+            GemmEngine engine = GemmEngine::any;
+            if (file.rfind("sglang_", 0) == 0) engine = GemmEngine::sglang;
+            else if (file.rfind("vllm_", 0) == 0) engine = GemmEngine::vllm;
+            else if (file.rfind("trtllm_", 0) == 0) engine = GemmEngine::trtllm;
             for (size_t i = first; i < lines.size(); ++i) {
                 auto cells = split_cells(lines[i]);
                 double m, k, n, lat;
@@ -247,25 +252,29 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                     errors.push_back({where + ":" + std::to_string(i + 1), "sizes must be in [1, 1e9] and latency in (0, 1e9] us"});
                     continue;
                 }
-                bool fp8 = fp8_default;
+                GemmFormat f = file_format;
                 if (dtcol >= 0) {
                     const std::string_view d = size_t(dtcol) < cells.size() ? cells[size_t(dtcol)] : std::string_view();
-                    if (d != "bf16" && d != "fp8") {
-                        errors.push_back({where + ":" + std::to_string(i + 1), "column 'dtype' must be bf16 or fp8"});
+                    if (d == "bf16") f = GemmFormat::bf16;
+                    else if (d == "fp8") f = GemmFormat::fp8;
+                    else if (d == "fp8_block") f = GemmFormat::fp8_block;
+                    else if (d == "nvfp4") f = GemmFormat::nvfp4;
+                    else {
+                        errors.push_back({where + ":" + std::to_string(i + 1), "column 'dtype' must be bf16, fp8, fp8_block or nvfp4"});
                         continue;
                     }
-                    fp8 = d == "fp8";
                 }
-                auto& s = shapes[{int(k), int(n), fp8 ? 1 : 2}];
+                auto& s = shapes[{int(k), int(n), int(f)}];
                 if (!s) {
                     s = std::make_unique<Table>(*t);
                     s->key[0] = int(k);
                     s->key[1] = int(n);
-                    s->key[2] = fp8 ? 1 : 2;  // input bytes
+                    s->key[2] = int(f);
+                    s->key[3] = int(engine);
                 }
-                const double b = fp8 ? 1.0 : 2.0;
+                const double b = gemm_format_bytes(f);
                 kernels::Cost c = kernels::gemm(m, k, n, b, b);
-                const double peak = (fp8 ? ref->tflops_fp8 : ref->tflops_bf16) * 1e12;
+                const double peak = format_peak_tflops(*ref, f) * 1e12;
                 const double roof = std::max(c.flops / peak, c.bytes / (ref->hbm_GBps * 1e9));
                 s->add(1, m, std::min(1.0, roof / (lat * 1e-6)), roof, lat * 1e-6);
             }

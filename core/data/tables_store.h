@@ -34,6 +34,12 @@ inline constexpr FamilyRef kFamilies[] = {
 };
 constexpr int kFamilyCount = int(sizeof(kFamilies) / sizeof(kFamilies[0]));
 
+// A GEMM format's peak on a reference GPU: FP4 tensor cores run at twice FP8's rate on Blackwell (B200 9,000 /
+// 4,500 dense TFLOPS; the only family with NVFP4 tables).
+inline double format_peak_tflops(const FamilyRef& r, GemmFormat f) {
+    return f == GemmFormat::bf16 ? r.tflops_bf16 : f == GemmFormat::nvfp4 ? 2.0 * r.tflops_fp8 : r.tflops_fp8;
+}
+
 enum class Kind { gemm, grouped_masked, grouped_contiguous, mha_decode, mha_prefill, mla_decode, mla_prefill, comm };
 
 struct Point {
@@ -126,7 +132,7 @@ struct Tables::Table {
     Kind kind;
     std::string family;
     const FamilyRef* ref = nullptr;  // family_ref(family), set by Tables::add_table
-    int key[4] = {0, 0, 0, 0};
+    int key[4] = {0, 0, 0, 0};  // GEMM: k, n, GemmFormat, GemmEngine
     double log_key[4] = {0, 0, 0, 0};  // log(max(1, key[i])), set by add_table (shape distances without a log per table)
     bool fp8_kv = false;
     bool graph_timed = false;  // GEMM: timed inside a CUDA graph (no per-call overhead to take off)

@@ -178,6 +178,10 @@ void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, I
     };
     if (method == "fp8" || method == "fbgemm_fp8") {
         m.weight_dtype = m.expert_dtype = Dtype::fp8;
+        // DeepSeek-V3's, Qwen3's and MiniMax's FP8 checkpoints carry weight_block_size [128, 128]; fbgemm's is per
+        // channel
+        auto wb = q.find("weight_block_size");
+        m.fp8_block_scaled = method == "fp8" && wb != q.end() && wb->is_array() && !wb->empty();
     } else if (method == "mxfp4") {
         m.expert_dtype = Dtype::mxfp4;
         m.weight_dtype = not_converted("self_attn") ? m.dtype : Dtype::mxfp4;
@@ -188,6 +192,7 @@ void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, I
         auto qq = q.find("quantization");
         const json& qa = qq != q.end() && qq->is_object() ? *qq : q;
         const std::string algo = read_str(qa, "quant_algo");
+        m.fp8_block_scaled = algo == "FP8_BLOCK_SCALES";  // TensorRT-LLM QuantAlgo: block-scaled FP8
         if (algo == "MIXED_PRECISION") {
             auto layers = qa.find("quantized_layers");
             bool any_expert = false, any_attn = false;
@@ -226,7 +231,10 @@ void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, I
                 if (w == g.end() || !w->is_object()) continue;
                 int bits = w->value("num_bits", 16);
                 std::string type = read_str(*w, "type", "int");
-                if (bits == 8) d = Dtype::fp8;
+                if (bits == 8) {
+                    d = Dtype::fp8;
+                    m.fp8_block_scaled = read_str(*w, "strategy") == "block";  // compressed-tensors' block scales
+                }
                 else if (bits == 4) d = (format.find("nvfp4") != std::string::npos) ? Dtype::nvfp4
                                        : (type == "float" ? Dtype::mxfp4 : Dtype::int4);
             }

@@ -104,6 +104,7 @@ struct ModelSpec {
     Dtype dtype = Dtype::bf16;          // torch_dtype (non-quantised parts)
     Dtype weight_dtype = Dtype::bf16;   // quantised linear layers (quantization_config), else dtype
     Dtype expert_dtype = Dtype::bf16;   // routed experts (gpt-oss: mxfp4 experts, bf16 attention)
+    bool fp8_block_scaled = false;      // FP8 weights in 128 x 128 scaled blocks (weight_block_size; strategy "block")
     // Derived
     int n_moe_layers = 0;
     int n_dense_layers = 0;

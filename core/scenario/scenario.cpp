@@ -19,9 +19,13 @@ const char* const kOffloadTierChoices[] = {"none", "host", "ssd", nullptr};
 const char* const kEngineChoices[] = {"sglang", "vllm", "trtllm", "ideal", nullptr};
 const char* const kServingModeChoices[] = {"off", "aggregated", "disaggregated", nullptr};
 const char* const kFp4Choices[] = {"dequant", "expand", nullptr};
+const char* const kFp8ScalingChoices[] = {"auto", "block", "tensor", nullptr};
 const char* const kOverlapChoices[] = {"auto", "none", "tbo", "full", nullptr};
 const char* const kExpertRowsChoices[] = {"random", "even", nullptr};
 const char* const kSpecMethodChoices[] = {"mtp", "eagle", "ngram", nullptr};
+const char* const kMoeKernelChoices[] = {"auto", "deepgemm", "triton", "cutlass", nullptr};
+const char* const kFp4ComputeChoices[] = {"native", "fp8", nullptr};
+const char* const kMlaKvChoices[] = {"all", "bf16_rope", "flashmla", nullptr};
 
 // One field: its public description and where it lives in a Scenario.
 struct FieldImpl {
@@ -63,6 +67,9 @@ const std::vector<FieldImpl>& field_impls() {
         {{"precision.dispatch", FieldType::dtype, "", 0, 0, nullptr, "Format of tokens sent to the experts (auto: fp8 when the experts run in fp8 or lower)."}, MOE_PTR(precision.dispatch)},
         {{"precision.combine", FieldType::dtype, "", 0, 0, nullptr, "Format of expert outputs sent back (auto: bf16)."}, MOE_PTR(precision.combine)},
         {{"precision.fp4_on_hopper", FieldType::choice, "", 0, 0, kFp4Choices, "MXFP4/NVFP4 weights on a GPU without FP4 tensor cores: dequant keeps them packed and dequantises in the GEMM (W4A16); expand stores them as FP8 (memory doubles)."}, MOE_PTR(precision.fp4_on_hopper)},
+        {{"precision.fp8_scaling", FieldType::choice, "", 0, 0, kFp8ScalingChoices, "How FP8 linear weights are scaled, which picks their GEMM kernel: block (128x128 blocks, DeepGEMM) or tensor (one scale per tensor or channel, CUTLASS/cuBLASLt scaled_mm); auto: the checkpoint's (weight_block_size), else tensor."}, MOE_PTR(precision.fp8_scaling)},
+        {{"precision.fp4_compute", FieldType::choice, "", 0, 0, kFp4ComputeChoices, "MXFP4/NVFP4 weights on a GPU with FP4 tensor cores: native multiplies at the FP4 rate; fp8 keeps them stored in FP4 but casts them to FP8 and multiplies at the FP8 rate (seed 002 §6, B200 as DeepSeek V4 runs today)."}, MOE_PTR(precision.fp4_compute)},
+        {{"precision.mla_kv", FieldType::choice, "", 0, 0, kMlaKvChoices, "An FP8 MLA latent cache: all (every element FP8), bf16_rope (the rope part in BF16, seed 002 §3) or flashmla (that plus an FP32 scale per 128 latent elements: FlashMLA's 656-byte token of DeepSeek-V3.2). No effect unless the model has MLA and the KV cache is FP8."}, MOE_PTR(precision.mla_kv)},
         {{"runtime.a2a_backend", FieldType::choice, "", 0, 0, kBackendChoices, "How tokens reach the experts: auto picks DeepEP normal for prefill and low-latency for decode when ep > 1."}, MOE_PTR(runtime.a2a_backend)},
         {{"runtime.two_batch_overlap", FieldType::boolean, "", 0, 0, nullptr, "Split each step into two micro-batches so one's communication hides under the other's compute."}, MOE_PTR(runtime.two_batch_overlap)},
         {{"runtime.overlap", FieldType::choice, "", 0, 0, kOverlapChoices, "Expert-parallel communication vs compute: auto follows two_batch_overlap; none serial; tbo micro-batches hide one's communication under another's compute; full hides dispatch and combine entirely (DeepEP's free decode communication)."}, MOE_PTR(runtime.overlap)},
@@ -89,6 +96,8 @@ const std::vector<FieldImpl>& field_impls() {
         {{"runtime.kv_offload.host_bandwidth_GBps", FieldType::number, "GB/s", 0, 1e5, nullptr, "Host-to-GPU bandwidth a KV reload gets per GPU; 0: hardware.host_bandwidth_GBps."}, MOE_PTR(runtime.kv_offload.host_bandwidth_GBps)},
         {{"runtime.kv_offload.ssd_bandwidth_GBps", FieldType::number, "GB/s", 0, 1e5, nullptr, "SSD read bandwidth a KV reload gets per GPU; 0: hardware.ssd_bandwidth_GBps."}, MOE_PTR(runtime.kv_offload.ssd_bandwidth_GBps)},
         {{"runtime.engine", FieldType::choice, "", 0, 0, kEngineChoices, "Serving engine whose system constants apply (per-step overheads, scheduling, memory fraction, KV block): sglang, vllm, trtllm, or ideal (none)."}, MOE_PTR(runtime.engine)},
+        {{"runtime.moe_kernel", FieldType::choice, "", 0, 0, kMoeKernelChoices, "The routed experts' kernel: auto (the measured tables), deepgemm (DeepGEMM grouped GEMMs), triton (Triton fused MoE: 64-row blocks, 16 when the tokens do not exceed the experts; batched after DeepEP low-latency / pplx, where the activation runs over every padded slot) or cutlass (CUTLASS grouped GEMM, 64-row tiles; no public tables)."}, MOE_PTR(runtime.moe_kernel)},
+        {{"runtime.moe_chunk_tokens", FieldType::integer, "tokens", -1, 1e8, nullptr, "Tokens per chunk of the contiguous-layout fused MoE (vLLM's VLLM_FUSED_MOE_CHUNK_SIZE): each chunk runs the experts again and sizes the workspace; -1: the engine's (vLLM 32768, others none), 0: no chunking."}, MOE_PTR(runtime.moe_chunk_tokens)},
         {{"cost.gpu_hour_usd", FieldType::number, "USD/h", 0, 1e6, nullptr, "Price of one GPU-hour for the $ per million tokens outputs; 0: the GPU preset's example price (H100, H200, B200, GB200: public on-demand prices with their date, presets/hardware/README.md), none for the others."}, MOE_PTR(cost.gpu_hour_usd)},
         {{"routing.imbalance", FieldType::number, "", 1, 64, nullptr, "Tokens reaching the busiest EP rank over the mean (1 = perfectly balanced)."}, MOE_PTR(routing.imbalance)},
         {{"routing.expert_rows", FieldType::choice, "", 0, 0, kExpertRowsChoices, "How a rank's token-expert pairs spread over its experts, for the kernel's M-tile fill: random (each token picks its experts independently: binomial rows per expert, each rounded up to whole tiles) or even (every expert the mean, split as evenly as whole rows allow: seed 004's worked examples)."}, MOE_PTR(routing.expert_rows)},

@@ -42,6 +42,10 @@ enum class ServingMode : std::uint8_t { off, aggregated, disaggregated };
 // dequantises inside the GEMM (W4A16, Marlin-style; what vLLM / SGLang / TRT-LLM do for gpt-oss on Hopper); expand
 // pre-expands them to FP8 (BF16 without FP8 cores) when loading (seed 002 §6's capability matrix): memory doubles.
 enum class Fp4OnHopper : std::uint8_t { dequant, expand };
+// How FP8 linear weights are scaled, which picks the GEMM kernel: 128 x 128 weight blocks (DeepGEMM; DeepSeek-V3's
+// and Qwen3's FP8 checkpoints) or one scale per tensor / channel (CUTLASS and cuBLASLt scaled_mm; ModelOpt FP8 and
+// an engine's on-the-fly `--quantization fp8`). auto: the checkpoint's (weight_block_size), else per tensor.
+enum class Fp8Scaling : std::uint8_t { auto_, block, tensor };
 // How a layer's expert-parallel communication meets its compute. auto follows runtime.two_batch_overlap (the older
 // field, kept working); none = serial; tbo = micro-batches, one's communication under another's compute (seed 000
 // §5.3 mode 1); full = dispatch and combine fully hidden (seed 000 §5.3 mode 2, DeepEP's free decode communication).
@@ -50,6 +54,19 @@ enum class OverlapKind : std::uint8_t { auto_, none, tbo, full };
 // token picks its experts independently (rows per expert binomial, the law the active-expert count uses); even =
 // every expert the mean, split as evenly as whole rows allow (seed 004's worked examples: "E0 has 17, E1 has 17").
 enum class ExpertRows : std::uint8_t { random, even };
+// The routed experts' kernel (seed 001's FusedMoEPermuteExpertsUnpermute implementations): auto = the measured
+// tables as they come (DeepGEMM grouped GEMMs, SGLang's Triton fused MoE, DeepEP's DeepGEMM kernels); deepgemm =
+// DeepGEMM only (DeepGemmExperts / BatchedDeepGemmExperts); triton = Triton only (TritonExperts /
+// BatchedTritonExperts); cutlass = CUTLASS grouped GEMM (CutlassExpertsFP8 / FP4; no public tables: analytical).
+enum class MoeKernelSel : std::uint8_t { auto_, deepgemm, triton, cutlass };
+// Blackwell with FP4 tensor cores: native = FP4 weights multiplied at the FP4 rate; fp8 = stored in FP4, cast to FP8
+// and multiplied at the FP8 rate (seed 002 §6: ('fp4', 'B200_current') -> 'fp4_cast_fp8', memory x1.0, speed x1.0
+// of FP8, "V4 实际").
+enum class Fp4Compute : std::uint8_t { native, fp8 };
+// The MLA latent cache in FP8: all = every element in FP8; bf16_rope = the rope part kept in BF16 (seed 002 §3:
+// bytes_per_entry = nope x 1 + rope x 2); flashmla = FlashMLA's FP8 layout, the same plus four FP32 scales, one per
+// 128 latent elements (656 B per token for DeepSeek-V3.2).
+enum class MlaKvLayout : std::uint8_t { all, bf16_rope, flashmla };
 
 // A dtype the user may leave to the model ("auto").
 struct DtypeSel {
@@ -87,6 +104,9 @@ struct PrecisionConfig {
     DtypeSel dispatch;           // auto: fp8 when experts compute in fp8 or lower, else bf16
     DtypeSel combine;            // auto: bf16
     Fp4OnHopper fp4_on_hopper = Fp4OnHopper::dequant;  // 4-bit weights on GPUs without FP4 tensor cores
+    Fp8Scaling fp8_scaling = Fp8Scaling::auto_;        // FP8 weights' scaling, and so their GEMM kernel
+    Fp4Compute fp4_compute = Fp4Compute::native;       // 4-bit weights on GPUs with FP4 tensor cores
+    MlaKvLayout mla_kv = MlaKvLayout::all;             // an FP8 MLA latent cache's rope part and scales
 };
 
 // DESIGN §10, seed 003: experts beyond `cached_experts_per_layer` (per layer, per GPU) live in the slower tier and
@@ -126,6 +146,8 @@ struct RuntimeConfig {
     int kv_block_tokens = 16;          // paged-KV block size (rounding of each request's KV)
     EngineKind engine = EngineKind::sglang;  // system constants of the serving engine (core/engine.h)
     ExpertOffloadConfig expert_offload;
+    MoeKernelSel moe_kernel = MoeKernelSel::auto_;  // the routed experts' kernel (seed 001)
+    int moe_chunk_tokens = -1;  // tokens per fused-MoE chunk (seed 001: supports_chunking); -1: the engine's, 0: none
     KvOffloadConfig kv_offload;
 };
 
@@ -212,6 +234,13 @@ struct Scenario {
     }
     int micro_batches() const {
         return runtime.micro_batches > 0 ? runtime.micro_batches : (overlap() == OverlapKind::tbo ? 2 : 1);
+    }
+    // Tokens per chunk of the standard-format fused MoE: vLLM's modular kernel splits a forward's tokens into chunks
+    // of VLLM_FUSED_MOE_CHUNK_SIZE (vllm/envs.py: default 32768) when the experts' kernel supports chunking (seed 001);
+    // SGLang's and TensorRT-LLM's MoE runners are taken as one chunk. 0: no chunking.
+    int moe_chunk() const {
+        if (runtime.moe_chunk_tokens >= 0) return runtime.moe_chunk_tokens;
+        return runtime.engine == EngineKind::vllm ? 32768 : 0;
     }
     int context_len() const {
         return workload.context_len > 0 ? workload.context_len : workload.prompt_len + workload.output_len / 2;

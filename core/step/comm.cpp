@@ -22,17 +22,26 @@ namespace {
 // one NVLink domain (n <= gpus_per_node): a GPU that borrows another family's kernel tables keeps the formulas. A
 // preset edited to another NVLink bandwidth than the table GPU's looks the table up at bytes x (table link / this
 // link): the bandwidth-bound part scales, the small-message latency stays (source `transferred`).
+//
+// Where the own family has no series at that GPU count (GB200's trays hold 4 GPUs, so AIC measured 2 and 4) or the
+// GPU has no family of its own (B300, GB300), a family it borrows kernels from with the same NVLink generation (the
+// same per-GPU NVLink bandwidth through NVSwitch: B200's HGX board for GB200, B300 and GB300) stands in, its series
+// `transferred`: a small all-reduce there takes 5-8 us where the ring formula's latency term says 30.
 CommHit table_collective(const Ctx& c, const char* op, std::initializer_list<const char*> impls, int n, double bytes) {
     CommHit h;
-    if (!c.own_tables || !c.families[0] || n < 2 || n > c.gpn || !(c.g.nvlink_bandwidth_GBps > 0)) return h;
-    const FamilyRef* ref = family_ref(c.families[0]);
-    if (!ref) return h;
-    const double scale = ref->nvlink_GBps / c.g.nvlink_bandwidth_GBps;
-    for (const char* impl : impls) {
-        h = c.t.collective(c.families[0], op, impl, n, bytes * scale);
-        if (h.found) break;
+    if (!c.families[0] || n < 2 || n > c.gpn || !(c.g.nvlink_bandwidth_GBps > 0)) return h;
+    for (int i = 0; i < 4 && c.families[i] && !h.found; ++i) {
+        const FamilyRef* ref = family_ref(c.families[i]);
+        if (!ref) continue;
+        const bool own = i == 0 && c.own_tables;
+        if (!own && std::fabs(ref->nvlink_GBps - c.g.nvlink_bandwidth_GBps) > 1e-6 * c.g.nvlink_bandwidth_GBps) continue;
+        const double scale = ref->nvlink_GBps / c.g.nvlink_bandwidth_GBps;
+        for (const char* impl : impls) {
+            h = c.t.collective(c.families[i], op, impl, n, bytes * scale);
+            if (h.found) break;
+        }
+        if (h.found && (!own || std::fabs(scale - 1.0) > 1e-3)) h.source = Source::transferred;
     }
-    if (h.found && std::fabs(scale - 1.0) > 1e-3) h.source = Source::transferred;
     return h;
 }
 

@@ -176,9 +176,15 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
           s.gpu.hbm_bandwidth_GBps * 1e9,
           s.parallel.tp, s.parallel.dp, s.parallel.ep, s.parallel.pp, s.moe_tp(), s.gpus_per_node()};
     c.set_peaks();
+    c.gemm_engine = s.runtime.engine == EngineKind::vllm     ? GemmEngine::vllm
+                    : s.runtime.engine == EngineKind::trtllm ? GemmEngine::trtllm
+                                                             : GemmEngine::sglang;
+    c.fp8_block = s.precision.fp8_scaling == Fp8Scaling::block ||
+                  (s.precision.fp8_scaling == Fp8Scaling::auto_ && m.fp8_block_scaled);
     // embedding stays 16-bit unless set explicitly (checkpoints keep it unquantised)
     if (c.w_embed == Dtype::fp32) c.w_embed = Dtype::bf16;
-    const Dtype exp_compute = compute_of(s.gpu, c.w_exp);
+    c.kv_elem_bytes = mla_kv_bytes(m, c.kv, s.precision.mla_kv);
+    const Dtype exp_compute = compute_of(s.gpu, c.w_exp, s.precision.fp4_compute);
     c.disp = pick(s.precision.dispatch, (exp_compute == Dtype::fp8 || is_fp4_like(exp_compute)) ? Dtype::fp8 : Dtype::bf16);
     c.sm_share = std::max(0.05, 1.0 - double(s.runtime.comm_sms) / s.gpu.sm_count);
     c.cp = s.parallel.cp;
@@ -313,7 +319,7 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     if (want_warnings && c.analytical_experts) {
         const bool w4a16 = dequantised(s.gpu, c.w_exp);
         warn({"routed experts: no measured grouped-GEMM table applies to ", w4a16 ? "W4A16 (" : "",
-              dtype_name(w4a16 ? c.w_exp : compute_of(s.gpu, c.w_exp)), w4a16 ? " dequantised)" : "", " experts on ",
+              dtype_name(w4a16 ? c.w_exp : compute_of(s.gpu, c.w_exp, s.precision.fp4_compute)), w4a16 ? " dequantised)" : "", " experts on ",
               s.gpu.name, " (the tables are tensor-core grouped GEMMs on Hopper); analytical fallback"});
     }
     memory(c, e);

@@ -179,6 +179,40 @@ struct Estimate {
 };
 
 Estimate estimate(const Scenario& s, const Tables& tables);
+
+// Seed 000 §8.1: one step over requests of mixed lengths (core/step/mixed.cpp). estimate() prices a step at one
+// length (the scenario's prompt_len / context); here each request's attention (attn.core, attn.indexer) follows its
+// own length: the step at the mean length, its attention replaced by the sum over the requests of the attention of
+// a step of as many requests all at that request's length, divided by their number (the kernel keeps the real
+// step's parallelism). Causal prefill attention is quadratic in the prompt, so a mixed batch costs more than its
+// mean; decode attention is linear in the context (without windows) and costs the same. The rest of the step
+// follows the tokens alone. The difference is added to the step as it is: exact without micro-batch overlap.
+struct MixedStep {
+    bool ok = false;
+    Issues errors;
+    double step_ms = 0;               // the step with each request's own attention
+    double step_ms_at_mean = 0;       // the same requests at their mean length (what estimate() prices)
+    double attention_ms = 0;          // attention over each request's own length
+    double attention_ms_at_mean = 0;
+    double attention_flops = 0, attention_flops_at_mean = 0;  // the same records' work, per GPU
+    double tokens = 0;                // tokens the step computes (prefill: after bucket padding)
+};
+// A prefill forward of prompts of `prompt_lens` tokens; with `bucket_lens`, each prompt is first padded up to the
+// smallest bucket that holds it (engines that run one compiled graph per bucket length), the padding computed in
+// every operator.
+MixedStep prefill_step_mixed(const Scenario& s, const Tables& tables, const std::vector<double>& prompt_lens,
+                             const std::vector<double>& bucket_lens = {});
+// KV fragmentation over a length distribution (seed 002 §10: "PagedAttention 利用率取决于 seq_len 分布"): a request
+// of L tokens holds ceil(L / block) whole blocks, wasting ceil(L / block) x block - L token slots. For lengths spread
+// uniformly over the whole numbers lo..hi, the expected waste per request in tokens (exact: every run of `block`
+// consecutive lengths wastes 0 .. block - 1 once each) and the share of the blocks' slots holding tokens.
+struct KvFragmentation {
+    double waste_tokens = 0;   // expected empty slots of a request's last block
+    double utilisation = 1;    // mean tokens / mean slots held
+};
+KvFragmentation kv_fragmentation(double lo, double hi, double block_tokens);
+// A decode step of sequences at KV lengths `contexts`.
+MixedStep decode_step_mixed(const Scenario& s, const Tables& tables, const std::vector<double>& contexts);
 // Whether runtime.a2a_backend auto means DeepEP (at ep > 1) for this scenario: for a step-level scenario or the
 // ideal engine (the wide-EP deployments of the seeds); under a serving engine it means that engine's own default,
 // all-gather (none of SGLang, vLLM and TensorRT-LLM turns DeepEP on by itself). resolve_backend, the planner's engine

@@ -11,6 +11,7 @@
 //   memory.cpp         memory per GPU and the largest batch / context that fit
 //   power.cpp          board power and energy per token of a step from its records (public part in power.h)
 //   estimate.cpp       estimate(): resolves the scenario into a Ctx and runs the above
+//   mixed.cpp          a step over requests of mixed lengths (each its own attention; prefill buckets)
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -38,12 +39,17 @@ struct Ctx {
     Dtype w_attn, w_exp, w_shared, w_embed, kv, disp, comb;
     double bw;          // bytes/s
     int tp, dp, ep, pp, moe_tp, gpn;
+    double kv_elem_bytes = 2;  // bytes per cached KV element: dtype_bytes(kv), or an FP8 MLA cache's mix (mla_kv_bytes)
     int cp = 1;         // context-parallel ranks inside the attention TP group (heads split over tp / cp)
     double sm_share = 1.0;  // fraction of SMs left to compute while DeepEP normal kernels run
     // families to look tables up in, in order of preference
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
     std::string_view family_views[4] = {};  // the same names with their lengths (the table lookups take string_views)
     bool own_tables = false;  // families[0] is the GPU's own (measured on it)
+    // whose dense GEMM kernels run (runtime.engine; ideal takes SGLang's) and whether FP8 weights are block-scaled
+    // (precision.fp8_scaling): together with the format they pick the GEMM table (Tables::gemm_pick)
+    GemmEngine gemm_engine = GemmEngine::sglang;
+    bool fp8_block = false;
     // gemm_op has compared this estimate's GEMM inputs other than the shape (table set, calibration, families, GPU
     // peaks) with those its per-thread results were computed under (op_time.cpp), and emptied them if they differ.
     mutable bool gemm_env_checked = false;
@@ -98,8 +104,11 @@ inline Dtype stored(const GpuSpec& g, Dtype d, Fp4OnHopper mode) {
 
 // The format the tensor cores run weights stored as `w` in: packed 4-bit weights without a native 4-bit MMA are
 // dequantised to BF16 inside the GEMM (W4A16: Marlin, triton matmul_ogs); the rest follows the GPU.
-inline Dtype compute_of(const GpuSpec& g, Dtype w) {
+// precision.fp4_compute = fp8: FP4 weights on a GPU with FP4 tensor cores cast to FP8 and multiplied at the FP8 rate
+// (seed 002 §6, 'B200_current': fp4_cast_fp8), still stored (and read) in 4 bits.
+inline Dtype compute_of(const GpuSpec& g, Dtype w, Fp4Compute mode = Fp4Compute::native) {
     if (is_fp4_like(w) && !native_fp4(g, w)) return Dtype::bf16;
+    if (is_fp4_like(w) && mode == Fp4Compute::fp8 && g.dense_tflops_fp8 > 0) return Dtype::fp8;
     return g.compute_dtype(w);
 }
 // Weights stored packed in 4 bits and multiplied in a wider format pay a dequantisation per element per M tile.
@@ -107,6 +116,25 @@ inline bool dequantised(const GpuSpec& g, Dtype w) { return is_fp4_like(w) && !n
 // Rows of the activation each dequantised weight tile serves before it is dequantised again (Marlin's 64-row slices
 // of the batch; Frantar et al. 2024, arXiv:2408.11743, §4).
 constexpr double kDequantRowsPerTile = 64.0;
+
+// Bytes per element of an MLA latent cache (kv_lora + rope elements a token) stored as `kv` under
+// precision.mla_kv: in FP8 with the rope part in BF16 (seed 002 §3: nope x 1 + rope x 2 bytes), and with FlashMLA's
+// FP32 scale per 128 latent elements (DeepSeek-V3.2: 512 + 16 + 128 = 656 B a token, FlashMLA's FP8 KV layout).
+inline double mla_kv_bytes(const ModelSpec& m, Dtype kv, MlaKvLayout layout) {
+    if (m.attn != AttnKind::mla || kv != Dtype::fp8 || layout == MlaKvLayout::all) return dtype_bytes(kv);
+    const double lora = m.kv_lora_rank, rope = m.qk_rope_head_dim;
+    const double scales = layout == MlaKvLayout::flashmla ? std::ceil(lora / 128.0) * 4.0 : 0.0;
+    return lora + rope > 0 ? (lora * 1.0 + rope * 2.0 + scales) / (lora + rope) : 1.0;
+}
+
+// Share of the EP group's tokens that enter one rank's expert kernel (at least one of their top_k picks on its
+// experts, uniform routing), times the busiest rank's routing.imbalance: 1 without expert parallelism.
+inline double moe_rank_token_share(const Ctx& c) {
+    if (!c.m.is_moe()) return 0;
+    const double local = double(c.m.num_experts + c.s.routing.redundant_experts) / c.ep;
+    const double p_hit = 1.0 - std::pow(std::max(0.0, 1.0 - local / c.m.num_experts), double(c.m.top_k));
+    return std::min(1.0, p_hit) * c.s.routing.imbalance;
+}
 
 inline Dtype pick(const DtypeSel& sel, Dtype fallback) { return sel.is_auto ? fallback : sel.value; }
 

@@ -87,7 +87,7 @@ void memory(const Ctx& c, Estimate& e) {
     // --- KV cache ---
     // Context parallelism shards every sequence's KV over cp ranks, each with the heads of tp / cp GPUs.
     const double kv_heads_gpu = std::max(1.0, double(m.num_kv_heads) * c.cp / c.tp);
-    const double kvb = dtype_bytes(c.kv);
+    const double kvb = c.kv_elem_bytes;
     const double block = s.runtime.kv_block_tokens;
     // A request also holds the Gated DeltaNet layers' recurrent state, whatever its length (0 for other models).
     const double state_per_request = m.linear_state_bytes_per_request(c.tp, layers_share);
@@ -140,7 +140,12 @@ void memory(const Ctx& c, Estimate& e) {
     const double gg_ws_per_token = m.is_moe() ? moe_pairs_per_token * c.cal.grouped_load_factor * m.moe_intermediate / c.moe_tp * 4.0 : 0.0;
     const double attn_ws_per_seq = Hr * (m.attn == AttnKind::mla ? m.kv_lora_rank : m.head_dim) * 4.0 * 16.0;  // split-KV partials
     const double ws_fixed = c.cal.cublas_workspace_MB * 1e6 + offload_staging;
-    const double ws_prefill = C * gg_ws_per_token;
+    // A chunked fused MoE (seed 001; runtime.moe_chunk_tokens) sizes its workspace for one chunk of the tokens that
+    // enter this rank's experts.
+    const double moe_chunk = s.moe_chunk(), rank_share = c.dp * moe_rank_token_share(c);
+    const bool chunked_ws = m.is_moe() && moe_chunk > 0 && s.runtime.expert_layout != ExpertLayout::per_token &&
+                            C * rank_share > moe_chunk;
+    const double ws_prefill = (chunked_ws ? moe_chunk / rank_share : C) * gg_ws_per_token;
     const A2ABackend bp = e.prefill_backend, bd = e.decode_backend;
     const bool ll_decode = m.is_moe() && decode && (bd == A2ABackend::deepep_low_latency || bd == A2ABackend::pplx);
     const bool masked_decode = m.is_moe() && decode &&
@@ -153,7 +158,7 @@ void memory(const Ctx& c, Estimate& e) {
     // Batched (masked) layout (seed 001): the dispatch output is [local experts][dispatchers x max tokens per rank][K],
     // every expert's slot padded to the most tokens it could receive; the expert kernels' intermediates take the same
     // shape: gate+up (2i/moe_tp, bf16) and the activation-quantised down input (i/moe_tp).
-    const double act_b = compute_of(c.g, c.w_exp) == Dtype::fp8 ? 1.0 : 2.0;
+    const double act_b = compute_of(c.g, c.w_exp, s.precision.fp4_compute) == Dtype::fp8 ? 1.0 : 2.0;
     const double masked_ws_per_token = masked_decode ? local_experts * c.ep * (2.0 * m.moe_intermediate / c.moe_tp * 2.0 +
                                                                                double(m.moe_intermediate) / c.moe_tp * act_b)
                                                      : 0.0;

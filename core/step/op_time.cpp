@@ -72,7 +72,8 @@ namespace {
 // and the records of its last few M (a record depends on the shape, the format, M and the GemmEnv alone).
 struct GemmPlan {
     Dtype comp = Dtype::bf16;
-    int k_key = 0, n_key = 0, in_bytes = 0;
+    int k_key = 0, n_key = 0;
+    GemmKernel kernel;
     int family = -1;             // index into Ctx::families of the first family with a table, -1 for none
     Tables::GemmPick pick;
     // The records at the last few M (by M's bits): a shape recurs at a phase's tokens (the prefill chunk, the decode
@@ -105,6 +106,8 @@ struct GemmEnv {
     double tflops_bf16 = 0, tflops_fp8 = 0, tflops_fp4 = 0, matmul_efficiency = 0, bw = 0;
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
     bool own_tables = false;
+    GemmEngine engine = GemmEngine::sglang;
+    bool fp8_block = false;
 };
 static_assert(sizeof(Calibration) % sizeof(double) == 0, "Calibration holds doubles only (compared bytewise)");
 
@@ -133,7 +136,7 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
                           same_bits(env.matmul_efficiency, c.g.matmul_efficiency) && same_bits(env.bw, c.bw) &&
                           env.families[0] == c.families[0] && env.families[1] == c.families[1] &&
                           env.families[2] == c.families[2] && env.families[3] == c.families[3] &&
-                          env.own_tables == c.own_tables;
+                          env.own_tables == c.own_tables && env.engine == c.gemm_engine && env.fp8_block == c.fp8_block;
         if (!same) {
             env.gen = c.t.generation();
             env.cal = c.t.calibration;
@@ -144,6 +147,8 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
             env.bw = c.bw;
             for (int i = 0; i < 4; ++i) env.families[i] = c.families[i];
             env.own_tables = c.own_tables;
+            env.engine = c.gemm_engine;
+            env.fp8_block = c.fp8_block;
             plans.clear();
         }
         c.gemm_env_checked = true;
@@ -174,15 +179,20 @@ GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w) {
     if (GemmPlan* p = plans.find(shape, hash)) return *p;
     GemmPlan& p = plans.insert(shape, hash);
     p.results.clear();  // another shape's records
-    p.comp = compute_of(c.g, w);
+    p.comp = compute_of(c.g, w, c.s.precision.fp4_compute);
     // The tables key shapes by int; wider GEMMs (only absurd configs reach 2^31) look up the widest measured shapes.
     p.k_key = int(std::min(K, 1e9));
     p.n_key = int(std::min(N, 1e9));
-    p.in_bytes = p.comp == Dtype::fp8 || is_fp4_like(p.comp) ? 1 : 2;  // FP4 looks up the FP8 tables
+    // the kernel: FP8 per tensor or block-scaled as the weights are, NVFP4 (and the other 4-bit formats on FP4
+    // tensor cores) NVFP4's, each the engine's own
+    p.kernel.format = p.comp == Dtype::fp8 ? (c.fp8_block ? GemmFormat::fp8_block : GemmFormat::fp8)
+                      : is_fp4_like(p.comp) ? GemmFormat::nvfp4
+                                            : GemmFormat::bf16;
+    p.kernel.engine = c.gemm_engine;
     // lookup()'s order: the first family whose tables have the shape (a pick without a table: gemm() finds none)
     p.family = -1;
     for (int i = 0; i < 4 && c.families[i]; ++i) {
-        c.t.gemm_pick(c.family_views[i], p.k_key, p.n_key, p.in_bytes, p.pick);
+        c.t.gemm_pick(c.family_views[i], p.k_key, p.n_key, p.kernel, p.pick);
         if (p.pick.best) {
             p.family = i;
             break;
@@ -193,7 +203,8 @@ GemmPlan& gemm_plan(const Ctx& c, double K, double N, Dtype w) {
 
 OpRecord gemm_op_uncached(const Ctx& c, const GemmPlan& plan, const char* name, Phase ph, double M, double K, double N, Dtype w) {
     const Dtype comp = plan.comp;
-    const double act_b = comp == Dtype::fp8 ? 1.0 : 2.0;
+    // activations in the compute format: FP8, or NVFP4 with its scales (W4A4); BF16 otherwise
+    const double act_b = comp == Dtype::fp8 ? 1.0 : comp == Dtype::nvfp4 ? bytes_with_scales(comp) : 2.0;
     kernels::Cost k = kernels::gemm(M, K, N, act_b, bytes_with_scales(w));
     const double dequant = dequantised(c.g, w) ? K * N * std::ceil(M / kDequantRowsPerTile) : 0.0;
     OpRecord op = make_op(name, ph, k.flops, K * N * bytes_with_scales(w), k.bytes - K * N * bytes_with_scales(w));

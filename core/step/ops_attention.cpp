@@ -145,7 +145,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
             L.pre.push_back(gemm_op(c, "attn.kv_a_proj", ph, T, h, m.kv_lora_rank + m.qk_rope_head_dim, c.w_attn));
         }
         if (dsa) indexer_projections(c, ph, T, true, L);
-        const double kvb = dtype_bytes(c.kv);
+        const double kvb = c.kv_elem_bytes;  // precision.mla_kv: an FP8 cache's BF16 rope part and scales
         // DSA prefill past index_topk keys runs the sparse kernel (FlashMLA sparse prefill) in the absorbed form, as
         // decode does: per head and selected key, QK over kv_lora + rope and PV over kv_lora. Shorter prompts attend
         // to every key and run dense MHA (SGLang's choice), which the non-absorbed path below prices.

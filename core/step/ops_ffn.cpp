@@ -66,7 +66,7 @@ const Envelope& envelope(const Ctx& c, const char* family, bool masked, double i
     word(std::uint64_t(reinterpret_cast<std::uintptr_t>(family)));  // a FamilyRef's static name
     word(std::uint64_t(masked) | std::uint64_t(marlin) << 1 | std::uint64_t(cuda) << 2 |
          std::uint64_t(c.s.runtime.expert_layout == ExpertLayout::per_token) << 3 |
-         std::uint64_t(c.s.routing.expert_rows) << 4);
+         std::uint64_t(c.s.routing.expert_rows) << 4 | std::uint64_t(c.s.runtime.moe_kernel) << 5);
     word(std::uint64_t(std::uint32_t(m.num_experts)));
     word(std::uint64_t(std::uint32_t(m.top_k)));
     word(std::uint64_t(std::uint32_t(m.hidden)));
@@ -120,11 +120,22 @@ static Dtype table_dtype(const GpuSpec& g, Dtype w) {
 
 // Routed experts on the busiest EP rank (seed 000 §4, with the lazy-loading floor of seeds 003/004 and the
 // layouts of seed 001).
-void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, LayerOps& L) {
+void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be, LayerOps& L) {
     const ModelSpec& m = c.m;
+    const MoeKernelSel kernel = c.s.runtime.moe_kernel;
+    // Seed 001's chunking: a standard-format (contiguous) fused MoE whose kernel supports chunking runs the forward's
+    // tokens in chunks of the engine's chunk size (vLLM: VLLM_FUSED_MOE_CHUNK_SIZE), each chunk reading the experts'
+    // weights again; batched (masked) kernels do not chunk. The chunk counts the tokens entering this rank's kernel
+    // (those with at least one pick on its experts); the experts are timed at one chunk's tokens and the time
+    // multiplied by the chunks.
+    const double chunk = c.s.moe_chunk();
+    const double rank_tokens = T_all * c.dp * moe_rank_token_share(c);
+    const bool per_token_layout = c.s.runtime.expert_layout == ExpertLayout::per_token;
+    const double n_chunks = (!masked && !per_token_layout && chunk > 0 && rank_tokens > chunk) ? std::ceil(rank_tokens / chunk) : 1.0;
+    const double T = T_all / n_chunks;
     const double local = double(m.num_experts + c.s.routing.redundant_experts) / c.ep;
     const double inter = double(m.moe_intermediate) / c.moe_tp;
-    const Dtype comp = compute_of(c.g, c.w_exp);
+    const Dtype comp = compute_of(c.g, c.w_exp, c.s.precision.fp4_compute);
     const double act_b = comp == Dtype::fp8 ? 1.0 : 2.0;
     const double wb = bytes_with_scales(c.w_exp);
     const bool dequant = dequantised(c.g, c.w_exp);
@@ -136,13 +147,13 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, La
     };
 
     // router (gate GEMM, replicated): T x h x E
-    OpRecord router = make_op("moe.router", ph, 2.0 * T * m.hidden * m.num_experts, double(m.num_experts) * m.hidden * 2.0,
-                              T * (m.hidden + m.num_experts) * 2.0);
+    OpRecord router = make_op("moe.router", ph, 2.0 * T_all * m.hidden * m.num_experts, double(m.num_experts) * m.hidden * 2.0,
+                              T_all * (m.hidden + m.num_experts) * 2.0);
     time_op(c, router, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
     L.pre.push_back(router);
 
-    const double tokens_world = T * c.dp;  // distinct tokens entering the MoE across the EP group
-    const double pairs = pairs_of(T);
+    const double tokens_world = T * c.dp;  // distinct tokens entering the MoE across the EP group (one chunk)
+    const double pairs = pairs_of(T_all);
     // Per-token execution (seed 003's baseline): every token-expert pair loads its expert's weights itself.
     const bool per_token = c.s.runtime.expert_layout == ExpertLayout::per_token;
     // The whole routed-expert layer measured on this GPU (bench_data/moe: AIC's SGLang runs, permutation and combine
@@ -152,14 +163,18 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, La
     // shape), without a DeepEP / pplx all-to-all the engine's fused MoE, contiguous layouts only. Per-token and
     // offloaded experts are other kernels; the GPU's own family only (a latency does not transfer to another GPU).
     MoeHit layer;
-    if (!per_token && c.own_tables && c.families[0] && c.s.routing.redundant_experts == 0 &&
-        c.s.runtime.expert_offload.tier == OffloadTier::none) {
+    // The AIC tables measure native kernels: DeepEP's DeepGEMM kernels and SGLang's Triton fused MoE; FP4 weights cast
+    // to FP8 (precision.fp4_compute) and a CUTLASS choice are none of them.
+    const bool cast_fp4 = is_fp4_like(c.w_exp) && compute_of(c.g, c.w_exp, c.s.precision.fp4_compute) == Dtype::fp8;
+    if (!per_token && !cast_fp4 && kernel != MoeKernelSel::cutlass && c.own_tables && c.families[0] &&
+        c.s.routing.redundant_experts == 0 && c.s.runtime.expert_offload.tier == OffloadTier::none) {
         auto lookup = [&](MoeKernel k) {
             return c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.hidden, m.moe_intermediate, m.top_k,
                                  m.num_experts, c.moe_tp, c.ep, tokens_world * c.s.routing.imbalance, k);
         };
-        if (masked && be == A2ABackend::deepep_low_latency) layer = lookup(MoeKernel::deepep_masked);
-        if (!masked && be == A2ABackend::deepep_normal) {
+        const bool deepgemm_ok = kernel == MoeKernelSel::auto_ || kernel == MoeKernelSel::deepgemm;
+        if (deepgemm_ok && masked && be == A2ABackend::deepep_low_latency) layer = lookup(MoeKernel::deepep_masked);
+        if (deepgemm_ok && !masked && be == A2ABackend::deepep_normal) {
             layer = lookup(MoeKernel::deepep_contiguous);
             if (layer.found) {
                 // AIC's DeepEP prefill collector hands the timed GPU a fake dispatch output holding every token of
@@ -179,7 +194,7 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, La
         // permuted on each rank), a cost that grows with EP at fixed tokens per GPU: not the kernel after a DeepEP
         // or pplx all-to-all, which delivers a rank its own pairs only (those go to the grouped-GEMM tables).
         if (!masked && !layer.found && be != A2ABackend::deepep_normal && be != A2ABackend::deepep_low_latency &&
-            be != A2ABackend::pplx)
+            be != A2ABackend::pplx && (kernel == MoeKernelSel::auto_ || kernel == MoeKernelSel::triton))
             layer = lookup(MoeKernel::fused);
     }
     if (!masked && !per_token && !layer.found) {
@@ -192,7 +207,7 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, La
         return c.t.grouped_gemm(f, masked, m.num_experts, m.top_k, m.hidden, int(inter), c.ep, t * c.dp / c.ep);
     };
     TableHit hit_T;  // the family's hit at T (op_at(T) below takes it rather than asking again)
-    if (tables_apply && !per_token && !layer.found)
+    if (tables_apply && !per_token && !layer.found && (kernel == MoeKernelSel::auto_ || kernel == MoeKernelSel::deepgemm))
         for (int i = 0; i < 4 && c.families[i] && !family; ++i)
             if ((hit_T = query(c.family_views[i], T)).found) family = c.families[i], family_view = c.family_views[i];
     // CUDA kernels (DeepGEMM, Marlin) on switch and rack systems; mesh and unified chips run their own.
@@ -217,11 +232,16 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, La
         // per expert. Per-token execution runs one row per call.
         const double per_expert = per_token ? 1.0 : p / std::max(1.0, active);
         const bool marlin = dequant && cuda;
-        const double tile = c.g.tile_tokens > 1 ? double(c.g.tile_tokens)
-                            : marlin            ? marlin_moe_block_m(per_expert)
-                            : !cuda             ? 1.0
-                            : masked            ? 64.0
-                                                : 128.0;
+        // runtime.moe_kernel picks the CUDA kernel's tile: Triton fused MoE's BLOCK_SIZE_M is 64, 16 when the tokens
+        // do not exceed the experts (vLLM / SGLang fused_moe.py get_default_config); CUTLASS grouped GEMM's 64-row
+        // tile, 16 (swap-AB) up to 16 rows (vLLM grouped_mm_c3x sm90_fp8_config_default, _M4).
+        const double tile = c.g.tile_tokens > 1                 ? double(c.g.tile_tokens)
+                            : marlin                            ? marlin_moe_block_m(per_expert)
+                            : !cuda                             ? 1.0
+                            : kernel == MoeKernelSel::triton    ? (t * c.dp / c.ep <= local ? 16.0 : 64.0)
+                            : kernel == MoeKernelSel::cutlass   ? (p <= 16.0 ? 16.0 : 64.0)
+                            : masked                            ? 64.0
+                                                                : 128.0;
         // The M tiles the rank runs: each expert's own rows rounded up to the tile, in expectation over how the
         // pairs fall on the experts (routing.expert_rows), never the mean rounded up (which billed a mean of 32.0001
         // rows, or 8.0001 rows in one-row tiles, a whole extra tile). Per-token calls are one row each.
@@ -269,10 +289,25 @@ void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, La
             }
         }
     }
+    if (n_chunks > 1) {  // every chunk runs the kernel again: its weights, work and time once per chunk
+        op.time_us *= n_chunks;
+        op.flops *= n_chunks;
+        op.weight_bytes *= n_chunks;
+        op.activation_bytes *= n_chunks;
+    }
     if (op.source == Source::analytical) c.analytical_experts = true;
     L.post.push_back(op);
+    if (masked && !per_token && kernel == MoeKernelSel::triton) {
+        // vLLM's BatchedTritonExperts: both GEMMs skip each expert's blocks past its own rows (batched_triton_kernel
+        // returns early), but the SiLU-and-mul between them runs over the whole batched buffer, every local expert's
+        // slot padded to the dispatch capacity ("TODO: would be nice to use expert_num_tokens here to reduce garbage
+        // compute", fused_batched_moe.py): read gate+up (2 x inter) and write inter, in BF16, for local experts x
+        // dispatchers x max tokens per rank (N = max(128, tokens per GPU), as the buffers in memory.cpp).
+        const double capacity = c.ep * std::max(128.0, T_all * c.dp / c.ep);
+        L.post.push_back(memory_op(c, "moe.act_padded", ph, local * capacity * 3.0 * inter * 2.0));
+    }
     if (!masked && !per_token && !layer.found) L.post.push_back(memory_op(c, "moe.unpermute", ph, 2.0 * pairs * m.hidden * 2.0));
-    offload_ops(c, ph, tokens_world, per_token, L);
+    offload_ops(c, ph, T_all * c.dp, per_token, L);
 }
 
 }  // namespace moe::detail

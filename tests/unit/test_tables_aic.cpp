@@ -96,6 +96,32 @@ TEST_CASE("AIC GEMM tables: B200 and H200 read their own measurements back") {
     REQUIRE(h.found);
     CHECK(h.source == Source::measured);
     CHECK(gemm_us(h, 128, 7168, 4096, 2, 989.5, 4800) == doctest::Approx(20.92).epsilon(1e-3));
+    // Each engine's own kernels (bench_data/README.md, "gemm"): B200, m=64, n=2048, k=7168, from
+    // b200_sxm/<engine>/gemm/gemm_perf.csv.gz: sglang-0.5.14 line 30675 sgl_kernel fp8_scaled_mm 0.01204 ms and line
+    // 108820 flashinfer_cutedsl_nvfp4 0.01004 ms; trtllm-1.3.0rc20 line 82132 deepgemm fp8_block 0.01245 ms and line
+    // 82059 torch_flow fp8 0.01904 ms (not kept); vllm-0.24.0 line 101635 CutlassFP8ScaledMMLinearKernel fp8 0.01198 ms.
+    using moe::GemmEngine;
+    using moe::GemmFormat;
+    struct Want { GemmFormat f; GemmEngine e; double us; const char* table; };
+    for (const Want& w : {Want{GemmFormat::fp8, GemmEngine::sglang, 12.04, "bench_data/gemm/b200/sglang_cuda_graph.csv"},
+                          Want{GemmFormat::nvfp4, GemmEngine::sglang, 10.04, "bench_data/gemm/b200/sglang_cuda_graph.csv"},
+                          Want{GemmFormat::fp8_block, GemmEngine::trtllm, 12.45, "bench_data/gemm/b200/trtllm_cuda_graph.csv"},
+                          // TRT-LLM's per-tensor rows include a dynamic quantization (left out): SGLang's kernel
+                          Want{GemmFormat::fp8, GemmEngine::trtllm, 12.04, "bench_data/gemm/b200/sglang_cuda_graph.csv"},
+                          Want{GemmFormat::fp8, GemmEngine::vllm, 11.98, "bench_data/gemm/b200/vllm_cuda_graph.csv"}}) {
+        moe::TableHit x = t.gemm("b200", 64, 7168, 2048, moe::GemmKernel{w.f, w.e});
+        REQUIRE(x.found);
+        CHECK(x.source == Source::measured);
+        CHECK(std::string(x.table) == w.table);
+        const moe::kernels::Cost c = moe::kernels::gemm(64, 7168, 2048, moe::gemm_format_bytes(w.f), moe::gemm_format_bytes(w.f));
+        const double peak = (w.f == GemmFormat::nvfp4 ? 9000 : 4500) * 1e12;
+        CHECK(std::max(c.flops / peak, c.bytes / 8000e9) / x.util * 1e6 == doctest::Approx(w.us).epsilon(2e-3));
+    }
+    // vLLM's and TRT-LLM's files hold no BF16 (cuBLAS in all three engines): SGLang's is read.
+    CHECK(std::string(t.gemm("b200", 64, 7168, 2048, moe::GemmKernel{GemmFormat::bf16, GemmEngine::vllm}).table) ==
+          "bench_data/gemm/b200/sglang_cuda_graph.csv");
+    // H100 has no NVFP4 table: an NVFP4 query reads FP8's (per tensor first)
+    CHECK(t.gemm("h100", 64, 7168, 2048, moe::GemmKernel{GemmFormat::nvfp4, GemmEngine::sglang}).found);
     // The input width picks the table: FP8 and BF16 of the same shape differ.
     CHECK(t.gemm("b200", 4096, 4096, 7168, 1).util != doctest::Approx(b.util));
     // Presets of those GPUs now use their own tables (no borrowing warning); a GEMM of theirs says where it came from.

@@ -158,6 +158,9 @@ std::vector<Row> load_rows(const std::string& path, const moe::Catalog& cat, con
             j["runtime"]["engine"] = r.backend;
             j["precision"]["weights"] = wq;
             if (eq != "auto") j["precision"]["experts"] = eq;
+            // the CSV names the FP8 flavour: fp8 (per-tensor scaled_mm) or fp8_block (DeepGEMM's 128x128 blocks)
+            if (get("gemm_quant_mode") == "fp8") j["precision"]["fp8_scaling"] = "tensor";
+            else if (get("gemm_quant_mode") == "fp8_block") j["precision"]["fp8_scaling"] = "block";
             // TensorRT-LLM serves FP8 and NVFP4 checkpoints (NVIDIA ModelOpt) with an FP8 KV cache
             // (kv_cache_quant_algo FP8 in their hf_quant_config.json); the other engines default to the model dtype.
             if (r.backend == "trtllm" && (wq == "fp8" || wq == "nvfp4")) j["precision"]["kv_cache"] = "fp8";
