@@ -268,6 +268,23 @@ json field_value(const moe::FieldDesc* field, const std::string& path, const std
             throw UsageError(origin + ": '" + shown(text) + "' is not true or false");
         case moe::FieldType::ref:
             return resolve_ref(text, base_dir, catalog, path, origin);
+        case moe::FieldType::rates: {
+            // a curve's name, or rates: 0.9,0.8,0.7 (or a JSON list)
+            if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.' || text[0] == '['))
+                return text;
+            json list = json::array();
+            std::string rest = text[0] == '[' ? text.substr(1, text.size() - (text.back() == ']' ? 2 : 1)) : text;
+            for (std::size_t start = 0; start <= rest.size();) {
+                std::size_t comma = rest.find(',', start);
+                if (comma == std::string::npos) comma = rest.size();
+                double v = 0;
+                if (!parse_number(rest.substr(start, comma - start), v))
+                    throw UsageError(origin + ": '" + shown(text) + "' is not a curve name or a list of rates (0.9,0.8,0.7)");
+                list.push_back(v);
+                start = comma + 1;
+            }
+            return list;
+        }
         case moe::FieldType::choice:
         case moe::FieldType::dtype:
             break;

@@ -309,6 +309,7 @@ bool presets_listing(const moe::Catalog& catalog, std::string_view kind, std::st
                 case moe::FieldType::choice: return "choice";
                 case moe::FieldType::dtype: return "dtype";
                 case moe::FieldType::ref: return "preset";
+                case moe::FieldType::rates: return "rates";
             }
             return "";
         };
@@ -316,6 +317,11 @@ bool presets_listing(const moe::Catalog& catalog, std::string_view kind, std::st
             std::string range;
             if (f.type == moe::FieldType::integer || f.type == moe::FieldType::number) {
                 range = number_text(f.min) + " .. " + number_text(f.max);
+            } else if (f.type == moe::FieldType::rates) {
+                int n = 0;
+                const moe::AcceptanceCurve* curves = moe::acceptance_curves(&n);
+                range = "rates in 0 .. 1";
+                for (int k = 0; k < n; ++k) range += std::string(", ") + curves[k].name;
             } else if (f.choices) {
                 for (const char* const* c = f.choices; *c; ++c) range += (range.empty() ? "" : ", ") + std::string(*c);
             }

@@ -46,7 +46,7 @@ moe::Scenario plan_base(const moe::Scenario& s, const PlanSettings& p) {
     b.parallel.tp = b.parallel.dp = b.parallel.ep = b.parallel.pp = 1;
     b.workload.batch = d.workload.batch;
     b.workload.phase = moe::PhaseSel::both;
-    b.runtime.mtp_draft_tokens = 0;
+    b.runtime.speculative.draft_tokens = 0;
     b.runtime.two_batch_overlap = false;
     b.runtime.a2a_backend = d.runtime.a2a_backend;
     if (p.formats) {

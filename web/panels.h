@@ -12,7 +12,9 @@ namespace web {
 
 void draw_toolbar(AppState& st);         // title, example scenarios, link / JSON / CSV / reset / pin buttons
 void draw_notice(AppState& st);          // a link or file that could not be read, with its reasons (dismissable)
-void draw_scenario_panel(AppState& st);  // model, hardware, parallelism, workload, precision, runtime, routing
+void draw_scenario_panel(AppState& st);
+void speculative_controls(AppState& st);  // Runtime: method, drafts, acceptance (panels_sessions.cpp)
+void sessions_controls(AppState& st);     // Serving: multi-turn sessions and the KV tiers (panels_sessions.cpp)  // model, hardware, parallelism, workload, precision, runtime, routing
 void draw_results_panel(AppState& st);   // headline numbers (and the serving ones), then tabs: overview charts, serving,
                                          // compare, operators, outputs
 

@@ -208,7 +208,9 @@ void draw_serving_cards(AppState& st) {
     lat.caption = "Request latency";
     lat.help = "serving.e2e_latency_ms";
     split_time(ok ? r.e2e_latency_ms : std::nan(""), lat.value, lat.unit);
-    lat.sub = fmt::number(s.serving.isl) + " in \u2192 " + fmt::number(s.serving.osl) + " out";
+    lat.sub = s.serving.sessions.on()
+                  ? fmt::number(std::round(s.serving.mean_isl())) + " in (mean turn) \u2192 " + fmt::number(s.serving.osl) + " out"
+                  : fmt::number(s.serving.isl) + " in \u2192 " + fmt::number(s.serving.osl) + " out";
     split_time(column_value(st.a.estimate, "serving.e2e_latency_ms"), n, u);
     compare_sub(lat, st, "serving.e2e_latency_ms", false, n + " " + u);
 
@@ -324,7 +326,8 @@ void draw_headline(AppState& st) {
     if (e.decode.computed) {
         tpot.sub = "step " + fmt::time_ms(e.decode.step_ms);
         if (e.decode.tokens_per_step > s.workload.batch + 1e-9)
-            tpot.sub += ", MTP \u00d7" + fmt::number(e.decode.tokens_per_step / s.workload.batch, 3);
+            tpot.sub += std::string(s.runtime.speculative.method == moe::SpecMethod::mtp ? ", MTP \u00d7" : ", spec \u00d7") +
+                        fmt::number(e.decode.tokens_per_step / s.workload.batch, 3);
         if (serving) tpot.sub += ", no prefill";
     } else {
         tpot.sub = "decode not computed";

@@ -456,7 +456,7 @@ void serving_section(AppState& st) {
         return;
     }
     field_choice_combo(st, "runtime.engine", "Engine");
-    field_slider_int(st, "serving.isl", "Input (ISL)", 16, 1048576, true);
+    if (!s.serving.sessions.on()) field_slider_int(st, "serving.isl", "Input (ISL)", 16, 1048576, true);
     field_slider_int(st, "serving.osl", "Output (OSL)", 1, 131072, true);
     char buf[256];
     const int per_node = std::max(1, s.gpus_per_node());
@@ -471,6 +471,7 @@ void serving_section(AppState& st) {
                       world == 1 ? "" : "s", fmt::number(per_rank, 3).c_str(), per_rank == 1 ? "" : "s",
                       fmt::number(s.workload.prefill_tokens).c_str());
         derived_row(st, "Deployment", buf, "derived.serving_gpus");
+        sessions_controls(st);
     } else {
         field_input_number(st, "serving.requests_per_client", "Requests / client");
         field_input_number(st, "serving.length_spread", "Length spread");
@@ -510,6 +511,7 @@ void serving_section(AppState& st) {
         if (!st.fit_pools_error.empty()) ImGui::TextColored(theme::vec(theme::kBad), "%s", st.fit_pools_error.c_str());
         ImGui::TextDisabled("The pools started from the Parallelism layout; it is not used by them.");
         ImGui::PopTextWrapPos();
+        sessions_controls(st);
     }
     section_errors(st, {"serving"});
 }
@@ -555,9 +557,7 @@ void runtime_section(AppState& st) {
         field_checkbox(st, "runtime.expert_offload.prefetch", "Prefetch");
         field_slider_double(st, "runtime.expert_offload.skew", "Popularity skew", 0.0, 2.0, "%.2f");
     }
-    field_slider_int(st, "runtime.mtp_draft_tokens", "MTP drafts", 0, 8, false);
-    if (st.scenario.runtime.mtp_draft_tokens > 0)
-        field_slider_double(st, "runtime.mtp_acceptance_rate", "MTP acceptance", 0.0, 1.0, "%.2f");
+    speculative_controls(st);
     field_slider_double(st, "runtime.mem_fraction", "Memory fraction", 0.5, 1.0, "%.2f");
     field_input_number(st, "runtime.reserve_GB", "Reserve (GB)", "calibrated");
     field_input_number(st, "runtime.prefill_overhead_ms", "Prefill overhead", "calibrated (ms)");

@@ -260,7 +260,7 @@ PlanSpace resolve_space(const Scenario& base, const PlanRequest& req) {
     if (s.batch.empty()) s.batch = {1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512};
     if (s.mtp_draft_tokens.empty()) {
         s.mtp_draft_tokens = {0};
-        if (m.mtp_layers > 0) s.mtp_draft_tokens = {0, 1, 2, 3};
+        if (m.mtp_layers > 0 || base.runtime.speculative.method != SpecMethod::mtp) s.mtp_draft_tokens = {0, 1, 2, 3};
     }
     if (s.weights.empty()) {
         // The checkpoint's formats (auto), or what the scenario names; plus lower formats the GPU computes in
@@ -365,7 +365,7 @@ std::vector<PrefillLayout> choose_prefill_layouts(const Scenario& base, const Pl
     Scenario x = base;
     x.precision.weights = w;
     x.precision.kv_cache = kv;
-    x.runtime.mtp_draft_tokens = 0;
+    x.runtime.speculative.draft_tokens = 0;
     x.runtime.two_batch_overlap = false;
     x.serving.mode = ServingMode::disaggregated;
     x.serving.prefill.batch = 1;
@@ -461,7 +461,7 @@ void PlanEnumerator::each_option(PlanPoint p, F&& f) const {
     for (std::size_t wi = 0; wi < s.weights.size(); ++wi)
         for (std::size_t ki = 0; ki < s.kv_cache.size(); ++ki)
             for (int mtp : s.mtp_draft_tokens) {
-                if (mtp > 0 && base_.model.mtp_layers == 0) continue;
+                if (mtp > 0 && base_.model.mtp_layers == 0 && base_.runtime.speculative.method == SpecMethod::mtp) continue;
                 for (int tbo : tbos)
                     for (A2ABackend a2a : backends) {
                         p.mtp = std::uint8_t(mtp);
@@ -516,7 +516,8 @@ bool PlanEnumerator::start(const Scenario& base, const PlanRequest& req, Issues&
     // the formats, MTP values and batches (and for disaggregated points the prefill choices and worker counts).
     const std::uint64_t batches = s.batch.size();
     std::uint64_t mtps = 0;
-    for (int mtp : s.mtp_draft_tokens) mtps += mtp == 0 || base.model.mtp_layers > 0;
+    for (int mtp : s.mtp_draft_tokens)
+        mtps += mtp == 0 || base.model.mtp_layers > 0 || base.runtime.speculative.method != SpecMethod::mtp;
     auto each_overlap_backend = [&](PlanPoint p, auto&& f) {
         for (int tbo : p.ep > 1 ? s.two_batch_overlap : kNoOverlap)
             for (A2ABackend a2a : p.ep > 1 ? s.a2a_backend : kNoBackend) {

@@ -27,7 +27,7 @@ void apply_point(Scenario& s, const PlanPoint& p) {
     s.workload.batch = p.batch;
     s.precision.weights = p.weights;
     s.precision.kv_cache = p.kv_cache;
-    s.runtime.mtp_draft_tokens = p.mtp;
+    s.runtime.speculative.draft_tokens = p.mtp;
     s.runtime.two_batch_overlap = p.two_batch_overlap;
     s.runtime.a2a_backend = p.a2a;
     if (s.serving.mode == ServingMode::off) return;  // the step-level model: aggregated layouts only

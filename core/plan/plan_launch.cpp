@@ -99,8 +99,12 @@ std::string sglang_command(const Scenario& s, const PlanPoint& p) {
         }
         if (p.two_batch_overlap) c += " --enable-two-batch-overlap";
     }
+    // SGLang runs MTP through its EAGLE path; an EAGLE-3 head needs its checkpoint; n-gram is its NGRAM algorithm.
+    const SpecMethod method = s.runtime.speculative.method;
     if (p.mtp > 0)
-        c += " --speculative-algorithm EAGLE --speculative-num-steps " + std::to_string(p.mtp) +
+        c += std::string(" --speculative-algorithm ") +
+             (method == SpecMethod::ngram ? "NGRAM" : method == SpecMethod::eagle ? "EAGLE3 --speculative-draft-model-path DRAFT_HEAD" : "EAGLE") +
+             " --speculative-num-steps " + std::to_string(p.mtp) +
              " --speculative-eagle-topk 1 --speculative-num-draft-tokens " + std::to_string(p.mtp + 1);
     bool changed = false;
     const Dtype w = requested_weights(s, p, changed);
@@ -133,7 +137,12 @@ std::string vllm_command(const Scenario& s, const PlanPoint& p) {
         }
         if (p.two_batch_overlap) c += " --enable-dbo";
     }
-    if (p.mtp > 0) c += " --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":" + std::to_string(p.mtp) + "}'";
+    if (p.mtp > 0) {
+        const SpecMethod method = s.runtime.speculative.method;
+        c += std::string(" --speculative-config '{\"method\":\"") +
+             (method == SpecMethod::ngram ? "ngram" : method == SpecMethod::eagle ? "eagle3\",\"model\":\"DRAFT_HEAD" : "mtp") +
+             "\",\"num_speculative_tokens\":" + std::to_string(p.mtp) + "}'";
+    }
     bool changed = false;
     const Dtype w = requested_weights(s, p, changed);
     if (changed) c += std::string(" --quantization ") + (w == Dtype::fp8 ? "fp8" : is_fp4_like(w) ? "modelopt_fp4" : dtype_name(w));
@@ -156,7 +165,12 @@ std::string trtllm_command(const Scenario& s, const PlanPoint& p) {
     std::string kv = "kv_cache_config: {free_gpu_memory_fraction: " + num(s.runtime.mem_fraction);
     if (!p.kv_cache.is_auto && p.kv_cache.value == Dtype::fp8) kv += ", dtype: fp8";
     item(kv + "}");
-    if (p.mtp > 0) item("speculative_config: {decoding_type: MTP, num_nextn_predict_layers: " + std::to_string(p.mtp) + "}");
+    if (p.mtp > 0) {
+        const SpecMethod method = s.runtime.speculative.method;
+        item(method == SpecMethod::mtp ? "speculative_config: {decoding_type: MTP, num_nextn_predict_layers: " + std::to_string(p.mtp) + "}"
+             : method == SpecMethod::eagle ? "speculative_config: {decoding_type: Eagle3, max_draft_len: " + std::to_string(p.mtp) + ", speculative_model_dir: DRAFT_HEAD}"
+                                           : "speculative_config: {decoding_type: NGram, max_draft_len: " + std::to_string(p.mtp) + "}");
+    }
     if (p.mode == PlanMode::disaggregated) item("cache_transceiver_config: {backend: DEFAULT}");
     if (s.serving.stream_interval > 1) item("stream_interval: " + std::to_string(s.serving.stream_interval));
     yaml += "}";

@@ -22,6 +22,7 @@ const char* const kFp4Choices[] = {"dequant", "expand", nullptr};
 const char* const kFp8ScalingChoices[] = {"auto", "block", "tensor", nullptr};
 const char* const kOverlapChoices[] = {"auto", "none", "tbo", "full", nullptr};
 const char* const kExpertRowsChoices[] = {"random", "even", nullptr};
+const char* const kSpecMethodChoices[] = {"mtp", "eagle", "ngram", nullptr};
 const char* const kMoeKernelChoices[] = {"auto", "deepgemm", "triton", "cutlass", nullptr};
 const char* const kFp4ComputeChoices[] = {"native", "fp8", nullptr};
 const char* const kMlaKvChoices[] = {"all", "bf16_rope", "flashmla", nullptr};
@@ -53,6 +54,10 @@ const std::vector<FieldImpl>& field_impls() {
         {{"workload.output_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Generated tokens per request."}, MOE_PTR(workload.output_len)},
         {{"workload.context_len", FieldType::integer, "tokens", 0, kBig, nullptr, "KV length seen by a decode step (0: prompt_len + output_len/2)."}, MOE_PTR(workload.context_len)},
         {{"workload.prefix_cache_hit", FieldType::number, "", 0, 1, nullptr, "Share of each prompt found in the prefix cache: prefill computes only the missed tokens (at least the last) but they attend to the whole prompt."}, MOE_PTR(workload.prefix_cache_hit)},
+        {{"workload.sessions.turns", FieldType::integer, "requests", 0, 1e5, nullptr, "Serving: requests per multi-turn session (0: off); each client runs sessions one after the other, a turn's prompt carrying the system prompt and the session's history, found in the KV cache's tiers when still held (serving.isl is then not used)."}, MOE_PTR(serving.sessions.turns)},
+        {{"workload.sessions.system_prompt_len", FieldType::integer, "tokens", 0, kBig, nullptr, "Serving with sessions: tokens of the system prompt every session shares (cached once)."}, MOE_PTR(serving.sessions.system_prompt_len)},
+        {{"workload.sessions.user_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Serving with sessions: new user tokens per turn (serving.length_spread draws them like the prompts); the answer is serving.osl tokens and joins the history."}, MOE_PTR(serving.sessions.user_len)},
+        {{"workload.sessions.think_time_s", FieldType::number, "s", 0, 1e5, nullptr, "Serving with sessions: time between an answer and the session's next turn (a user reading, an agent's tool call); longer = other sessions' KV pushes this one's down the tiers."}, MOE_PTR(serving.sessions.think_time_s)},
         {{"precision.weights", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the linear layers (auto: the checkpoint's quantization_config, else torch_dtype)."}, MOE_PTR(precision.weights)},
         {{"precision.attention", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the attention projections (auto: as weights)."}, MOE_PTR(precision.attention)},
         {{"precision.experts", FieldType::dtype, "", 0, 0, nullptr, "Weight format of the routed experts (auto: the checkpoint's, e.g. mxfp4 for gpt-oss)."}, MOE_PTR(precision.experts)},
@@ -72,8 +77,11 @@ const std::vector<FieldImpl>& field_impls() {
         {{"runtime.shared_expert_overlap", FieldType::boolean, "", 0, 0, nullptr, "Run the shared experts while the dispatch is in flight (vLLM's prepare_no_receive), instead of before it."}, MOE_PTR(runtime.shared_expert_overlap)},
         {{"runtime.comm_sms", FieldType::integer, "SMs", 0, 1024, nullptr, "SMs that DeepEP normal-mode kernels take from compute while they run."}, MOE_PTR(runtime.comm_sms)},
         {{"runtime.expert_layout", FieldType::choice, "", 0, 0, kLayoutChoices, "Expert activation layout: contiguous (permute/unpermute), masked (per-expert padded batches) or per_token (no grouping: each token-expert pair loads its expert's weights, seed 003's baseline)."}, MOE_PTR(runtime.expert_layout)},
-        {{"runtime.mtp_draft_tokens", FieldType::integer, "tokens", 0, 8, nullptr, "Speculative tokens per decode step drafted by the model's MTP layers (0: off)."}, MOE_PTR(runtime.mtp_draft_tokens)},
-        {{"runtime.mtp_acceptance_rate", FieldType::number, "", 0, 1, nullptr, "Probability each draft token is accepted; tokens per step = 1 + a + a^2 + ..."}, MOE_PTR(runtime.mtp_acceptance_rate)},
+        {{"runtime.speculative.method", FieldType::choice, "", 0, 0, kSpecMethodChoices, "Who drafts the speculative tokens: mtp (the model's own MTP modules, num_nextn_predict_layers), eagle (a draft head of one decoder layer of the target's width plus a 2h x h fusion, sharing its embedding and LM head) or ngram (prompt lookup on the host: no draft model, no GPU time)."}, MOE_PTR(runtime.speculative.method)},
+        {{"runtime.speculative.draft_tokens", FieldType::integer, "tokens", 0, kMaxDraftTokens, nullptr, "Tokens drafted per decode step (0: off); the verify pass runs the target on batch x (1 + drafts) tokens."}, MOE_PTR(runtime.speculative.draft_tokens)},
+        {{"runtime.speculative.acceptance", FieldType::rates, "", 0, 1, nullptr, "Conditional acceptance of each draft position (a list, the last repeating) or a published curve by name (deepseek-v3-mtp, vllm-mtp8-gsm8k, eagle3-llama3.1-8b-mtbench); tokens per step = 1 + sum_k prod_{j<=k} a_j."}, MOE_PTR(runtime.speculative.acceptance)},
+        {{"runtime.mtp_draft_tokens", FieldType::integer, "tokens", 0, kMaxDraftTokens, nullptr, "Older spelling of runtime.speculative.draft_tokens (drafts by the model's MTP layers)."}, MOE_PTR(runtime.speculative.draft_tokens)},
+        {{"runtime.mtp_acceptance_rate", FieldType::number, "", 0, 1, nullptr, "Older spelling of runtime.speculative.acceptance as one rate for every draft position: tokens per step = 1 + a + a^2 + ..."}, MOE_PTR(runtime.speculative.acceptance.rates[0])},
         {{"runtime.prefill_overhead_ms", FieldType::number, "ms", -1, 1e4, nullptr, "Host overhead per prefill forward (scheduling, launches); -1: calibrated default."}, MOE_PTR(runtime.prefill_overhead_ms)},
         {{"runtime.decode_overhead_ms", FieldType::number, "ms", -1, 1e4, nullptr, "Host overhead per decode step; -1: calibrated default."}, MOE_PTR(runtime.decode_overhead_ms)},
         {{"runtime.mem_fraction", FieldType::number, "", 0.05, 1, nullptr, "Share of HBM the engine may use (SGLang mem_fraction_static, vLLM gpu_memory_utilization)."}, MOE_PTR(runtime.mem_fraction)},
@@ -83,6 +91,10 @@ const std::vector<FieldImpl>& field_impls() {
         {{"runtime.expert_offload.cached_experts_per_layer", FieldType::integer, "experts", 0, 1e6, nullptr, "Experts per MoE layer per GPU kept in HBM (the hottest); the others are streamed in when selected."}, MOE_PTR(runtime.expert_offload.cached_experts_per_layer)},
         {{"runtime.expert_offload.prefetch", FieldType::boolean, "", 0, 0, nullptr, "Stream a layer's missing experts while the previous layer computes (only the excess is exposed)."}, MOE_PTR(runtime.expert_offload.prefetch)},
         {{"runtime.expert_offload.skew", FieldType::number, "", 0, 4, nullptr, "Zipf exponent of expert popularity (0: uniform routing); hotter experts make the cache hit more often."}, MOE_PTR(runtime.expert_offload.skew)},
+        {{"runtime.kv_offload.host_GB", FieldType::number, "GB", 0, 1e6, nullptr, "Host memory per GPU for KV cache evicted from HBM (SGLang HiCache, vLLM KV offloading, LMCache); 0: none. Idle sessions' KV moves there by LRU and is read back at runtime.kv_offload.host_bandwidth_GBps."}, MOE_PTR(runtime.kv_offload.host_GB)},
+        {{"runtime.kv_offload.ssd_GB", FieldType::number, "GB", 0, 1e7, nullptr, "SSD space per GPU for KV cache evicted from host memory (or from HBM without a host tier); 0: none."}, MOE_PTR(runtime.kv_offload.ssd_GB)},
+        {{"runtime.kv_offload.host_bandwidth_GBps", FieldType::number, "GB/s", 0, 1e5, nullptr, "Host-to-GPU bandwidth a KV reload gets per GPU; 0: hardware.host_bandwidth_GBps."}, MOE_PTR(runtime.kv_offload.host_bandwidth_GBps)},
+        {{"runtime.kv_offload.ssd_bandwidth_GBps", FieldType::number, "GB/s", 0, 1e5, nullptr, "SSD read bandwidth a KV reload gets per GPU; 0: hardware.ssd_bandwidth_GBps."}, MOE_PTR(runtime.kv_offload.ssd_bandwidth_GBps)},
         {{"runtime.engine", FieldType::choice, "", 0, 0, kEngineChoices, "Serving engine whose system constants apply (per-step overheads, scheduling, memory fraction, KV block): sglang, vllm, trtllm, or ideal (none)."}, MOE_PTR(runtime.engine)},
         {{"runtime.moe_kernel", FieldType::choice, "", 0, 0, kMoeKernelChoices, "The routed experts' kernel: auto (the measured tables), deepgemm (DeepGEMM grouped GEMMs), triton (Triton fused MoE: 64-row blocks, 16 when the tokens do not exceed the experts; batched after DeepEP low-latency / pplx, where the activation runs over every padded slot) or cutlass (CUTLASS grouped GEMM, 64-row tiles; no public tables)."}, MOE_PTR(runtime.moe_kernel)},
         {{"runtime.moe_chunk_tokens", FieldType::integer, "tokens", -1, 1e8, nullptr, "Tokens per chunk of the contiguous-layout fused MoE (vLLM's VLLM_FUSED_MOE_CHUNK_SIZE): each chunk runs the experts again and sizes the workspace; -1: the engine's (vLLM 32768, others none), 0: no chunking."}, MOE_PTR(runtime.moe_chunk_tokens)},
@@ -209,6 +221,41 @@ bool set_hardware(Scenario& s, const json& v, const Catalog& cat, Issues& errors
     return false;
 }
 
+// runtime.speculative.acceptance: a curve's name, or 1..16 conditional rates in [0, 1].
+bool set_acceptance(AcceptanceSel& a, const std::string& path, const json& v, Issues& errors) {
+    if (v.is_string()) {
+        const int i = find_acceptance_curve(v.get<std::string>());
+        if (i < 0) {
+            int n = 0;
+            const AcceptanceCurve* c = acceptance_curves(&n);
+            std::string known;
+            for (int k = 0; k < n; ++k) known += (k ? ", " : "") + std::string(c[k].name);
+            errors.push_back({path, "unknown acceptance curve " + shown(v) + " (known: " + known + ")"});
+            return false;
+        }
+        a.curve = i;
+        return true;
+    }
+    if (is_number(v)) return set_acceptance(a, path, json::array({v}), errors);
+    if (!v.is_array() || v.empty() || v.size() > std::size_t(kMaxDraftTokens)) {
+        errors.push_back({path, "must be a curve name or a list of 1 to " + std::to_string(kMaxDraftTokens) +
+                                    " acceptance rates in [0, 1], got " + shown(v)});
+        return false;
+    }
+    AcceptanceSel out;
+    out.n = int(v.size());
+    for (int k = 0; k < out.n; ++k) {
+        const json& x = v[std::size_t(k)];
+        if (!is_number(x) || !std::isfinite(x.get<double>()) || x.get<double>() < 0 || x.get<double>() > 1) {
+            errors.push_back({path + "[" + std::to_string(k) + "]", "must be a rate in [0, 1], got " + shown(x)});
+            return false;
+        }
+        out.rates[k] = x.get<double>();
+    }
+    a = out;
+    return true;
+}
+
 bool set_value(Scenario& s, const FieldImpl& f, const json& v, const Catalog& cat, Issues& errors) {
     const FieldDesc& d = f.desc;
     const std::string path = d.path;
@@ -239,6 +286,7 @@ bool set_value(Scenario& s, const FieldImpl& f, const json& v, const Catalog& ca
             *static_cast<std::uint8_t*>(f.ptr(s)) = std::uint8_t(i);
             return true;
         }
+        case FieldType::rates: return set_acceptance(*static_cast<AcceptanceSel*>(f.ptr(s)), path, v, errors);
         case FieldType::dtype: {
             DtypeSel sel;
             if (v.is_string() && v.get<std::string>() == "auto") {
@@ -263,7 +311,17 @@ json value_of(const Scenario& s, const FieldImpl& f) {
             if (std::strcmp(f.desc.path, "model") == 0) return s.model_inline.is_null() ? json(s.model_ref) : s.model_inline;
             return s.hardware_inline.is_null() ? json(s.hardware_ref) : s.hardware_inline;
         case FieldType::integer: return *static_cast<int*>(f.ptr(m));
-        case FieldType::number: return *static_cast<double*>(f.ptr(m));
+        case FieldType::number:
+            // the older one-rate spelling reads the first position's rate, whichever way it was given
+            if (std::strcmp(f.desc.path, "runtime.mtp_acceptance_rate") == 0) return s.runtime.speculative.rate(0);
+            return *static_cast<double*>(f.ptr(m));
+        case FieldType::rates: {
+            const AcceptanceSel& a = *static_cast<AcceptanceSel*>(f.ptr(m));
+            if (a.curve >= 0) return acceptance_curves(nullptr)[a.curve].name;
+            json list = json::array();
+            for (int k = 0; k < a.n; ++k) list.push_back(a.rates[k]);
+            return list;
+        }
         case FieldType::boolean: return *static_cast<bool*>(f.ptr(m));
         case FieldType::choice: return f.desc.choices[*static_cast<std::uint8_t*>(f.ptr(m))];
         case FieldType::dtype: {
@@ -343,8 +401,17 @@ bool set_path_number(Scenario& s, const FieldDesc& d, double v, Issues& errors) 
         *static_cast<int*>(f->ptr(s)) = int(v);
     } else {
         *static_cast<double*>(f->ptr(s)) = v;
+        // the older one-rate spelling: that rate at every draft position
+        if (std::strcmp(d.path, "runtime.mtp_acceptance_rate") == 0) {
+            s.runtime.speculative.acceptance.curve = -1;
+            s.runtime.speculative.acceptance.n = 1;
+        }
     }
     return true;
+}
+
+bool is_legacy_field(std::string_view path) {
+    return path == "runtime.mtp_draft_tokens" || path == "runtime.mtp_acceptance_rate";
 }
 
 bool set_path(Scenario& s, std::string_view path, const json& value, const Catalog& cat, Issues& errors) {
@@ -415,6 +482,7 @@ json scenario_to_json(const Scenario& s, bool compact) {
     static const Scenario defaults;
     json out = json::object();
     for (const FieldImpl& f : field_impls()) {
+        if (is_legacy_field(f.desc.path)) continue;
         json v = value_of(s, f);
         if (compact) {
             json dv = value_of(defaults, f);
@@ -534,8 +602,18 @@ Issues validate_scenario(const Scenario& s) {
         e.push_back({"precision.dispatch", std::string(dtype_name(s.precision.dispatch.value)) + " is not a dispatch format (bf16, fp16, fp8)"});
     if (!kv_ok(s.precision.combine))
         e.push_back({"precision.combine", std::string(dtype_name(s.precision.combine.value)) + " is not a combine format (bf16, fp16, fp8)"});
-    if (s.runtime.mtp_draft_tokens > 0 && m.mtp_layers == 0)
-        e.push_back({"runtime.mtp_draft_tokens", "the model has no MTP layers (num_nextn_predict_layers = 0)"});
+    const SpeculativeConfig& sp = s.runtime.speculative;
+    if (sp.draft_tokens > 0 && sp.method == SpecMethod::mtp && m.mtp_layers == 0)
+        e.push_back({"runtime.speculative.draft_tokens", "method mtp needs the model's MTP layers (num_nextn_predict_layers = 0): "
+                                                         "use runtime.speculative.method eagle or ngram"});
+    if (sp.draft_tokens > 0 && sp.method == SpecMethod::eagle && m.intermediate <= 0)
+        e.push_back({"runtime.speculative.method", "eagle prices a draft head with a dense FFN of the model's intermediate_size, "
+                                                   "which this config does not give"});
+    const KvOffloadConfig& kv = s.runtime.kv_offload;
+    if (kv.host_GB > 0 && !(kv.host_bandwidth_GBps > 0) && !(s.gpu.host_bandwidth_GBps > 0))
+        e.push_back({"runtime.kv_offload.host_GB", "a host KV tier needs runtime.kv_offload.host_bandwidth_GBps or hardware.host_bandwidth_GBps > 0"});
+    if (kv.ssd_GB > 0 && !(kv.ssd_bandwidth_GBps > 0) && !(s.gpu.ssd_bandwidth_GBps > 0))
+        e.push_back({"runtime.kv_offload.ssd_GB", "an SSD KV tier needs runtime.kv_offload.ssd_bandwidth_GBps or hardware.ssd_bandwidth_GBps > 0"});
     validate_hardware_use(s, e);
     if (s.runtime.comm_sms >= s.gpu.sm_count)
         e.push_back({"runtime.comm_sms", std::to_string(s.runtime.comm_sms) + " leaves no SMs for compute (the GPU has " +

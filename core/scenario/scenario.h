@@ -22,6 +22,7 @@
 #include "core/scenario/catalog.h"
 #include "core/scenario/gpu_spec.h"
 #include "core/scenario/model_spec.h"
+#include "core/scenario/speculative.h"
 #include "core/base/types.h"
 
 namespace moe {
@@ -118,6 +119,16 @@ struct ExpertOffloadConfig {
     double skew = 0.0;
 };
 
+// The KV cache's tiers below HBM (issue 29, DESIGN §11.4 runtime.kv_offload): an idle session's KV cache, evicted from
+// HBM by LRU, moves to host memory, then to SSD, and is read back when the session's next turn comes (SGLang HiCache,
+// vLLM's KV offloading connector, LMCache). Capacities per GPU; 0 = no such tier.
+struct KvOffloadConfig {
+    double host_GB = 0;
+    double ssd_GB = 0;
+    double host_bandwidth_GBps = 0;  // 0: hardware.host_bandwidth_GBps
+    double ssd_bandwidth_GBps = 0;   // 0: hardware.ssd_bandwidth_GBps
+};
+
 struct RuntimeConfig {
     A2ABackend a2a_backend = A2ABackend::auto_;
     bool two_batch_overlap = false;    // kept for old scenarios and links: overlap auto + this = tbo
@@ -126,8 +137,8 @@ struct RuntimeConfig {
     bool shared_expert_overlap = false;  // shared experts run while the dispatch is in flight (seed 001)
     int comm_sms = 24;                 // SMs given to DeepEP normal-mode kernels while computing
     ExpertLayout expert_layout = ExpertLayout::auto_;
-    int mtp_draft_tokens = 0;          // speculative tokens per step from MTP heads (0 = off)
-    double mtp_acceptance_rate = 0.8;  // per draft token; accepted length = 1 + a + a^2 + ...
+    SpeculativeConfig speculative;     // draft method, drafts per step, acceptance per position (speculative.h);
+                                       // runtime.mtp_draft_tokens / mtp_acceptance_rate are its older spelling
     double prefill_overhead_ms = -1;   // per prefill forward (scheduler, launches); <0: calibrated default
     double decode_overhead_ms = -1;    // per decode step; <0: calibrated default
     double mem_fraction = 0.9;         // engine's static memory fraction of HBM (SGLang mem_fraction_static)
@@ -137,6 +148,19 @@ struct RuntimeConfig {
     ExpertOffloadConfig expert_offload;
     MoeKernelSel moe_kernel = MoeKernelSel::auto_;  // the routed experts' kernel (seed 001)
     int moe_chunk_tokens = -1;  // tokens per fused-MoE chunk (seed 001: supports_chunking); -1: the engine's, 0: none
+    KvOffloadConfig kv_offload;
+};
+
+// Multi-turn sessions (issue 29, DESIGN §11.4 workload.sessions; stored with the serving fields, whose mean prompt it
+// sets): every client runs sessions of `turns` requests; turn t's prompt is the shared system prompt, the session's
+// history (its earlier user turns and answers) and `user_len` new tokens; its answer is serving.osl tokens. After an
+// answer the client waits `think_time_s` (the user reading, an agent's tool call) before the next turn.
+struct SessionsConfig {
+    int turns = 0;               // 0: off (every request an independent prompt of serving.isl)
+    int system_prompt_len = 0;   // tokens shared by every session (cached once)
+    int user_len = 256;          // new tokens per turn
+    double think_time_s = 0;
+    bool on() const { return turns > 0; }
 };
 
 // One pool of a disaggregated deployment: each worker's layout, how many workers, requests per attention-DP rank.
@@ -162,8 +186,14 @@ struct ServingConfig {
     int stream_interval = 1;        // tokens the engine streams to a client at a time (--stream-interval)
     PoolConfig prefill{{1, 1, 1, 1, 0}, 1, 1};
     PoolConfig decode{{1, 1, 1, 1, 0}, 1, 64};
-    // The mean request lengths the benchmark sends (length_spread draws them below the nominal isl and osl).
-    double mean_isl() const { return isl * (1.0 - 0.5 * length_spread); }
+    SessionsConfig sessions;        // JSON: workload.sessions
+    // The mean request lengths the benchmark sends (length_spread draws them below the nominal isl and osl). With
+    // sessions, the mean turn's prompt: system prompt + user_len x (turns + 1) / 2 + osl x (turns - 1) / 2.
+    double mean_isl() const {
+        if (!sessions.on()) return isl * (1.0 - 0.5 * length_spread);
+        return sessions.system_prompt_len + sessions.user_len * (1.0 - 0.5 * length_spread) * (sessions.turns + 1) / 2.0 +
+               mean_osl() * (sessions.turns - 1) / 2.0;
+    }
     double mean_osl() const { return osl * (1.0 - 0.5 * length_spread); }
 };
 
@@ -222,7 +252,8 @@ struct Scenario {
 };
 
 // ---- the field table --------------------------------------------------------------------------------------
-enum class FieldType : std::uint8_t { integer, number, boolean, choice, dtype, ref };
+// rates: a list of numbers in [0, 1] or the name of a published curve (runtime.speculative.acceptance).
+enum class FieldType : std::uint8_t { integer, number, boolean, choice, dtype, ref, rates };
 
 struct FieldDesc {
     const char* path;        // "workload.batch"
@@ -233,6 +264,9 @@ struct FieldDesc {
     const char* help;        // one sentence
 };
 const std::vector<FieldDesc>& scenario_fields();
+// An older spelling kept for old scenarios and links (runtime.mtp_draft_tokens -> runtime.speculative.draft_tokens):
+// read, never written by scenario_to_json.
+bool is_legacy_field(std::string_view path);
 const FieldDesc* find_field(std::string_view path);
 
 // Value of a field as JSON (numbers, bools, strings; refs give the preset id or the inline object).

@@ -6,6 +6,8 @@
 // [SECTION] simulate()
 #include "core/serving/simulate.h"
 
+#include "core/serving/kv_tiers.h"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -66,6 +68,7 @@ struct Workload {
         clients = std::max(1, n_clients);
         rounds = std::max(1, sv.requests_per_client);
         reqs.assign(size_t(clients) * rounds, Req{});
+        SessionLengths sessions(s, clients);  // workload.sessions: prompts of system prompt + history + user turn
         double u = 0.5, v = 0.5;
         for (size_t j = 0; j < reqs.size(); ++j) {
             Req& r = reqs[j];
@@ -76,8 +79,8 @@ struct Workload {
                 u -= std::floor(u);
                 v -= std::floor(v);
             }
-            r.isl = std::max(1, int(std::lround(sv.isl * (1.0 - sv.length_spread * u))));
             r.osl = std::max(1, int(std::lround(sv.osl * (1.0 - sv.length_spread * v))));
+            r.isl = sv.sessions.on() ? sessions.prompt(j, u, r.osl) : std::max(1, int(std::lround(sv.isl * (1.0 - sv.length_spread * u))));
             r.pf_left = r.isl - prefix_cached_tokens(r.isl, s.workload.prefix_cache_hit);
             r.out_left = r.osl - 1;
         }
@@ -138,8 +141,10 @@ struct Aggregated {
     double last_decode_ms = 0;
     double od = 0, op = 0, clients_total = 0;
     double tps = 1;                       // output tokens per request per decode step (MTP: 1 + the accepted drafts)
+    KvTiers tiers;                        // workload.sessions: the prefix found in HBM / host / SSD (kv_tiers.h)
 
-    Aggregated(const Scenario& s_, const StepSurface& sf_, const EngineConstants& k_) : s(s_), sf(sf_), k(k_) {}
+    Aggregated(const Scenario& s_, const StepSurface& sf_, const EngineConstants& k_, int clients)
+        : s(s_), sf(sf_), k(k_), tiers(s_, sf_, clients) {}
 
     // KV tokens a request takes at admission: its context so far (and its whole output with kv_reserve_output)
     double reserve(const Req& r) const {
@@ -171,8 +176,11 @@ struct Aggregated {
         leave(r);
         r.done = true;
         sum.finish(r, t);
+        if (tiers.on()) tiers.finish(size_t(id), r.isl, r.osl, t, sf.kv_tokens_per_rank - used);
         const size_t next = size_t(id) + size_t(w.clients);
-        if (next < w.reqs.size()) send(int(next), t);
+        // workload.sessions: the next turn is sent after the think time (an event: -(id + 1) in `arrivals`)
+        if (next < w.reqs.size() && tiers.think_ms() > 0) arrivals.push({t + tiers.think_ms(), -int(next) - 1});
+        else if (next < w.reqs.size()) send(int(next), t);
     }
     // a request whose prompt is through: its first token now (unless it had one before a preemption), then it decodes
     void start_decoding(int id) {
@@ -194,8 +202,23 @@ struct Aggregated {
     }
     void take_arrivals() {
         while (!arrivals.empty() && arrivals.top().first <= t + 1e-9) {
-            waiting.push_back(arrivals.top().second);
+            const auto [at, id] = arrivals.top();
             arrivals.pop();
+            if (id < 0) {
+                send(-id - 1, at);  // a turn sent after its think time
+                continue;
+            }
+            if (tiers.on() && tiers.first_look(size_t(id))) {
+                // workload.sessions: its prefix looked up as it arrives; one read back from host / SSD delays it
+                Req& r = w.reqs[size_t(id)];
+                const double ready = tiers.arrive(size_t(id), r.isl, at, sf.kv_tokens_per_rank - used, r.pf_left);
+                if (ready > at + 1e-9) {
+                    r.arrive = ready;
+                    arrivals.push({ready, id});
+                    continue;
+                }
+            }
+            waiting.push_back(id);
         }
     }
     // Prompt tokens of a forward, up to `budget`, from the waiting queue in order; prompts whose last token is in it
@@ -207,7 +230,11 @@ struct Aggregated {
             if (!r.admitted) {
                 // engines that do not reserve the output keep room for a share of the running requests' remaining
                 // tokens (SGLang's new_token_ratio, at its floor 0.1), so an admission cannot be preempted at once
-                const double ahead = k.kv_reserve_output ? 0.0 : kGrowthReserve * ((sum_g_end - b * double(G)) * tps + r.out_left);
+                // (at least the next step of every running request and this one: a prompt admitted into less would be
+                // preempted at once, and re-admitted, without a step ever running)
+                const double ahead = k.kv_reserve_output ? 0.0
+                                                         : std::max(kGrowthReserve * ((sum_g_end - b * double(G)) * tps + r.out_left),
+                                                                    (b + 1.0) * tps);
                 if (used + reserve(r) + ahead > sf.kv_tokens_per_rank && b + T > 0) {
                     sum.mem_blocked += 1;
                     break;
@@ -268,10 +295,13 @@ struct Aggregated {
         if (!k.kv_reserve_output) used += double(steps) * b * tps;
     }
 
+    // closed-loop clients per attention-DP rank
+    static int clients_of(const Scenario& s, const StepSurface& sf) {
+        return std::max(1, int(std::lround(double(s.serving.concurrency) / std::max(1, sf.dp))));
+    }
     void run() {
         const ServingConfig& sv = s.serving;
-        const int dp = std::max(1, sf.dp);
-        const int clients = std::max(1, int(std::lround(double(sv.concurrency) / dp)));
+        const int clients = clients_of(s, sf);
         clients_total = sv.concurrency;
         w.make(s, clients);
         const int layers = s.model.num_layers;
@@ -553,9 +583,10 @@ ServingResult simulate(const Scenario& s, const StepSurface& sf, const EngineCon
         const double prefill_ranks = double(s.serving.prefill.workers) * std::max(1, sf.prefill_dp);
         r.prefill_utilisation = sum.makespan > 0 ? std::min(1.0, sum.prefill_time / (prefill_ranks * sum.makespan)) : 0.0;
     } else {
-        Aggregated a(s, sf, k);
+        Aggregated a(s, sf, k, Aggregated::clients_of(s, sf));
         a.run();
         sum = a.sum;
+        if (a.tiers.on()) kv_tier_outputs(a.tiers, sf, sum.n, sum.out_tokens, r);
         ranks = std::max(1, sf.dp);
         r.prefill_utilisation = sum.makespan > 0 ? std::min(1.0, sum.prefill_time / sum.makespan) : 0.0;
     }
@@ -569,6 +600,7 @@ ServingResult simulate(const Scenario& s, const StepSurface& sf, const EngineCon
     r.ttft_queue_ms = sum.queue / sum.n;
     r.ttft_prefill_ms = sum.own_prefill / sum.n;
     r.ttft_first_wave_ms = std::max(0.0, r.ttft_ms - r.ttft_overhead_ms - r.ttft_queue_ms - r.ttft_prefill_ms);
+    if (s.serving.mode == ServingMode::aggregated) r.ttft_first_wave_ms = std::max(0.0, r.ttft_first_wave_ms - r.kv_transfer_ms);
     r.tpot_decode_ms = sum.decode_steps > 0 ? std::min(r.tpot_ms, sum.decode_time / sum.decode_steps) : r.tpot_ms;
     r.tpot_prefill_ms = std::max(0.0, r.tpot_ms - r.tpot_decode_ms);
     const double mean_osl = sum.out_tokens / sum.n;

@@ -160,6 +160,10 @@ StepSurface step_surface(const Scenario& s, const Tables& t) {
     }
     out.weights_fit = m->memory.max_batch >= 1 || m->memory.fits;
     out.kv_tokens_per_rank = m->memory.max_batch * std::max(1.0, isl + 0.5 * osl);
+    out.kv_bytes_per_token = m->memory.kv_bytes_per_token;
+    if (sv.sessions.on() && sv.mode == ServingMode::disaggregated)
+        out.warnings.push_back("workload.sessions: prefix reuse and the KV tiers are simulated in aggregated serving; disaggregated "
+                               "serving takes the turns' lengths and workload.prefix_cache_hit");
     if (m->decode.tpot_ms > 0 && m->decode.step_ms > m->decode.tpot_ms) out.tokens_per_step = m->decode.step_ms / m->decode.tpot_ms;
     out.ok = true;
     return out;

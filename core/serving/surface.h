@@ -55,6 +55,7 @@ struct StepSurface {
     // Output tokens a request gets per decode step: 1, or with MTP 1 + the expected accepted drafts (the step
     // model's decode step over its TPOT).
     double tokens_per_step = 1;
+    double kv_bytes_per_token = 0;    // KV bytes one token keeps on one GPU (the memory model's), for the KV tiers
     // disaggregated
     double kv_bytes_per_request = 0;  // the mean request's KV, whole model, in the cache's format
     double kv_link_GBps = 0;          // between a prefill and a decode worker

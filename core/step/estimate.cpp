@@ -158,7 +158,7 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
         }
     // Token counts that would overflow double precision arithmetic are rejected by the field ranges; guard the
     // product of the largest ones anyway.
-    const double tokens = double(s.workload.batch) * (1 + s.runtime.mtp_draft_tokens) + s.workload.prefill_tokens;
+    const double tokens = double(s.workload.batch) * (1 + s.runtime.speculative.draft_tokens) + s.workload.prefill_tokens;
     if (tokens * s.parallel.dp * m.hidden > 1e18) {
         e.errors.push_back({"workload", "token counts too large to model"});
         return;
@@ -284,7 +284,7 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
         run_phase(c, e, ps, e.prefill_backend, e.prefill);
     }
     if (want_decode) {
-        PhaseShape ps{Phase::decode, double(s.workload.batch) * (1 + s.runtime.mtp_draft_tokens), double(s.workload.batch),
+        PhaseShape ps{Phase::decode, double(s.workload.batch) * (1 + s.runtime.speculative.draft_tokens), double(s.workload.batch),
                       double(s.context_len())};
         run_phase(c, e, ps, e.decode_backend, e.decode);
     }

@@ -154,7 +154,10 @@ struct ServingResult {
     double ttft_first_wave_ms = 0;  // the first requests' wait behind each other, averaged over the run
     double ttft_overhead_ms = 0;    // the engine's per-request overhead
     double ttft_stream_ms = 0;      // the first token held until serving.stream_interval tokens are made
-    double kv_transfer_ms = 0;      // disaggregated
+    double kv_transfer_ms = 0;      // disaggregated; with KV tiers: waiting for a session's KV read back from host / SSD
+    // Multi-turn sessions (workload.sessions): shares of the prompt tokens found in HBM, host memory and SSD, and the
+    // KV bytes moved between HBM and those tiers (reloads and demotions, all GPUs) per output token
+    double prefix_hit_rate_gpu = 0, prefix_hit_rate_host = 0, prefix_hit_rate_ssd = 0, kv_bytes_moved_per_token = 0;
     double tpot_decode_ms = 0;      // the decode step itself
     double tpot_prefill_ms = 0;     // prefill work interleaved with decoding, per output token
     double tpot_preempt_ms = 0;     // preempted and waiting for KV room (engines that do not reserve the output's KV)

@@ -51,7 +51,7 @@ void memory(const Ctx& c, Estimate& e) {
     // ones (the misses of one layer, two layers' worth with prefetch); the rest lives in the host tier / on SSD.
     double offload_staging = 0;
     if (m.is_moe() && s.runtime.expert_offload.tier != OffloadTier::none) {
-        const double tokens_world = double(s.workload.batch) * (1 + s.runtime.mtp_draft_tokens) * c.dp;
+        const double tokens_world = double(s.workload.batch) * (1 + s.runtime.speculative.draft_tokens) * c.dp;
         const OffloadPlan op = offload_plan(c, tokens_world);
         const double per_layer = m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp);
         r.weights_experts_bytes = n_moe * op.cached * per_layer;
@@ -67,7 +67,13 @@ void memory(const Ctx& c, Estimate& e) {
     // router, norms and hyper-connection maps, FP32 and replicated (DeepSeek-V4-Pro's hc maps: 61 x 1.38 M x 4 B = 336 MB)
     r.weights_other_bytes = n_moe * m.router_params() * 4.0 +
                             n_layers * (m.norm_params_per_layer() + m.hc_params_per_layer()) * 4.0 + h * 4.0;
-    if (s.runtime.mtp_draft_tokens > 0 && m.mtp_layers > 0) {
+    const SpeculativeConfig& sp = s.runtime.speculative;
+    if (sp.draft_tokens > 0 && sp.method == SpecMethod::eagle) {
+        // EAGLE head: one dense decoder layer of the target's width and its 2h x h fusion (embedding and LM head
+        // shared with the target), TP-sharded like the target's layers; counted with the MTP modules.
+        r.weights_mtp_bytes = attn_sharded * bytes_with_scales(c.w_attn) + m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared) +
+                              2.0 * h * h * bytes_with_scales(c.w_attn) + 2.0 * h * 4.0;
+    } else if (sp.draft_tokens > 0 && sp.method == SpecMethod::mtp && m.mtp_layers > 0) {
         const double mtp_layer = attn_sharded * bytes_with_scales(c.w_attn) +
                                  (m.is_moe() ? local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp) +
                                                    m.shared_params() / c.tp * bytes_with_scales(c.w_shared)
@@ -86,16 +92,21 @@ void memory(const Ctx& c, Estimate& e) {
     // A request also holds the Gated DeltaNet layers' recurrent state, whatever its length (0 for other models).
     const double state_per_request = m.linear_state_bytes_per_request(c.tp, layers_share);
     // With MTP on, the MTP modules' layers keep a KV cache of their own (on the last pipeline stage).
-    const bool mtp_kv = s.runtime.mtp_draft_tokens > 0 && m.mtp_layers > 0;
+    // An EAGLE head keeps the KV cache of its one layer (a full-attention layer of the target's kind).
+    const bool mtp_kv = sp.draft_tokens > 0 && sp.method == SpecMethod::mtp && m.mtp_layers > 0;
+    const bool eagle_kv = sp.draft_tokens > 0 && sp.method == SpecMethod::eagle;
     auto kv_request = [&](double ctx) {
         const double rounded = std::ceil(ctx / block) * block;
-        const double mtp = mtp_kv ? m.mtp_kv_bytes_per_request(rounded, kv_heads_gpu, kvb) : 0.0;
+        const double mtp = mtp_kv     ? m.mtp_kv_bytes_per_request(rounded, kv_heads_gpu, kvb)
+                           : eagle_kv ? rounded * m.kv_elems_per_token_layer() * kvb *
+                                            (m.attn == AttnKind::mla ? 1.0 : std::min(1.0, kv_heads_gpu / std::max(1, m.num_kv_heads)))
+                                      : 0.0;
         return (m.kv_bytes_per_request(rounded, kv_heads_gpu, kvb, layers_share) + mtp) / c.cp + state_per_request;
     };
     r.kv_bytes_per_token = m.compressed_kv() ? (kv_request(1e6) - state_per_request) / 1e6
                                              : m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share) / c.cp;
     const double ctx = s.context_len();
-    const int n_draft = s.runtime.mtp_draft_tokens;
+    const int n_draft = s.runtime.speculative.draft_tokens;
     const double per_seq_kv = kv_request(ctx + n_draft);
 
     // --- activations (seed 002 §4) ---

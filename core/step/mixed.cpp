@@ -148,7 +148,7 @@ MixedStep decode_step_mixed(const Scenario& s, const Tables& t, const std::vecto
         x.workload.context_len = int(len);
         return estimate(x, t);
     });
-    out.tokens = double(n) * (1 + s.runtime.mtp_draft_tokens);
+    out.tokens = double(n) * (1 + s.runtime.speculative.draft_tokens);
     return out;
 }
 

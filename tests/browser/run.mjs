@@ -646,3 +646,45 @@ test('(t) a Tenstorrent mesh with offloaded experts: the page shows the topology
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test('(u) speculative decoding by acceptance and multi-turn sessions over KV tiers: real input, page = moe-roofline eval', async () => {
+  // Qwen3-30B-A3B on one H100 serving 5-turn sessions (a 2,000-token system prompt, 500 user and 300 answer tokens a
+  // turn, 30 s between turns) with 64 GB of host memory per GPU for evicted KV, and n-gram drafting
+  const s = { model: 'qwen3-30b-a3b', hardware: 'h100-sxm',
+              serving: { mode: 'aggregated', osl: 300, concurrency: 64, requests_per_client: 10 },
+              workload: { sessions: { turns: 5, system_prompt_len: 2000, user_len: 500, think_time_s: 30 } },
+              runtime: { kv_offload: { host_GB: 64 }, speculative: { method: 'ngram', draft_tokens: 2, acceptance: [0.7, 0.5] } } };
+  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(s));
+  const h0 = await settle(page);
+  assert.equal(h0.results.status, 'ok', JSON.stringify(h0.errors));
+  assert.ok(h0.results['serving.prefix_hit_rate_gpu'] > 0.2, JSON.stringify(h0.results));
+  assert.ok(h0.results['serving.prefix_hit_rate_host'] > 0.2, JSON.stringify(h0.results));
+  assert.ok(h0.results['serving.kv_bytes_moved_per_token'] > 0);
+  assertSameAsCli(h0, 'sessions over a host tier, n-gram drafts');
+  assertCardsAsCli(h0, 'sessions over a host tier');
+  assert.ok(h0.ui['derived.kv_tiers'], 'the Serving section shows the hit rates per tier');
+  // the draft method by its combo, then a published acceptance curve
+  await choose(page, 'runtime.speculative.method', 'eagle');
+  const h1 = await waitHook(page, () => window.__moe.scenario.runtime?.speculative?.method === 'eagle');
+  assertEditAsCli(h0, h1, ['runtime.speculative.method=eagle'], 'speculative method');
+  await choose(page, 'runtime.speculative.acceptance', 'eagle3-llama3.1-8b-mtbench');
+  const h2 = await waitHook(page, () => window.__moe.scenario.runtime?.speculative?.acceptance === 'eagle3-llama3.1-8b-mtbench');
+  assertEditAsCli(h1, h2, ['runtime.speculative.acceptance=eagle3-llama3.1-8b-mtbench'], 'acceptance curve');
+  // back to rates per position, typed
+  await choose(page, 'runtime.speculative.acceptance', 'per position');
+  await waitHook(page, () => Array.isArray(window.__moe.scenario.runtime?.speculative?.acceptance));
+  await typeInto(page, 'runtime.speculative.acceptance.rates', '0.9, 0.6');
+  const h3 = await waitHook(page, () => JSON.stringify(window.__moe.scenario.runtime?.speculative?.acceptance) === '[0.9,0.6]');
+  assertSameAsCli(h3, 'typed acceptance rates');
+  // the think time between turns, typed: shorter waits keep more sessions in HBM
+  await typeInto(page, 'workload.sessions.think_time_s', '5');
+  const h4 = await waitHook(page, () => window.__moe.scenario.workload?.sessions?.think_time_s === 5);
+  assertEditAsCli(h3, h4, ['workload.sessions.think_time_s=5'], 'think time');
+  assertCardsAsCli(h4, 'think time 5 s');
+  await scrollIntoView(page, 'derived.kv_tiers');
+  await screenshot(page, 'sessions-kv-tiers.png');
+  await scrollIntoView(page, 'runtime.speculative.acceptance');
+  await screenshot(page, 'speculative.png');
+  assert.deepEqual(problems, []);
+  await context.close();
+});

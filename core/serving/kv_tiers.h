@@ -1,0 +1,101 @@
+// kv_tiers.h — multi-turn sessions and the KV cache's tiers in the serving simulation (issue 29; docs/model.md,
+// "Sessions and KV tiers").
+//
+// Room: core/serving/. The simulation (simulate.cpp) asks three things of it, per attention-DP rank:
+//
+//   SessionLengths len(s, clients);   int isl = len.prompt(j, u, osl);   // request j's prompt: system + history + user
+//   KvTiers tiers(s, sf);
+//   ready = tiers.arrive(j, isl, now, gpu_room, pf_left);   // its prefix found: pf_left shrinks, ready = after a reload
+//   tiers.finish(j, isl, osl, now, gpu_room);               // its session's KV stays cached (HBM first, LRU below)
+//
+// The cache: the system prompt, shared by every session, stays in HBM. A session's KV (its history so far) is one
+// entry. When a turn ends its entry goes to HBM; HBM keeps idle entries in what the running requests leave free
+// (gpu_room, KV tokens); past that the least recently used entry moves down to host memory, then to SSD, then is
+// dropped (one LRU stack over the tiers, as SGLang's HiCache and LMCache demote). A turn finds its session's entry in
+// one tier: HBM is a hit as is; host and SSD are read back over their link (one transfer at a time per link, at the
+// tier's bandwidth, before the prompt's prefill can start); the prefill computes the rest (at least the last token).
+#pragma once
+#include <set>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/scenario/scenario.h"
+#include "core/serving/surface.h"
+
+namespace moe {
+
+// Request lengths of sessions: client c's requests are c, c + clients, ... in turn order; a session is `turns` of
+// them. prompt() must be called for j in increasing order (it carries each client's history).
+class SessionLengths {
+public:
+    SessionLengths(const Scenario& s, int clients);
+    // request j's prompt, its user tokens drawn at u in [0, 1) (serving.length_spread), its answer `osl` tokens
+    int prompt(std::size_t j, double u, int osl);
+
+private:
+    const SessionsConfig& cfg_;
+    double spread_;
+    int clients_;
+    std::vector<double> history_;  // per client: the current session's tokens beyond the system prompt
+};
+
+// Tokens (and bytes) per tier, for the outputs.
+struct KvTierStats {
+    double prompt_tokens = 0;                       // all prompts looked up
+    double hit_gpu = 0, hit_host = 0, hit_ssd = 0;  // prompt tokens found in each tier
+    double moved_tokens = 0;                        // KV tokens moved between HBM, host and SSD (reloads + demotions)
+    double reload_ms = 0;                           // summed time requests waited for a reload
+};
+
+class KvTiers {
+public:
+    KvTiers(const Scenario& s, const StepSurface& sf, int clients);
+    bool on() const { return on_; }
+    double think_ms() const { return think_ms_; }
+    // True the first time request j is asked about (its arrival), false after.
+    bool first_look(std::size_t j) {
+        if (j >= seen_.size()) seen_.resize(j + 1, 0);
+        const bool first = !seen_[j];
+        seen_[j] = 1;
+        return first;
+    }
+    // Request j (isl prompt tokens) reaches the scheduler at `now` with `gpu_room` KV tokens of HBM not held by running
+    // requests: sets `pf_left` (tokens to compute) and returns when its prefix is in HBM (now, or after a reload).
+    double arrive(std::size_t j, int isl, double now, double gpu_room, double& pf_left);
+    // Request j's answer is done: its session's KV (prompt + answer) is cached in HBM, demoting others as needed.
+    void finish(std::size_t j, int isl, int osl, double now, double gpu_room);
+    const KvTierStats& stats() const { return st_; }
+    double bytes_per_token() const { return bytes_per_token_; }
+
+private:
+    enum Tier : int { gpu = 0, host = 1, ssd = 2 };
+    struct Entry {
+        double tokens = 0;
+        double last = 0;
+        int tier = gpu;
+    };
+    bool on_ = false;
+    int clients_ = 1, turns_ = 1;
+    double sys_ = 0, think_ms_ = 0, bytes_per_token_ = 0;
+    double cap_[3] = {0, 0, 0};   // tokens per tier (HBM: set from gpu_room at each call)
+    double bw_GBps_[3] = {0, 0, 0};
+    double used_[3] = {0, 0, 0};
+    double link_free_[3] = {0, 0, 0};
+    bool sys_cached_ = false;
+    std::unordered_map<long long, Entry> entries_;
+    std::set<std::pair<double, long long>> lru_[3];  // (last use, session) per tier
+    KvTierStats st_;
+    std::vector<char> seen_;
+
+    long long session_of(std::size_t j) const;
+    void remove(long long id, Entry& e);
+    void place(long long id, Entry& e, int tier);
+    void rebalance(double gpu_room);
+};
+
+// The tiers' outputs into r (per rank, which is every rank's): prefix_hit_rate_gpu / _host / _ssd, the KV bytes moved
+// per output token, and kv_transfer_ms (the mean wait for a reload) over `requests` finished with `out_tokens`.
+void kv_tier_outputs(const KvTiers& tiers, const StepSurface& sf, double requests, double out_tokens, ServingResult& r);
+
+}  // namespace moe

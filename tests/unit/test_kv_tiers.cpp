@@ -1,0 +1,133 @@
+// Multi-turn sessions and the KV cache's tiers in the serving simulation (issue 29): the turns' prompts, the LRU
+// stack over HBM / host / SSD, the reload at the tier's bandwidth, and what the serving outputs make of them.
+#include <doctest/doctest.h>
+
+#include "core/serving/kv_tiers.h"
+#include "test_helpers.h"
+
+using moe_test::scenario;
+
+TEST_CASE("sessions: a turn's prompt is the system prompt, the session's history and the new user tokens") {
+    const moe::Scenario s = scenario(R"({"serving":{"mode":"aggregated","osl":20},
+        "workload":{"sessions":{"turns":3,"system_prompt_len":100,"user_len":50}}})");
+    moe::SessionLengths len(s, 2);  // two clients: requests 0, 2, 4 are client 0's turns, 6 its next session
+    int isl[8];
+    for (int j = 0; j < 8; ++j) isl[j] = len.prompt(std::size_t(j), 0.5, 20);
+    CHECK(isl[0] == 150);
+    CHECK(isl[2] == 100 + 70 + 50);
+    CHECK(isl[4] == 100 + 140 + 50);
+    CHECK(isl[6] == 150);  // a new session
+    CHECK(isl[1] == 150);
+    // the mean turn: 100 + 50 x (3 + 1) / 2 + 20 x (3 - 1) / 2
+    CHECK(s.serving.mean_isl() == doctest::Approx((150.0 + 220 + 290) / 3));
+}
+
+TEST_CASE("KV tiers: one LRU stack over HBM, host and SSD; reloads at the tier's bandwidth") {
+    // 1 MB of KV per token on each GPU: 1 GB of host memory holds 1,000 tokens, the SSD 2,000; reads at 10 and 2 GB/s
+    const moe::Scenario s = scenario(R"({"serving":{"mode":"aggregated","concurrency":2},
+        "workload":{"sessions":{"turns":4}},
+        "runtime":{"kv_offload":{"host_GB":1,"ssd_GB":2,"host_bandwidth_GBps":10,"ssd_bandwidth_GBps":2}}})");
+    moe::StepSurface sf;
+    sf.kv_bytes_per_token = 1e6;
+    sf.dp = 1;
+    sf.gpus = 1;
+    moe::KvTiers tiers(s, sf, 2);
+    REQUIRE(tiers.on());
+    double pf = 0;
+    // turn 0 of sessions A (client 0) and B (client 1): nothing cached, every token computed
+    CHECK(tiers.arrive(0, 100, 0.0, 1e6, pf) == 0.0);
+    CHECK(pf == 100);
+    tiers.arrive(1, 100, 0.0, 1e6, pf);
+    tiers.finish(0, 100, 50, 1.0, 1e6);  // A's 150 tokens in HBM
+    tiers.finish(1, 100, 60, 2.0, 200);  // B's 160 join them; 200 tokens of room: A (least recent) goes to host
+    // A's turn 1 (request 2): 150 tokens read back from host at 10 GB/s = 15 ms; its 50 new tokens computed
+    CHECK(tiers.arrive(2, 200, 10.0, 1e6, pf) == doctest::Approx(10.0 + 150 * 1e6 / 10e9 * 1000));
+    CHECK(pf == 50);
+    // B's turn 1 (request 3): still in HBM, no wait
+    CHECK(tiers.arrive(3, 210, 10.0, 1e6, pf) == 10.0);
+    CHECK(pf == 50);
+    CHECK(tiers.stats().hit_host == 150);
+    CHECK(tiers.stats().hit_gpu == 160);
+    // both finish with no HBM room: each goes to host (1,000 tokens holds both); A's turn 2 reads its 250 back
+    tiers.finish(2, 200, 50, 20.0, 0);
+    tiers.finish(3, 210, 40, 21.0, 0);
+    CHECK(tiers.arrive(4, 300, 30.0, 0, pf) == doctest::Approx(30.0 + 250 * 1e6 / 10e9 * 1000));
+    CHECK(tiers.stats().hit_host == 150 + 250);
+    // moved: A down (150), A back (150), A and B down (250 + 250), A back (250)
+    CHECK(tiers.stats().moved_tokens == 150 + 150 + 250 + 250 + 250);
+}
+
+TEST_CASE("KV tiers: past the last tier an entry is dropped, the next turn computes its history again") {
+    const moe::Scenario s = scenario(R"({"serving":{"mode":"aggregated","concurrency":1},
+        "workload":{"sessions":{"turns":2,"system_prompt_len":10}}})");
+    moe::StepSurface sf;
+    sf.kv_bytes_per_token = 1e5;
+    moe::KvTiers tiers(s, sf, 1);
+    double pf = 0;
+    tiers.arrive(0, 60, 0.0, 1e6, pf);
+    CHECK(pf == 60);                     // the rank's first request computes the system prompt too
+    tiers.finish(0, 60, 40, 1.0, 50);    // 90 tokens of history, 40 of room beyond the system prompt: dropped
+    CHECK(tiers.arrive(1, 150, 2.0, 1e6, pf) == 2.0);
+    CHECK(pf == 140);                    // only the system prompt found
+    CHECK(tiers.stats().moved_tokens == 0);
+}
+
+namespace {
+moe::Estimate serve_sessions(const char* kv_offload, double think_s) {
+    const std::string j = std::string(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm",
+        "serving":{"mode":"aggregated","osl":300,"concurrency":64,"requests_per_client":10},
+        "workload":{"sessions":{"turns":5,"system_prompt_len":2000,"user_len":500,"think_time_s":)") +
+                          std::to_string(think_s) + R"(}},"runtime":{"kv_offload":)" + kv_offload + "}}";
+    moe::Estimate e = moe::evaluate(scenario(j), moe::builtin_tables());
+    REQUIRE(e.ok);
+    return e;
+}
+}  // namespace
+
+TEST_CASE("sessions in the simulation: prefix hits from what is still cached; a host tier turns misses into reloads") {
+    // Qwen3-30B-A3B on one H100 (96 KB of KV per token): 64 clients, 5-turn sessions of a 2,000-token system prompt
+    // and 500 user + 300 answer tokens per turn. HBM holds ~140k KV tokens: the running requests' and a few idle
+    // sessions'.
+    const moe::Estimate none = serve_sessions("{}", 30), host = serve_sessions(R"({"host_GB":64})", 30);
+    // at most every token but the new user tokens (and the rank's first system prompt) is found:
+    // (2,000 + 2,800 + 3,600 + 4,400 + 5,200) / (2,500 + 3,300 + 4,100 + 4,900 + 5,700) = 0.878
+    const double best = 18000.0 / 20500.0;
+    CHECK(none.serving.prefix_hit_rate_gpu < best);
+    CHECK(none.serving.prefix_hit_rate_gpu > 2000.0 / 4100.0);  // at least the system prompt
+    CHECK(none.serving.prefix_hit_rate_host == 0);
+    CHECK(none.serving.kv_bytes_moved_per_token == 0);
+    // 64 GB of host memory per GPU holds every session (64 x ~6k tokens x 96 KB = 38 GB): what HBM drops, host keeps
+    CHECK(host.serving.prefix_hit_rate_gpu + host.serving.prefix_hit_rate_host == doctest::Approx(best).epsilon(0.01));
+    CHECK(host.serving.prefix_hit_rate_host > 0.2);
+    CHECK(host.serving.kv_bytes_moved_per_token > 0);
+    CHECK(host.serving.kv_transfer_ms > 0);
+    CHECK(host.serving.ttft_ms < none.serving.ttft_ms);
+    CHECK(host.serving.output_tokens_per_s_per_gpu > none.serving.output_tokens_per_s_per_gpu);
+    // a slower SSD tier in place of host memory: the same tokens found, read back slower
+    const moe::Estimate ssd = serve_sessions(R"({"ssd_GB":64,"ssd_bandwidth_GBps":6})", 30);
+    CHECK(ssd.serving.prefix_hit_rate_ssd > 0.2);
+    CHECK(ssd.serving.prefix_hit_rate_host == 0);
+    CHECK(ssd.serving.kv_transfer_ms > host.serving.kv_transfer_ms);
+}
+
+TEST_CASE("sessions in disaggregated serving: the turns' lengths, and a warning that the tiers are not simulated") {
+    const moe::Estimate e = moe::evaluate(scenario(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm",
+        "parallel":{"tp":2},"serving":{"mode":"disaggregated","osl":200,"decode":{"batch":16}},
+        "workload":{"sessions":{"turns":3,"system_prompt_len":1000,"user_len":200}}})"), moe::builtin_tables());
+    REQUIRE(e.ok);
+    bool warned = false;
+    for (const std::string& w : e.warnings) warned = warned || w.find("workload.sessions") == 0;
+    CHECK(warned);
+    CHECK(e.serving.prefix_hit_rate_gpu == 0);
+    CHECK(e.serving.ttft_ms > 0);
+}
+
+TEST_CASE("KV tiers: a tier without a bandwidth is refused naming its field") {
+    const moe::ParseResult r = moe::parse_scenario(R"({"hardware":{"base":"h100-sxm","host_bandwidth_GBps":0},
+        "runtime":{"kv_offload":{"host_GB":100}}})", moe::builtin_catalog());
+    REQUIRE(!r.ok());
+    CHECK(r.errors.front().path == "runtime.kv_offload.host_GB");
+    const moe::ParseResult q = moe::parse_scenario(R"({"runtime":{"kv_offload":{"ssd_GB":100}}})", moe::builtin_catalog());
+    REQUIRE(!q.ok());
+    CHECK(q.errors.front().path == "runtime.kv_offload.ssd_GB");
+}
