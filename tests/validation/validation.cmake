@@ -37,10 +37,11 @@ add_test(NAME validation_coverage
                               --check-runs "${CMAKE_CURRENT_LIST_DIR}/infersim_runs")
 add_test(NAME validation_fit COMMAND moe-validate --check-fit)
 # The serving set (2,779 runs with Kimi-K2.5's 241), simulated (issue 25): >= 90% evaluate and the shipped constants'
-# in-sample median |error| of TTFT and TPOT stays where the fit left it (a few seconds: --quick, no fit).
-add_test(NAME validation_serving COMMAND moe-validate --serving --quick --gate 0.27,0.18)
+# in-sample median |error| of TTFT and TPOT stays where the fit left it (24.8% / 12.4% at stop 34; a few seconds:
+# --quick, no fit).
+add_test(NAME validation_serving COMMAND moe-validate --serving --quick --gate 0.26,0.14)
 # The leave-one-family-out check and the shipped presets/engines.json against a fresh fit: ~15 minutes on 2 cores,
 # so labelled `slow` (scripts/test.sh runs it with FULL=1; docs/validation.md is its output).
-add_test(NAME validation_serving_lofo COMMAND moe-validate --serving --gate 0.25,0.18 --check-fit)
+add_test(NAME validation_serving_lofo COMMAND moe-validate --serving --gate 0.25,0.13 --check-fit)
 set_tests_properties(validation validation_coverage validation_fit validation_serving PROPERTIES LABELS validation TIMEOUT 600)
 set_tests_properties(validation_serving_lofo PROPERTIES LABELS "validation;slow" TIMEOUT 3600)
