@@ -547,7 +547,7 @@ void runtime_section(AppState& st) {
     field_checkbox(st, "runtime.two_batch_overlap", "Two-batch overlap");
     field_choice_combo(st, "runtime.overlap", "Overlap");
     field_input_number(st, "runtime.micro_batches", "Micro-batches", "auto");
-    field_checkbox(st, "runtime.shared_expert_overlap", "Shared experts under dispatch");
+    field_checkbox(st, "runtime.shared_expert_overlap", "Shared exp. overlap");  // the checkbox column leaves ~19 characters
     field_slider_int(st, "runtime.comm_sms", "Comm SMs", 0, std::max(1, st.scenario.gpu.sm_count), false);
     field_choice_combo(st, "runtime.expert_layout", "Expert layout");
     // DESIGN §10: experts beyond the HBM cache streamed from host memory / SSD
