@@ -29,6 +29,7 @@
 #include "fit.h"
 #include "report.h"
 #include "serving.h"
+#include "native/serving_runs.h"
 
 namespace val {
 
@@ -139,24 +140,8 @@ std::string result_word(const Result& r) {
     return r.pass ? "pass (gap)" : "gap";
 }
 
-// One CSV line as cells (RFC 4180 quotes; a trailing CR dropped).
-std::vector<std::string> split_csv_line(const std::string& line) {
-    std::vector<std::string> cells;
-    std::string cur;
-    bool q = false;
-    for (size_t i = 0; i < line.size(); ++i) {
-        const char ch = line[i];
-        if (q) {
-            if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') { cur += '"'; ++i; }
-            else if (ch == '"') q = false;
-            else cur += ch;
-        } else if (ch == '"') q = true;
-        else if (ch == ',') { cells.push_back(cur); cur.clear(); }
-        else if (ch != '\r') cur += ch;
-    }
-    cells.push_back(cur);
-    return cells;
-}
+// One CSV line as cells: the serving runs' reader (native/serving_runs), RFC 4180 quotes, a trailing CR dropped.
+using runs::split_csv_line;
 
 namespace {
 

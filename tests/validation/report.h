@@ -43,7 +43,6 @@ std::vector<std::string> sets_in_order(const std::vector<Result>& rs, bool refer
 GroupStats group_stats(const FitGroupReport& g);
 
 std::string num(double v);
-std::vector<std::string> split_csv_line(const std::string& line);  // RFC 4180 quotes, CR dropped
 std::string pct(double v, bool sign);
 std::string result_word(const Result& r);
 
