@@ -9,37 +9,16 @@ set -u
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 runs=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 case_name=$3
+here=$(cd "$(dirname "$0")" && pwd)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 
-fail() {
-    echo "FAIL [$case_name]: $*" >&2
-    exit 1
-}
-run() {
-    "$@" >"$work/.stdout" 2>"$work/.stderr"
-    status=$?
-}
-listing() { find . -mindepth 1 -not -name '.stdout' -not -name '.stderr' | sort; }
-expect_ok() {
-    run "$@"
-    [[ $status -eq 0 ]] || fail "'$*' exited $status: $(cat .stderr)"
-}
-# expect_bad_input PATTERN CMD...: exit 2, stderr lines "moe-roofline: ...", one with PATTERN, no new file
-expect_bad_input() {
-    local pattern=$1
-    shift
-    local before after
-    before=$(listing)
-    run "$@"
-    after=$(listing)
-    [[ $status -eq 2 ]] || fail "'$*' exited $status, expected 2 (stderr: $(cat .stderr))"
-    grep -qF -- "$pattern" .stderr || fail "'$*': stderr '$(cat .stderr)' does not mention '$pattern'"
-    ! grep -qv '^moe-roofline: ' .stderr || fail "'$*': a stderr line does not start with 'moe-roofline: ': $(cat .stderr)"
-    [[ "$before" == "$after" ]] || fail "'$*' left files behind: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')"
-}
+# fail, run, listing, expect_bad_input (exit 2, "moe-roofline: " lines of at most 300 bytes, one with the pattern, no
+# new file), expect_ok
+source "$here/lib.sh"
+
 # rows ENGINE SYSTEM PARITY: the header and every other run (0: the 1st, 3rd, ...; 1: the 2nd, 4th, ...) of one engine on
 # one system of the serving set, in file order (a deterministic split)
 rows() {
