@@ -168,12 +168,13 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     const bool cast_fp4 = is_fp4_like(c.w_exp) && compute_of(c.g, c.w_exp, c.s.precision.fp4_compute) == Dtype::fp8;
     if (!per_token && !cast_fp4 && kernel != MoeKernelSel::cutlass && c.own_tables && c.families[0] &&
         c.s.routing.redundant_experts == 0 && c.s.runtime.expert_offload.tier == OffloadTier::none) {
-        auto lookup = [&](MoeKernel k) {
+        // the table at t of the EP group's tokens (the busiest rank's share: routing.imbalance)
+        auto lookup = [&](MoeKernel k, double t) {
             return c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.hidden, m.moe_intermediate, m.top_k,
-                                 m.num_experts, c.moe_tp, c.ep, tokens_world * c.s.routing.imbalance, k);
+                                 m.num_experts, c.moe_tp, c.ep, t * c.s.routing.imbalance, k);
         };
         const bool deepgemm_ok = kernel == MoeKernelSel::auto_ || kernel == MoeKernelSel::deepgemm;
-        if (deepgemm_ok && masked && be == A2ABackend::deepep_low_latency) layer = lookup(MoeKernel::deepep_masked);
+        if (deepgemm_ok && masked && be == A2ABackend::deepep_low_latency) layer = lookup(MoeKernel::deepep_masked, tokens_world);
         if (deepgemm_ok && !masked && be == A2ABackend::deepep_normal) {
             // the rows-not-delivered correction below, at t group tokens (needs a found hit)
             auto corrected = [&](MoeHit hit, double t) {
@@ -188,7 +189,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
                 const double excess_rows = t * c.s.routing.imbalance * (1.0 - p_hit);
                 return std::max(hit.latency_us - excess_rows * hit.row_us, 0.5 * hit.latency_us);
             };
-            layer = lookup(MoeKernel::deepep_contiguous);
+            layer = lookup(MoeKernel::deepep_contiguous, tokens_world);
             if (layer.found) {
                 // Where the table rises more slowly than the rows taken out (its flat low-token part, where loading
                 // the experts' weights sets the time: GB200's up to 512 tokens per GPU), more tokens would come out
@@ -196,9 +197,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
                 // rank's own rows never take less time with more of them; at most ~20 cached lookups).
                 double us = corrected(layer, tokens_world);
                 for (double f = 0.5; tokens_world * f >= 1.0; f *= 0.5) {
-                    const MoeHit lower = c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.hidden, m.moe_intermediate,
-                                                       m.top_k, m.num_experts, c.moe_tp, c.ep,
-                                                       tokens_world * f * c.s.routing.imbalance, MoeKernel::deepep_contiguous);
+                    const MoeHit lower = lookup(MoeKernel::deepep_contiguous, tokens_world * f);
                     if (lower.found) us = std::max(us, corrected(lower, tokens_world * f));
                 }
                 layer.latency_us = us;
@@ -209,7 +208,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         // or pplx all-to-all, which delivers a rank its own pairs only (those go to the grouped-GEMM tables).
         if (!masked && !layer.found && be != A2ABackend::deepep_normal && be != A2ABackend::deepep_low_latency &&
             be != A2ABackend::pplx && (kernel == MoeKernelSel::auto_ || kernel == MoeKernelSel::triton))
-            layer = lookup(MoeKernel::fused);
+            layer = lookup(MoeKernel::fused, tokens_world);
     }
     if (!masked && !per_token && !layer.found) {
         // contiguous layout: permute tokens into expert order and back (read + write each way)
