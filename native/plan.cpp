@@ -182,7 +182,7 @@ public:
                   {"replicas", p.replicas},
                   {"parallel", {{"tp", p.tp}, {"dp", p.dp}, {"ep", p.ep}, {"pp", p.pp}}},
                   {"batch", p.batch},
-                  {"concurrency", p.batch * p.dp},
+                  {"concurrency", p.clients()},
                   {"mtp_draft_tokens", p.mtp},
                   {"weights", moe::plan_weights_text(x.base, p.weights)},
                   {"kv_cache", moe::plan_kv_text(p.kv_cache)},

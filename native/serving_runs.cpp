@@ -259,8 +259,11 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
                 }
                 // Rows without a decode batch carry the run's concurrency in the source column
                 // ("silicon_concurrency=5"): spread it over the decode ranks. Without either, the load is unknown.
+                // The clients are the run's concurrency where the source names it (serving.concurrency; the decode
+                // batch is each rank's limit), else the decode slots (the parser's default for disaggregated).
+                const int conc = source_concurrency(get("silicon_data_source"));
+                if (conc > 0) j["serving"]["concurrency"] = conc;
                 if (get("decode_batch_size").empty()) {
-                    const int conc = source_concurrency(get("silicon_data_source"));
                     if (conc <= 0) r.skip = "disaggregated row with no decode batch and no concurrency";
                     else {
                         const int ranks = j["serving"]["decode"]["workers"].get<int>() * decode_dp;

@@ -61,6 +61,21 @@ bool deployment_fits(const moe::Scenario& s, const moe::Estimate& e) {
     return serving_on(s) ? e.serving.computed && e.serving.fits : e.memory.fits;
 }
 
+std::vector<std::string> shown_warnings(const AppState& st) {
+    const moe::Estimate& e = st.estimate;
+    if (!st.steps.on) return e.warnings;
+    auto step_verdict = [](const std::string& w) { return w.rfind("does not fit:", 0) == 0; };
+    std::vector<std::string> out;
+    for (const std::string& w : e.warnings)
+        if (!step_verdict(w)) out.push_back(w);
+    for (const std::string& w : st.steps.estimate.warnings)
+        if (!step_verdict(w) && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+    if (!deployment_fits(st.scenario, e) && e.ok && e.serving.computed &&
+        std::none_of(out.begin(), out.end(), [](const std::string& w) { return w.rfind("serving", 0) == 0; }))
+        out.push_back("serving: the deployment does not fit in memory");
+    return out;
+}
+
 void update_fit(AppState& st) {
     st.fit = moe::FitLayout();
     st.fit_checked = false;
@@ -92,6 +107,7 @@ void seed_pools(moe::Scenario& s, moe::ServingMode old, const moe::Tables& t) {
     sv.prefill.parallel.pp = 1;
     sv.prefill.workers = sv.decode.workers = 1;
     sv.prefill.batch = 1;
+    sv.concurrency = std::max(1, dp * sv.decode.batch);  // the clients fill the decode slots (fit_pools: its split's)
     std::string why;
     moe::Scenario x = s;
     x.serving.mode = moe::ServingMode::disaggregated;
@@ -120,9 +136,8 @@ bool follow_serving_edit(const moe::Scenario& before, moe::Scenario& s, std::str
     }
     if (now == moe::ServingMode::disaggregated) seed_pools(s, old, t);
     if (old == moe::ServingMode::disaggregated && now == moe::ServingMode::aggregated) {
-        // one layout again: the decode pool's, with the requests it had in flight
+        // one layout again: the decode pool's, with the same clients (serving.concurrency)
         s.parallel = s.serving.decode.parallel;
-        s.serving.concurrency = std::max(1, s.serving.decode.workers * std::max(1, s.serving.decode.parallel.dp) * s.serving.decode.batch);
     }
     return true;
 }

@@ -355,9 +355,9 @@ std::string sweep_y_column(const AppState& st) {
 
 bool serving_on(const moe::Scenario& s) { return s.serving.mode != moe::ServingMode::off; }
 
-SweepAxis serving_axis(const moe::Scenario& s) {
-    return s.serving.mode == moe::ServingMode::disaggregated ? SweepAxis::decode_batch : SweepAxis::concurrency;
-}
+// The serving charts' load axis: the clients (serving.concurrency), in both modes; disaggregated, the decode slots
+// stay where the scenario puts them and clients beyond them wait for one.
+SweepAxis serving_axis(const moe::Scenario&) { return SweepAxis::concurrency; }
 
 SweepAxis chart_sweep_axis(const AppState& st) {
     if (st.view.sweep_axis_set) return st.view.sweep_axis;
@@ -496,7 +496,7 @@ std::string hook_json(const AppState& st) {
     nlohmann::json errors = nlohmann::json::array();
     for (const moe::Issue& i : st.estimate.errors) errors.push_back(i.text());
     j["errors"] = std::move(errors);
-    j["warnings"] = st.estimate.warnings;
+    j["warnings"] = shown_warnings(st);
     j["edit_errors"] = nlohmann::json::array();
     for (const moe::Issue& i : st.edit_errors) j["edit_errors"].push_back(i.text());
     j["config_errors"] = st.config_errors;

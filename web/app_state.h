@@ -246,6 +246,10 @@ const moe::Scenario& shown_scenario(const AppState& st);
 const moe::Estimate& shown_estimate(const AppState& st);
 // The one fit verdict of the screen: the deployment's with serving on, else the step model's memory.
 bool deployment_fits(const moe::Scenario& s, const moe::Estimate& e);
+// The warnings the page lists (and its hook's "warnings"): the evaluation's, except that with serving on the step
+// model's memory verdict at the scenario's own workload ("does not fit: ...") gives way to the deployment's (one
+// verdict per screen, issue 26), and the serving workload's steps add theirs other than that verdict.
+std::vector<std::string> shown_warnings(const AppState& st);
 void update_fit(AppState& st);     // st.fit: the smallest GPU count and a layout that holds the model
 void use_fit_layout(AppState& st);  // "use N GPUs": the Parallelism layout := st.fit's
 // An edit of `path` moved `before` to `s`: what follows it. serving.mode from off copies the Workload's prompt and

@@ -535,7 +535,7 @@ void draw_results_panel(AppState& st) {
         ImGui::PopStyleColor();
     }
     draw_fit_line(st);
-    for (const std::string& w : e.warnings) {
+    for (const std::string& w : shown_warnings(st)) {
         ImGui::PushTextWrapPos(0.0f);
         ImGui::TextColored(theme::vec(theme::kWarn), "\u26A0 %s", w.c_str());
         ImGui::PopTextWrapPos();

@@ -473,6 +473,7 @@ void serving_section(AppState& st) {
         derived_row(st, "Deployment", buf, "derived.serving_gpus");
         sessions_controls(st);
     } else {
+        field_slider_int(st, "serving.concurrency", "Concurrency", 1, 65536, true);
         field_input_number(st, "serving.requests_per_client", "Requests / client");
         field_input_number(st, "serving.length_spread", "Length spread");
         field_input_number(st, "serving.stream_interval", "Stream interval");
@@ -484,11 +485,12 @@ void serving_section(AppState& st) {
         std::snprintf(buf, sizeof buf, "%ld GPUs = prefill %d \u00d7 %d + decode %d \u00d7 %d, %ld node%s", total,
                       s.serving.prefill.workers, pg, s.serving.decode.workers, dg, nodes, nodes == 1 ? "" : "s");
         derived_row(st, "GPUs", buf, "derived.serving_gpus");
-        const long clients = long(s.serving.decode.workers) * s.serving.decode.parallel.dp * s.serving.decode.batch;
-        std::snprintf(buf, sizeof buf, "%ld requests in flight = %d worker%s \u00d7 DP %d \u00d7 batch %d", clients,
-                      s.serving.decode.workers, s.serving.decode.workers == 1 ? "" : "s", s.serving.decode.parallel.dp,
-                      s.serving.decode.batch);
-        derived_row(st, "Concurrency", buf, "derived.serving_concurrency");
+        const long slots = long(s.serving.decode.workers) * s.serving.decode.parallel.dp * s.serving.decode.batch;
+        std::snprintf(buf, sizeof buf, "%d clients, %ld decode slots = %d worker%s \u00d7 DP %d \u00d7 batch %d%s",
+                      s.serving.concurrency, slots, s.serving.decode.workers, s.serving.decode.workers == 1 ? "" : "s",
+                      s.serving.decode.parallel.dp, s.serving.decode.batch,
+                      s.serving.concurrency > slots ? " (the rest wait for a slot)" : "");
+        derived_row(st, "Slots", buf, "derived.serving_concurrency");
         // Fit the pools to N GPUs: workers of one layout, the prefill:decode split with the most tokens/s per GPU
         form_label("Fit to");
         {

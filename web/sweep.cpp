@@ -15,8 +15,8 @@ const std::vector<SweepAxisInfo>& sweep_axes() {
         {SweepAxis::context, "context", "context", "tokens", "KV length seen by a decode step (workload.context_len)."},
         {SweepAxis::ep, "ep", "EP", "GPUs", "Expert parallelism (parallel.ep), with DP attention scaled along so the experts' TP stays as it is."},
         {SweepAxis::prefill_tokens, "prefill", "prefill chunk", "tokens", "Tokens in one prefill forward per attention-DP rank (workload.prefill_tokens)."},
-        {SweepAxis::concurrency, "concurrency", "concurrency", "requests", "Serving, aggregated: requests in flight per replica (serving.concurrency)."},
-        {SweepAxis::decode_batch, "decode_batch", "decode batch", "requests", "Serving, disaggregated: requests in flight per decode DP rank (serving.decode.batch)."},
+        {SweepAxis::concurrency, "concurrency", "concurrency", "requests", "Serving: closed-loop clients (serving.concurrency; aggregated per replica, disaggregated for the deployment)."},
+        {SweepAxis::decode_batch, "decode_batch", "decode batch", "requests", "Serving, disaggregated: the most requests a decode DP rank runs at once (serving.decode.batch)."},
         {SweepAxis::isl, "isl", "input length", "tokens", "Serving: input tokens per request (serving.isl)."},
         {SweepAxis::osl, "osl", "output length", "tokens", "Serving: output tokens per request (serving.osl)."},
     };

@@ -86,6 +86,8 @@ struct PlanPoint {
     std::int16_t prefill_tp = 1, prefill_dp = 1, prefill_ep = 1;
     std::int16_t prefill_workers = 0, decode_workers = 0;
     int decode_world() const { return tp * dp * pp; }
+    // the clients the point is planned for (serving.concurrency): batch per DP rank on every decode rank
+    int clients() const { return batch * dp * (mode == PlanMode::disaggregated ? decode_workers : 1); }
     int prefill_world() const { return prefill_tp * prefill_dp; }
     // GPUs of one replica (aggregated: the layout; disaggregated: both pools)
     int world() const {

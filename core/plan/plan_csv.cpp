@@ -63,7 +63,7 @@ void append_plan_csv_row(std::string& out, const PlanCsvContext& c, const PlanPo
     append_csv_cell(out, c.hardware);
     out += ',';
     out += serving_engine_name(c.engine);
-    for (int v : {p.world(), p.replicas, p.tp, p.dp, p.ep, p.pp, p.batch, p.batch * p.dp, int(p.mtp)}) {
+    for (int v : {p.world(), p.replicas, p.tp, p.dp, p.ep, p.pp, p.batch, p.clients(), int(p.mtp)}) {
         out += ',';
         out += std::to_string(v);
     }

@@ -46,6 +46,8 @@ void apply_point(Scenario& s, const PlanPoint& p) {
     dec.tp = p.tp, dec.dp = p.dp, dec.ep = p.ep, dec.pp = p.pp;
     s.serving.decode.workers = p.decode_workers;
     s.serving.decode.batch = p.batch;
+    // the plan's load: clients that fill the decode slots (the batch is both the limit and the load it plans for)
+    s.serving.concurrency = p.clients();
 }
 
 namespace {

@@ -105,7 +105,7 @@ const std::vector<FieldImpl>& field_impls() {
         {{"serving.mode", FieldType::choice, "", 0, 0, kServingModeChoices, "off (step-level only), aggregated (one replica, continuous batching with chunked prefill) or disaggregated (prefill and decode pools)."}, MOE_PTR(serving.mode)},
         {{"serving.isl", FieldType::integer, "tokens", 1, kBig, nullptr, "Input tokens per request."}, MOE_PTR(serving.isl)},
         {{"serving.osl", FieldType::integer, "tokens", 1, kBig, nullptr, "Output tokens per request."}, MOE_PTR(serving.osl)},
-        {{"serving.concurrency", FieldType::integer, "requests", 1, 1e7, nullptr, "Aggregated: requests in flight per replica (closed-loop clients, spread over its DP ranks)."}, MOE_PTR(serving.concurrency)},
+        {{"serving.concurrency", FieldType::integer, "requests", 1, 1e7, nullptr, "Closed-loop clients (requests in flight). Aggregated: per replica, spread over its DP ranks. Disaggregated: for the whole deployment, each decode DP rank running at most serving.decode.batch of them (the rest wait for a slot); a scenario file without it fills the decode slots (workers x dp x batch)."}, MOE_PTR(serving.concurrency)},
         {{"serving.requests_per_client", FieldType::integer, "requests", 1, 1e6, nullptr, "Requests each client sends in the benchmark; the first ones arrive together and wait for prefill (10 = a run of 10 x concurrency prompts)."}, MOE_PTR(serving.requests_per_client)},
         {{"serving.length_spread", FieldType::number, "", 0, 0.99, nullptr, "Spread of the request lengths: each request's input and output lengths are drawn uniformly from (1 - spread) x to 1 x isl / osl (0: fixed lengths; a client's --random-range-ratio 0.8 in SGLang's and InferenceMAX's bench_serving is 0.2). Sets the mean lengths and how fast synchronised rounds of requests drift apart."}, MOE_PTR(serving.length_spread)},
         {{"serving.stream_interval", FieldType::integer, "tokens", 1, 4096, nullptr, "Tokens the engine sends to a client at a time (--stream-interval in SGLang, vLLM and TensorRT-LLM): the first token reaches the client after that many have been made, so TTFT grows by (interval - 1) decode steps and the measured TPOT (the time after the first token over the tokens after it) shrinks to match; the end-to-end latency is unchanged."}, MOE_PTR(serving.stream_interval)},
@@ -120,7 +120,7 @@ const std::vector<FieldImpl>& field_impls() {
         {{"serving.decode.parallel.ep", FieldType::integer, "GPUs", 1, 65536, nullptr, "Disaggregated: expert parallelism of one decode worker."}, MOE_PTR(serving.decode.parallel.ep)},
         {{"serving.decode.parallel.pp", FieldType::integer, "stages", 1, 4096, nullptr, "Disaggregated: pipeline stages of one decode worker."}, MOE_PTR(serving.decode.parallel.pp)},
         {{"serving.decode.workers", FieldType::integer, "workers", 1, 65536, nullptr, "Disaggregated: number of decode workers."}, MOE_PTR(serving.decode.workers)},
-        {{"serving.decode.batch", FieldType::integer, "requests", 1, 1e6, nullptr, "Disaggregated: requests in flight per decode DP rank (concurrency = workers x dp x batch)."}, MOE_PTR(serving.decode.batch)},
+        {{"serving.decode.batch", FieldType::integer, "requests", 1, 1e6, nullptr, "Disaggregated: the most requests a decode DP rank runs at once (its max batch); serving.concurrency clients share the workers x dp x batch slots."}, MOE_PTR(serving.decode.batch)},
     };
     return fields;
 }
@@ -457,6 +457,16 @@ ParseResult scenario_from_json(const json& j, const Catalog& cat) {
         }
         set_area(s, key, it.value(), cat, r.errors);
     }
+    // Disaggregated serving's clients are serving.concurrency, its decode batch the limit per DP rank (DESIGN 11.3).
+    // A scenario that names no concurrency fills the decode slots: workers x dp x batch clients (what it meant
+    // before the two were separate, issue 26).
+    if (s.serving.mode == ServingMode::disaggregated) {
+        const auto sv = j.find("serving");
+        if (sv == j.end() || !sv->is_object() || !sv->contains("concurrency")) {
+            const double slots = double(s.serving.decode.workers) * std::max(1, s.serving.decode.parallel.dp) * s.serving.decode.batch;
+            s.serving.concurrency = int(std::clamp(slots, 1.0, 1e7));
+        }
+    }
     if (r.errors.empty()) r.errors = validate_scenario(s);
     return r;
 }
@@ -486,7 +496,9 @@ json scenario_to_json(const Scenario& s, bool compact) {
         json v = value_of(s, f);
         if (compact) {
             json dv = value_of(defaults, f);
-            if (v == dv) continue;
+            // (a disaggregated scenario without it would read its decode slots as the clients: always written)
+            const bool keep = s.serving.mode == ServingMode::disaggregated && std::string_view(f.desc.path) == "serving.concurrency";
+            if (v == dv && !keep) continue;
         }
         // nested by every dot: "serving.decode.parallel.ep" -> {"serving": {"decode": {"parallel": {"ep": ..}}}}
         std::string_view path = f.desc.path;

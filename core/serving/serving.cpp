@@ -56,13 +56,9 @@ double computed_isl(const Scenario& s) {
     return isl - prefix_cached_tokens(isl, s.workload.prefix_cache_hit);
 }
 
-// Clients in flight on the deployment: aggregated, serving.concurrency; disaggregated, the decode pool's workers x
-// DP ranks x batch.
-double clients_in_flight(const ServingConfig& sv) {
-    return sv.mode == ServingMode::disaggregated
-               ? double(sv.decode.workers) * std::max(1, sv.decode.parallel.dp) * sv.decode.batch
-               : double(sv.concurrency);
-}
+// Clients in flight on the deployment: serving.concurrency (disaggregated too: the decode batch is the limit per
+// rank, DESIGN 11.3).
+double clients_in_flight(const ServingConfig& sv) { return double(sv.concurrency); }
 
 int gpus_of(const ParallelConfig& p) { return p.tp * p.dp * p.pp; }
 
@@ -571,6 +567,10 @@ void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines,
         apply_stream_interval(s, e.serving);
         if (!e.serving.computed) return fail({{"serving", "the simulation finished no request (please report it)"}});
     }
+    // one verdict (issue 26): a disaggregated deployment fits when its decode pool holds a request and a prefill worker
+    // holds its forward (the warning above names the pool that does not)
+    const bool decode_fits = e.serving.fits;
+    if (s.serving.mode == ServingMode::disaggregated) e.serving.fits = decode_fits && e.serving.prefill_fits;
     const ServingResult& r = e.serving;
     for (double v : {r.ttft_ms, r.tpot_ms, r.e2e_latency_ms, r.output_tokens_per_s_per_gpu, r.tokens_per_s_per_user, r.requests_per_s})
         if (!std::isfinite(v)) {
@@ -586,7 +586,7 @@ void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines,
     }
     serving_band(k, e.serving);
     if (energy) serving_energy(s, t, e);  // power and J/token under load (serving_power.cpp)
-    if (want_warnings && !r.fits) e.warnings.push_back("serving: the deployment does not fit one request's KV cache next to the weights");
+    if (want_warnings && !decode_fits) e.warnings.push_back("serving: the deployment does not fit one request's KV cache next to the weights");
 }
 
 Estimate evaluate(const Scenario& s, const Tables& t) { return evaluate(s, t, active_engines()); }

@@ -92,6 +92,7 @@ struct Sums {
     double n = 0, ttft = 0, tpot = 0, n_tpot = 0, ovh = 0, queue = 0, own_prefill = 0, kv = 0;
     double out_tokens = 0, makespan = 0;
     double decode_time = 0, decode_steps = 0, batch_time = 0;  // pure decode steps: their time, count, batch x time
+    double peak_batch = 0;                                     // the largest batch a rank decoded
     double prefill_time = 0, busy_time = 0;                    // time in forwards that carry prompt tokens; any
     double decoding_time = 0;                                  // time in steps that decode (pure or mixed)
     double mem_blocked = 0;                                    // forwards a waiting prompt could not enter (KV full)
@@ -341,6 +342,7 @@ struct Aggregated {
                         sum.prefill_time += dt;
                         sum.busy_time += dt;
                         sum.batch_time += b * dt;
+                sum.peak_batch = std::max(sum.peak_batch, b);
                         if (b > 0) sum.decoding_time += dt;
                         if (b > 0) advance_decode(1);
                         pop_ends();
@@ -373,6 +375,7 @@ struct Aggregated {
                 sum.decoding_time += dt;
                 sum.decode_steps += double(n);
                 sum.batch_time += b * dt;
+                sum.peak_batch = std::max(sum.peak_batch, b);
                 sum.busy_time += dt;
                 advance_decode(n);
                 pop_ends();
@@ -420,7 +423,7 @@ struct Disaggregated {
         const double cap_rank = std::max(1.0, std::min<double>(sv.decode.batch, std::floor(sf.kv_tokens_per_rank /
                                                  std::max(1.0, sv.mean_isl() + (k.kv_reserve_output ? 1.0 : 0.5) * sv.mean_osl()))));
         const double cap = cap_rank * ranks_d;
-        const int clients = std::max(1, int(std::lround(ranks_d * sv.decode.batch)));
+        const int clients = std::max(1, sv.concurrency);  // closed-loop clients; the decode slots are cap
         w.make(s, clients);
         kv_ms = sf.kv_link_GBps > 0 ? sf.kv_bytes_per_request / (sf.kv_link_GBps * 1e9 * k.kv_transfer_eff) * 1000.0 + k.kv_transfer_latency_ms
                                     : 0.0;
@@ -536,6 +539,7 @@ struct Disaggregated {
             sum.decoding_time += dt;
             sum.decode_steps += double(n);
             sum.batch_time += b * dt;
+                sum.peak_batch = std::max(sum.peak_batch, b);
             while (!ends.empty() && ends.top().first <= G) {
                 const int id = ends.top().second;
                 ends.pop();
@@ -561,7 +565,7 @@ double simulated_requests(const Scenario& s) {
     const ServingConfig& sv = s.serving;
     const double rounds = std::max(1, sv.requests_per_client);
     if (sv.mode == ServingMode::disaggregated)
-        return rounds * std::max(1.0, double(sv.decode.workers) * std::max(1, sv.decode.parallel.dp) * sv.decode.batch);
+        return rounds * std::max(1.0, double(sv.concurrency));
     return rounds * std::max(1.0, std::round(double(sv.concurrency) / std::max(1, s.parallel.dp)));
 }
 
@@ -609,6 +613,7 @@ ServingResult simulate(const Scenario& s, const StepSurface& sf, const EngineCon
     r.output_tokens_per_s_per_gpu = sum.out_tokens * ranks / (sum.makespan / 1000.0) / std::max(1, sf.gpus);
     r.tokens_per_s_per_user = r.tpot_ms > 0 ? 1000.0 / r.tpot_ms : 0.0;
     r.running_batch = sum.decoding_time > 0 ? sum.batch_time / sum.decoding_time : 0.0;
+    r.peak_running_batch = sum.peak_batch;
     r.bound = sum.mem_blocked > 0.05 * sum.n ? "memory" : (r.prefill_utilisation > 0.5 ? "prefill" : "decode");
     return r;
 }

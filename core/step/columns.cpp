@@ -81,7 +81,7 @@ const std::vector<Column> kColumns = {
     {"serving.tokens_per_s_per_user", "tokens/s", ColumnType::number, S(tokens_per_s_per_user), nullptr, "Output tokens per second seen by one user (1000 / TPOT)."},
     {"serving.requests_per_s", "requests/s", ColumnType::number, S(requests_per_s), nullptr, "Completed requests per second of the deployment."},
     {"serving.gpus", "GPUs", ColumnType::number, S(gpus), nullptr, "GPUs of the deployment (aggregated: one replica; disaggregated: both pools)."},
-    {"serving.fits", "", ColumnType::boolean, [](const Estimate& e) { return e.ok && e.serving.computed ? (e.serving.fits ? 1.0 : 0.0) : kNA; }, nullptr, "Whether at least one request's KV cache fits next to the weights (beyond the memory's batch, requests wait for a slot)."},
+    {"serving.fits", "", ColumnType::boolean, [](const Estimate& e) { return e.ok && e.serving.computed ? (e.serving.fits ? 1.0 : 0.0) : kNA; }, nullptr, "Whether at least one request's KV cache fits next to the weights (beyond the memory's batch, requests wait for a slot); disaggregated, also whether a prefill worker holds its forward."},
     {"serving.ttft_prefill_ms", "ms", ColumnType::number, S(ttft_prefill_ms), nullptr, "Part of TTFT: the request's own prefill (steady state)."},
     {"serving.ttft_queue_ms", "ms", ColumnType::number, S(ttft_queue_ms), nullptr, "Part of TTFT: waiting for prefill capacity or a free slot."},
     {"serving.ttft_first_wave_ms", "ms", ColumnType::number, S(ttft_first_wave_ms), nullptr, "Part of TTFT: the first requests of the run waiting behind each other, averaged over all requests."},

@@ -162,6 +162,7 @@ struct ServingResult {
     double tpot_prefill_ms = 0;     // prefill work interleaved with decoding, per output token
     double tpot_preempt_ms = 0;     // preempted and waiting for KV room (engines that do not reserve the output's KV)
     double running_batch = 0;       // requests decoding per DP rank
+    double peak_running_batch = 0;  // the most requests decoding at once on a DP rank (simulation; 0 from the closed form)
     double prefill_utilisation = 0; // share of time (or of the prefill pool) spent on prefill
     const char* bound = "";         // "decode", "prefill", "memory"
     bool prefill_fits = true;       // disaggregated: a prefill worker holds its forward (else a warning)

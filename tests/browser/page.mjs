@@ -164,6 +164,10 @@ export async function typeInto(page, name, text) {
 // (issue 28: "p10 870 – p90 1,300 ms", the CLI's serving.*_p10 / _p90). extra: more eval arguments (--engines FILE).
 export function assertCardsAsCli(h, label, extra = []) {
   const cli_ = cliEval(ctx.cli, h.scenario, extra);
+  // issue 26, one verdict per screen: with serving on, the deployment's fit is the page's, and no warning contradicts it
+  assert.equal(h.fits, cli_.serving.fits, `${label}: the page's verdict is the deployment's (serving.fits)`);
+  const contra = h.warnings.filter((w) => h.fits ? /does not fit/.test(w) : false);
+  assert.deepEqual(contra, [], `${label}: the deployment fits, yet the page warns`);
   const names = Object.keys(h.cards).filter((n) => n.startsWith('card.serving.'));
   assert.equal(names.length, 6, `${label}: serving cards ${JSON.stringify(Object.keys(h.cards))}`);
   for (const name of names) {

@@ -485,13 +485,13 @@ test('(n) serving: the Serving section by real clicks, cards to the last digit, 
   await click(page, 'serving.prefill.workers.plus');
   const h8 = await waitHook(page, () => window.__moe.scenario.serving?.prefill?.workers === 2);
   assertEditAsCli(h7, h8, ['serving.prefill.workers=2'], 'prefill workers +');
-  assert.deepEqual(h8.scenario.serving, { mode: 'disaggregated', isl: 4096, decode: { parallel: { dp: 2, ep: 2 } }, prefill: { workers: 2 } });
+  assert.deepEqual(h8.scenario.serving, { mode: 'disaggregated', isl: 4096, concurrency: 64, decode: { parallel: { dp: 2, ep: 2 } }, prefill: { workers: 2 } });
   assert.equal(h8.results['serving.gpus'], 4);
   assert.ok(h8.results['serving.kv_transfer_ms'] > 0, JSON.stringify(h8.results));
   assertSameAsCli(h8, 'disaggregated');
   assert.deepEqual(await urlScenario(), h8.scenario, 'the URL carries the pools');
   await click(page, 'tab.4', { scroll: false });
-  const h9 = await waitHook(page, () => window.__moe.view.tab === 4 && window.__moe.serving_sweep.axis[0] === 'serving.decode.batch');
+  const h9 = await waitHook(page, () => window.__moe.view.tab === 4 && window.__moe.serving_sweep.axis[0] === 'serving.concurrency');
   assertCardsAsCli(h9, 'disaggregated');
   assertOnScreen(h9, [...SERVING_CARDS, ...STEP_CARDS, 'chart.serving', 'chart.serving_frontier'], 1280, 800, 'disaggregated');
   await scrollIntoView(page, 'derived.serving_gpus');

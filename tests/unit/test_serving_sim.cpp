@@ -207,9 +207,10 @@ TEST_CASE("serving simulation: disaggregated, one client — TTFT is the prefill
         "serving":{"mode":"disaggregated","isl":4096,"osl":64,"requests_per_client":2,
                    "prefill":{"parallel":{"tp":8,"ep":8},"workers":1,"batch":1},
                    "decode":{"parallel":{"dp":8,"ep":8},"workers":1,"batch":1}}})");
-    // one client in flight: decode workers x DP x batch = 8 clients; make it one by a batch of 1 on one rank
+    // one client in flight (serving.concurrency; the file names none, so it read the 8 decode slots) on one rank
     s.serving.decode.parallel.dp = 1;
     s.serving.decode.parallel.tp = 8;
+    s.serving.concurrency = 1;
     const moe::StepSurface sf = moe::step_surface(s, T());
     REQUIRE(sf.ok);
     const moe::ServingResult r = moe::simulate(s, sf, ideal());
@@ -217,6 +218,32 @@ TEST_CASE("serving simulation: disaggregated, one client — TTFT is the prefill
     const double kv_ms = sf.kv_bytes_per_request / (sf.kv_link_GBps * 1e9) * 1000.0;  // ideal: efficiency 1, no latency
     CHECK(r.kv_transfer_ms == doctest::Approx(kv_ms).epsilon(1e-9));
     CHECK(r.ttft_ms == doctest::Approx(sf.prefill.forward_ms(4096) + kv_ms).epsilon(1e-6));
+}
+
+// Disaggregated clients are serving.concurrency and the decode batch is each rank's limit (DESIGN 11.3): a file
+// without a concurrency fills the slots; twice as many clients as slots wait a whole request for one. In a closed
+// loop that keeps S slots busy, N clients cycle in N / S request latencies, so the extra S clients add one request's
+// decode time (its TTFT and OSL x TPOT at full slots) to the TTFT, and the throughput does not move.
+TEST_CASE("serving simulation: disaggregated clients beyond the decode slots wait for one") {
+    const char* json = R"({"model":"qwen3-30b-a3b","hardware":"h200","runtime":{"engine":"ideal"},
+        "serving":{"mode":"disaggregated","isl":1024,"osl":256,"requests_per_client":8,
+                   "prefill":{"parallel":{"tp":1},"workers":2},"decode":{"parallel":{"tp":1,"dp":1},"workers":1,"batch":16}}})";
+    moe::Scenario s = moe_test::scenario(json);
+    CHECK(s.serving.concurrency == 16);  // 1 worker x DP 1 x batch 16
+    CHECK(moe::scenario_to_json(s, true)["serving"]["concurrency"] == 16);  // written, so a link keeps it
+    const moe::Estimate full = moe::evaluate(s, T());
+    REQUIRE(full.ok);
+    CHECK(full.serving.peak_running_batch == 16);
+    s.serving.concurrency = 32;
+    const moe::Estimate twice = moe::evaluate(s, T());
+    REQUIRE(twice.ok);
+    CHECK(twice.serving.peak_running_batch == 16);  // the limit holds
+    CHECK(twice.serving.output_tokens_per_s_per_gpu == doctest::Approx(full.serving.output_tokens_per_s_per_gpu).epsilon(0.03));
+    CHECK(twice.serving.ttft_ms - full.serving.ttft_ms == doctest::Approx(full.serving.e2e_latency_ms).epsilon(0.10));
+    s.serving.concurrency = 8;  // fewer clients than slots: half of them run
+    const moe::Estimate half = moe::evaluate(s, T());
+    REQUIRE(half.ok);
+    CHECK(half.serving.peak_running_batch == 8);
 }
 
 TEST_CASE("serving: the closed form (the planner's screening pass) against the simulation") {

@@ -144,12 +144,12 @@ TEST_CASE("serving: recompute sweeps the deployment over its concurrency; step s
     CHECK(web::sweep_y_column(st) == "serving.output_tokens_per_s_per_gpu");
     CHECK(web::current_sweep_csv(st).rfind("serving.concurrency,", 0) == 0);
     CHECK(web::build_fragment(st).find("&x=concurrency") != std::string::npos);
-    // disaggregated: the pools' fields nest in the compact JSON, the Serving sweep is over the decode batch
+    // disaggregated: the pools' fields nest in the compact JSON, the Serving sweep is over the clients too
     REQUIRE(web::edit_field(st, "serving.mode", "disaggregated"));
     REQUIRE(web::edit_field(st, "serving.decode.parallel.tp", 4));
     REQUIRE(web::edit_field(st, "serving.prefill.parallel.tp", 4));
     web::recompute(st);
-    CHECK(web::sweep_axis_paths(st.serving.spec) == std::vector<std::string>{"serving.decode.batch"});
+    CHECK(web::sweep_axis_paths(st.serving.spec) == std::vector<std::string>{"serving.concurrency"});
     const nlohmann::json hook = nlohmann::json::parse(web::hook_json(st));
     CHECK(hook["scenario"]["serving"]["decode"]["parallel"]["tp"] == 4);
     web::AppState st2 = make_state();
