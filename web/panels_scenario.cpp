@@ -440,7 +440,7 @@ void pool_controls(AppState& st, const char* pool, const char* title) {
     field_pow2_stepper(st, (p + ".parallel.pp").c_str(), "PP (stages)");
     field_int_stepper(st, (p + ".workers").c_str(), "Workers");
     if (std::string(pool) == "prefill") field_slider_int(st, (p + ".batch").c_str(), "Prompts / forward", 1, 256, true);
-    else field_slider_int(st, (p + ".batch").c_str(), "Batch per DP", 1, 4096, true);
+    else field_slider_int(st, (p + ".batch").c_str(), "Max batch / DP", 1, 4096, true);
 }
 
 void serving_section(AppState& st) {

@@ -20,12 +20,10 @@ add_executable(moe-validate
   "${CMAKE_CURRENT_LIST_DIR}/cases.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/fit.cpp"
   "${CMAKE_CURRENT_LIST_DIR}/report.cpp"
-  "${CMAKE_CURRENT_LIST_DIR}/serving.cpp"
-  # the serving runs and the fit, shared with moe-roofline calibrate
-  "${PROJECT_SOURCE_DIR}/native/serving_runs.cpp"
-  "${PROJECT_SOURCE_DIR}/native/calibrate.cpp")
+  "${CMAKE_CURRENT_LIST_DIR}/serving.cpp")
 target_compile_definitions(moe-validate PRIVATE MOE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-target_link_libraries(moe-validate PRIVATE moe_core)
+# moe_cli: the serving runs and the fit (native/serving_runs.cpp, native/calibrate.cpp), shared with calibrate
+target_link_libraries(moe-validate PRIVATE moe_cli)
 target_include_directories(moe-validate PRIVATE "${CMAKE_CURRENT_LIST_DIR}" "${PROJECT_SOURCE_DIR}")
 set_target_properties(moe-validate PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}")
 moe_warnings(moe-validate)
