@@ -531,6 +531,9 @@ void precision_section(AppState& st) {
     field_dtype_combo(st, "precision.dispatch", "Dispatch");
     field_dtype_combo(st, "precision.combine", "Combine");
     field_choice_combo(st, "precision.fp4_on_hopper", "FP4 without FP4 cores");
+    // seed 002 (issue 30): FP4 stored and FP8 computed on Blackwell; the MLA latent cache's FP8 layout
+    field_choice_combo(st, "precision.fp4_compute", "FP4 compute");
+    if (st.scenario.model.attn == moe::AttnKind::mla) field_choice_combo(st, "precision.mla_kv", "MLA FP8 cache");
     section_errors(st, {"precision"});
 }
 
@@ -552,6 +555,9 @@ void runtime_section(AppState& st) {
     field_checkbox(st, "runtime.shared_expert_overlap", "Shared exp. overlap");  // the checkbox column leaves ~19 characters
     field_slider_int(st, "runtime.comm_sms", "Comm SMs", 0, std::max(1, st.scenario.gpu.sm_count), false);
     field_choice_combo(st, "runtime.expert_layout", "Expert layout");
+    // seed 001 (issue 30): the routed experts' kernel and the fused MoE's chunk
+    field_choice_combo(st, "runtime.moe_kernel", "Expert kernel");
+    field_input_number(st, "runtime.moe_chunk_tokens", "MoE chunk tokens", "engine's");
     // DESIGN §10: experts beyond the HBM cache streamed from host memory / SSD
     field_choice_combo(st, "runtime.expert_offload.tier", "Expert offload");
     if (st.scenario.runtime.expert_offload.tier != moe::OffloadTier::none) {

@@ -681,6 +681,13 @@ test('(u) speculative decoding by acceptance and multi-turn sessions over KV tie
   const h4 = await waitHook(page, () => window.__moe.scenario.workload?.sessions?.think_time_s === 5);
   assertEditAsCli(h3, h4, ['workload.sessions.think_time_s=5'], 'think time');
   assertCardsAsCli(h4, 'think time 5 s');
+  // seed 001's expert kernel and the fused MoE's chunk (issue 30), by their controls
+  await choose(page, 'runtime.moe_kernel', 'triton');
+  const h5 = await waitHook(page, () => window.__moe.scenario.runtime?.moe_kernel === 'triton');
+  assertEditAsCli(h4, h5, ['runtime.moe_kernel=triton'], 'expert kernel');
+  await typeInto(page, 'runtime.moe_chunk_tokens', '4096');
+  const h6 = await waitHook(page, () => window.__moe.scenario.runtime?.moe_chunk_tokens === 4096);
+  assertEditAsCli(h5, h6, ['runtime.moe_chunk_tokens=4096'], 'MoE chunk tokens');
   await scrollIntoView(page, 'derived.kv_tiers');
   await screenshot(page, 'sessions-kv-tiers.png');
   await scrollIntoView(page, 'runtime.speculative.acceptance');
