@@ -3,7 +3,7 @@
 #   site/index.html + index.js + index.wasm   the page (served by scripts/run.sh)
 #   site/moe-roofline.html                     the same page in one file (wasm inlined), works from file://
 #   node/moe-core.js + moe-core.wasm           the core as a module for node (createCore), from web/bindings.cpp
-#   ctest: unit_wasm (CMakeLists.txt), core_module_node, browser_e2e, browser_layout
+#   ctest: unit_wasm (CMakeLists.txt), core_module_node, browser_e2e, browser_plan, browser_layout
 
 include(cmake/imgui.cmake)
 
@@ -76,6 +76,12 @@ add_test(NAME browser_e2e
                  --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
                  --out "${CMAKE_BINARY_DIR}/screenshots")
 set_tests_properties(browser_e2e PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+# the Plan tab against moe-roofline plan: one search, and GPUs x engines at p90 (tests/browser/plan.mjs)
+add_test(NAME browser_plan
+         COMMAND "${MOE_NODE}" "${PROJECT_SOURCE_DIR}/tests/browser/plan.mjs"
+                 --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
+                 --out "${CMAKE_BINARY_DIR}/screenshots")
+set_tests_properties(browser_plan PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
 # issue 26: lengths, verdicts, pools, the Plan tab's command / CSV / hover, and no text overlapping at 1280x720 and
 # 800x600 (tests/browser/layout.mjs)
 add_test(NAME browser_layout

@@ -26,7 +26,8 @@ moe::EngineSet load_engines_file(const std::string& path);
 // The same from JSON text (`origin` names it in messages: a path, "engines").
 moe::EngineSet engines_from_text(const std::string& text, const std::string& origin);
 
-// Uses `set` for every evaluation while in scope (moe::use_engines), then the shipped constants again.
+// Uses `set` for every evaluation of this thread while in scope (moe::use_engines is per thread; parallel_chunks and
+// sweep hand it to their workers), then the shipped constants again.
 class EnginesScope {
 public:
     explicit EnginesScope(const moe::EngineSet* set) : active_(set != nullptr) {

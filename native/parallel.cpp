@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/serving/engine.h"
 #include "inputs.h"
 #include "values.h"
 
@@ -60,9 +61,14 @@ void parallel_chunks(std::size_t chunks, int threads, const std::function<void(s
             }
         }
     };
+    // the workers evaluate with the caller's calibration (moe::use_engines is per thread)
+    const moe::EngineSet* engines = moe::engines_in_use();
     std::vector<std::thread> pool;
     const std::size_t extra = std::min<std::size_t>(std::size_t(threads) - 1, chunks - 1);
-    for (std::size_t t = 0; t < extra; ++t) pool.emplace_back(run);
+    for (std::size_t t = 0; t < extra; ++t) pool.emplace_back([&] {
+        moe::use_engines(engines);
+        run();
+    });
     run();
     for (std::thread& t : pool) t.join();
     if (error) std::rethrow_exception(error);

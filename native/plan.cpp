@@ -192,6 +192,11 @@ public:
                   {"reason", reason(row)},
                   {"scenario", moe::scenario_to_json(scratch_, true)},
                   {"link", moe::scenario_url(scratch_, o_.base_url)}};
+        // the band's high end with the serving layer on (issue 28): eval's serving.ttft_ms_p90 / serving.tpot_ms_p90,
+        // at the same path (null: an engine without a band)
+        if (x.base.serving.mode != moe::ServingMode::off)
+            j["serving"] = {{"ttft_ms_p90", r.ok && r.ttft_ms_p90 > 0 ? json(r.ttft_ms_p90) : json()},
+                            {"tpot_ms_p90", r.ok && r.tpot_ms_p90 > 0 ? json(r.tpot_ms_p90) : json()}};
         j["command"] = moe::launch_command(scratch_, p, x.request.engine);
         if (p.mode == moe::PlanMode::disaggregated) {
             j["prefill"] = {{"workers", p.prefill_workers},

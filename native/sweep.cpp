@@ -22,6 +22,7 @@
 #include "output.h"
 #include "parallel.h"
 #include "values.h"
+#include "core/serving/engine.h"
 #include "core/serving/serving.h"
 
 namespace cli {
@@ -393,7 +394,9 @@ void run_threaded(std::uint64_t begin, std::uint64_t end, int threads, const moe
     bool stop = false;
     std::exception_ptr error;
 
+    const moe::EngineSet* engines = moe::engines_in_use();  // the caller's calibration (per thread): the workers' too
     auto work = [&] {
+        moe::use_engines(engines);
         Worker w(base, axes, columns, catalog);
         std::string buf;
         for (;;) {

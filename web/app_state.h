@@ -80,6 +80,11 @@ struct PlanSettings {
     bool mtp = true;       // search MTP draft tokens 0..3 (models with MTP layers)
     bool formats = true;   // search the weight and KV formats the GPU allows (else the scenario's)
     bool overlap = true;   // search two-batch overlap on / off (else off)
+    bool sla_p90 = false;  // the SLA holds at the band's p90 (plan --sla-at p90)
+    // plan --hardware ID,... and --engine NAME,...: one search per (GPU, engine), one front; empty: the scenario's.
+    // Kept in the catalog's and the engines' order (the CLI's searches, hardware outer, in the order given).
+    std::vector<std::string> hardware;
+    std::vector<moe::ServingEngine> engines;
 };
 bool operator==(const PlanSettings& a, const PlanSettings& b);
 
@@ -87,7 +92,11 @@ struct PlanState {
     PlanSettings settings;
     bool in_url = false;          // the settings are in the URL (after a run, an edit, or a link that had them)
     bool run_requested = false;   // start a search at the next frame
-    moe::PlanSearch search;
+    // one search per (GPU, engine), hardware outer (`plan --hardware --engine`'s order; one without lists), stepped
+    // one after the other; `search_hardware` names each one's GPU as `plan` does
+    std::vector<moe::PlanSearch> searches;
+    std::vector<std::string> search_hardware;
+    std::size_t current = 0;  // the search being stepped
     bool running = false;
     std::string error;            // the search could not start (bad budget, ...)
     double compute_ms = 0;        // wasm time spent in step()
@@ -95,9 +104,17 @@ struct PlanState {
     double started_ms = 0;
     double last_publish_ms = 0;
     int runs = 0;
-    // after the search: the front (indices into the points, best per GPU first), each mode's own front (for the
-    // chart's lines), a thinned cloud of the other candidates, and the front row loaded into the calculator
-    std::vector<std::size_t> front, front_agg, front_disagg, cloud;
+    // after the search: the front (each row's search, point and result after the re-ranking by the simulation,
+    // best first: plan's front over every search), each mode's own front (the chart's lines), a thinned cloud of the
+    // other candidates, the counts by verdict over every search, and the front row loaded into the calculator
+    std::vector<moe::PlanFront::Row> front;
+    struct Dot {
+        double per_user = 0, per_gpu = 0;
+        bool disaggregated = false;
+    };
+    std::vector<Dot> front_agg, front_disagg, cloud;
+    std::uint64_t counts[6] = {};
+    std::uint64_t points = 0, evaluated = 0;
     std::vector<double> front_joules;  // per front row: J per output token (issue 28; 0: the GPU has no board power)
     int selected = -1;            // rank - 1 of the loaded row, -1 none
     int hovered = -1;             // rank - 1 of the table row under the mouse (marked on the chart), -1 none
@@ -224,12 +241,19 @@ bool serving_on(const moe::Scenario& s);
 moe::Scenario plan_base(const moe::Scenario& s, const PlanSettings& p);
 moe::PlanRequest plan_request(const moe::Scenario& base, const PlanSettings& p);
 nlohmann::json plan_space_json(const moe::Scenario& base, const PlanSettings& p);
+// The GPUs (preset ids) and engines the Plan tab shows as chosen: the settings' lists, else the scenario's own
+// (its hardware preset, "" for an edited or inline GPU; its engine's commands, ideal: SGLang's).
+std::vector<std::string> plan_hardware(const AppState& st);
+std::vector<moe::ServingEngine> plan_engines(const AppState& st);
+// The search a front row came from (its base, request and GPU).
+const moe::PlanSearch& plan_search_of(const PlanState& pl, const moe::PlanFront::Row& row);
 std::string plan_settings_text(const PlanSettings& p);                // "g64_tpot30_agg_dis_mtp_fmt_tbo"
 bool plan_settings_from_text(std::string_view text, PlanSettings& p);  // false: malformed (p unchanged)
 void edit_plan_settings(AppState& st);   // a plan control changed: the URL follows
 void start_plan(AppState& st);           // starts the search (the frame loop runs it in slices)
 // Runs the search for about `budget_ms` of this frame; true while it still runs.
 bool step_plan(AppState& st, double budget_ms);
+bool plan_done(const PlanState& pl);     // every search evaluated and the front made
 // Loads front row `rank_index` (0 = best per GPU) into the calculator.
 void load_plan_row(AppState& st, int rank_index);
 

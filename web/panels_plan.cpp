@@ -44,7 +44,11 @@ std::string dtype_text(const moe::DtypeSel& d, const char* auto_text) { return d
 
 // "plan-deepseek-v3-h200-64gpus"
 std::string plan_filename(const AppState& st) {
-    std::string id = st.plan.search.started() ? st.plan.search.base().model_ref + "-" + st.plan.search.base().hardware_ref : "plan";
+    std::string id = "plan";
+    if (!st.plan.searches.empty()) {
+        const moe::Scenario& b = st.plan.searches.front().base();
+        id = b.model_ref + "-" + (st.plan.searches.size() > 1 && st.plan.settings.hardware.size() > 1 ? "mixed" : b.hardware_ref);
+    }
     for (char& c : id)
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.') c = '-';
     return "plan-" + id + "-" + std::to_string(st.plan.settings.gpus) + "gpus";
@@ -52,18 +56,21 @@ std::string plan_filename(const AppState& st) {
 
 // Everything about front row k, as the hover over a table row or a chart point shows it.
 void row_tooltip(const AppState& st, std::size_t k) {
-    const moe::PlanSearch& s = st.plan.search;
-    const moe::PlanPoint& pt = s.points()[st.plan.front[k]];
-    const moe::PointResult& r = s.results()[st.plan.front[k]];
+    const moe::PlanFront::Row& row = st.plan.front[k];
+    const moe::PlanSearch& s = plan_search_of(st.plan, row);
+    const moe::PlanPoint& pt = row.point;
+    const moe::PointResult& r = row.result;
     const bool dis = pt.mode == moe::PlanMode::disaggregated;
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
-    ImGui::Text("#%zu %s, %d GPUs x %d replica%s", k + 1, dis ? "disaggregated" : "aggregated", pt.world(), pt.replicas,
-                pt.replicas == 1 ? "" : "s");
+    ImGui::Text("#%zu %s, %d GPUs x %d replica%s, %s, %s", k + 1, dis ? "disaggregated" : "aggregated", pt.world(), pt.replicas,
+                pt.replicas == 1 ? "" : "s", st.plan.search_hardware[row.group].c_str(), moe::serving_engine_name(s.request().engine));
     ImGui::Text("%s output tokens/s per GPU, %s tokens/s per user", fmt::number(r.output_tokens_per_s_per_gpu, 4).c_str(),
                 fmt::number(r.tokens_per_s_per_user, 4).c_str());
     ImGui::Text("TTFT %s (%s waiting), TPOT %s", fmt::time_ms(r.ttft_ms).c_str(), fmt::time_ms(r.ttft_queue_ms).c_str(),
                 fmt::time_ms(r.tpot_ms).c_str());
+    if (r.ttft_ms_p90 > 0 || r.tpot_ms_p90 > 0)
+        ImGui::Text("band's p90: TTFT %s, TPOT %s", fmt::time_ms(r.ttft_ms_p90).c_str(), fmt::time_ms(r.tpot_ms_p90).c_str());
     if (moe::plan_ttft_mostly_queueing(r)) ImGui::TextColored(theme::vec(theme::kWarn), "%s", moe::plan_queue_note(r).c_str());
     ImGui::Text("%s%s, batch %d per DP rank (%d in flight per worker), MTP %d, weights %s, KV %s, two-batch overlap %s",
                 dis ? (std::to_string(pt.decode_workers) + " decode worker(s) of ").c_str() : "",
@@ -93,6 +100,84 @@ bool check(AppState& st, const char* label, const char* name, bool& value, const
     const bool changed = ImGui::Checkbox(label, &value);
     record_last_item(st, name);
     help_marker(help);
+    return changed;
+}
+
+// --sla-at mean|p90: which of the model's numbers the limits hold at (two radio buttons on one line)
+bool sla_at_radios(AppState& st, PlanSettings& p) {
+    bool changed = false;
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("SLA at");
+    for (const bool p90 : {false, true}) {
+        ImGui::SameLine();
+        if (ImGui::RadioButton(p90 ? "p90##plan_sla_at" : "mean##plan_sla_at", p.sla_p90 == p90) && p.sla_p90 != p90)
+            p.sla_p90 = p90, changed = true;
+        record_last_item(st, std::string("plan.sla_at=") + (p90 ? "p90" : "mean"));
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s", p90 ? "The limits hold at the high end of the band (serving.ttft_ms_p90, serving.tpot_ms_p90): as if "
+                                          "the engine ran as slow as its 90th-percentile held-out miss (moe-roofline plan --sla-at p90; "
+                                          "an engine without a band is checked at its mean)."
+                                        : "The limits hold at the model's numbers (moe-roofline plan --sla-at mean).");
+    }
+    return changed;
+}
+
+// plan --hardware ID,...: GPU presets, each a search of its own; none chosen: the scenario's GPU (shown ticked). A
+// click on a preset adds it, on a ticked one removes it.
+bool hardware_multi_select(AppState& st, PlanSettings& p) {
+    bool changed = false;
+    const std::vector<std::string> chosen = plan_hardware(st);
+    std::string preview;
+    for (const std::string& id : chosen) preview += (preview.empty() ? "" : ", ") + (id.empty() ? std::string("custom GPU") : id);
+    if (p.hardware.empty()) preview += " (scenario's)";
+    preview = "GPUs: " + preview;
+    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - theme::px(26));
+    const bool open = ImGui::BeginCombo("##plan_hardware", preview.c_str(), ImGuiComboFlags_HeightLarge);
+    const ImVec2 fmin = ImGui::GetItemRectMin(), fmax = ImGui::GetItemRectMax();
+    if (open) {
+        for (const moe::CatalogEntry& e : st.catalog->hardware()) {
+            const bool on = std::find(chosen.begin(), chosen.end(), e.id) != chosen.end();
+            if (ImGui::Selectable(e.id.c_str(), on)) {  // one GPU ticked or unticked per opening
+                // the catalog's order, each once; none left: back to the scenario's own
+                std::vector<std::string> next;
+                for (const moe::CatalogEntry& c : st.catalog->hardware()) {
+                    const bool was = std::find(chosen.begin(), chosen.end(), c.id) != chosen.end();
+                    if (c.id == e.id ? !was : was) next.push_back(c.id);
+                }
+                p.hardware = next;
+                changed = true;
+            }
+            record_last_item(st, "plan.hardware=" + e.id);
+        }
+        ImGui::EndCombo();
+    }
+    record_rect(st, "plan.hardware", fmin, fmax);
+    help_marker("The GPU types to compare (moe-roofline plan --hardware a,b): one search per GPU and engine, one front, "
+                "each row naming its GPU. None chosen: the scenario's GPU.");
+    return changed;
+}
+
+// plan --engine a,b: the engines whose constants and launch commands the plan compares; none: the scenario's
+bool engine_checkboxes(AppState& st, PlanSettings& p) {
+    bool changed = false;
+    const std::vector<moe::ServingEngine> chosen = plan_engines(st);
+    const moe::ServingEngine all[] = {moe::ServingEngine::sglang, moe::ServingEngine::vllm, moe::ServingEngine::trtllm};
+    for (moe::ServingEngine e : all) {
+        bool on = std::find(chosen.begin(), chosen.end(), e) != chosen.end();
+        if (e != all[0]) ImGui::SameLine();
+        const std::string label = std::string(moe::serving_engine_name(e)) + "##plan_engine";
+        if (ImGui::Checkbox(label.c_str(), &on)) {
+            std::vector<moe::ServingEngine> next;
+            for (moe::ServingEngine x : all)
+                if (x == e ? on : std::find(chosen.begin(), chosen.end(), x) != chosen.end()) next.push_back(x);
+            p.engines = next;
+            changed = true;
+        }
+        record_last_item(st, std::string("plan.engine.") + moe::serving_engine_name(e));
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("The engines to compare (moe-roofline plan --engine sglang,vllm): each one's serving constants and "
+                              "launch commands. None ticked: the scenario's runtime.engine (ideal: SGLang's commands).");
+    }
     return changed;
 }
 
@@ -135,9 +220,12 @@ void draw_plan_controls(AppState& st) {
     edited |= limit_input(st, "##tpot_ms", "TPOT \u2264 ms", p.tpot_ms, "Time per output token under load (serving.tpot_ms); none: no limit.");
     edited |= limit_input(st, "##min_user", "tokens/s/user \u2265", p.min_tokens_per_s_per_user,
                           "Output tokens per second each user sees at least (serving.tokens_per_s_per_user); none: no limit.");
+    edited |= sla_at_radios(st, p);
 
     ImGui::Spacing();
     section_title("Search space");
+    edited |= hardware_multi_select(st, p);
+    edited |= engine_checkboxes(st, p);
     edited |= check(st, "aggregated", "plan.aggregated", p.aggregated, "One layout serves prompts and decoding (continuous batching).");
     edited |= check(st, "disaggregated", "plan.disaggregated", p.disaggregated,
                     "Prefill workers and decode workers, each pool its own layout, prefill:decode worker ratios whose GPUs divide the budget.");
@@ -151,28 +239,26 @@ void draw_plan_controls(AppState& st) {
     ImGui::Spacing();
     ImGui::PushTextWrapPos(0.0f);
     const bool off = s.serving.mode == moe::ServingMode::off;
-    ImGui::TextDisabled("%s on %s, %d in / %d out tokens (%s), engine %s", s.model.name.c_str(), s.gpu.name.c_str(),
-                        off ? s.workload.prompt_len : s.serving.isl, off ? s.workload.output_len : s.serving.osl,
-                        off ? "the Workload's prompt and output" : "the Serving section's ISL / OSL",
-                        moe::engine_kind_name(s.runtime.engine));
+    // (the model is the calculator's; the GPUs and engines are the controls above)
+    ImGui::TextDisabled("%d in / %d out tokens a request (%s)", off ? s.workload.prompt_len : s.serving.isl,
+                        off ? s.workload.output_len : s.serving.osl, off ? "the Workload's prompt and output" : "Serving's ISL / OSL");
     ImGui::PopTextWrapPos();
     ImGui::Spacing();
     const bool running = pl.running;
     if (running) ImGui::BeginDisabled();
-    if (ImGui::Button(pl.search.started() ? "Run again" : "Run the plan", ImVec2(-1, theme::px(30)))) pl.run_requested = true;
+    if (ImGui::Button(!pl.searches.empty() ? "Run again" : "Run the plan", ImVec2(-1, theme::px(30)))) pl.run_requested = true;
     record_last_item(st, "plan.run");
     if (running) ImGui::EndDisabled();
 
     // progress and the counts
-    const moe::PlanSearch& search = pl.search;
-    if (search.started()) {
+    if (!pl.searches.empty()) {
         char buf[96];
-        std::snprintf(buf, sizeof buf, "%s / %s points", fmt::number(double(search.evaluated()), 9).c_str(),
-                      fmt::number(double(search.points().size()), 9).c_str());
-        ImGui::ProgressBar(float(search.progress()), ImVec2(-1, 0), buf);
+        std::snprintf(buf, sizeof buf, "%s / %s points", fmt::number(double(pl.evaluated), 9).c_str(),
+                      fmt::number(double(pl.points), 9).c_str());
+        ImGui::ProgressBar(pl.points == 0 ? 1.0f : float(double(pl.evaluated) / double(pl.points)), ImVec2(-1, 0), buf);
         record_last_item(st, "plan.progress");
         if (!running) {
-            const std::size_t* c = search.summary().counts;
+            const std::uint64_t* c = pl.counts;
             ImGui::PushTextWrapPos(0.0f);
             ImGui::TextDisabled("%s s (%s s computing). Front: %zu rows of %s candidates; %s do not fit, %s miss TTFT, "
                                 "%s miss TPOT, %s below tokens/s per user, %s invalid.",
@@ -209,34 +295,35 @@ void draw_plan_chart(AppState& st, ImVec2 size) {
         end_card();
         return;
     }
-    const moe::PlanSearch& s = pl.search;
-    if (!s.started() || pl.running || pl.front.empty()) {
+    if (!plan_done(pl) || pl.front.empty()) {
         ImGui::PushFont(theme::fonts().bold);
         ImGui::TextUnformatted("Pareto front \u00b7 output tokens/s per GPU vs tokens/s per user");
         ImGui::PopFont();
-        ImGui::TextDisabled("%s", pl.running ? "Searching\u2026" : s.started() ? "No deployment fits and meets the SLA." :
+        ImGui::TextDisabled("%s", pl.running ? "Searching\u2026" : !pl.searches.empty() ? "No deployment fits and meets the SLA." :
                                                                           "Set the budget and the SLA, then run the plan.");
         end_card();
         return;
     }
-    const auto& pts = s.points();
-    const auto& res = s.results();
-    auto xy = [&](const std::vector<std::size_t>& idx, std::vector<double>& x, std::vector<double>& y) {
-        x.resize(idx.size());
-        y.resize(idx.size());
-        for (std::size_t k = 0; k < idx.size(); ++k) {
-            x[k] = res[idx[k]].tokens_per_s_per_user;
-            y[k] = res[idx[k]].output_tokens_per_s_per_gpu;
+    auto xy = [&](const std::vector<PlanState::Dot>& dots, std::vector<double>& x, std::vector<double>& y) {
+        x.resize(dots.size());
+        y.resize(dots.size());
+        for (std::size_t k = 0; k < dots.size(); ++k) {
+            x[k] = dots[k].per_user;
+            y[k] = dots[k].per_gpu;
         }
     };
-    std::vector<double> cx, cy, ax, ay, dx, dy, fx, fy;
+    std::vector<double> cx, cy, ax, ay, dx, dy, fx(pl.front.size()), fy(pl.front.size());
     xy(pl.cloud, cx, cy);
     xy(pl.front_agg, ax, ay);
     xy(pl.front_disagg, dx, dy);
-    xy(pl.front, fx, fy);
+    for (std::size_t k = 0; k < pl.front.size(); ++k) {
+        fx[k] = pl.front[k].result.tokens_per_s_per_user;
+        fy[k] = pl.front[k].result.output_tokens_per_s_per_gpu;
+    }
     std::vector<ImU32> cloud_colours(pl.cloud.size()), front_colours(pl.front.size());
-    for (std::size_t k = 0; k < pl.cloud.size(); ++k) cloud_colours[k] = theme::with_alpha(mode_colour(pts[pl.cloud[k]]), 0.35f);
-    for (std::size_t k = 0; k < pl.front.size(); ++k) front_colours[k] = mode_colour(pts[pl.front[k]]);
+    for (std::size_t k = 0; k < pl.cloud.size(); ++k)
+        cloud_colours[k] = theme::with_alpha(pl.cloud[k].disaggregated ? kDisaggregated : kAggregated, 0.35f);
+    for (std::size_t k = 0; k < pl.front.size(); ++k) front_colours[k] = mode_colour(pl.front[k].point);
     const PlanSettings& p = pl.settings;
     if (plot::begin_plot("##plan", ImVec2(-1, -1), "Pareto front \u00b7 output tokens/s per GPU vs tokens/s per user")) {
         plot::setup_axis(plot::Axis::x, "per user", plot::AxisFlags_ZeroMin, tick, "tokens/s");
@@ -252,8 +339,8 @@ void draw_plan_chart(AppState& st, ImVec2 size) {
         else if (!dx.empty()) plot::legend_entry("disaggregated", kDisaggregated);
         if (sla_x > 0) {
             char label[64];
-            if (p.tpot_ms > 0 && sla_x == 1000.0 / p.tpot_ms) std::snprintf(label, sizeof label, "SLA: TPOT \u2264 %g ms", p.tpot_ms);
-            else std::snprintf(label, sizeof label, "SLA: \u2265 %g tokens/s per user", p.min_tokens_per_s_per_user);
+            if (p.tpot_ms > 0 && sla_x == 1000.0 / p.tpot_ms) std::snprintf(label, sizeof label, "SLA: TPOT \u2264 %g ms%s", p.tpot_ms, p.sla_p90 ? " (p90)" : "");
+            else std::snprintf(label, sizeof label, "SLA: \u2265 %g tokens/s per user%s", p.min_tokens_per_s_per_user, p.sla_p90 ? " (p90)" : "");
             plot::plot_vline(label, sla_x, theme::kBad);
         }
         const int front = plot::plot_scatter("##front", fx.data(), fy.data(), int(fx.size()), kAggregated, 4.5f,
@@ -303,22 +390,32 @@ void draw_plan_chart(AppState& st, ImVec2 size) {
 
 void draw_plan_table(AppState& st, float height) {
     PlanState& pl = st.plan;
-    const moe::PlanSearch& s = pl.search;
-    if (!s.started() || pl.running || pl.front.empty()) return;
+    if (!plan_done(pl) || pl.front.empty()) return;
+    // the GPU and engine columns when the plan searched more than one (plan --hardware / --engine lists)
+    bool many_hw = false, many_engines = false;
+    for (std::size_t g = 0; g < pl.searches.size(); ++g) {
+        many_hw |= pl.search_hardware[g] != pl.search_hardware.front();
+        many_engines |= pl.searches[g].request().engine != pl.searches.front().request().engine;
+    }
     // Every column at its text's width; a narrow window scrolls the table sideways (none is cut).
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY |
                                   ImGuiTableFlags_ScrollX | ImGuiTableFlags_SizingFixedFit;
-    if (!ImGui::BeginTable("plan_front", 13, flags, ImVec2(0, height))) return;
+    if (!ImGui::BeginTable("plan_front", 13 + int(many_hw) + int(many_engines), flags, ImVec2(0, height))) return;
     ImGui::TableSetupScrollFreeze(1, 1);
-    const char* headers[] = {"#", "mode", "tok/s/GPU", "tok/s/user", "$/Mtok", "J/tok", "TTFT", "TPOT", "GPUs",
+    ImGui::TableSetupColumn("#");
+    if (many_hw) ImGui::TableSetupColumn("GPU");
+    if (many_engines) ImGui::TableSetupColumn("engine");
+    const char* headers[] = {"mode", "tok/s/GPU", "tok/s/user", "$/Mtok", "J/tok", "TTFT", "TPOT", "GPUs",
                              "layout (decode)", "batch", "mtp / weights / kv / tbo", "prefill pool"};
     for (const char* hd : headers) ImGui::TableSetupColumn(hd);
     ImGui::TableHeadersRow();
-    const moe::ModelSpec& m = s.base().model;
     int hovered = -1;
     for (std::size_t k = 0; k < pl.front.size(); ++k) {
-        const moe::PlanPoint& p = s.points()[pl.front[k]];
-        const moe::PointResult& r = s.results()[pl.front[k]];
+        const moe::PlanFront::Row& row = pl.front[k];
+        const moe::PlanSearch& s = plan_search_of(pl, row);
+        const moe::ModelSpec& m = s.base().model;
+        const moe::PlanPoint& p = row.point;
+        const moe::PointResult& r = row.result;
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         char id[32];
@@ -328,6 +425,16 @@ void draw_plan_table(AppState& st, float height) {
         if (ImGui::IsItemHovered()) {
             hovered = int(k);
             row_tooltip(st, k);
+        }
+        if (many_hw) {
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(pl.search_hardware[row.group].c_str());
+            record_last_item(st, "plan.cell.hardware." + std::to_string(k + 1));
+        }
+        if (many_engines) {
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(moe::serving_engine_name(s.request().engine));
+            record_last_item(st, "plan.cell.engine." + std::to_string(k + 1));
         }
         ImGui::TableNextColumn();
         const bool dis = p.mode == moe::PlanMode::disaggregated;
@@ -383,7 +490,7 @@ void draw_plan_table(AppState& st, float height) {
 // The launch command(s) of the selected row (else row 1), selectable text and a Copy button.
 void draw_plan_command(AppState& st, float height) {
     PlanState& pl = st.plan;
-    if (!pl.search.done() || pl.front.empty()) return;
+    if (!plan_done(pl) || pl.front.empty()) return;
     const int k = pl.selected >= 0 ? pl.selected : 0;
     const std::string cmd = plan_row_commands(st, k);
     ImGui::BeginChild("plan_command", ImVec2(0, height), true);
@@ -396,7 +503,8 @@ void draw_plan_command(AppState& st, float height) {
     const float x0 = ImGui::GetCursorPosX();
     const float room = ImGui::GetContentRegionAvail().x - copy_w - ImGui::GetStyle().ItemSpacing.x;
     char title[160];
-    std::snprintf(title, sizeof title, "Launch command of row #%d (%s)%s", k + 1, moe::serving_engine_name(pl.search.request().engine),
+    std::snprintf(title, sizeof title, "Launch command of row #%d (%s)%s", k + 1,
+                  moe::serving_engine_name(plan_search_of(pl, pl.front[std::size_t(k)]).request().engine),
                   pl.selected >= 0 ? "" : " \u00b7 click a row for its own");
     const std::string shown_title = elide_text(ImGui::GetFont(), ImGui::GetFontSize(), title, room);
     ImGui::AlignTextToFramePadding();
@@ -437,7 +545,7 @@ void draw_plan_tab(AppState& st) {
     ImGui::SameLine();
     ImGui::BeginGroup();
     const float w = avail.x - left - gap.x;
-    const bool table = st.plan.search.started() && !st.plan.running && !st.plan.front.empty();
+    const bool table = plan_done(st.plan) && !st.plan.front.empty();
     const float chart_h = table ? std::max(theme::px(260), h * 0.58f) : h;
     draw_plan_chart(st, ImVec2(w, chart_h));
     if (table) {

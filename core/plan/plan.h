@@ -309,7 +309,10 @@ PlanSummary summarize_plan(const std::vector<PlanPoint>& points, const std::vect
 class PlanSearch {
 public:
     // Copies the base and the request, enumerates the space. False (and nothing to do) on issues.
-    bool start(const Scenario& base, const PlanRequest& req, Issues& errors, const Tables& tables = builtin_tables());
+    // refine_front false: the results stay the screening pass's (summary() over them), for a caller that merges
+    // several searches' fronts and re-ranks the merged one, as `plan --hardware a,b --engine x,y` does (the page).
+    bool start(const Scenario& base, const PlanRequest& req, Issues& errors, const Tables& tables = builtin_tables(),
+               bool refine_front = true);
     // Evaluates up to `max_points` more points; returns how many. Summarises when the last one is done.
     std::size_t step(std::size_t max_points, const Tables& tables);
     bool started() const { return started_; }
@@ -330,6 +333,7 @@ private:
     std::vector<PlanPoint> points_;
     std::vector<PointResult> results_;
     std::vector<bool> refined_;  // results_[i] is the simulation's (the front, re-ranked)
+    bool refine_front_ = true;
     std::size_t next_ = 0;
     PlanSummary summary_;
 };

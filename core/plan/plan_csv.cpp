@@ -40,7 +40,8 @@ void plan_row_scenario(const Scenario& base, const PlanPoint& p, Scenario& scrat
 }
 
 std::string plan_csv_header() {
-    return "rank,status,output_tokens_per_s_per_gpu,tokens_per_s_per_user,ttft_ms,tpot_ms,usd_per_mtok_output,"
+    return "rank,status,output_tokens_per_s_per_gpu,tokens_per_s_per_user,ttft_ms,tpot_ms,serving.ttft_ms_p90,"
+           "serving.tpot_ms_p90,usd_per_mtok_output,"
            "joules_per_token,hardware,engine,gpus,replicas,tp,dp,ep,pp,batch,concurrency,mtp_draft_tokens,weights,kv_cache,"
            "two_batch_overlap,a2a_backend,mode,prefill_workers,prefill_tp,prefill_dp,prefill_ep,decode_workers,reason,"
            "command,prefill_command,link\n";
@@ -54,6 +55,12 @@ void append_plan_csv_row(std::string& out, const PlanCsvContext& c, const PlanPo
     for (double v : {r.output_tokens_per_s_per_gpu, r.tokens_per_s_per_user, r.ttft_ms, r.tpot_ms}) {
         out += ',';
         if (r.ok) out += format_number(v);
+    }
+    // the band's high end (issue 28; eval's serving.ttft_ms_p90 / serving.tpot_ms_p90): empty without the serving
+    // layer or for an engine without a band
+    for (double v : {r.ttft_ms_p90, r.tpot_ms_p90}) {
+        out += ',';
+        if (r.ok && v > 0) out += format_number(v);
     }
     out += ',';
     if (r.ok && r.usd_per_mtok > 0) out += format_number(r.usd_per_mtok);

@@ -215,8 +215,9 @@ void evaluate_plan_range(const Scenario& base, const std::vector<PlanPoint>& poi
 }
 
 // ---- PlanSearch
-bool PlanSearch::start(const Scenario& base, const PlanRequest& req, Issues& errors, const Tables& tables) {
+bool PlanSearch::start(const Scenario& base, const PlanRequest& req, Issues& errors, const Tables& tables, bool refine_front) {
     *this = PlanSearch();
+    refine_front_ = refine_front;
     base_ = base;
     req_ = req;
     points_ = enumerate_plan(base_, req_, errors, tables);
@@ -241,7 +242,7 @@ std::size_t PlanSearch::step(std::size_t max_points, const Tables& tables) {
         summary_ = summarize_plan(points_, results_, req_.sla, req_.objective);
         // re-rank the front by the serving simulation, as PlanFront::refine() does for the CLI: the screened front's
         // rows get the numbers `eval` gives, and the front is the undominated ones among them
-        if (base_.serving.mode != ServingMode::off) {
+        if (refine_front_ && base_.serving.mode != ServingMode::off) {
             for (std::size_t i : summary_.front) {
                 refined_[i] = true;
                 results_[i] = evaluate_point_simulated(scenario_of(i), tables);

@@ -195,18 +195,21 @@ const EngineSet& builtin_engines() {
 }
 
 namespace {
-const EngineSet* g_active = nullptr;
+// Per thread (engine.h): two threads evaluating with different calibrations at once each see their own.
+thread_local const EngineSet* t_active = nullptr;
+thread_local EngineSet t_held;  // a copy: the caller's set may go away
 }  // namespace
 
-const EngineSet& active_engines() { return g_active ? *g_active : builtin_engines(); }
+const EngineSet& active_engines() { return t_active ? *t_active : builtin_engines(); }
+
+const EngineSet* engines_in_use() { return t_active; }
 
 void use_engines(const EngineSet* set) {
-    static EngineSet held;  // a copy: the caller's set may go away
     if (set) {
-        held = *set;
-        g_active = &held;
+        if (set != &t_held) t_held = *set;
+        t_active = &t_held;
     } else {
-        g_active = nullptr;
+        t_active = nullptr;
     }
 }
 

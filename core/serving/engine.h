@@ -111,10 +111,14 @@ nlohmann::json engines_to_json(const EngineSet& set);
 const EngineSet& builtin_engines();
 // The engines evaluate(s, t), the planner and the page use when handed no set: builtin_engines(), or a calibration
 // a front end loaded (the CLI's --engines FILE, the page's "Load calibration", the Python module's engines=).
-// use_engines(nullptr) goes back to the shipped ones. Set before an evaluation starts, never while one runs (the
-// planner's threads read it).
+// use_engines(nullptr) goes back to the shipped ones. The choice is the calling thread's (thread_local): Python
+// threads calling evaluate() with different engines= at once each get their own. A front end that spreads one
+// evaluation over threads hands its workers the caller's set: use_engines(engines_in_use()) at each worker's start
+// (the CLI's parallel_chunks and sweep do). Set before an evaluation starts, never while one runs on this thread.
 const EngineSet& active_engines();
 void use_engines(const EngineSet* set);
+// This thread's calibration, nullptr when it uses the shipped constants.
+const EngineSet* engines_in_use();
 // A calibration file (presets/engines.json's format) over the shipped constants: what it names replaces them,
 // the rest stays. Errors name "engines.ENGINE.KEY".
 bool engines_from_text(const std::string& text, EngineSet& out, Issues& errors);

@@ -170,8 +170,8 @@ PY
     expect_ok "$bin" plan serve.json --gpus 16 --tpot-ms 30 --ttft-ms 4000 --format csv
     cp .stdout shipped.csv
     cmp -s mean.csv shipped.csv && fail "plan --engines gave the shipped constants' front"
-    python3 - mean.csv p90.csv mean.err p90.err <<'PY' || fail "--sla-at p90: $(cat p90.err)"
-import csv, re, sys
+    python3 - mean.csv p90.csv mean.err p90.err "$bin" <<'PY' || fail "--sla-at p90: $(cat p90.err)"
+import csv, json, re, subprocess, sys
 mean = list(csv.DictReader(open(sys.argv[1])))
 p90 = list(csv.DictReader(open(sys.argv[2])))
 def candidates(path):
@@ -185,7 +185,36 @@ best_mean = max(float(r["output_tokens_per_s_per_gpu"]) for r in mean)
 assert all(float(r["output_tokens_per_s_per_gpu"]) <= best_mean for r in p90)
 for r in p90:
     assert float(r["tpot_ms"]) <= 30 and float(r["ttft_ms"]) <= 4000, r
+    # the band columns: what the SLA was checked against, and eval's numbers for the row's scenario
+    assert float(r["serving.tpot_ms_p90"]) <= 30 and float(r["serving.ttft_ms_p90"]) <= 4000, r
+    assert float(r["serving.tpot_ms_p90"]) >= float(r["tpot_ms"]) and float(r["serving.ttft_ms_p90"]) >= float(r["ttft_ms"]), r
+for r in mean[:1] + p90[:1]:
+    scenario = subprocess.run([sys.argv[5], "url", "--decode", r["link"]], check=True, capture_output=True, text=True).stdout
+    e = json.loads(subprocess.run([sys.argv[5], "eval", "-", "--engines", "sg30.json"], input=scenario, check=True,
+                                  capture_output=True, text=True).stdout)["serving"]
+    assert (e["ttft_ms_p90"], e["tpot_ms_p90"]) == (float(r["serving.ttft_ms_p90"]), float(r["serving.tpot_ms_p90"])), (e, r)
+# some mean-plan row misses the SLA at p90 (otherwise the p90 plan could not have fewer candidates)
+assert any(float(r["serving.tpot_ms_p90"]) > 30 or float(r["serving.ttft_ms_p90"]) > 4000 for r in mean), mean
 PY
+    # JSON: the same numbers at eval's paths; a step-level plan has no band (empty cells, no serving object)
+    expect_ok "$bin" plan serve.json --gpus 16 --tpot-ms 30 --ttft-ms 4000 --engines sg30.json --format json --sla-at p90
+    python3 - .stdout p90.csv <<'PY' || fail "plan JSON band"
+import csv, json, sys
+j = json.load(open(sys.argv[1]))
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(j["front"]) == len(rows)
+for a, b in zip(j["front"], rows):
+    assert a["serving"]["ttft_ms_p90"] == float(b["serving.ttft_ms_p90"]) and a["serving"]["tpot_ms_p90"] == float(b["serving.tpot_ms_p90"]), (a["serving"], b)
+PY
+    printf '%s' '{"model":"qwen3-30b-a3b","hardware":"h200","runtime":{"engine":"sglang"}}' >step.json
+    expect_ok "$bin" plan step.json --gpus 2 --engines sg30.json --format csv
+    python3 - .stdout <<'PY' || fail "step-level plan with band cells: $(cat .stdout)"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and all(r["serving.ttft_ms_p90"] == "" and r["serving.tpot_ms_p90"] == "" for r in rows), rows
+PY
+    expect_ok "$bin" plan step.json --gpus 2 --format json
+    json_get .stdout 'all("serving" not in r for r in j["front"])' | grep -qx True || fail "step-level plan JSON has a serving object"
     expect_ok "$bin" plan serve.json --gpus 16 --tpot-ms 30 --engines sg30.json --sla-at p90
     grep -q "SLA: .*(each at the band's p90: --sla-at p90)" .stdout || fail "the table's preamble does not say the SLA is at p90"
 }

@@ -205,3 +205,43 @@ def test_engines_and_bands_equal_cli(tmp_path):
         assert float(df.iloc[i]["tpot_ms"]) == float(row["tpot_ms"])
     with pytest.raises(ValueError, match="--sla-at"):
         mr.plan(scenario, gpus=8, sla_at="p50")
+
+
+def test_engines_per_call_under_threads(tmp_path):
+    # engines= holds for its call only, also while another Python thread evaluates with another calibration (the
+    # core's calibration is per thread; a plan's or sweep's worker threads take their caller's)
+    import threading
+    scenario = {"model": "qwen3-30b-a3b", "hardware": "h200", "runtime": {"engine": "sglang"},
+                "serving": {"mode": "aggregated", "isl": 1024, "osl": 512}}
+    space = {"batch": [8, 32, 128], "mtp_draft_tokens": [0]}
+    files = []
+    for k, us in enumerate((5, 50)):
+        p = tmp_path / f"engines{k}.json"
+        p.write_text(json.dumps({"sglang": {"decode_overhead_per_layer_us": {"value": us}}}))
+        files.append(str(p))
+
+    def records(df):  # comparable text (empty cells are NaN in a DataFrame, and NaN != NaN)
+        return df.to_csv(index=False) if hasattr(df, "to_csv") else json.dumps(df, sort_keys=True)
+
+    def run(f, threads):
+        ev = [mr.evaluate(scenario, engines=f) for _ in range(4)]
+        pl = records(mr.plan(scenario, gpus=8, tpot_ms=40, space=space, threads=threads, engines=f))
+        sw = records(mr.sweep(scenario, axes={"serving.concurrency": [4, 8, 16, 32, 64, 128]},
+                              columns=["serving.tpot_ms"], threads=threads, engines=f))
+        return ev, pl, sw
+
+    want = [run(f, 1) for f in files]  # one after the other, one thread each
+    assert want[0][0][0]["serving"]["tpot_ms"] != want[1][0][0]["serving"]["tpot_ms"]
+    assert want[0][1] != want[1][1] and want[0][2] != want[1][2]
+    got = [None, None]
+
+    def worker(i):
+        got[i] = run(files[i], 3)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(2):
+        assert got[i] == want[i], f"calibration {i}"

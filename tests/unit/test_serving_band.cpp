@@ -1,6 +1,9 @@
 // test_serving_band.cpp — issue 28: the p10 .. p90 band (serving_band()), calibration files (engines_from_text) and the
 // engines evaluate() uses when handed none (active_engines / use_engines).
+#include <atomic>
 #include <cmath>
+#include <thread>
+#include <vector>
 
 #include "core/serving/engine.h"
 #include "core/serving/serving.h"
@@ -65,3 +68,47 @@ TEST_CASE("calibration files: over the shipped constants, errors naming the key,
     CHECK(with.serving.ttft_ms_p10 == doctest::Approx(with.serving.ttft_ms * std::exp(-0.2)));
     CHECK(with.serving.ttft_ms_p90 == doctest::Approx(with.serving.ttft_ms * std::exp(0.3)));
 }
+
+#ifndef __EMSCRIPTEN__  // (the wasm build has no threads; its page has one calibration at a time)
+TEST_CASE("calibrations are per thread: two threads evaluating with different engines at once each get their own") {
+    // Two calibrations of vLLM that differ in the per-request overhead (TTFT moves by their difference).
+    moe::EngineSet a, b;
+    moe::Issues errs;
+    REQUIRE(moe::engines_from_text(R"({"vllm":{"request_overhead_ms":{"value":5}}})", a, errs));
+    REQUIRE(moe::engines_from_text(R"({"vllm":{"request_overhead_ms":{"value":50}}})", b, errs));
+    moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-30b-a3b","hardware":"h200","serving":{"mode":"aggregated","isl":1024,"osl":256,"concurrency":16}})");
+    s.runtime.engine = moe::EngineKind::vllm;
+    auto ttft_with = [&](const moe::EngineSet* set) {
+        moe::use_engines(set);
+        const double t = moe::evaluate(s, moe::builtin_tables()).serving.ttft_ms;
+        moe::use_engines(nullptr);
+        return t;
+    };
+    const double want_a = ttft_with(&a), want_b = ttft_with(&b), want_shipped = ttft_with(nullptr);
+    REQUIRE(want_a != want_b);
+    // Both threads install their set, wait until the other has installed its own, then evaluate: with one
+    // process-wide set, the last one installed would be both threads' numbers.
+    std::atomic<int> installed{0};
+    std::vector<double> got_a, got_b;
+    auto run = [&](const moe::EngineSet* set, std::vector<double>* out) {
+        moe::use_engines(set);
+        ++installed;
+        while (installed.load() < 2) std::this_thread::yield();
+        for (int i = 0; i < 3; ++i) out->push_back(moe::evaluate(s, moe::builtin_tables()).serving.ttft_ms);
+        moe::use_engines(nullptr);
+    };
+    std::thread ta(run, &a, &got_a), tb(run, &b, &got_b);
+    ta.join();
+    tb.join();
+    CHECK(got_a == std::vector<double>(3, want_a));
+    CHECK(got_b == std::vector<double>(3, want_b));
+    // this thread never installed one: the shipped constants, and a new thread starts with them too
+    CHECK(moe::engines_in_use() == nullptr);
+    CHECK(moe::evaluate(s, moe::builtin_tables()).serving.ttft_ms == want_shipped);
+    moe::use_engines(&a);
+    const moe::EngineSet* seen = &a;
+    std::thread([&] { seen = moe::engines_in_use(); }).join();
+    moe::use_engines(nullptr);
+    CHECK(seen == nullptr);
+}
+#endif

@@ -172,7 +172,16 @@ TEST_CASE("plan: settings round-trip through the URL; a link with &plan= runs it
     REQUIRE(web::plan_settings_from_text(web::plan_settings_text(p), q));
     CHECK(q == p);
     CHECK(web::plan_settings_text(p) == "g16_ttft2000_tpot42.5_agg_fmt_tbo");
-    for (const char* bad : {"", "g0_agg", "g8", "g8_agg_x", "g8_tpot-3_agg", "g8_tpotnan_agg", "g1.5_agg", "g8_tpot1e999_agg"})
+    // --sla-at p90, --hardware and --engine lists
+    p.sla_p90 = true;
+    p.hardware = {"h200", "b200"};
+    p.engines = {moe::ServingEngine::sglang, moe::ServingEngine::trtllm};
+    REQUIRE(web::plan_settings_from_text(web::plan_settings_text(p), q));
+    CHECK(q == p);
+    CHECK(web::plan_settings_text(p) == "g16_ttft2000_tpot42.5_agg_fmt_tbo_p90_hwh200+b200_ensglang+trtllm");
+    for (const char* bad : {"", "g0_agg", "g8", "g8_agg_x", "g8_tpot-3_agg", "g8_tpotnan_agg", "g1.5_agg", "g8_tpot1e999_agg",
+                            "g8_agg_hw", "g8_agg_hwh200++b200", "g8_agg_hwh200+h200", "g8_agg_hwH200", "g8_agg_enfoo",
+                            "g8_agg_ensglang+sglang", "g8_agg_en"})
         CHECK_MESSAGE(!web::plan_settings_from_text(bad, q), bad);
 
     web::AppState st = make_state();
@@ -187,7 +196,7 @@ TEST_CASE("plan: settings round-trip through the URL; a link with &plan= runs it
     CHECK(st.plan.running);
     while (web::step_plan(st, 1000)) {
     }
-    REQUIRE(st.plan.search.done());
+    REQUIRE(web::plan_done(st.plan));
     REQUIRE(!st.plan.front.empty());
     CHECK(web::build_fragment(st).find("&plan=g8_tpot40_agg_dis_fmt") != std::string::npos);
     nlohmann::json hook = nlohmann::json::parse(web::hook_json(st));
@@ -196,8 +205,8 @@ TEST_CASE("plan: settings round-trip through the URL; a link with &plan= runs it
     CHECK(hook["plan"]["space"]["mtp_draft_tokens"] == nlohmann::json::array({0}));
     CHECK(hook["plan"]["engine"] == "sglang");
     // the best row into the calculator: its serving numbers are the plan's
-    const std::vector<std::size_t> front = st.plan.front;
-    const moe::PointResult best = st.plan.search.results()[front[0]];
+    const std::vector<moe::PlanFront::Row> front = st.plan.front;
+    const moe::PointResult best = front[0].result;
     web::load_plan_row(st, 0);
     CHECK(st.dirty);
     web::recompute(st);
@@ -208,8 +217,67 @@ TEST_CASE("plan: settings round-trip through the URL; a link with &plan= runs it
     web::start_plan(st);
     while (web::step_plan(st, 1000)) {
     }
-    CHECK(st.plan.front == front);
-    CHECK(st.plan.search.results()[front[0]].output_tokens_per_s_per_gpu == best.output_tokens_per_s_per_gpu);
+    REQUIRE(st.plan.front.size() == front.size());
+    for (std::size_t k = 0; k < front.size(); ++k) CHECK(st.plan.front[k].index == front[k].index);
+    CHECK(st.plan.front[0].result.output_tokens_per_s_per_gpu == best.output_tokens_per_s_per_gpu);
+}
+
+TEST_CASE("plan over GPU types and engines (plan --hardware --engine), the SLA at p90: one front over every search") {
+    web::AppState st = make_state();
+    web::load_fragment(st, fragment_of(R"({"model":"qwen3-30b-a3b","hardware":"h200","runtime":{"engine":"sglang"}})") +
+                               "&plan=g8_tpot30_agg_fmt");
+    web::recompute(st);
+    auto run = [&] {
+        web::start_plan(st);
+        REQUIRE(st.plan.error.empty());
+        while (web::step_plan(st, 1000)) {
+        }
+        REQUIRE(web::plan_done(st.plan));
+    };
+    run();
+    const std::vector<moe::PlanFront::Row> single = st.plan.front;
+    const std::uint64_t single_points = st.plan.points;
+    REQUIRE(!single.empty());
+    // the scenario's own GPU and engine named as lists: the same plan
+    st.plan.settings.hardware = {"h200"};
+    st.plan.settings.engines = {moe::ServingEngine::sglang};
+    run();
+    REQUIRE(st.plan.front.size() == single.size());
+    for (std::size_t k = 0; k < single.size(); ++k)
+        CHECK(st.plan.front[k].result.output_tokens_per_s_per_gpu == single[k].result.output_tokens_per_s_per_gpu);
+    // two GPUs x two engines: four searches, hardware outer, one front no worse than any one search's
+    st.plan.settings.hardware = {"h200", "b200"};
+    st.plan.settings.engines = {moe::ServingEngine::sglang, moe::ServingEngine::vllm};
+    run();
+    REQUIRE(st.plan.searches.size() == 4);
+    CHECK(st.plan.search_hardware == std::vector<std::string>{"h200", "h200", "b200", "b200"});
+    CHECK(st.plan.searches[1].base().runtime.engine == moe::EngineKind::vllm);
+    CHECK(st.plan.searches[2].base().gpu.id == "b200");
+    CHECK(st.plan.points > single_points);
+    std::uint64_t counted = 0;
+    for (std::uint64_t c : st.plan.counts) counted += c;
+    CHECK(counted == st.plan.points);
+    CHECK(st.plan.front[0].result.output_tokens_per_s_per_gpu >= single[0].result.output_tokens_per_s_per_gpu);
+    nlohmann::json hook = nlohmann::json::parse(web::hook_json(st));
+    CHECK(hook["plan"]["hardware"] == nlohmann::json::array({"h200", "b200"}));
+    CHECK(hook["plan"]["engines"] == nlohmann::json::array({"sglang", "vllm"}));
+    const std::string csv = web::plan_front_csv(st, "https://x/");
+    CHECK(csv.rfind(moe::plan_csv_header(), 0) == 0);
+    // at p90: fewer candidates, and every front row's band high end meets the SLA
+    const std::uint64_t mean_candidates = st.plan.counts[int(moe::Verdict::candidate)];
+    st.plan.settings.sla_p90 = true;
+    run();
+    CHECK(st.plan.counts[int(moe::Verdict::candidate)] < mean_candidates);
+    for (const moe::PlanFront::Row& r : st.plan.front) {
+        CHECK(r.result.tpot_ms_p90 > 0);
+        CHECK(r.result.tpot_ms_p90 <= 30);
+    }
+    // a row loads with its own GPU and engine
+    const std::size_t last = st.plan.front.size() - 1;
+    const moe::PlanSearch& s = web::plan_search_of(st.plan, st.plan.front[last]);
+    web::load_plan_row(st, int(last));
+    CHECK(st.scenario.gpu.id == s.base().gpu.id);
+    CHECK(st.scenario.runtime.engine == s.base().runtime.engine);
 }
 
 TEST_CASE("issue 26: one set of request lengths, the serving workload's steps, pools from the layout, use N GPUs") {
