@@ -218,7 +218,8 @@ void memory(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
     t.render(out, "  ");
     appendf(out, "  largest decode batch that fits: %.0f per attention-DP rank at context %d (%.0f in the cluster)\n",
             m.max_batch, s.context_len(), m.cluster_max_batch);
-    appendf(out, "  largest context that fits at batch %d: %.0f tokens\n", s.workload.batch, m.max_context);
+    if (e.decode.computed)  // (a prefill-only scenario holds its chunk's prompts, not a decode batch)
+        appendf(out, "  largest context that fits at batch %d: %.0f tokens\n", s.workload.batch, m.max_context);
 }
 
 // The deployment under load (DESIGN §8.2), above the step-level table's operators: what a user decides on.

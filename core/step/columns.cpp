@@ -62,7 +62,7 @@ const std::vector<Column> kColumns = {
     {"memory.shortfall_bytes", "bytes", ColumnType::number, M(shortfall_bytes), nullptr, "How much is missing when it does not fit."},
     {"memory.kv_bytes_per_token", "bytes", ColumnType::number, M(kv_bytes_per_token), nullptr, "KV-cache bytes per token on one GPU, all its layers."},
     {"memory.max_batch", "sequences", ColumnType::number, M(max_batch), nullptr, "Largest decode batch per attention-DP rank that fits at the context."},
-    {"memory.max_context", "tokens", ColumnType::number, M(max_context), nullptr, "Largest decode context that fits at the batch."},
+    {"memory.max_context", "tokens", ColumnType::number, [](const Estimate& e) { return e.ok && e.decode.computed ? e.memory.max_context : kNA; }, nullptr, "Largest decode context that fits at the batch (empty for a prefill-only scenario)."},
     {"memory.weights_attention_bytes", "bytes", ColumnType::number, M(weights_attention_bytes), nullptr, "Attention weights on one GPU."},
     {"memory.weights_experts_bytes", "bytes", ColumnType::number, M(weights_experts_bytes), nullptr, "Routed-expert weights on one GPU (redundant experts included)."},
     {"memory.weights_shared_bytes", "bytes", ColumnType::number, M(weights_shared_bytes), nullptr, "Shared-expert weights on one GPU."},

@@ -220,3 +220,21 @@ TEST_CASE("DeepSeek-V4's hyper-connection maps and four norms per layer are in t
         CHECK(e.memory.weights_other_bytes - router - norms == doctest::Approx(335.8e6).epsilon(0.001));
     }
 }
+
+// A prefill-only scenario holds its chunk's prompts, not a decode batch: the largest decode context at the batch is
+// not computed for it, so its column is empty rather than 0 (Qwen3.5-397B on 4 B200 showed "largest context that
+// fits at batch 1: 0 tokens" with 70 GB free).
+TEST_CASE("memory.max_context is empty for a prefill-only scenario, a number with decode") {
+    const moe::Column* col = moe::find_column("memory.max_context");
+    REQUIRE(col != nullptr);
+    moe::Scenario s = moe_test::scenario(R"({"model":"qwen3.5-397b-a17b","hardware":"b200","parallel":{"tp":4},
+        "precision":{"weights":"fp8"},"workload":{"phase":"prefill","prompt_len":1024,"batch":1}})");
+    const moe::Estimate pre = moe::evaluate(s, moe::builtin_tables());
+    REQUIRE(pre.ok);
+    CHECK(moe::format_value(*col, pre).empty());
+    s.workload.phase = moe::PhaseSel::both;
+    const moe::Estimate both = moe::evaluate(s, moe::builtin_tables());
+    REQUIRE(both.ok);
+    CHECK(both.memory.max_context > 1e6);  // 70 GB free at batch 1, 15.4 KB per token: millions of tokens
+    CHECK(!moe::format_value(*col, both).empty());
+}
