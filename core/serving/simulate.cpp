@@ -576,6 +576,8 @@ ServingResult simulate(const Scenario& s, const StepSurface& sf, const EngineCon
     r.gpus = sf.gpus;
     r.fits = sf.weights_fit && sf.kv_tokens_per_rank >= 1;
     Sums sum;
+    // the ranks the run's sums stand for: the disaggregated run holds every client and rank of the deployment; the
+    // aggregated one simulates one attention-DP rank, the others alike
     double ranks = 1;
     if (s.serving.mode == ServingMode::disaggregated) {
         Disaggregated d(s, sf, k);
@@ -583,7 +585,6 @@ ServingResult simulate(const Scenario& s, const StepSurface& sf, const EngineCon
         sum = d.sum;
         r.kv_transfer_ms = d.kv_ms;
         r.prefill_fits = sf.prefill_fits;
-        ranks = double(s.serving.decode.workers) * std::max(1, sf.dp);
         const double prefill_ranks = double(s.serving.prefill.workers) * std::max(1, sf.prefill_dp);
         r.prefill_utilisation = sum.makespan > 0 ? std::min(1.0, sum.prefill_time / (prefill_ranks * sum.makespan)) : 0.0;
     } else {

@@ -246,6 +246,36 @@ TEST_CASE("serving simulation: disaggregated clients beyond the decode slots wai
     CHECK(half.serving.peak_running_batch == 8);
 }
 
+// Little's law over the closed loop: N clients, each always inside a request (it sends the next one when the last
+// finishes), so the requests finished per second are N over the mean time from send to finish, the request latency.
+// Within 15%: the run's ends (the first wave arriving together, the last requests finishing with fewer clients left)
+// are inside the makespan the throughput divides by. The disaggregated run holds the whole deployment and counted
+// it once per decode rank before (a 6-rank deployment reported 6x its requests/s: 454 where 78 finish).
+TEST_CASE("serving simulation: requests/s is the clients over the request latency, both modes") {
+    const char* cases[] = {
+        R"({"model":"qwen3-30b-a3b","hardware":"b200","parallel":{"dp":2,"ep":2},"precision":{"kv_cache":"fp8","weights":"nvfp4"},
+            "runtime":{"a2a_backend":"allgather","engine":"vllm"},
+            "serving":{"mode":"disaggregated","isl":2048,"osl":1024,"concurrency":768,"prefill":{"workers":2},
+                       "decode":{"batch":128,"parallel":{"dp":2,"ep":2},"workers":3}}})",
+        R"({"model":"deepseek-v3","hardware":"h200","parallel":{"dp":8,"ep":8},
+            "serving":{"mode":"disaggregated","isl":1024,"osl":512,"prefill":{"parallel":{"tp":8,"ep":8},"workers":1},
+                       "decode":{"parallel":{"dp":8,"ep":8},"workers":2,"batch":32}}})",
+        R"({"model":"qwen3-30b-a3b","hardware":"h200","parallel":{"dp":2,"ep":2},
+            "serving":{"mode":"aggregated","isl":2048,"osl":512,"concurrency":128}})",
+    };
+    for (const char* json : cases) {
+        const moe::Scenario s = moe_test::scenario(json);
+        const moe::Estimate e = moe::evaluate(s, T());
+        REQUIRE(e.ok);
+        const double little = s.serving.concurrency / (e.serving.e2e_latency_ms / 1000.0);
+        INFO(json);
+        CHECK(e.serving.requests_per_s == doctest::Approx(little).epsilon(0.15));
+        // and the tokens: requests/s x OSL over the GPUs
+        CHECK(e.serving.output_tokens_per_s_per_gpu ==
+              doctest::Approx(e.serving.requests_per_s * s.serving.osl / e.serving.gpus).epsilon(1e-6));
+    }
+}
+
 TEST_CASE("serving: the closed form (the planner's screening pass) against the simulation") {
     // The planner ranks by the closed form and re-evaluates its front with the simulation. On decode-bound
     // deployments they agree closely on TPOT and throughput; TTFT under queueing differs more (the simulation
