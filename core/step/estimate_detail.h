@@ -92,6 +92,12 @@ struct Ctx {
     mutable double records_nonfinite = 0;
 };
 
+// The stored format of the MTP module's embedding/hidden projection (eh_proj, 2h x h): the checkpoint's 16-bit dtype,
+// as DeepSeek-V3 ships it (model.layers.61.eh_proj.weight: BF16, 205,520,896 B, no weight_scale_inv; SGLang's and
+// vLLM's NextN modules load it as a plain replicated nn.Linear); DeepSeek-V4 quantises its e_proj / h_proj like its
+// attention (mtp.0.e_proj.scale in its checkpoint).
+inline Dtype mtp_proj_dtype(const Ctx& c) { return c.m.hc_mult > 1 ? c.w_attn : c.w_embed; }
+
 inline bool native_fp4(const GpuSpec& g, Dtype d) { return (d == Dtype::mxfp4 || d == Dtype::nvfp4) && g.dense_tflops_fp4 > 0; }
 
 inline Dtype stored(const GpuSpec& g, Dtype d, Fp4OnHopper mode) {

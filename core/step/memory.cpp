@@ -74,11 +74,18 @@ void memory(const Ctx& c, Estimate& e) {
         r.weights_mtp_bytes = attn_sharded * bytes_with_scales(c.w_attn) + m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared) +
                               2.0 * h * h * bytes_with_scales(c.w_attn) + 2.0 * h * 4.0;
     } else if (sp.draft_tokens > 0 && sp.method == SpecMethod::mtp && m.mtp_layers > 0) {
+        // One decoder layer of the model's kind (DeepSeek-V3's model.layers.61 has its own MLA attention, router,
+        // 256 experts and shared expert: the 14 B of "MTP Module weights" its README counts beside the 671 B), plus
+        // enorm, hnorm and the final (shared_head) norm, plus eh_proj (mtp_proj_dtype, replicated); the embedding and
+        // LM head are the target's (SGLang and vLLM share them). Router, norms and hyper-connection maps are counted
+        // as weights_other counts the main layers' (FP32); V4's MTP block adds its hc_head map (hc x hc*h).
+        const double fp32_params = (m.is_moe() ? m.router_params() : 0.0) + m.norm_params_per_layer() + 3.0 * h +
+                                   m.hc_params_per_layer() + (m.hc_mult > 1 ? double(m.hc_mult) * m.hc_mult * h : 0.0);
         const double mtp_layer = attn_sharded * bytes_with_scales(c.w_attn) +
                                  (m.is_moe() ? local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp) +
                                                    m.shared_params() / c.tp * bytes_with_scales(c.w_shared)
                                              : m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared)) +
-                                 2.0 * h * h * bytes_with_scales(c.w_attn);  // eh_proj
+                                 fp32_params * 4.0 + 2.0 * h * h * bytes_with_scales(mtp_proj_dtype(c));  // eh_proj
         r.weights_mtp_bytes = m.mtp_layers * mtp_layer;
     }
     r.weights_bytes = r.weights_attention_bytes + r.weights_experts_bytes + r.weights_shared_bytes +

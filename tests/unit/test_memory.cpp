@@ -159,19 +159,30 @@ TEST_CASE("memory components are never negative or NaN") {
 }
 
 TEST_CASE("MTP weights of DeepSeek-V3, by hand (seed 002 §7 counts only norms and eh_proj)") {
-    // DeepSeek-V3's MTP module (HF checkpoint model.layers.61) carries its own MLA attention and MoE layer besides
-    // enorm, hnorm and eh_proj; it shares the embedding and LM head. On 8 GPUs with EP8 (FP8, 128x128 scales), one
-    // GPU holds the replicated attention, 32 of 256 experts, the shared expert and eh_proj (2h x h).
+    // DeepSeek-V3's MTP module (HF checkpoint model.layers.61; its README: 685 B = 671 B main model + 14 B MTP module)
+    // carries its own MLA attention, router, 256 experts and shared expert besides enorm, hnorm, eh_proj and the
+    // shared_head norm; the embedding and LM head stored beside it are the target's (SGLang and vLLM share them).
+    // On 8 GPUs with EP8, one GPU holds (safetensors headers of deepseek-ai/DeepSeek-V3, as simpx/model-inspect lists them):
+    //   FP8 with a 4 B scale per 128x128 block (1 + 1/4096 B per weight): the replicated attention (q_a 1536 x 7168,
+    //   q_b 24576 x 1536, kv_a 576 x 7168, kv_b 32768 x 512, o 7168 x 16384 = 187,105,280), 32 of 256 experts and the
+    //   shared expert (33 x 3 x 7168 x 2048): 1,640,431,616 weights = 1,640,832,112 B;
+    //   eh_proj (7168 x 14336) in BF16, no scales, replicated: 205,520,896 B;
+    //   router 256 x 7168 and the norms (input, post-attention, q_a 1536, kv_a 512, enorm, hnorm, shared_head:
+    //   5 x 7168 + 2048 = 37,888), in FP32 as weights_other counts the main layers': 7,340,032 + 151,552 B.
+    //   Total 1,853,844,592 B. (Before issue 30: eh_proj priced as FP8 and the router and norms left out, 1,743,617,648 B.)
     moe::Estimate on = run(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"dp":8,"ep":8},"workload":{"phase":"decode","batch":32},
         "runtime":{"mtp_draft_tokens":1,"mtp_acceptance_rate":0.8}})");
     const double fp8 = 1.0 + 4.0 / (128 * 128), h = 7168;
-    const double attn = h * (1536 + 512 + 64) + 1536.0 * 128 * 192 + 512.0 * 128 * 256 + 128.0 * 128 * h;  // 187,105,280
+    const double attn = h * (1536 + 512 + 64) + 1536.0 * 128 * 192 + 512.0 * 128 * 256 + 128.0 * 128 * h;
+    CHECK(attn == 187105280);
     const double expert = 3.0 * h * 2048;
-    const double mtp = (attn + 32 * expert + expert + 2 * h * h) * fp8;
-    CHECK(on.memory.weights_mtp_bytes == doctest::Approx(mtp).epsilon(1e-9));  // 1,743,671,347 B
-    // Seed 002 §7's formula, (2 dim + 2 dim^2) x 1 byte = 102.8 MB, is the block that reuses the main model's last
-    // layer; DeepSeek-V3's does not, so its MTP costs 17x that per GPU here.
-    CHECK(on.memory.weights_mtp_bytes / ((2 * h + 2 * h * h) * 1.0) == doctest::Approx(16.97).epsilon(0.01));
+    const double mtp = (attn + 32 * expert + expert) * fp8 + 2 * h * h * 2 + 256 * h * 4 + (5 * h + 1536 + 512) * 4;
+    CHECK(mtp == 1853844592);
+    CHECK(on.memory.weights_mtp_bytes == doctest::Approx(1853844592.0).epsilon(1e-9));
+    // Seed 002 §7's formula, (2 dim + 2 dim^2) x 1 byte = 102.8 MB, is a block that reuses the main model's last
+    // layer; DeepSeek-V3's does not (the checkpoint's layer 61 has its own self_attn and mlp.experts.0-255), so its
+    // MTP costs 18.04x that per GPU here.
+    CHECK(on.memory.weights_mtp_bytes / ((2 * h + 2 * h * h) * 1.0) == doctest::Approx(18.04).epsilon(0.001));
 }
 
 TEST_CASE("expert offload: the bytes streamed per step, by hand (Qwen3-30B-A3B on GB200, 32 of 128 cached)") {

@@ -179,8 +179,12 @@ TEST_CASE("AIC MoE layers: the step model takes the routed experts from them (wo
     CHECK(std::string(op->table) == "bench_data/moe/b200/sglang.csv");
     CHECK(op->efficiency > 0);
     CHECK(op->efficiency < 1);
-    CHECK(op->flops > 0);
-    CHECK(op->weight_bytes > 0);
+    // The work the table's time covers (seed 000 §4.1, 6·S·h·i·k): 8192 tokens x 8 picks x 6 x 6144 x (2048 / 8,
+    // moe_tp 8) = 618.5 GFLOP per GPU; every one of the 256 experts receives rows at 65,536 picks (1 - (31/32)^8192
+    // = 1 to double precision), its 3 x 6144 x 256 weights in NVFP4 at 0.5 + 1/16 B (one E4M3 scale per 16):
+    // 256 x 4,718,592 x 0.5625 = 679,477,248 B.
+    CHECK(op->flops == doctest::Approx(6.0 * 8192 * 8 * 6144 * 256).epsilon(1e-9));
+    CHECK(op->weight_bytes == doctest::Approx(679477248.0).epsilon(1e-9));
     CHECK(!find_op(e, "moe.permute", Phase::prefill));
     CHECK(!find_op(e, "moe.unpermute", Phase::prefill));
 

@@ -1,6 +1,7 @@
 // Topologies beyond one NVLink switch, expert offload and tile granularity (DESIGN §10), against the seeds' own
 // numbers: seed 004 (DeepSeek-V3 on a 32-chip Tenstorrent Galaxy) and seed 003 (MoE on Apple silicon).
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "test_helpers.h"
@@ -289,8 +290,15 @@ TEST_CASE("topology: DeepSeek-V3 decode on the Galaxy mesh names its hops") {
     REQUIRE(d);
     REQUIRE(c);
     CHECK(d->engine == moe::Engine::mesh);
-    CHECK(d->hops > 0);
-    CHECK(c->hops > 0);
+    // Expected link-hops per token (core/step/topology.cpp). tp 8 splits the experts over the 8 columns; a token's
+    // experts in its chip's column are Binomial(k = 8, 1/8), each on one of the column's 4 chips (a ring: mesh_wrap),
+    // uniformly. From chip 0 the dispatch walks to the farthest destination each way (chips 1 and 3 are one hop; the
+    // far chip 2 is reached by both directions, each carrying half the token); the combine sends one result back per
+    // destination chip over its distance (0, 1, 2, 1). Enumerating the 4^e placements of e experts: e = 1 gives
+    // 1.0 / 1.0 hops, e = 2 gives 1.625 / 1.75, e = 3 gives 2.03125 / 2.3125; weighted by Binomial(8, 1/8) over
+    // e = 1..8 (e = 0: nothing to send), 0.851881 dispatch and 0.897200 combine hops.
+    CHECK(d->hops == doctest::Approx(0.851881).epsilon(1e-5));
+    CHECK(c->hops == doctest::Approx(0.897200).epsilon(1e-5));
     // k = 8 experts over 8 columns: about one per column, so the dispatch sits near the seed's E = 1..2 cells
     CHECK(d->time_us > kBest[0]);
     CHECK(d->time_us < kAvg[1]);
@@ -427,6 +435,75 @@ TEST_CASE("offload: the cache, the skew and prefetch move time the right way") {
     CHECK(bigger.second > none.second);  // what stays in HBM grows with the cache
     const auto pre = stream_ms(R"({"tier":"host","cached_experts_per_layer":32,"prefetch":true})");
     CHECK(pre.first < none.first);
+}
+
+TEST_CASE("offload: the bytes, the link time and the step, worked by hand (Qwen3-30B-A3B on GB200, 32 cached, skew 1.2)") {
+    // Qwen3-30B-A3B in BF16 on one GB200, decode batch 16, 32 of 128 experts per layer cached, skew 1.2. The
+    // popularity law core/step/offload.cpp documents: a token picks expert i with pi_i = min(1, k L / E x i^-s / Z),
+    // Z = sum_{i<=128} i^-1.2 = 3.69841, k = 8, L = E = 128: pi_1 = min(1, 2.163) = 1 (capped), pi_32 = 0.033798,
+    // pi_33 = 0.032573, pi_128 = 0.006404. Hit rate = sum_{i<=32} pi / sum pi = 5.54107 / 6.83691 = 0.81046.
+    // Streamed per layer (grouped execution: once per uncached expert picked by any of the 16 tokens):
+    // sum_{i>32} 1 - (1 - pi_i)^16 = 18.3460 experts x 3 x 2048 x 768 x 2 B (9,437,184 B) = 173.134 MB; 48 layers:
+    // 8.3105 GB per step. At the host link's 450 GB/s (GB200: NVLink-C2C 900 GB/s bidirectional, one way;
+    // presets/hardware/README.md): 384.74 us per layer, 18.468 ms per step.
+    double z = 0, hit = 0, all = 0, miss = 0;
+    for (int i = 1; i <= 128; ++i) z += std::pow(double(i), -1.2);
+    for (int i = 1; i <= 128; ++i) {
+        const double pi = std::min(1.0, 8.0 * std::pow(double(i), -1.2) / z);
+        all += pi;
+        if (i <= 32) hit += pi;
+        else miss += 1 - std::pow(1 - pi, 16);
+    }
+    CHECK(z == doctest::Approx(3.69841).epsilon(1e-5));
+    CHECK(hit / all == doctest::Approx(0.81046).epsilon(1e-4));
+    CHECK(miss == doctest::Approx(18.3460).epsilon(1e-4));
+    const double layer_bytes = 173.134e6, layer_us = 384.74;
+    CHECK(miss * 9437184 == doctest::Approx(layer_bytes).epsilon(1e-5));
+    CHECK(layer_bytes / 450e9 * 1e6 == doctest::Approx(layer_us).epsilon(1e-5));
+
+    auto est = [](const char* offload) {
+        return run(std::string(R"({"model":"qwen3-30b-a3b","hardware":"gb200","workload":{"phase":"decode","batch":16},"runtime":{"expert_offload":)") +
+                   offload + "}}");
+    };
+    auto moe_layer_us = [](const moe::Estimate& e) {
+        for (const moe::LayerGroup& g : e.decode.groups)
+            if (g.label == "MoE layers") {
+                CHECK(g.count == 48);
+                return g.time_us;
+            }
+        FAIL("no MoE layer group");
+        return 0.0;
+    };
+    const moe::Estimate resident = est(R"({"tier":"host","cached_experts_per_layer":128})");
+    const moe::Estimate serial = est(R"({"tier":"host","cached_experts_per_layer":32,"skew":1.2})");
+    const moe::Estimate prefetch = est(R"({"tier":"host","cached_experts_per_layer":32,"skew":1.2,"prefetch":true})");
+    for (const moe::Estimate* e : {&serial, &prefetch}) {
+        CHECK(e->memory.offload_hit_rate == doctest::Approx(0.81046).epsilon(1e-4));
+        CHECK(e->decode.offload_bytes == doctest::Approx(48 * layer_bytes).epsilon(1e-5));  // 8.3105 GB
+    }
+    CHECK(resident.decode.offload_bytes == 0);
+    // The step rule (core/step/step.cpp, layer_time): a MoE layer is its compute (here one GPU, no communication) plus
+    // the stream without prefetch; with prefetch the next layer's experts stream under this layer's compute, so the
+    // layer takes max(compute, stream). The compute is the resident run's MoE layer: the same GEMMs.
+    const double compute_us = moe_layer_us(resident);
+    MESSAGE("Qwen3-30B-A3B GB200 batch 16: MoE layer compute " << compute_us << " us, stream " << layer_us << " us");
+    CHECK(moe_layer_us(serial) == doctest::Approx(compute_us + layer_us).epsilon(1e-4));
+    CHECK(moe_layer_us(prefetch) == doctest::Approx(std::max(compute_us, layer_us)).epsilon(1e-4));
+    CHECK(serial.decode.offload_ms == doctest::Approx(18.468).epsilon(1e-4));  // all of the stream is exposed
+    CHECK(serial.decode.step_ms == doctest::Approx(resident.decode.step_ms + 18.468).epsilon(1e-4));
+    CHECK(prefetch.decode.offload_ms == doctest::Approx(48 * std::max(0.0, layer_us - compute_us) / 1000).epsilon(1e-4));
+    CHECK(prefetch.decode.step_ms ==
+          doctest::Approx(resident.decode.step_ms + 48 * std::max(0.0, layer_us - compute_us) / 1000).epsilon(1e-4));
+    // The other side of max(): with 96 cached the misses are sum_{i>96} 1 - (1 - pi_i)^16 = 3.64945 experts, 34.44 MB,
+    // 76.53 us per layer, less than the layer's compute: prefetch hides all of it, serial pays all of it.
+    const double small_us = 76.535;
+    const moe::Estimate serial96 = est(R"({"tier":"host","cached_experts_per_layer":96,"skew":1.2})");
+    const moe::Estimate prefetch96 = est(R"({"tier":"host","cached_experts_per_layer":96,"skew":1.2,"prefetch":true})");
+    CHECK(serial96.decode.offload_bytes == doctest::Approx(48 * 34.4405e6).epsilon(1e-5));
+    CHECK(moe_layer_us(serial96) == doctest::Approx(compute_us + small_us).epsilon(1e-4));
+    CHECK(moe_layer_us(prefetch96) == doctest::Approx(compute_us).epsilon(1e-9));
+    CHECK(prefetch96.decode.offload_ms == 0);
+    CHECK(prefetch96.decode.step_ms == doctest::Approx(resident.decode.step_ms).epsilon(1e-9));
 }
 
 TEST_CASE("tile fill: one-row tiles on the M2 Max cost nothing at 31, 32 or 33 sequences (seed 003's batch 32)") {
