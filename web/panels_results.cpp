@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "format.h"
@@ -230,6 +231,12 @@ void draw_serving_cards(AppState& st) {
         auto time_in = [](double ms, const std::string& unit) {
             return unit == "s" ? fmt::number(ms / 1000, 3) : fmt::number(ms, 3);  // 3 digits: the line fits the card
         };
+        // a band that reaches 10 s puts its card in seconds too: "p10 4.48 – p90 14.1" where milliseconds were cut
+        for (auto [c, mean, hi] : {std::tuple{&ttft, r.ttft_ms, r.ttft_ms_p90}, std::tuple{&tpot, r.tpot_ms, r.tpot_ms_p90}})
+            if (c->unit == "ms" && hi >= 10000) {
+                c->value = fmt::number(mean / 1000, 3);
+                c->unit = "s";
+            }
         ttft.band_p10 = time_in(r.ttft_ms_p10, ttft.unit);
         ttft.band_p90 = time_in(r.ttft_ms_p90, ttft.unit);
         tpot.band_p10 = time_in(r.tpot_ms_p10, tpot.unit);
