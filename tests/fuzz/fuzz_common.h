@@ -67,6 +67,8 @@ inline void check_estimate(const moe::Estimate& e, const char* where) {
         const bool not_computed = (starts_with(name, "prefill.") && !e.prefill.computed) ||
                                   (starts_with(name, "decode.") && !e.decode.computed) ||
                                   (starts_with(name, "memory.") && !e.ok) ||
+                                  // a prefill-only step holds no decode batch to find a context for (stop 35)
+                                  (name == "memory.max_context" && !e.decode.computed) ||
                                   (starts_with(name, "serving.") && !(e.ok && e.serving.computed)) ||  // DESIGN 8.2
                                   // the $ columns are empty without a GPU-hour price (issue 28)
                                   ((name == "cost.gpu_hour_usd" || name.find("usd_per_mtok") != std::string_view::npos) &&
