@@ -52,6 +52,7 @@ void resolve_refs(json& scenario, const std::string& base_dir, const moe::Catalo
         if (it != scenario.end() && it->is_string())
             *it = resolve_ref(it->get<std::string>(), base_dir, catalog, kind, kind);
     }
+    inline_trace_file(scenario, base_dir);
 }
 
 }  // namespace

@@ -78,6 +78,10 @@ void apply_set(ScenarioSource& src, const std::string& assignment, const moe::Ca
 // returned anyway — a sweep's axes may fix it, and each point is validated on its own.
 moe::Scenario build_scenario(const ScenarioSource& src, const moe::Catalog& catalog, bool allow_cross_field = false);
 
+// `"workload": {"trace": "FILE"}`: the JSONL or CSV file (relative to base_dir) read into the inline list of requests
+// (trace_file.cpp); a UsageError "workload.trace: FILE line N: ..." on a bad line.
+void inline_trace_file(nlohmann::json& scenario, const std::string& base_dir);
+
 // "a: x; b: y" — issues on one line.
 std::string join_issues(const moe::Issues& issues);
 // Each issue on its own line, `prefix` before each: "PREFIXa: x\nPREFIXb: y" (main prints one line per error).

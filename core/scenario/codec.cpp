@@ -72,7 +72,9 @@ ParseResult decode_fragment(std::string_view frag, const Catalog& catalog) {
     };
     if (!frag.empty() && frag.front() == '#') frag.remove_prefix(1);
     if (frag.empty()) return scenario_from_json(nlohmann::json::object(), catalog);
-    if (frag.size() > kMaxFragmentChars) return fail("the link's scenario is too long");
+    if (frag.size() > kMaxFragmentChars)
+        return fail("the link's scenario is longer than 256 KiB (a workload.trace of more than a few thousand requests does "
+                    "not fit in a link: evaluate it from a scenario file with the CLI)");
     // Accept "s=..." possibly among other &-separated parameters.
     std::string_view payload;
     bool found = false;

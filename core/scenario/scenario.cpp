@@ -347,7 +347,9 @@ bool is_group(const std::string& prefix) {
 void set_area(Scenario& s, const std::string& prefix, const json& obj, const Catalog& cat, Issues& errors) {
     for (auto f = obj.begin(); f != obj.end(); ++f) {
         const std::string path = prefix + "." + f.key();
-        if (const FieldImpl* impl = find_impl(path)) {
+        if (path == "workload.trace") {
+            parse_trace(f.value(), s.serving.trace, errors);
+        } else if (const FieldImpl* impl = find_impl(path)) {
             set_value(s, *impl, f.value(), cat, errors);
         } else if (is_group(path)) {
             if (!f.value().is_object()) errors.push_back({shown_text(path), "must be an object"});
@@ -509,6 +511,7 @@ json scenario_to_json(const Scenario& s, bool compact) {
         }
         (*node)[std::string(path)] = v;
     }
+    if (s.serving.trace.on()) out["workload"]["trace"] = trace_to_json(s.serving.trace);
     return out;
 }
 
@@ -621,6 +624,9 @@ Issues validate_scenario(const Scenario& s) {
     if (sp.draft_tokens > 0 && sp.method == SpecMethod::eagle && m.intermediate <= 0)
         e.push_back({"runtime.speculative.method", "eagle prices a draft head with a dense FFN of the model's intermediate_size, "
                                                    "which this config does not give"});
+    if (s.serving.trace.on() && s.serving.sessions.on())
+        e.push_back({"workload.trace", "cannot be combined with workload.sessions (turns > 0): a trace's prefix ids already say "
+                                       "which requests share KV; use one or the other"});
     const KvOffloadConfig& kv = s.runtime.kv_offload;
     if (kv.host_GB > 0 && !(kv.host_bandwidth_GBps > 0) && !(s.gpu.host_bandwidth_GBps > 0))
         e.push_back({"runtime.kv_offload.host_GB", "a host KV tier needs runtime.kv_offload.host_bandwidth_GBps or hardware.host_bandwidth_GBps > 0"});

@@ -14,6 +14,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -163,6 +164,27 @@ struct SessionsConfig {
     bool on() const { return turns > 0; }
 };
 
+// A trace of requests (issue 29, DESIGN §11.4 workload.trace; core/scenario/trace.cpp): the closed-loop clients replay
+// it in order, each taking the next request when its previous one is done. A request may name a prefix id: requests
+// with the same id share their first prefix_len prompt tokens (prefix_len 0: the KV the id's previous request left,
+// as a conversation's history). The data is shared between copies of a Scenario (a sweep copies it per point).
+struct TraceRequest {
+    int isl = 1, osl = 1;  // prompt and output tokens
+    int prefix = -1;       // index into TraceData::ids; -1: no prefix id
+    int prefix_len = 0;    // tokens shared by the id's requests; 0: not given
+};
+struct TraceData {
+    std::vector<TraceRequest> reqs;
+    std::vector<nlohmann::json> ids;  // the prefix ids as written (strings or integers), by index
+    double mean_isl = 0, mean_osl = 0;
+};
+struct TraceConfig {
+    std::shared_ptr<const TraceData> data;  // null or empty: off
+    bool on() const { return data && !data->reqs.empty(); }
+    std::size_t size() const { return data ? data->reqs.size() : 0; }
+};
+constexpr std::size_t kMaxTraceRequests = 1000000;
+
 // One pool of a disaggregated deployment: each worker's layout, how many workers, requests per attention-DP rank.
 struct PoolConfig {
     ParallelConfig parallel;
@@ -187,14 +209,17 @@ struct ServingConfig {
     PoolConfig prefill{{1, 1, 1, 1, 0}, 1, 1};
     PoolConfig decode{{1, 1, 1, 1, 0}, 1, 64};
     SessionsConfig sessions;        // JSON: workload.sessions
+    TraceConfig trace;              // JSON: workload.trace
     // The mean request lengths the benchmark sends (length_spread draws them below the nominal isl and osl). With
-    // sessions, the mean turn's prompt: system prompt + user_len x (turns + 1) / 2 + osl x (turns - 1) / 2.
+    // sessions, the mean turn's prompt: system prompt + user_len x (turns + 1) / 2 + osl x (turns - 1) / 2. With a
+    // trace, its means (length_spread does not apply).
     double mean_isl() const {
+        if (trace.on()) return trace.data->mean_isl;
         if (!sessions.on()) return isl * (1.0 - 0.5 * length_spread);
         return sessions.system_prompt_len + sessions.user_len * (1.0 - 0.5 * length_spread) * (sessions.turns + 1) / 2.0 +
                mean_osl() * (sessions.turns - 1) / 2.0;
     }
-    double mean_osl() const { return osl * (1.0 - 0.5 * length_spread); }
+    double mean_osl() const { return trace.on() ? trace.data->mean_osl : osl * (1.0 - 0.5 * length_spread); }
 };
 
 struct RoutingConfig {
@@ -290,6 +315,11 @@ nlohmann::json scenario_to_json(const Scenario& s, bool compact);
 bool set_path(Scenario& s, std::string_view path, const nlohmann::json& value, const Catalog& catalog, Issues& errors);
 // Fast variant for numeric sweeps: no JSON. Returns false (with an issue) if the field is not numeric.
 bool set_path_number(Scenario& s, const FieldDesc& field, double value, Issues& errors);
+
+// workload.trace (trace.cpp): a list of {isl, osl, prefix_id, prefix_len} objects into t (an empty list: off).
+// Errors name the entry: workload.trace[12].isl. trace_to_json writes it back in the same form.
+bool parse_trace(const nlohmann::json& v, TraceConfig& t, Issues& errors);
+nlohmann::json trace_to_json(const TraceConfig& t);
 
 // Cross-field validation (ep divides tp*dp and the experts, tp divides heads, ...). Empty = valid.
 Issues validate_scenario(const Scenario& s);

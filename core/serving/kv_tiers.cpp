@@ -19,15 +19,15 @@ int SessionLengths::prompt(std::size_t j, double u, int osl) {
     return int(isl);
 }
 
-KvTiers::KvTiers(const Scenario& s, const StepSurface& sf, int clients) {
+KvTiers::KvTiers(const Scenario& s, double kv_bytes_per_token) {
     const SessionsConfig& ss = s.serving.sessions;
-    on_ = ss.on() && s.serving.mode == ServingMode::aggregated && sf.kv_bytes_per_token > 0;
+    on_ = (ss.on() || s.serving.trace.on()) && kv_bytes_per_token > 0;
     if (!on_) return;
-    clients_ = std::max(1, clients);
-    turns_ = std::max(1, ss.turns);
-    sys_ = ss.system_prompt_len;
-    think_ms_ = ss.think_time_s * 1000.0;
-    bytes_per_token_ = sf.kv_bytes_per_token;
+    if (ss.on()) {
+        sys_ = ss.system_prompt_len;
+        think_ms_ = ss.think_time_s * 1000.0;
+    }
+    bytes_per_token_ = kv_bytes_per_token;
     const KvOffloadConfig& kv = s.runtime.kv_offload;
     cap_[host] = kv.host_GB * 1e9 / bytes_per_token_;
     cap_[ssd] = kv.ssd_GB * 1e9 / bytes_per_token_;
@@ -35,12 +35,6 @@ KvTiers::KvTiers(const Scenario& s, const StepSurface& sf, int clients) {
     bw_GBps_[ssd] = kv.ssd_bandwidth_GBps > 0 ? kv.ssd_bandwidth_GBps : s.gpu.ssd_bandwidth_GBps;
     if (!(bw_GBps_[host] > 0)) cap_[host] = 0;
     if (!(bw_GBps_[ssd] > 0)) cap_[ssd] = 0;
-}
-
-long long KvTiers::session_of(std::size_t j) const {
-    const long long c = (long long)(j % std::size_t(clients_));
-    const long long round = (long long)(j / std::size_t(clients_));
-    return c + (long long)clients_ * (round / turns_);
 }
 
 void KvTiers::remove(long long id, Entry& e) {
@@ -76,7 +70,7 @@ void KvTiers::rebalance(double gpu_room) {
     }
 }
 
-double KvTiers::arrive(std::size_t j, int isl, double now, double gpu_room, double& pf_left) {
+double KvTiers::arrive(long long id, int isl, int prefix_len, double now, double gpu_room, double& pf_left) {
     rebalance(gpu_room);
     st_.prompt_tokens += isl;
     // the system prompt: in HBM once the rank's first request has computed it
@@ -84,11 +78,11 @@ double KvTiers::arrive(std::size_t j, int isl, double now, double gpu_room, doub
     sys_cached_ = sys_cached_ || sys_ > 0;
     st_.hit_gpu += std::max(0.0, sys_hit);
     double ready = now, hit = 0;
-    const long long id = session_of(j);
-    auto it = entries_.find(id);
+    auto it = id < 0 ? entries_.end() : entries_.find(id);
     if (it != entries_.end()) {
         Entry& e = it->second;
         hit = std::max(0.0, std::min(e.tokens, double(isl) - 1.0 - std::max(0.0, sys_hit)));
+        if (prefix_len > 0) hit = std::min(hit, double(prefix_len));
         if (e.tier == gpu) {
             st_.hit_gpu += hit;
         } else {
@@ -100,22 +94,33 @@ double KvTiers::arrive(std::size_t j, int isl, double now, double gpu_room, doub
             st_.moved_tokens += hit;
             st_.reload_ms += ready - now;
         }
-        remove(id, e);  // the prefix now belongs to the running request
-        entries_.erase(it);
+        remove(id, e);
+        if (prefix_len > 0) {
+            // a shared prefix stays cached, in HBM from now (its reload, if any, brought it there)
+            e.last = now;
+            place(id, e, gpu);
+        } else {
+            entries_.erase(it);  // the history now belongs to the running request
+        }
     }
     pf_left = std::max(1.0, double(isl) - std::max(0.0, sys_hit) - hit);
     return ready;
 }
 
-void KvTiers::finish(std::size_t j, int isl, int osl, double now, double gpu_room) {
-    const long long id = session_of(j);
+double KvTiers::kept_tokens(int isl, int osl, int prefix_len, bool with_answer) const {
+    if (prefix_len > 0) return prefix_len;
+    return std::max(0.0, double(isl) - sys_) + (with_answer ? osl : 0);
+}
+
+void KvTiers::finish(long long id, double tokens, double now, double gpu_room) {
+    if (id < 0) return;
     auto it = entries_.find(id);
     if (it != entries_.end()) {
         remove(id, it->second);
         entries_.erase(it);
     }
     Entry e;
-    e.tokens = std::max(0.0, double(isl) - sys_) + osl;
+    e.tokens = tokens;
     e.last = now;
     Entry& stored = entries_[id];
     stored = e;
@@ -123,17 +128,15 @@ void KvTiers::finish(std::size_t j, int isl, int osl, double now, double gpu_roo
     rebalance(gpu_room);
 }
 
-void kv_tier_outputs(const KvTiers& tiers, const StepSurface& sf, double requests, double out_tokens, ServingResult& r) {
-    const KvTierStats& st = tiers.stats();
+double kv_tier_outputs(const KvTierStats& st, double bytes_per_token, double gpus_per_rank, double requests, double out_tokens,
+                       ServingResult& r) {
     if (st.prompt_tokens > 0) {
         r.prefix_hit_rate_gpu = st.hit_gpu / st.prompt_tokens;
         r.prefix_hit_rate_host = st.hit_host / st.prompt_tokens;
         r.prefix_hit_rate_ssd = st.hit_ssd / st.prompt_tokens;
     }
-    // the rank's GPUs each move their share of every token
-    const double gpus_per_rank = double(std::max(1, sf.gpus)) / std::max(1, sf.dp);
-    if (out_tokens > 0) r.kv_bytes_moved_per_token = st.moved_tokens * tiers.bytes_per_token() * gpus_per_rank / out_tokens;
-    if (requests > 0) r.kv_transfer_ms = st.reload_ms / requests;
+    if (out_tokens > 0) r.kv_bytes_moved_per_token = st.moved_tokens * bytes_per_token * gpus_per_rank / out_tokens;
+    return requests > 0 ? st.reload_ms / requests : 0.0;
 }
 
 }  // namespace moe

@@ -1,19 +1,25 @@
-// kv_tiers.h — multi-turn sessions and the KV cache's tiers in the serving simulation (issue 29; docs/model.md,
-// "Sessions and KV tiers").
+// kv_tiers.h — multi-turn sessions, request traces and the KV cache's tiers in the serving simulation (issue 29;
+// docs/model.md, "Sessions and KV tiers").
 //
-// Room: core/serving/. The simulation (simulate.cpp) asks three things of it, per attention-DP rank:
+// Room: core/serving/. The simulation (simulate.cpp) asks three things of it, per rank that holds a prefix cache (an
+// aggregated attention-DP rank, or a disaggregated prefill rank):
 //
 //   SessionLengths len(s, clients);   int isl = len.prompt(j, u, osl);   // request j's prompt: system + history + user
-//   KvTiers tiers(s, sf);
-//   ready = tiers.arrive(j, isl, now, gpu_room, pf_left);   // its prefix found: pf_left shrinks, ready = after a reload
-//   tiers.finish(j, isl, osl, now, gpu_room);               // its session's KV stays cached (HBM first, LRU below)
+//   KvTiers tiers(s, kv_bytes_per_token);
+//   ready = tiers.arrive(key, isl, prefix_len, now, gpu_room, pf_left);  // its prefix found: pf_left shrinks, ready =
+//                                                                        // after a reload
+//   tiers.finish(key, tokens, prefix_len, now, gpu_room);                // `tokens` of the key's KV stay cached
 //
-// The cache: the system prompt, shared by every session, stays in HBM. A session's KV (its history so far) is one
-// entry. When a turn ends its entry goes to HBM; HBM keeps idle entries in what the running requests leave free
-// (gpu_room, KV tokens); past that the least recently used entry moves down to host memory, then to SSD, then is
-// dropped (one LRU stack over the tiers, as SGLang's HiCache and LMCache demote). A turn finds its session's entry in
-// one tier: HBM is a hit as is; host and SSD are read back over their link (one transfer at a time per link, at the
-// tier's bandwidth, before the prompt's prefill can start); the prefill computes the rest (at least the last token).
+// A key names what requests share: a session (workload.sessions) or a trace's prefix id
+// (workload.trace). The cache: the system prompt, shared by every session, stays in HBM. A key's KV is one entry. When
+// a request is done its entry goes to HBM; HBM keeps idle entries in what the running requests leave free (gpu_room,
+// KV tokens); past that the least recently used entry moves down to host memory, then to SSD, then is dropped (one LRU
+// stack over the tiers, as SGLang's HiCache and LMCache demote). A request finds its key's entry in one tier: HBM is
+// a hit as is; host and SSD are read back over their link (one transfer at a time per link, at the tier's bandwidth,
+// before the prompt's prefill can start); the prefill computes the rest (at least the last token). A session's entry
+// (or a trace prefix without prefix_len: a conversation's history) belongs to the request that found it until that one
+// is done; a trace prefix with prefix_len is shared: it stays cached (back in HBM after a reload) for every request
+// that names it.
 #pragma once
 #include <set>
 #include <unordered_map>
@@ -42,6 +48,11 @@ private:
 
 // Tokens (and bytes) per tier, for the outputs.
 struct KvTierStats {
+    KvTierStats& operator+=(const KvTierStats& o) {
+        prompt_tokens += o.prompt_tokens, hit_gpu += o.hit_gpu, hit_host += o.hit_host, hit_ssd += o.hit_ssd;
+        moved_tokens += o.moved_tokens, reload_ms += o.reload_ms;
+        return *this;
+    }
     double prompt_tokens = 0;                       // all prompts looked up
     double hit_gpu = 0, hit_host = 0, hit_ssd = 0;  // prompt tokens found in each tier
     double moved_tokens = 0;                        // KV tokens moved between HBM, host and SSD (reloads + demotions)
@@ -50,7 +61,8 @@ struct KvTierStats {
 
 class KvTiers {
 public:
-    KvTiers(const Scenario& s, const StepSurface& sf, int clients);
+    // Off unless the scenario has sessions or a trace and the KV has a size (`kv_bytes_per_token`: one GPU's).
+    KvTiers(const Scenario& s, double kv_bytes_per_token);
     bool on() const { return on_; }
     double think_ms() const { return think_ms_; }
     // True the first time request j is asked about (its arrival), false after.
@@ -60,11 +72,15 @@ public:
         seen_[j] = 1;
         return first;
     }
-    // Request j (isl prompt tokens) reaches the scheduler at `now` with `gpu_room` KV tokens of HBM not held by running
-    // requests: sets `pf_left` (tokens to compute) and returns when its prefix is in HBM (now, or after a reload).
-    double arrive(std::size_t j, int isl, double now, double gpu_room, double& pf_left);
-    // Request j's answer is done: its session's KV (prompt + answer) is cached in HBM, demoting others as needed.
-    void finish(std::size_t j, int isl, int osl, double now, double gpu_room);
+    // A request (isl prompt tokens, its key: -1 none) reaches the scheduler at `now` with `gpu_room` KV tokens of HBM
+    // not held by running requests: sets `pf_left` (tokens to compute) and returns when its prefix is in HBM (now, or
+    // after a reload). prefix_len > 0: at most that much is shared, and the entry stays cached for the key's others.
+    double arrive(long long key, int isl, int prefix_len, double now, double gpu_room, double& pf_left);
+    // KV tokens a finished request leaves cached under its key: prefix_len when given, else its prompt past the system
+    // prompt and (with_answer: aggregated, where the answer's KV is on the same GPUs) its answer.
+    double kept_tokens(int isl, int osl, int prefix_len, bool with_answer) const;
+    // A request is done with its key's KV: `tokens` are cached in HBM, demoting others as needed.
+    void finish(long long key, double tokens, double now, double gpu_room);
     const KvTierStats& stats() const { return st_; }
     double bytes_per_token() const { return bytes_per_token_; }
 
@@ -76,7 +92,6 @@ private:
         int tier = gpu;
     };
     bool on_ = false;
-    int clients_ = 1, turns_ = 1;
     double sys_ = 0, think_ms_ = 0, bytes_per_token_ = 0;
     double cap_[3] = {0, 0, 0};   // tokens per tier (HBM: set from gpu_room at each call)
     double bw_GBps_[3] = {0, 0, 0};
@@ -88,14 +103,16 @@ private:
     KvTierStats st_;
     std::vector<char> seen_;
 
-    long long session_of(std::size_t j) const;
     void remove(long long id, Entry& e);
     void place(long long id, Entry& e, int tier);
     void rebalance(double gpu_room);
 };
 
-// The tiers' outputs into r (per rank, which is every rank's): prefix_hit_rate_gpu / _host / _ssd, the KV bytes moved
-// per output token, and kv_transfer_ms (the mean wait for a reload) over `requests` finished with `out_tokens`.
-void kv_tier_outputs(const KvTiers& tiers, const StepSurface& sf, double requests, double out_tokens, ServingResult& r);
+// The tiers' outputs into r: prefix_hit_rate_gpu / _host / _ssd, the KV bytes moved per output token (each of a rank's
+// `gpus_per_rank` GPUs moves its share of every token) and the mean wait for a reload, over the ranks whose sums `st`
+// holds (aggregated: one rank, which is every rank's; disaggregated: every prefill rank) and the `requests` they
+// finished with `out_tokens`. Returns that mean wait (ms).
+double kv_tier_outputs(const KvTierStats& st, double bytes_per_token, double gpus_per_rank, double requests, double out_tokens,
+                       ServingResult& r);
 
 }  // namespace moe

@@ -552,7 +552,8 @@ void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines,
         if (want_warnings) e.warnings.insert(e.warnings.end(), st.warnings.begin(), st.warnings.end());
         e.serving = serving_model(s, st, k);
     } else {
-        if (const double n = simulated_requests(s); n > kMaxSimulatedRequests) {
+        // (a trace is held to its own limit, kMaxTraceRequests, when it is parsed)
+        if (const double n = simulated_requests(s); n > kMaxSimulatedRequests && !s.serving.trace.on()) {
             char msg[300];
             std::snprintf(msg, sizeof msg,
                           "%.0f requests per DP rank to simulate (clients x requests per client) exceed the limit of %.0f: "

@@ -1,12 +1,13 @@
 // simulate.cpp — the serving benchmark as a discrete-event simulation (simulate.h).
 //
-// [SECTION] requests and clients: lengths, overheads, the results' sums
+// (requests and clients: lengths, overheads, the results' sums: sim_requests.h)
 // [SECTION] aggregated: one attention-DP rank's scheduler (separate prefill or mixed batches)
 // [SECTION] disaggregated: the prefill pool's ranks, the KV transfer, the decode pool
 // [SECTION] simulate()
 #include "core/serving/simulate.h"
 
 #include "core/serving/kv_tiers.h"
+#include "core/serving/sim_requests.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,104 +22,6 @@ double request_overhead_ms(const EngineConstants& k, double isl, double clients)
 }
 
 namespace {
-
-// The engine's frontend: one process (vLLM's API server, SGLang's tokenizer manager, TRT-LLM's serve frontend)
-// tokenises the requests one after the other, so a burst of sends reaches the scheduler spread by each request's
-// tokenisation (request_overhead_per_ktoken_ms x its prompt); the rest of the overhead is per-request latency that
-// overlaps. Sends come in time order, so the frontend is a single FIFO server.
-struct Frontend {
-    double free_at = 0;
-    // when a request sent at `send` reaches the scheduler
-    double arrive(const EngineConstants& k, double send, double isl, double clients) {
-        const double serial = k.request_overhead_per_ktoken_ms * isl / 1000.0;
-        const double start = std::max(send + k.request_overhead_ms + k.request_overhead_per_client_ms * clients, free_at);
-        free_at = start + serial;
-        return free_at;
-    }
-};
-
-}  // namespace
-
-namespace {
-
-// ---------------------------------------------------------------------------------------------------------------
-// [SECTION] requests and clients
-// ---------------------------------------------------------------------------------------------------------------
-
-struct Req {
-    int client = 0;
-    int isl = 1, osl = 1;     // prompt and output tokens
-    double pf_left = 0;       // prompt tokens still to compute (the prefix cache's hit is read, not computed)
-    int out_left = 0;         // output tokens left after the first
-
-    double send = 0, arrive = 0, pf_start = -1, first = -1, ovh = 0;
-    double ctx = 0;           // its context when it started decoding (aggregated: grows by one per step since g_start)
-    double held = 0;          // aggregated: KV tokens it took at admission
-    long long g_start = 0, g_end = 0;  // the decode-step counts at which it started decoding and finishes
-    bool admitted = false, running = false, done = false;
-};
-
-// The benchmark's requests: client c's r-th request is number c + r * clients; lengths drawn from
-// [(1 - spread) x, x] by a low-discrepancy sequence (golden and plastic ratios), the same for every run.
-struct Workload {
-    std::vector<Req> reqs;
-    int clients = 1, rounds = 1;
-    void make(const Scenario& s, int n_clients) {
-        const ServingConfig& sv = s.serving;
-        clients = std::max(1, n_clients);
-        rounds = std::max(1, sv.requests_per_client);
-        reqs.assign(size_t(clients) * rounds, Req{});
-        SessionLengths sessions(s, clients);  // workload.sessions: prompts of system prompt + history + user turn
-        double u = 0.5, v = 0.5;
-        for (size_t j = 0; j < reqs.size(); ++j) {
-            Req& r = reqs[j];
-            r.client = int(j % clients);
-            if (j > 0) {
-                u += 0.6180339887498949;
-                v += 0.7548776662466927;
-                u -= std::floor(u);
-                v -= std::floor(v);
-            }
-            r.osl = std::max(1, int(std::lround(sv.osl * (1.0 - sv.length_spread * v))));
-            r.isl = sv.sessions.on() ? sessions.prompt(j, u, r.osl) : std::max(1, int(std::lround(sv.isl * (1.0 - sv.length_spread * u))));
-            r.pf_left = r.isl - prefix_cached_tokens(r.isl, s.workload.prefix_cache_hit);
-            r.out_left = r.osl - 1;
-        }
-    }
-};
-
-// Sums over the finished requests, and over time, for the means a benchmark reports.
-struct Sums {
-    double n = 0, ttft = 0, tpot = 0, n_tpot = 0, ovh = 0, queue = 0, own_prefill = 0, kv = 0;
-    double out_tokens = 0, makespan = 0;
-    double decode_time = 0, decode_steps = 0, batch_time = 0;  // pure decode steps: their time, count, batch x time
-    double peak_batch = 0;                                     // the largest batch a rank decoded
-    double prefill_time = 0, busy_time = 0;                    // time in forwards that carry prompt tokens; any
-    double decoding_time = 0;                                  // time in steps that decode (pure or mixed)
-    double mem_blocked = 0;                                    // forwards a waiting prompt could not enter (KV full)
-    void finish(const Req& r, double t) {
-        n += 1;
-        ttft += r.first - r.send;
-        ovh += r.ovh;
-        queue += std::max(0.0, r.pf_start - r.arrive);
-        own_prefill += std::max(0.0, r.first - r.pf_start);
-        if (r.osl > 1) {
-            tpot += (t - r.first) / (r.osl - 1);
-            n_tpot += 1;
-        }
-        out_tokens += r.osl;
-        makespan = std::max(makespan, t);
-    }
-};
-
-// Share of the running requests' remaining output an engine without output reservation keeps free when it admits a
-// prompt: SGLang's min_new_token_ratio default (python/sglang/srt/server_args.py); vLLM keeps a watermark of blocks.
-constexpr double kGrowthReserve = 0.1;
-
-// Decode steps for `tokens` output tokens at `tps` tokens per step (MTP: each step makes 1 + the accepted drafts).
-long long steps_for(double tokens, double tps) { return tokens <= 0 ? 0 : (long long)std::ceil(tokens / tps - 1e-9); }
-
-using TimeHeap = std::priority_queue<std::pair<double, int>, std::vector<std::pair<double, int>>, std::greater<>>;
 
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] aggregated
@@ -142,10 +45,10 @@ struct Aggregated {
     double last_decode_ms = 0;
     double od = 0, op = 0, clients_total = 0;
     double tps = 1;                       // output tokens per request per decode step (MTP: 1 + the accepted drafts)
-    KvTiers tiers;                        // workload.sessions: the prefix found in HBM / host / SSD (kv_tiers.h)
+    KvTiers tiers;                        // sessions / trace: the prefix found in HBM / host / SSD (kv_tiers.h)
 
-    Aggregated(const Scenario& s_, const StepSurface& sf_, const EngineConstants& k_, int clients)
-        : s(s_), sf(sf_), k(k_), tiers(s_, sf_, clients) {}
+    Aggregated(const Scenario& s_, const StepSurface& sf_, const EngineConstants& k_)
+        : s(s_), sf(sf_), k(k_), tiers(s_, sf_.kv_bytes_per_token) {}
 
     // KV tokens a request takes at admission: its context so far (and its whole output with kv_reserve_output)
     double reserve(const Req& r) const {
@@ -177,8 +80,8 @@ struct Aggregated {
         leave(r);
         r.done = true;
         sum.finish(r, t);
-        if (tiers.on()) tiers.finish(size_t(id), r.isl, r.osl, t, sf.kv_tokens_per_rank - used);
-        const size_t next = size_t(id) + size_t(w.clients);
+        if (tiers.on()) tiers.finish(r.key, tiers.kept_tokens(r.isl, r.osl, r.prefix_len, true), t, sf.kv_tokens_per_rank - used);
+        const size_t next = w.next(size_t(id));
         // workload.sessions: the next turn is sent after the think time (an event: -(id + 1) in `arrivals`)
         if (next < w.reqs.size() && tiers.think_ms() > 0) arrivals.push({t + tiers.think_ms(), -int(next) - 1});
         else if (next < w.reqs.size()) send(int(next), t);
@@ -210,9 +113,9 @@ struct Aggregated {
                 continue;
             }
             if (tiers.on() && tiers.first_look(size_t(id))) {
-                // workload.sessions: its prefix looked up as it arrives; one read back from host / SSD delays it
+                // sessions / trace: its prefix looked up as it arrives; one read back from host / SSD delays it
                 Req& r = w.reqs[size_t(id)];
-                const double ready = tiers.arrive(size_t(id), r.isl, at, sf.kv_tokens_per_rank - used, r.pf_left);
+                const double ready = tiers.arrive(r.key, r.isl, r.prefix_len, at, sf.kv_tokens_per_rank - used, r.pf_left);
                 if (ready > at + 1e-9) {
                     r.arrive = ready;
                     arrivals.push({ready, id});
@@ -304,13 +207,13 @@ struct Aggregated {
         const ServingConfig& sv = s.serving;
         const int clients = clients_of(s, sf);
         clients_total = sv.concurrency;
-        w.make(s, clients);
+        w.make(s, clients, sf.dp);
         const int layers = s.model.num_layers;
         od = s.runtime.decode_overhead_ms >= 0 ? s.runtime.decode_overhead_ms : decode_step_overhead_ms(k, layers);
         op = s.runtime.prefill_overhead_ms >= 0 ? s.runtime.prefill_overhead_ms : prefill_step_overhead_ms(k, layers);
         last_decode_ms = sf.agg.decode_ms(1, sf.agg.ctx_lo) + od;
         tps = std::max(1.0, sf.tokens_per_step);
-        for (int c = 0; c < w.clients; ++c) send(c, 0.0);
+        for (size_t c = 0, n = w.first_sends(); c < n; ++c) send(int(c), 0.0);
         const double C = std::max(1.0, sf.chunk_tokens);
         std::vector<int> done;
         long long guard = 0;
@@ -410,6 +313,9 @@ struct Disaggregated {
     Sums sum;
     double kv_ms = 0;
 
+    // sessions / trace: each prefill rank's prefix cache (its HBM beyond a forward, then the host / SSD tiers)
+    std::vector<KvTiers> tiers;
+
     Disaggregated(const Scenario& s_, const StepSurface& sf_, const EngineConstants& k_) : s(s_), sf(sf_), k(k_) {}
 
     void run() {
@@ -424,12 +330,24 @@ struct Disaggregated {
                                                  std::max(1.0, sv.mean_isl() + (k.kv_reserve_output ? 1.0 : 0.5) * sv.mean_osl()))));
         const double cap = cap_rank * ranks_d;
         const int clients = std::max(1, sv.concurrency);  // closed-loop clients; the decode slots are cap
-        w.make(s, clients);
+        w.make(s, clients, 1);
         kv_ms = sf.kv_link_GBps > 0 ? sf.kv_bytes_per_request / (sf.kv_link_GBps * 1e9 * k.kv_transfer_eff) * 1000.0 + k.kv_transfer_latency_ms
                                     : 0.0;
-        // events: (time, id) of prompts reaching the prefill queue, and of KV reaching the decode pool
-        TimeHeap to_prefill, to_decode;
-        std::deque<int> pf_queue, dec_queue;
+        // With a prefix cache each prefill rank has its own queue and a request goes to the rank that holds its key
+        // (cache-aware routing, as SGLang's router and Dynamo's KV router do); without, one queue feeds every rank.
+        const KvTiers probe(s, sf.prefill_kv_bytes_per_token);
+        const bool cached = probe.on();
+        if (cached) tiers.assign(size_t(ranks_p), probe);
+        const size_t queues = cached ? size_t(ranks_p) : 1;
+        auto queue_of = [&](int id) -> size_t {
+            if (!cached) return 0;
+            const Req& r = w.reqs[size_t(id)];
+            return size_t((r.key >= 0 ? r.key : (long long)id) % ranks_p);
+        };
+        // events: (time, id) of prompts reaching a prefill queue, and of KV reaching the decode pool
+        std::vector<TimeHeap> to_prefill(queues);
+        TimeHeap to_decode;
+        std::deque<int> dec_queue;
         std::vector<double> rank_free(size_t(ranks_p), 0.0);  // when each prefill rank is next free
         Frontend frontend;
         auto send = [&](int id, double when) {
@@ -437,38 +355,51 @@ struct Disaggregated {
             r.send = when;
             r.arrive = frontend.arrive(k, when, r.isl, clients);
             r.ovh = r.arrive - when;
-            to_prefill.push({r.arrive, id});
+            to_prefill[queue_of(id)].push({r.arrive, id});
         };
-        for (int c = 0; c < w.clients; ++c) send(c, 0.0);
+        for (size_t c = 0, n = w.first_sends(); c < n; ++c) send(int(c), 0.0);
         const double budget = std::max(1.0, sf.prefill_forward_tokens);
         const int per_forward = std::max(1, sv.prefill.batch);
+        const double room = sf.prefill_cache_tokens_per_rank;
         // The prefill side runs ahead on its own: its forwards depend only on the arrivals. It is advanced up to
         // time `until` (every forward that starts before then).
+        std::vector<int> batch;
         auto run_prefill = [&](double until) {
             for (;;) {
-                // the earliest free rank takes the waiting prompts that have arrived by then
-                const size_t ri = size_t(std::min_element(rank_free.begin(), rank_free.end()) - rank_free.begin());
-                double start = rank_free[ri];
-                while (!to_prefill.empty() && to_prefill.top().first <= start + 1e-9) {
-                    pf_queue.push_back(to_prefill.top().second);
-                    to_prefill.pop();
+                // the rank that can start first: free, with a prompt in its queue (ties: the one free longest)
+                size_t ri = 0;
+                double start = INFINITY;
+                for (size_t q = 0; q < size_t(ranks_p); ++q) {
+                    const TimeHeap& h = to_prefill[cached ? q : 0];
+                    if (h.empty()) continue;
+                    const double at = std::max(rank_free[q], h.top().first);
+                    if (at < start || (at == start && rank_free[q] < rank_free[ri])) start = at, ri = q;
                 }
-                if (pf_queue.empty()) {
-                    if (to_prefill.empty() || to_prefill.top().first > until) return;
-                    start = std::max(start, to_prefill.top().first);
-                    rank_free[ri] = start;
-                    continue;
-                }
-                if (start > until) return;
+                if (!std::isfinite(start) || start > until) return;  // nothing queued, or not before `until`
+                TimeHeap& h = to_prefill[cached ? ri : 0];
                 double T = 0;
                 int n = 0;
-                std::vector<int> batch;
-                while (!pf_queue.empty() && n < per_forward && T < budget) {
-                    Req& r = w.reqs[pf_queue.front()];
+                batch.clear();
+                while (!h.empty() && h.top().first <= start + 1e-9 && n < per_forward && T < budget) {
+                    const auto [at, id] = h.top();
+                    h.pop();
+                    Req& r = w.reqs[size_t(id)];
+                    if (cached && tiers[ri].first_look(size_t(id))) {
+                        // its prefix looked up in the rank's cache; a read back from host / SSD delays it
+                        const double ready = tiers[ri].arrive(r.key, r.isl, r.prefix_len, at, room, r.pf_left);
+                        if (ready > at + 1e-9) {
+                            r.arrive = ready;
+                            h.push({ready, id});
+                            continue;
+                        }
+                    }
                     T += r.pf_left;
                     ++n;
-                    batch.push_back(pf_queue.front());
-                    pf_queue.pop_front();
+                    batch.push_back(id);
+                }
+                if (batch.empty()) {
+                    rank_free[ri] = std::max(rank_free[ri], start);  // its prompts wait for a reload
+                    continue;
                 }
                 const double dt = sf.prefill.forward_ms(T) + op;
                 rank_free[ri] = start + dt;
@@ -477,6 +408,8 @@ struct Disaggregated {
                     Req& r = w.reqs[id];
                     r.pf_start = start;
                     to_decode.push({start + dt + kv_ms, id});
+                    // the prompt's KV stays in the prefill rank's cache under its key (the answer is made elsewhere)
+                    if (cached) tiers[ri].finish(r.key, tiers[ri].kept_tokens(r.isl, r.osl, r.prefix_len, false), start + dt, room);
                 }
             }
         };
@@ -501,7 +434,7 @@ struct Disaggregated {
                 r.ctx = r.isl;
                 if (r.out_left <= 0) {
                     sum.finish(r, t);
-                    const size_t next = size_t(id) + size_t(w.clients);
+                    const size_t next = w.next(size_t(id));
                     if (next < w.reqs.size()) send(int(next), t);
                     continue;
                 }
@@ -548,7 +481,7 @@ struct Disaggregated {
                 running -= 1;
                 ctx_sum -= r.isl + double(r.g_end - r.g_start) * tps;
                 sum.finish(r, t);
-                const size_t next = size_t(id) + size_t(w.clients);
+                const size_t next = w.next(size_t(id));
                 if (next < w.reqs.size()) send(int(next), t);
             }
         }
@@ -563,6 +496,11 @@ struct Disaggregated {
 
 double simulated_requests(const Scenario& s) {
     const ServingConfig& sv = s.serving;
+    if (sv.trace.on()) {
+        // every request (disaggregated), or every dp-th from the first (aggregated: one rank's share)
+        const double n = double(sv.trace.size());
+        return sv.mode == ServingMode::disaggregated ? n : std::ceil(n / std::max(1, s.parallel.dp));
+    }
     const double rounds = std::max(1, sv.requests_per_client);
     if (sv.mode == ServingMode::disaggregated)
         return rounds * std::max(1.0, double(sv.concurrency));
@@ -584,14 +522,22 @@ ServingResult simulate(const Scenario& s, const StepSurface& sf, const EngineCon
         d.run();
         sum = d.sum;
         r.kv_transfer_ms = d.kv_ms;
+        if (!d.tiers.empty()) {
+            KvTierStats st;
+            for (const KvTiers& t : d.tiers) st += t.stats();
+            r.kv_transfer_ms += kv_tier_outputs(st, d.tiers.front().bytes_per_token(),
+                                                double(sf.prefill_gpus_per_worker) / std::max(1, sf.prefill_dp), sum.n, sum.out_tokens, r);
+        }
         r.prefill_fits = sf.prefill_fits;
         const double prefill_ranks = double(s.serving.prefill.workers) * std::max(1, sf.prefill_dp);
         r.prefill_utilisation = sum.makespan > 0 ? std::min(1.0, sum.prefill_time / (prefill_ranks * sum.makespan)) : 0.0;
     } else {
-        Aggregated a(s, sf, k, Aggregated::clients_of(s, sf));
+        Aggregated a(s, sf, k);
         a.run();
         sum = a.sum;
-        if (a.tiers.on()) kv_tier_outputs(a.tiers, sf, sum.n, sum.out_tokens, r);
+        if (a.tiers.on())
+            r.kv_transfer_ms = kv_tier_outputs(a.tiers.stats(), a.tiers.bytes_per_token(), double(std::max(1, sf.gpus)) / std::max(1, sf.dp),
+                                               sum.n, sum.out_tokens, r);
         ranks = std::max(1, sf.dp);
         r.prefill_utilisation = sum.makespan > 0 ? std::min(1.0, sum.prefill_time / sum.makespan) : 0.0;
     }

@@ -27,7 +27,8 @@ ServingResult simulate(const Scenario& s, const StepSurface& sf, const EngineCon
 
 // The requests one simulation holds (per attention-DP rank: its clients x serving.requests_per_client) and the most
 // it takes: about 20 MB and a fraction of a second; a benchmark of 4,096 clients x 10 requests is 41k. Past it,
-// evaluate() refuses the scenario naming serving.requests_per_client (the closed form has no such limit).
+// evaluate() refuses the scenario naming serving.requests_per_client (the closed form has no such limit). A
+// workload.trace is simulated whole, up to its own limit (kMaxTraceRequests: 1,000,000, ~130 MB, a few seconds).
 double simulated_requests(const Scenario& s);
 constexpr double kMaxSimulatedRequests = 200000;
 

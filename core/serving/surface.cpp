@@ -144,6 +144,9 @@ StepSurface step_surface(const Scenario& s, const Tables& t) {
             ++out.estimates;
             if (!e.ok) { b.fail(e, "serving.prefill"); return out; }
             out.prefill_fits = e.memory.fits;
+            out.prefill_kv_bytes_per_token = e.memory.kv_bytes_per_token;
+            if (e.memory.kv_bytes_per_token > 0)
+                out.prefill_cache_tokens_per_rank = std::max(0.0, (e.memory.usable_bytes - e.memory.total_bytes) / e.memory.kv_bytes_per_token);
             if (!e.memory.fits) out.warnings.push_back("serving.prefill: a prefill worker does not fit its forward in memory");
         }
         const Scenario xd = serving_step_scenario(s, dp.parallel);
@@ -161,9 +164,6 @@ StepSurface step_surface(const Scenario& s, const Tables& t) {
     out.weights_fit = m->memory.max_batch >= 1 || m->memory.fits;
     out.kv_tokens_per_rank = m->memory.max_batch * std::max(1.0, isl + 0.5 * osl);
     out.kv_bytes_per_token = m->memory.kv_bytes_per_token;
-    if (sv.sessions.on() && sv.mode == ServingMode::disaggregated)
-        out.warnings.push_back("workload.sessions: prefix reuse and the KV tiers are simulated in aggregated serving; disaggregated "
-                               "serving takes the turns' lengths and workload.prefix_cache_hit");
     if (m->decode.tpot_ms > 0 && m->decode.step_ms > m->decode.tpot_ms) out.tokens_per_step = m->decode.step_ms / m->decode.tpot_ms;
     out.ok = true;
     return out;

@@ -61,6 +61,9 @@ struct StepSurface {
     double kv_link_GBps = 0;          // between a prefill and a decode worker
     bool prefill_fits = true;
     double prefill_forward_tokens = 0;  // a prefill worker's forward budget per rank (prefill.batch x isl)
+    // the prefix cache of a prefill rank (sessions / trace): KV tokens its HBM holds beyond a forward's, and the KV
+    // bytes one token keeps on one of its GPUs
+    double prefill_cache_tokens_per_rank = 0, prefill_kv_bytes_per_token = 0;
     int dp = 1, gpus = 1, prefill_dp = 1;
     int prefill_gpus_per_worker = 1, decode_gpus_per_worker = 1;
     int estimates = 0;  // estimate() calls it took

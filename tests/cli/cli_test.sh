@@ -750,6 +750,38 @@ case_serving() {  # issue 12: serving fields evaluate, sweep as axes, and bad on
     ! grep -q 'typical error' .stdout || fail "table: a typical error for the ideal engine"
 }
 
+case_serving_trace() {  # issue 29: workload.trace as a JSONL or CSV file beside the scenario = the inline list
+    mkdir -p sub
+    printf 'isl,osl,prefix_id,prefix_len\n1000,50,sys,600\n1200,50,sys,600\n800,50,,\n# a comment\n\n1500,50,sys,600\n' >sub/t.csv
+    printf '{"isl":1000,"osl":50,"prefix_id":"sys","prefix_len":600}\n{"isl":1200,"osl":50,"prefix_id":"sys","prefix_len":600}\n{"isl":800,"osl":50}\n{"isl":1500,"osl":50,"prefix_id":"sys","prefix_len":600}\n' >sub/t.jsonl
+    local base='"model":"qwen3-30b-a3b","hardware":"h100-sxm","serving":{"mode":"aggregated","concurrency":1}'
+    echo "{$base,\"workload\":{\"trace\":\"t.csv\"}}" >sub/csv.json
+    echo "{$base,\"workload\":{\"trace\":\"t.jsonl\"}}" >sub/jsonl.json
+    echo "{$base,\"workload\":{\"trace\":[{\"isl\":1000,\"osl\":50,\"prefix_id\":\"sys\",\"prefix_len\":600},{\"isl\":1200,\"osl\":50,\"prefix_id\":\"sys\",\"prefix_len\":600},{\"isl\":800,\"osl\":50},{\"isl\":1500,\"osl\":50,\"prefix_id\":\"sys\",\"prefix_len\":600}]}}" >inline.json
+    expect_ok "$bin" eval inline.json --format json
+    cp .stdout inline_out.json
+    # the 2nd and 4th requests find the 600 shared tokens: 1,200 of 4,500
+    [[ $(json_get inline_out.json "abs(j['serving']['prefix_hit_rate_gpu'] - 1200/4500) < 1e-12") == True ]] ||
+        fail "inline trace: prefix_hit_rate_gpu $(json_get inline_out.json "j['serving']['prefix_hit_rate_gpu']")"
+    for f in csv jsonl; do
+        expect_ok "$bin" eval "sub/$f.json" --format json
+        cp .stdout "${f}_out.json"
+        python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["serving"]; b=json.load(open(sys.argv[2]))["serving"]; assert a == b, [(k, a[k], b.get(k)) for k in a if a[k] != b.get(k)]' \
+            inline_out.json "${f}_out.json" || fail "the $f trace file gives other serving numbers than the inline list"
+    done
+    rm -f ./*_out.json inline.json
+    # a bad line is named by the file and its line; a missing file; a trace with sessions
+    printf 'isl,osl\n100,10\n0,5\n' >sub/bad.csv
+    echo "{$base,\"workload\":{\"trace\":\"bad.csv\"}}" >sub/bad.json
+    expect_bad_input "workload.trace: sub/bad.csv line 3: isl: must be a positive integer" "$bin" eval sub/bad.json
+    printf '{"isl":100,"osl":10}\n{"isl":100,\n' >sub/bad.jsonl
+    echo "{$base,\"workload\":{\"trace\":\"bad.jsonl\"}}" >sub/badj.json
+    expect_bad_input "workload.trace: sub/bad.jsonl line 2: not valid JSON" "$bin" eval sub/badj.json
+    echo "{$base,\"workload\":{\"trace\":\"none.csv\"}}" >sub/missing.json
+    expect_bad_input "workload.trace: sub/none.csv: cannot read" "$bin" eval sub/missing.json
+    expect_bad_input "workload.trace: cannot be combined with workload.sessions" "$bin" eval sub/csv.json --set workload.sessions.turns=2
+}
+
 case_list() { declare -F | sed -n 's/^declare -f case_//p' | grep -v '^list$'; }
 
 declare -F "case_$case_name" >/dev/null || fail "no such case"

@@ -27,31 +27,29 @@ TEST_CASE("KV tiers: one LRU stack over HBM, host and SSD; reloads at the tier's
     const moe::Scenario s = scenario(R"({"serving":{"mode":"aggregated","concurrency":2},
         "workload":{"sessions":{"turns":4}},
         "runtime":{"kv_offload":{"host_GB":1,"ssd_GB":2,"host_bandwidth_GBps":10,"ssd_bandwidth_GBps":2}}})");
-    moe::StepSurface sf;
-    sf.kv_bytes_per_token = 1e6;
-    sf.dp = 1;
-    sf.gpus = 1;
-    moe::KvTiers tiers(s, sf, 2);
+    moe::KvTiers tiers(s, 1e6);
     REQUIRE(tiers.on());
     double pf = 0;
+    const long long A = 0, B = 1;  // the sessions' keys
+    auto kept = [&](int isl, int osl) { return tiers.kept_tokens(isl, osl, 0, true); };
     // turn 0 of sessions A (client 0) and B (client 1): nothing cached, every token computed
-    CHECK(tiers.arrive(0, 100, 0.0, 1e6, pf) == 0.0);
+    CHECK(tiers.arrive(A, 100, 0, 0.0, 1e6, pf) == 0.0);
     CHECK(pf == 100);
-    tiers.arrive(1, 100, 0.0, 1e6, pf);
-    tiers.finish(0, 100, 50, 1.0, 1e6);  // A's 150 tokens in HBM
-    tiers.finish(1, 100, 60, 2.0, 200);  // B's 160 join them; 200 tokens of room: A (least recent) goes to host
-    // A's turn 1 (request 2): 150 tokens read back from host at 10 GB/s = 15 ms; its 50 new tokens computed
-    CHECK(tiers.arrive(2, 200, 10.0, 1e6, pf) == doctest::Approx(10.0 + 150 * 1e6 / 10e9 * 1000));
+    tiers.arrive(B, 100, 0, 0.0, 1e6, pf);
+    tiers.finish(A, kept(100, 50), 1.0, 1e6);  // A's 150 tokens in HBM
+    tiers.finish(B, kept(100, 60), 2.0, 200);  // B's 160 join them; 200 tokens of room: A (least recent) goes to host
+    // A's turn 1: 150 tokens read back from host at 10 GB/s = 15 ms; its 50 new tokens computed
+    CHECK(tiers.arrive(A, 200, 0, 10.0, 1e6, pf) == doctest::Approx(10.0 + 150 * 1e6 / 10e9 * 1000));
     CHECK(pf == 50);
-    // B's turn 1 (request 3): still in HBM, no wait
-    CHECK(tiers.arrive(3, 210, 10.0, 1e6, pf) == 10.0);
+    // B's turn 1: still in HBM, no wait
+    CHECK(tiers.arrive(B, 210, 0, 10.0, 1e6, pf) == 10.0);
     CHECK(pf == 50);
     CHECK(tiers.stats().hit_host == 150);
     CHECK(tiers.stats().hit_gpu == 160);
     // both finish with no HBM room: each goes to host (1,000 tokens holds both); A's turn 2 reads its 250 back
-    tiers.finish(2, 200, 50, 20.0, 0);
-    tiers.finish(3, 210, 40, 21.0, 0);
-    CHECK(tiers.arrive(4, 300, 30.0, 0, pf) == doctest::Approx(30.0 + 250 * 1e6 / 10e9 * 1000));
+    tiers.finish(A, kept(200, 50), 20.0, 0);
+    tiers.finish(B, kept(210, 40), 21.0, 0);
+    CHECK(tiers.arrive(A, 300, 0, 30.0, 0, pf) == doctest::Approx(30.0 + 250 * 1e6 / 10e9 * 1000));
     CHECK(tiers.stats().hit_host == 150 + 250);
     // moved: A down (150), A back (150), A and B down (250 + 250), A back (250)
     CHECK(tiers.stats().moved_tokens == 150 + 150 + 250 + 250 + 250);
@@ -60,14 +58,13 @@ TEST_CASE("KV tiers: one LRU stack over HBM, host and SSD; reloads at the tier's
 TEST_CASE("KV tiers: past the last tier an entry is dropped, the next turn computes its history again") {
     const moe::Scenario s = scenario(R"({"serving":{"mode":"aggregated","concurrency":1},
         "workload":{"sessions":{"turns":2,"system_prompt_len":10}}})");
-    moe::StepSurface sf;
-    sf.kv_bytes_per_token = 1e5;
-    moe::KvTiers tiers(s, sf, 1);
+    moe::KvTiers tiers(s, 1e5);
     double pf = 0;
-    tiers.arrive(0, 60, 0.0, 1e6, pf);
+    tiers.arrive(0, 60, 0, 0.0, 1e6, pf);
     CHECK(pf == 60);                     // the rank's first request computes the system prompt too
-    tiers.finish(0, 60, 40, 1.0, 50);    // 90 tokens of history, 40 of room beyond the system prompt: dropped
-    CHECK(tiers.arrive(1, 150, 2.0, 1e6, pf) == 2.0);
+    CHECK(tiers.kept_tokens(60, 40, 0, true) == 90);
+    tiers.finish(0, 90, 1.0, 50);        // 90 tokens of history, 40 of room beyond the system prompt: dropped
+    CHECK(tiers.arrive(0, 150, 0, 2.0, 1e6, pf) == 2.0);
     CHECK(pf == 140);                    // only the system prompt found
     CHECK(tiers.stats().moved_tokens == 0);
 }
@@ -108,18 +105,6 @@ TEST_CASE("sessions in the simulation: prefix hits from what is still cached; a 
     CHECK(ssd.serving.prefix_hit_rate_ssd > 0.2);
     CHECK(ssd.serving.prefix_hit_rate_host == 0);
     CHECK(ssd.serving.kv_transfer_ms > host.serving.kv_transfer_ms);
-}
-
-TEST_CASE("sessions in disaggregated serving: the turns' lengths, and a warning that the tiers are not simulated") {
-    const moe::Estimate e = moe::evaluate(scenario(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm",
-        "parallel":{"tp":2},"serving":{"mode":"disaggregated","osl":200,"decode":{"batch":16}},
-        "workload":{"sessions":{"turns":3,"system_prompt_len":1000,"user_len":200}}})"), moe::builtin_tables());
-    REQUIRE(e.ok);
-    bool warned = false;
-    for (const std::string& w : e.warnings) warned = warned || w.find("workload.sessions") == 0;
-    CHECK(warned);
-    CHECK(e.serving.prefix_hit_rate_gpu == 0);
-    CHECK(e.serving.ttft_ms > 0);
 }
 
 TEST_CASE("KV tiers: a tier without a bandwidth is refused naming its field") {

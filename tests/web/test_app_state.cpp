@@ -38,6 +38,26 @@ TEST_CASE("a fragment sets the scenario; recompute publishes every output column
     CHECK(hook["notice"] == "");
 }
 
+TEST_CASE("issue 29: a scenario with an inline workload.trace evaluates in the page; a link too long for one says why") {
+    web::AppState st = make_state();
+    const std::string trace = R"([{"isl":1000,"osl":50,"prefix_id":"sys","prefix_len":600},{"isl":1200,"osl":50,"prefix_id":"sys","prefix_len":600}])";
+    web::load_fragment(st, fragment_of((R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm","serving":{"mode":"aggregated","concurrency":1},
+        "workload":{"trace":)" + trace + "}}").c_str()));
+    CHECK(st.notice.empty());
+    REQUIRE(st.scenario.serving.trace.size() == 2);
+    web::recompute(st);
+    const nlohmann::json hook = nlohmann::json::parse(web::hook_json(st));
+    CHECK(hook["scenario"]["workload"]["trace"].size() == 2);
+    CHECK(hook["results"]["serving.prefix_hit_rate_gpu"] == doctest::Approx(600.0 / 2200));
+    CHECK(hook["results"] == moe::estimate_to_flat_json(moe::evaluate(st.scenario, moe::builtin_tables())));
+    // 20,000 requests: more than a link holds
+    std::string big = "[";
+    for (int i = 0; i < 20000; ++i) big += std::string(i ? "," : "") + R"({"isl":1000,"osl":50,"prefix_id":)" + std::to_string(i) + "}";
+    web::load_fragment(st, fragment_of((R"({"serving":{"mode":"aggregated"},"workload":{"trace":)" + big + "]}}").c_str()));
+    REQUIRE_FALSE(st.notice_details.empty());
+    CHECK(st.notice_details.front().find("workload.trace") != std::string::npos);
+}
+
 TEST_CASE("a bad or hostile fragment gives the defaults and a notice naming the problem") {
     const moe::Scenario defaults = moe::decode_fragment("", moe::builtin_catalog()).scenario;
     for (const char* frag : {"#s=!!!", "#s=PGltZyBzcmM9eD4", "#x=1", "#s=eyJtb2RlbCI6Im5vLXN1Y2gifQ"}) {
