@@ -14,30 +14,13 @@
 //       scrolls sideways instead of cutting columns; Compare A/B lists the serving outputs.
 //   (w) at 1280x720 and 800x600, on the Overview (serving off and on), the Serving and the Plan tabs: no text box the
 //       page drew overlaps another, none is cut by its clip, tabs and the phase switch do not overlap; screenshots.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
-import { chromiumArgs, cli, cliEval, loadCore, serve } from './lib.mjs';
-import { assertSameAsCli, choose, click, ctx, hook, open, screenshot, settle, typeInto, waitHook } from './page.mjs';
+import { cli, cliEval } from './lib.mjs';
+import { assertSameAsCli, browserSuite, choose, click, ctx, hook, open, screenshot, settle, typeInto, waitHook } from './page.mjs';
 
-const { values: opt } = parseArgs({
-  options: { site: { type: 'string' }, core: { type: 'string' }, cli: { type: 'string' }, out: { type: 'string' } },
-});
-for (const k of ['site', 'core', 'cli', 'out']) if (!opt[k]) throw new Error(`--${k} is required`);
-fs.mkdirSync(opt.out, { recursive: true });
-
-before(async () => {
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-                                          args: chromiumArgs(), headless: true });
-  Object.assign(ctx, { browser, server: await serve(opt.site), core: await loadCore(opt.core), out: opt.out, cli: opt.cli });
-});
-
-after(async () => {
-  await ctx.browser?.close();
-  ctx.server?.stop();
-});
+const opt = browserSuite();
 
 // A card's digits against the CLI's value of its column (rounded to the decimals it prints).
 function assertCardAs(h, name, results, label) {

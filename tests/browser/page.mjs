@@ -1,11 +1,38 @@
-// page.mjs — helpers of the browser tests (run.mjs, layout.mjs): open a page and wait for its hook, real clicks
+// page.mjs — helpers of the browser tests (run.mjs, plan.mjs, layout.mjs): the suite's setup, open a page and wait for its hook, real clicks
 // and typing on the widgets the hook names, screenshots, and the page's numbers against the CLI's.
-// `ctx` is filled by the test file's before(): {browser, server, core, out, cli}.
+// `ctx` is filled by browserSuite()'s before(): {browser, server, core, out, cli}.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
-import { DESIGN_COLUMNS, cliEval, cliEvalSet, flatten } from './lib.mjs';
+import { after, before } from 'node:test';
+import { parseArgs } from 'node:util';
+import { chromium } from 'playwright-core';
+import { DESIGN_COLUMNS, chromiumArgs, cliEval, cliEvalSet, flatten, loadCore, serve } from './lib.mjs';
 
 export const ctx = {};
+
+// What every browser test file starts with: its arguments (--site, --core, --cli, --out, all required), the
+// screenshot directory, and a before() that loads the core module, serves the site and starts Chromium into `ctx`
+// (an after() stops them). Returns the arguments.
+export function browserSuite() {
+  const { values: opt } = parseArgs({
+    options: { site: { type: 'string' }, core: { type: 'string' }, cli: { type: 'string' }, out: { type: 'string' } },
+  });
+  for (const k of ['site', 'core', 'cli', 'out']) if (!opt[k]) throw new Error(`--${k} is required`);
+  fs.mkdirSync(opt.out, { recursive: true });
+  before(async () => {
+    const core = await loadCore(opt.core);
+    const server = await serve(opt.site);
+    const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+                                            args: chromiumArgs(), headless: true });
+    Object.assign(ctx, { browser, server, core, out: opt.out, cli: opt.cli });
+  });
+  after(async () => {
+    await ctx.browser?.close();
+    ctx.server?.stop();
+  });
+  return opt;
+}
 
 // Opens a page and waits for its first publication. Collects console errors and uncaught exceptions.
 export async function open(url, { dpr = 1, width = 1280, height = 800, permissions } = {}) {

@@ -8,42 +8,32 @@
 //   (o2) two GPU types and two engines with the SLA at p90, chosen by real clicks (plan --hardware, --engine,
 //        --sla-at): one front over the four searches, equal to the CLI's row by row (GPU, engine, numbers, the band's
 //        p90), the table's GPU and engine columns, the CSV export byte for byte.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
-import { chromiumArgs, cli, cliEval, loadCore, serve } from './lib.mjs';
-import { assertOnScreen, assertSameAsCli, choose, click, ctx, hook, open, reload, screenshot, settle, typeInto,
+import { cli, cliEval } from './lib.mjs';
+import { assertOnScreen, assertSameAsCli, browserSuite, choose, click, ctx, hook, open, reload, screenshot, settle, typeInto,
          waitHook } from './page.mjs';
 
-const { values: opt } = parseArgs({
-  options: { site: { type: 'string' }, core: { type: 'string' }, cli: { type: 'string' }, out: { type: 'string' } },
-});
-for (const k of ['site', 'core', 'cli', 'out']) if (!opt[k]) throw new Error(`--${k} is required`);
-fs.mkdirSync(opt.out, { recursive: true });
+const opt = browserSuite();
 
-before(async () => {
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-                                          args: chromiumArgs(), headless: true });
-  Object.assign(ctx, { browser, server: await serve(opt.site), core: await loadCore(opt.core), out: opt.out, cli: opt.cli });
-});
-
-after(async () => {
-  await ctx.browser?.close();
-  ctx.server?.stop();
-});
+// Opens the page at `scenario` on the Plan tab with its GPU budget and TPOT limit typed in.
+async function openPlanTab(scenario, gpus, tpotMs) {
+  const opened = await open(ctx.server.url + '#' + ctx.core.urlEncode(scenario));
+  const { page } = opened;
+  await click(page, 'tab.5', { scroll: false });
+  await waitHook(page, () => window.__moe.view.tab === 5 && 'plan.run' in window.__moe.ui);
+  await typeInto(page, 'plan.gpus', String(gpus));
+  await waitHook(page, (g) => window.__moe.plan.settings.gpus === g, gpus);
+  await typeInto(page, 'plan.tpot_ms', String(tpotMs));
+  await waitHook(page, (t) => window.__moe.plan.settings.tpot_ms === t, tpotMs);
+  return opened;
+}
 
 test('(o) plan: the Plan tab runs a search in slices, its front equals moe-roofline plan, a click loads a row', async () => {
   const scenario = { model: 'qwen3-30b-a3b', hardware: 'h200', workload: { prompt_len: 2048, output_len: 1024 } };
-  const { page, context, problems } = await open(ctx.server.url + '#' + ctx.core.urlEncode(scenario));
-  await click(page, 'tab.5', { scroll: false });
-  await waitHook(page, () => window.__moe.view.tab === 5 && 'plan.run' in window.__moe.ui);
-  await typeInto(page, 'plan.gpus', '16');
-  await waitHook(page, () => window.__moe.plan.settings.gpus === 16);
-  await typeInto(page, 'plan.tpot_ms', '30');
-  await waitHook(page, () => window.__moe.plan.settings.tpot_ms === 30);
+  const { page, context, problems } = await openPlanTab(scenario, 16, 30);
   await click(page, 'plan.run', { scroll: false });
   // the search runs across frames: the page keeps publishing its progress and stays responsive
   await page.waitForFunction(() => window.__moe.plan.state === 'running', null, { timeout: 30000 });
@@ -124,13 +114,7 @@ test('(o) plan: the Plan tab runs a search in slices, its front equals moe-roofl
 test('(o2) plan over two GPUs and two engines with the SLA at p90: the page\'s front and CSV are moe-roofline plan\'s', async () => {
   const scenario = { model: 'qwen3-30b-a3b', hardware: 'h200', runtime: { engine: 'sglang' },
                      workload: { prompt_len: 2048, output_len: 1024 } };
-  const { page, context, problems } = await open(ctx.server.url + '#' + ctx.core.urlEncode(scenario));
-  await click(page, 'tab.5', { scroll: false });
-  await waitHook(page, () => window.__moe.view.tab === 5 && 'plan.run' in window.__moe.ui);
-  await typeInto(page, 'plan.gpus', '8');
-  await waitHook(page, () => window.__moe.plan.settings.gpus === 8);
-  await typeInto(page, 'plan.tpot_ms', '30');
-  await waitHook(page, () => window.__moe.plan.settings.tpot_ms === 30);
+  const { page, context, problems } = await openPlanTab(scenario, 8, 30);
   await click(page, 'plan.sla_at=p90', { scroll: false });
   await waitHook(page, () => window.__moe.plan.settings.sla_at === 'p90');
   // a second GPU type (the scenario's H200 stays ticked) and a second engine, by real clicks

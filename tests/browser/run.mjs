@@ -17,37 +17,18 @@
 //       pasted link; (k) a typed hardware spec becomes {"base", override}; (l) an invalid layout shows the core's words and the
 //       link keeps the last valid scenario; (m) Copy link; (n) the Serving section driven by real clicks (mode,
 //       engine, a pool's − / + steppers), its cards to the last printed digit, its link, its charts and sweeps.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { chromium } from 'playwright-core';
-import { DESIGN_COLUMNS, chromiumArgs, cli, cliEval, cliEvalSet, flatten, loadCore, serve } from './lib.mjs';
-import { SERVING_CARDS, STEP_CARDS, assertCardsAsCli, assertEditAsCli, assertOnScreen, assertSameAsCli, choose, click,
-         ctx, hook, nextHook, open, press, reload, screenshot, scrollIntoView, settle, typeInto, waitHook } from './page.mjs';
+import { DESIGN_COLUMNS, cli, cliEval, cliEvalSet, flatten } from './lib.mjs';
+import { SERVING_CARDS, STEP_CARDS, assertCardsAsCli, assertEditAsCli, assertOnScreen, assertSameAsCli, browserSuite,
+         choose, click, ctx, hook, nextHook, open, press, reload, screenshot, scrollIntoView, settle, typeInto,
+         waitHook } from './page.mjs';
 
-const { values: opt } = parseArgs({
-  options: { site: { type: 'string' }, core: { type: 'string' }, cli: { type: 'string' }, out: { type: 'string' } },
-});
-for (const k of ['site', 'core', 'cli', 'out']) if (!opt[k]) throw new Error(`--${k} is required`);
-fs.mkdirSync(opt.out, { recursive: true });
+const opt = browserSuite();
 const repo = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 
-let server, browser, core;
-
-before(async () => {
-  core = await loadCore(opt.core);
-  server = await serve(opt.site);
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-                                    args: chromiumArgs(), headless: true });
-  Object.assign(ctx, { browser, server, core, out: opt.out, cli: opt.cli });
-});
-
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
 
 // A scenario different from the defaults in every headline number.
 // (scripts/run.sh opens the same one; its screenshot, scenario.png, is the README's.)
@@ -60,7 +41,7 @@ function assertChartsOnScreen(h, width, height, label) {
 }
 
 test('(a) the page loads without console errors, shows every chart, and follows a resize', async () => {
-  const { page, context, problems } = await open(server.url);
+  const { page, context, problems } = await open(ctx.server.url);
   const h = await settle(page);
   assert.equal(h.results.status, 'ok', JSON.stringify(h.errors));
   for (const c of DESIGN_COLUMNS) assert.ok(c in h.results, `column ${c} missing`);
@@ -92,10 +73,10 @@ test('(a) the page loads without console errors, shows every chart, and follows 
 });
 
 test('(b) a scenario in the URL, and a later hashchange, change the published numbers', async () => {
-  const base = core.evalFlat({});
-  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B));
+  const base = ctx.core.evalFlat({});
+  const { page, context, problems } = await open(ctx.server.url + '#' + ctx.core.urlEncode(SCENARIO_B));
   const h = await settle(page);
-  assert.deepEqual(h.scenario, core.compact(SCENARIO_B));
+  assert.deepEqual(h.scenario, ctx.core.compact(SCENARIO_B));
   assert.equal(h.results.status, 'ok', JSON.stringify(h.errors));
   assert.notEqual(h.results['decode.tpot_ms'], base['decode.tpot_ms']);
   assert.notEqual(h.results['model.total_params'], base['model.total_params']);
@@ -104,9 +85,9 @@ test('(b) a scenario in the URL, and a later hashchange, change the published nu
   await screenshot(page, 'scenario.png');
 
   const other = { model: 'qwen3-235b-a22b', hardware: 'h20', parallel: { tp: 4, dp: 2, ep: 8 } };
-  await page.evaluate((f) => { window.location.hash = f; }, core.urlEncode(other));
+  await page.evaluate((f) => { window.location.hash = f; }, ctx.core.urlEncode(other));
   const h2 = await waitHook(page, (m) => window.__moe.scenario.model === m, 'qwen3-235b-a22b');
-  assert.deepEqual(h2.scenario, core.compact(other));
+  assert.deepEqual(h2.scenario, ctx.core.compact(other));
   assert.notEqual(h2.results['decode.tpot_ms'], h.results['decode.tpot_ms']);
   assertSameAsCli(h2, 'scenario after hashchange');
   assert.deepEqual(problems, []);
@@ -114,11 +95,11 @@ test('(b) a scenario in the URL, and a later hashchange, change the published nu
 });
 
 test('(c) every preset scenario loaded through its link gives `moe-roofline eval ID` to the last digit', async () => {
-  const ids = core.presets().scenarios;
+  const ids = ctx.core.presets().scenarios;
   assert.ok(ids.length >= 8, `only ${ids.length} preset scenarios`);
-  const { page, context, problems } = await open(server.url);
+  const { page, context, problems } = await open(ctx.server.url);
   for (const id of ids) {
-    const u = cli(opt.cli, ['url', id, '--base', server.url]);
+    const u = cli(opt.cli, ['url', id, '--base', ctx.server.url]);
     assert.equal(u.status, 0, u.stderr);
     await reload(page, u.stdout.trim());
     const h = await settle(page);
@@ -157,8 +138,8 @@ async function dragBatch(page, dpr) {
 }
 
 test('(d) real mouse input on the batch slider, the all-to-all combo and the overlap checkbox', async () => {
-  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B));
-  const urlScenario = async () => core.urlDecode(await page.evaluate(() => window.location.hash)).scenario;
+  const { page, context, problems } = await open(ctx.server.url + '#' + ctx.core.urlEncode(SCENARIO_B));
+  const urlScenario = async () => ctx.core.urlDecode(await page.evaluate(() => window.location.hash)).scenario;
 
   // batch: a drag
   const { before: h0, after: h1 } = await dragBatch(page, 1);
@@ -190,7 +171,7 @@ test('(d) real mouse input on the batch slider, the all-to-all combo and the ove
 });
 
 test('(e) HiDPI: at devicePixelRatio 2 the rectangles are CSS pixels and the drag still lands', async () => {
-  const { page, context, problems } = await open(server.url, { dpr: 2, width: 1000, height: 700 });
+  const { page, context, problems } = await open(ctx.server.url, { dpr: 2, width: 1000, height: 700 });
   const h = await settle(page);
   assert.equal(h.dpr, 2);
   const canvas = await page.evaluate(() => {
@@ -211,9 +192,9 @@ test('(f) the one-file page works from file://, and the defaults equal the CLI',
   const file = path.resolve(opt.site, 'moe-roofline.html');
   const html = fs.readFileSync(file, 'utf8');
   assert.ok(!/src=["'][^"']*\.(js|wasm)["']/.test(html), 'moe-roofline.html refers to another file');
-  const { page, context, problems } = await open('file://' + file + '#' + core.urlEncode(SCENARIO_B));
+  const { page, context, problems } = await open('file://' + file + '#' + ctx.core.urlEncode(SCENARIO_B));
   const h = await settle(page);
-  assert.deepEqual(h.scenario, core.compact(SCENARIO_B));
+  assert.deepEqual(h.scenario, ctx.core.compact(SCENARIO_B));
   assertSameAsCli(h, 'one-file page');
   assertChartsOnScreen(h, 1280, 800, 'file://');
   await screenshot(page, 'single-file.png');
@@ -226,7 +207,7 @@ test('(f) the one-file page works from file://, and the defaults equal the CLI',
 
 test('(g) hostile fragments show a notice and the defaults, inject nothing, log no errors', async () => {
   const b64 = (s) => Buffer.from(s).toString('base64url');
-  const valid = core.urlEncode(SCENARIO_B).slice(2);
+  const valid = ctx.core.urlEncode(SCENARIO_B).slice(2);
   let seed = 12345;
   const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const garbage = Array.from({ length: 1 << 20 }, () => String.fromCharCode(33 + Math.floor(rnd() * 94))).join('');
@@ -244,12 +225,12 @@ test('(g) hostile fragments show a notice and the defaults, inject nothing, log 
     ['not UTF-8', '#s=' + Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]).toString('base64url')],
     ['no scenario', '#x=<script>alert(1)</script>&y=%00'],
   ];
-  const { page, context, problems } = await open(server.url);
+  const { page, context, problems } = await open(ctx.server.url);
   for (const [what, frag] of frags) {
-    await reload(page, server.url + frag);
+    await reload(page, ctx.server.url + frag);
     const h = await settle(page);
     assert.ok(h.notice.length > 0, `${what}: no notice`);
-    assert.deepEqual(h.scenario, core.compact({}), `${what}: not the defaults`);
+    assert.deepEqual(h.scenario, ctx.core.compact({}), `${what}: not the defaults`);
     assert.equal(h.results.status, 'ok', what);
     const dom = await page.evaluate(() => ({
       pwned: window.__pwned, imgs: document.images.length, scripts: document.scripts.length,
@@ -261,9 +242,9 @@ test('(g) hostile fragments show a notice and the defaults, inject nothing, log 
     assert.deepEqual(problems, [], what);
   }
   // A valid scenario with a hostile pinned A and view: the scenario loads, A is refused with a notice.
-  await reload(page, server.url + '#s=' + valid + '&a=' + b64('{"model":"<b>x</b>"}') + '&x=%3Cimg%3E&y=__proto__');
+  await reload(page, ctx.server.url + '#s=' + valid + '&a=' + b64('{"model":"<b>x</b>"}') + '&x=%3Cimg%3E&y=__proto__');
   const h = await settle(page);
-  assert.deepEqual(h.scenario, core.compact(SCENARIO_B));
+  assert.deepEqual(h.scenario, ctx.core.compact(SCENARIO_B));
   assert.equal(h.compare, null);
   assert.ok(h.notice.includes('A'), h.notice);
   assert.equal(h.view.sweep_axis, 'batch');
@@ -272,7 +253,7 @@ test('(g) hostile fragments show a notice and the defaults, inject nothing, log 
 });
 
 test('(h) the sweep CSV download is `moe-roofline sweep`\'s text for the same points', async () => {
-  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B));
+  const { page, context, problems } = await open(ctx.server.url + '#' + ctx.core.urlEncode(SCENARIO_B));
   const h = await settle(page);
   assert.equal(h.view.sweep_axis, 'batch');
   const [download] = await Promise.all([page.waitForEvent('download'), click(page, 'button.csv', { scroll: false })]);
@@ -288,13 +269,13 @@ test('(h) the sweep CSV download is `moe-roofline sweep`\'s text for the same po
 });
 
 test('(i) compare: pin A, edit B, both evaluated as the CLI says, and the link restores both', async () => {
-  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B));
+  const { page, context, problems } = await open(ctx.server.url + '#' + ctx.core.urlEncode(SCENARIO_B));
   await click(page, 'button.pin', { scroll: false });
   const h1 = await waitHook(page, () => window.__moe.compare !== null && window.__moe.view.tab === 1);
   assert.deepEqual(h1.compare.scenario, h1.scenario);
   await click(page, 'runtime.two_batch_overlap');
   const h2 = await waitHook(page, () => window.__moe.scenario.runtime?.two_batch_overlap === undefined);
-  assert.deepEqual(h2.compare.scenario, core.compact(SCENARIO_B), 'A stays pinned');
+  assert.deepEqual(h2.compare.scenario, ctx.core.compact(SCENARIO_B), 'A stays pinned');
   assertSameAsCli(h2, 'B');
   assert.deepEqual(h2.compare.results, flatten(cliEval(opt.cli, h2.compare.scenario), Object.keys(h2.compare.results)), 'A');
   assert.notEqual(h2.results['decode.step_ms'], h2.compare.results['decode.step_ms']);
@@ -305,7 +286,7 @@ test('(i) compare: pin A, edit B, both evaluated as the CLI says, and the link r
 
   const hash = await page.evaluate(() => window.location.hash);
   assert.ok(hash.includes('&a='), hash);
-  await reload(page, server.url + hash);
+  await reload(page, ctx.server.url + hash);
   const h3 = await settle(page);
   assert.deepEqual(h3.scenario, h2.scenario);
   assert.deepEqual(h3.compare, h2.compare);
@@ -314,7 +295,7 @@ test('(i) compare: pin A, edit B, both evaluated as the CLI says, and the link r
 });
 
 test('(j) a dropped config.json becomes the model, a dropped scenario file loads, Save / Load JSON, a pasted link opens', async () => {
-  const { page, context, problems } = await open(server.url);
+  const { page, context, problems } = await open(ctx.server.url);
   const drop = (name, text) => page.evaluate(({ name, text }) => {
     const dt = new DataTransfer();
     dt.items.add(new File([text], name, { type: 'application/json' }));
@@ -336,7 +317,7 @@ test('(j) a dropped config.json becomes the model, a dropped scenario file loads
   const scen = { model: 'mixtral-8x7b', hardware: 'a100-sxm-80g', parallel: { tp: 2 }, workload: { batch: 32 } };
   await drop('scenario.json', JSON.stringify(scen));
   const h2 = await waitHook(page, () => window.__moe.scenario.model === 'mixtral-8x7b');
-  assert.deepEqual(h2.scenario, core.compact(scen));
+  assert.deepEqual(h2.scenario, ctx.core.compact(scen));
   assertSameAsCli(h2, 'dropped scenario');
 
   // a file that is neither: a notice, nothing changed
@@ -356,26 +337,26 @@ test('(j) a dropped config.json becomes the model, a dropped scenario file loads
   const [chooser] = await Promise.all([page.waitForEvent('filechooser'), click(page, 'button.load_json', { scroll: false })]);
   await chooser.setFiles(other);
   const hl = await waitHook(page, () => window.__moe.scenario.model === 'gpt-oss-120b');
-  assert.deepEqual(hl.scenario, core.compact({ model: 'gpt-oss-120b', hardware: 'h100-sxm' }));
+  assert.deepEqual(hl.scenario, ctx.core.compact({ model: 'gpt-oss-120b', hardware: 'h100-sxm' }));
   assert.equal(hl.notice, '');
   assertSameAsCli(hl, 'loaded file');
 
   // a pasted link while no text field has focus
-  const link = server.url + '#' + core.urlEncode(SCENARIO_B);
+  const link = ctx.server.url + '#' + ctx.core.urlEncode(SCENARIO_B);
   await page.evaluate((text) => {
     const dt = new DataTransfer();
     dt.setData('text/plain', text);
     window.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt }));
   }, link);
   const h4 = await waitHook(page, () => window.__moe.scenario.model === 'deepseek-v3');
-  assert.deepEqual(h4.scenario, core.compact(SCENARIO_B));
+  assert.deepEqual(h4.scenario, ctx.core.compact(SCENARIO_B));
   assert.equal(h4.notice, '');
   assert.deepEqual(problems, []);
   await context.close();
 });
 
 test('(k) a typed GPU spec becomes {"base": id, override} and the numbers follow', async () => {
-  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B));
+  const { page, context, problems } = await open(ctx.server.url + '#' + ctx.core.urlEncode(SCENARIO_B));
   await click(page, 'hardware.specs');
   await waitHook(page, () => 'hardware.hbm_bandwidth_GBps' in window.__moe.ui);
   const h0 = await settle(page);
@@ -389,7 +370,7 @@ test('(k) a typed GPU spec becomes {"base": id, override} and the numbers follow
 });
 
 test('(l) an invalid layout shows the core\'s own words; the link keeps the last valid scenario', async () => {
-  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B));
+  const { page, context, problems } = await open(ctx.server.url + '#' + ctx.core.urlEncode(SCENARIO_B));
   const hash0 = await page.evaluate(() => window.location.hash);
   const h0 = await settle(page);
   await typeInto(page, 'parallel.ep.value', '48');
@@ -409,20 +390,20 @@ test('(l) an invalid layout shows the core\'s own words; the link keeps the last
 });
 
 test('(m) Copy link puts a link to exactly this page on the clipboard', async () => {
-  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(SCENARIO_B),
+  const { page, context, problems } = await open(ctx.server.url + '#' + ctx.core.urlEncode(SCENARIO_B),
                                                 { permissions: ['clipboard-read', 'clipboard-write'] });
   await click(page, 'button.copy_link', { scroll: false });
   await waitHook(page, () => window.__moe.last_action === 'copy_link');
   const text = await page.evaluate(() => navigator.clipboard.readText());
   assert.equal(text, await page.evaluate(() => window.location.href));
-  assert.deepEqual(core.urlDecode(text.slice(text.indexOf('#'))).scenario, core.compact(SCENARIO_B));
+  assert.deepEqual(ctx.core.urlDecode(text.slice(text.indexOf('#'))).scenario, ctx.core.compact(SCENARIO_B));
   assert.deepEqual(problems, []);
   await context.close();
 });
 
 test('(n) serving: the Serving section by real clicks, cards to the last digit, the link, charts and sweeps', async () => {
-  const { page, context, problems } = await open(server.url);
-  const urlScenario = async () => core.urlDecode(await page.evaluate(() => window.location.hash)).scenario;
+  const { page, context, problems } = await open(ctx.server.url);
+  const urlScenario = async () => ctx.core.urlDecode(await page.evaluate(() => window.location.hash)).scenario;
   const h0 = await settle(page);
   assert.equal(h0.results['serving.ttft_ms'], null, 'serving is off by default');
   assert.ok(!('card.serving.ttft' in h0.ui), 'no serving cards while serving is off');
@@ -499,16 +480,16 @@ test('(n) serving: the Serving section by real clicks, cards to the last digit, 
 
   // the link restores the serving fields, the numbers and the Serving tab
   const hash = await page.evaluate(() => window.location.hash);
-  await reload(page, server.url + hash);
+  await reload(page, ctx.server.url + hash);
   const h10 = await waitHook(page, () => window.__moe.view.tab === 4);
   assert.equal(h10.notice, '');
   assert.deepEqual(h10.scenario, h8.scenario);
   assert.deepEqual(h10.results, h8.results);
   assertCardsAsCli(h10, 'restored link');
   // and `moe-roofline url` gives a link the page reads the same way
-  const u = cli(opt.cli, ['url', '-', '--base', server.url], h8.scenario);
+  const u = cli(opt.cli, ['url', '-', '--base', ctx.server.url], h8.scenario);
   assert.equal(u.status, 0, u.stderr);
-  assert.equal(u.stdout.trim(), server.url + hash.replace(/&.*$/, ''));
+  assert.equal(u.stdout.trim(), ctx.server.url + hash.replace(/&.*$/, ''));
 
   // issue 28: Load calibration (an engines file from `moe-roofline calibrate`): every number and the cards' p10 .. p90
   // band are `moe-roofline eval --engines FILE`'s; the chart shades the band; Shipped constants goes back
@@ -538,7 +519,7 @@ test('(t) a Tenstorrent mesh with offloaded experts: the page shows the topology
   const s = { model: 'deepseek-v3', hardware: 'wormhole-galaxy', parallel: { tp: 8, dp: 4, ep: 32 },
               workload: { phase: 'decode', batch: 32 }, precision: { experts: 'mxfp4', dispatch: 'bf16' },
               runtime: { expert_offload: { tier: 'host', cached_experts_per_layer: 4 } } };
-  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(s));
+  const { page, context, problems } = await open(ctx.server.url + '#' + ctx.core.urlEncode(s));
   const h = await settle(page);
   assert.equal(h.results.status, 'ok', JSON.stringify(h.errors));
   assert.ok(h.results['decode.offload_ms'] > 0, 'no streaming exposed');
@@ -568,7 +549,7 @@ test('(u) speculative decoding by acceptance and multi-turn sessions over KV tie
               serving: { mode: 'aggregated', osl: 300, concurrency: 64, requests_per_client: 10 },
               workload: { sessions: { turns: 5, system_prompt_len: 2000, user_len: 500, think_time_s: 30 } },
               runtime: { kv_offload: { host_GB: 64 }, speculative: { method: 'ngram', draft_tokens: 2, acceptance: [0.7, 0.5] } } };
-  const { page, context, problems } = await open(server.url + '#' + core.urlEncode(s));
+  const { page, context, problems } = await open(ctx.server.url + '#' + ctx.core.urlEncode(s));
   const h0 = await settle(page);
   assert.equal(h0.results.status, 'ok', JSON.stringify(h0.errors));
   assert.ok(h0.results['serving.prefix_hit_rate_gpu'] > 0.2, JSON.stringify(h0.results));
