@@ -485,7 +485,7 @@ void serving_section(AppState& st) {
         std::snprintf(buf, sizeof buf, "%ld GPUs = prefill %d \u00d7 %d + decode %d \u00d7 %d, %ld node%s", total,
                       s.serving.prefill.workers, pg, s.serving.decode.workers, dg, nodes, nodes == 1 ? "" : "s");
         derived_row(st, "GPUs", buf, "derived.serving_gpus");
-        const long slots = long(s.serving.decode.workers) * s.serving.decode.parallel.dp * s.serving.decode.batch;
+        const long slots = long(s.serving.decode_slots());
         std::snprintf(buf, sizeof buf, "%d clients, %ld decode slots = %d worker%s \u00d7 DP %d \u00d7 batch %d%s",
                       s.serving.concurrency, slots, s.serving.decode.workers, s.serving.decode.workers == 1 ? "" : "s",
                       s.serving.decode.parallel.dp, s.serving.decode.batch,

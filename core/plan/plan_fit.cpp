@@ -95,7 +95,7 @@ bool fit_pools(Scenario& s, int gpus, const Tables& tables, std::string& why) {
         x.serving.prefill.workers = p;
         x.serving.decode.workers = workers - p;
         // each split planned for the clients that fill its decode slots (the batch per rank stays)
-        x.serving.concurrency = int(std::min(1e7, double(workers - p) * std::max(1, worker.dp) * std::max(1, x.serving.decode.batch)));
+        x.serving.concurrency = int(std::min(1e7, x.serving.decode_slots()));
         const Estimate e = evaluate(x, tables);
         if (!e.ok || !e.serving.computed || !e.serving.fits) continue;
         const bool in_time = e.serving.ttft_ms <= kDefaultServingTtftMs;
@@ -112,7 +112,7 @@ bool fit_pools(Scenario& s, int gpus, const Tables& tables, std::string& why) {
     }
     x.serving.prefill.workers = best;
     x.serving.decode.workers = workers - best;
-    x.serving.concurrency = int(std::min(1e7, double(workers - best) * std::max(1, worker.dp) * std::max(1, x.serving.decode.batch)));
+    x.serving.concurrency = int(std::min(1e7, x.serving.decode_slots()));
     s.serving = x.serving;
     return true;
 }

@@ -465,8 +465,7 @@ ParseResult scenario_from_json(const json& j, const Catalog& cat) {
     if (s.serving.mode == ServingMode::disaggregated) {
         const auto sv = j.find("serving");
         if (sv == j.end() || !sv->is_object() || !sv->contains("concurrency")) {
-            const double slots = double(s.serving.decode.workers) * std::max(1, s.serving.decode.parallel.dp) * s.serving.decode.batch;
-            s.serving.concurrency = int(std::clamp(slots, 1.0, 1e7));
+            s.serving.concurrency = int(std::clamp(s.serving.decode_slots(), 1.0, 1e7));
         }
     }
     if (r.errors.empty()) r.errors = validate_scenario(s);

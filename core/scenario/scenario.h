@@ -202,7 +202,7 @@ struct ServingConfig {
     ServingMode mode = ServingMode::off;
     int isl = 1024;                 // input tokens per request
     int osl = 1024;                 // output tokens per request
-    int concurrency = 64;           // aggregated: requests in flight per replica (all its DP ranks)
+    int concurrency = 64;           // closed-loop clients: aggregated per replica, disaggregated for the deployment
     int requests_per_client = 10;   // benchmark length: each client sends this many requests (the first together)
     double length_spread = 0;       // each request's isl and osl drawn uniformly from [(1 - spread) x, x] (0: fixed)
     int stream_interval = 1;        // tokens the engine streams to a client at a time (--stream-interval)
@@ -220,6 +220,8 @@ struct ServingConfig {
                mean_osl() * (sessions.turns - 1) / 2.0;
     }
     double mean_osl() const { return trace.on() ? trace.data->mean_osl : osl * (1.0 - 0.5 * length_spread); }
+    // Disaggregated: the requests the decode pool runs at once, workers x DP ranks x batch (the clients beyond them wait)
+    double decode_slots() const { return double(decode.workers) * std::max(1, decode.parallel.dp) * decode.batch; }
 };
 
 struct RoutingConfig {

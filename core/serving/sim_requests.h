@@ -127,6 +127,11 @@ struct Sums {
     double prefill_time = 0, busy_time = 0;                    // time in forwards that carry prompt tokens; any
     double decoding_time = 0;                                  // time in steps that decode (pure or mixed)
     double mem_blocked = 0;                                    // forwards a waiting prompt could not enter (KV full)
+    // a step of dt with b requests decoding on a rank
+    void add_batch(double b, double dt) {
+        batch_time += b * dt;
+        peak_batch = std::max(peak_batch, b);
+    }
     void finish(const Req& r, double t) {
         n += 1;
         ttft += r.first - r.send;

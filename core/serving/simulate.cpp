@@ -244,8 +244,7 @@ struct Aggregated {
                         t += dt;
                         sum.prefill_time += dt;
                         sum.busy_time += dt;
-                        sum.batch_time += b * dt;
-                sum.peak_batch = std::max(sum.peak_batch, b);
+                        sum.add_batch(b, dt);
                         if (b > 0) sum.decoding_time += dt;
                         if (b > 0) advance_decode(1);
                         pop_ends();
@@ -277,8 +276,7 @@ struct Aggregated {
                 sum.decode_time += dt;
                 sum.decoding_time += dt;
                 sum.decode_steps += double(n);
-                sum.batch_time += b * dt;
-                sum.peak_batch = std::max(sum.peak_batch, b);
+                sum.add_batch(b, dt);
                 sum.busy_time += dt;
                 advance_decode(n);
                 pop_ends();
@@ -471,8 +469,7 @@ struct Disaggregated {
             sum.decode_time += dt;
             sum.decoding_time += dt;
             sum.decode_steps += double(n);
-            sum.batch_time += b * dt;
-                sum.peak_batch = std::max(sum.peak_batch, b);
+            sum.add_batch(b, dt);
             while (!ends.empty() && ends.top().first <= G) {
                 const int id = ends.top().second;
                 ends.pop();
