@@ -56,10 +56,14 @@ int source_concurrency(const std::string& source) {
 // "gap-analysis" file that repeats them) use its sa-bench client: lengths drawn uniformly from [0.8 L, L]
 // (`--random-range-ratio 0.8`: serving.length_spread 0.2) and 10 x concurrency prompts (serving.requests_per_client
 // 10, the default). The other sources (AIConfigurator's own collection, one file per model) are taken as fixed lengths.
-double length_spread_of(const std::string& source) {
+bool inferencemax_source(const std::string& source) {
     const bool dated_export = source.rfind("source_file=20", 0) == 0 && source.find(" model=") != std::string::npos;
-    const bool inferencemax = dated_export || source.rfind("db-dump/", 0) == 0 || source.find("gap-analysis") != std::string::npos;
-    return inferencemax ? 0.2 : 0.0;
+    return dated_export || source.rfind("db-dump/", 0) == 0 || source.find("gap-analysis") != std::string::npos;
+}
+double length_spread_of(const std::string& source) {
+    const bool inferencemax = inferencemax_source(source);
+    static const double aic = std::getenv("MOE_AIC_SPREAD") ? std::atof(std::getenv("MOE_AIC_SPREAD")) : 0.0;
+    return inferencemax ? 0.2 : aic;
 }
 
 // A quant mode of the CSV as our dtype ("" = the checkpoint's own).
@@ -186,7 +190,7 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
         r.isl = to_int(get("isl"), 0);
         r.osl = to_int(get("osl"), 0);
         r.ttft = std::strtod(get("silicon_ttft_ms").c_str(), nullptr);
-        r.aic_client = length_spread_of(get("silicon_data_source")) == 0.0;
+        r.aic_client = !inferencemax_source(get("silicon_data_source"));
         r.tpot = std::strtod(get("silicon_tpot_ms").c_str(), nullptr);
         const ModelMap* mm = nullptr;
         for (const ModelMap& m : kModels)

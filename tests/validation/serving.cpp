@@ -276,7 +276,7 @@ int serving_main(int argc, char** argv) {
     // (issue 12's was 15% / 15% before Kimi-K2.5's 241 runs joined the set); --gate TTFT,TPOT sets
     // another (the ctest guards what the model reaches today, so it cannot slip back).
     double gate_ttft = 0.20, gate_tpot = 0.12;
-    std::string gate;
+    std::string gate, dump_id;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&](std::string& dst) {
@@ -291,6 +291,7 @@ int serving_main(int argc, char** argv) {
         else if (a == "--fit-serving") do_fit = true;
         else if (a == "--check-fit") check_fit = true;
         else if (a == "--rows") verbose = true;
+        else if (a == "--dump") next(dump_id);
         else if (a == "--per-group") per_group = true;
         else if (a == "--closed-form") g_sim = false;
         else if (a == "--quick") quick = true;
@@ -312,6 +313,16 @@ int serving_main(int argc, char** argv) {
     std::vector<Row> rows = load_rows(csv, moe::builtin_catalog(), tables, err);
     if (!err.empty()) {
         std::fprintf(stderr, "moe-validate: %s\n", err.c_str());
+        return 2;
+    }
+    if (!dump_id.empty()) {  // --dump ID: the scenario a run becomes (DESIGN 8.3), to evaluate or edit by hand
+        for (const Row& r : rows)
+            if (r.id == dump_id) {
+                if (!r.skip.empty()) std::fprintf(stderr, "moe-validate: %s is not evaluated: %s\n", r.id.c_str(), r.skip.c_str());
+                std::printf("%s\n", moe::scenario_to_json(r.scenario, true).dump(2).c_str());
+                return r.skip.empty() ? 0 : 1;
+            }
+        std::fprintf(stderr, "moe-validate: no run %s in %s\n", dump_id.c_str(), csv.c_str());
         return 2;
     }
     int evaluable = 0;
