@@ -7,8 +7,6 @@
 #include <cmath>
 #include <queue>
 #include <vector>
-#include <cstdio>
-#include <cstdlib>
 
 #include "core/serving/kv_tiers.h"
 #include "core/serving/simulate.h"
@@ -135,7 +133,6 @@ struct Sums {
         peak_batch = std::max(peak_batch, b);
     }
     void finish(const Req& r, double t) {
-        if (std::getenv("MOE_SIM_TRACE")) std::fprintf(stderr, "req client=%d send=%.1f arrive=%.1f pf_start=%.1f first=%.1f end=%.1f\n", r.client, r.send, r.arrive, r.pf_start, r.first, t);
         n += 1;
         ttft += r.first - r.send;
         ovh += r.ovh;

@@ -146,7 +146,19 @@ void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L) {
             }
             return;
         case A2ABackend::allgather: {
-            // all-gather every rank's tokens before the MoE, reduce-scatter the outputs after
+            // Attention tensor-parallel over the whole group (dp 1): its all-reduce has left every rank holding all
+            // T tokens already, so there is nothing to gather; each rank runs its own experts over them and the
+            // partial outputs are summed by an all-reduce (vLLM's and SGLang's EP MoE without attention DP, and
+            // TensorRT-LLM's, reduce the MoE output over the TP group; only attention-DP ranks gather tokens).
+            if (c.dp == 1) {
+                if (group > 1) {
+                    OpRecord ar = allreduce_op(c, "comm.moe_allreduce", ph, T, c.tp);
+                    L.allreduce_us += ar.time_us;
+                    L.comm.push_back(ar);
+                }
+                return;
+            }
+            // attention DP: all-gather every rank's tokens before the MoE, reduce-scatter the outputs after
             const double tok = T / c.tp;  // tokens each GPU contributes
             const bool inter_node = group > c.gpn;
             const double link = (inter_node ? rdma : nvl) * c.cal.allgather_eff;

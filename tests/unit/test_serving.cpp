@@ -329,3 +329,69 @@ TEST_CASE("cost: $ per million tokens from the GPU-hour price (issue 28)") {
     REQUIRE(!bad.errors.empty());
     CHECK(bad.errors[0].path == "cost.gpu_hour_usd");
 }
+
+// Under a serving engine an expert-parallel MoE is priced with the engine's own token movement, not DeepEP: none of
+// SGLang (--moe-a2a-backend none), vLLM (--all2all-backend allgather_reducescatter) or TensorRT-LLM turns DeepEP on
+// by itself. Until 2026-11-26 the serving layer switched serving off in the scenario it hands estimate(), which then
+// took it for a step-level one and priced DeepEP low-latency in decode (Qwen3.5-397B on 8 H200, TP8 EP8 under
+// SGLang: the served decode step 20.9 ms where the step-level view of the same scenario said 24.1 ms).
+TEST_CASE("serving: an EP MoE under an engine is priced with the engine's token movement, as the step level is") {
+    using namespace moe_test;
+    for (const char* engine : {"sglang", "vllm", "trtllm"}) {
+        INFO(engine);
+        const moe::Scenario s = scenario(std::string(R"({"model":"qwen3-30b-a3b","hardware":"h200","parallel":{"tp":8,"ep":8},
+            "runtime":{"engine":")") + engine + R"("},"serving":{"mode":"aggregated","isl":1024,"osl":256,"concurrency":16}})");
+        const moe::Scenario x = moe::serving_step_scenario(s, s.parallel);
+        CHECK(x.runtime.a2a_backend == moe::A2ABackend::allgather);
+        // the step the serving layer prices equals the step-level estimate with the engine's backend named
+        moe::Scenario y = s;
+        y.runtime.a2a_backend = moe::A2ABackend::allgather;
+        y.workload.phase = moe::PhaseSel::decode;
+        y.workload.batch = 16;
+        moe::Scenario xs = x;
+        xs.workload.phase = moe::PhaseSel::decode;
+        xs.workload.batch = 16;
+        y.workload.context_len = xs.workload.context_len;
+        const moe::Estimate a = moe::estimate(xs, moe::builtin_tables()), b = moe::estimate(y, moe::builtin_tables());
+        REQUIRE(a.ok);
+        REQUIRE(b.ok);
+        const moe::OpRecord* da = find_op(a, "comm.dispatch", moe::Phase::decode);
+        CHECK(da == nullptr);  // no DeepEP dispatch
+        const moe::OpRecord* ra = find_op(a, "comm.moe_allreduce", moe::Phase::decode);
+        const moe::OpRecord* rb = find_op(b, "comm.moe_allreduce", moe::Phase::decode);
+        REQUIRE(ra);
+        REQUIRE(rb);
+        CHECK(ra->time_us == doctest::Approx(rb->time_us));
+    }
+    // the ideal engine and step-level scenarios keep DeepEP (the seeds' wide-EP deployments)
+    const moe::Scenario s = scenario(R"({"model":"qwen3-30b-a3b","hardware":"h200","parallel":{"tp":8,"ep":8},
+        "runtime":{"engine":"ideal"},"serving":{"mode":"aggregated","isl":1024,"osl":256,"concurrency":16}})");
+    CHECK(moe::serving_step_scenario(s, s.parallel).runtime.a2a_backend == moe::A2ABackend::auto_);
+    const moe::Estimate e = run(R"({"model":"qwen3-30b-a3b","hardware":"h200","parallel":{"tp":8,"ep":8},"workload":{"phase":"decode"}})");
+    CHECK(find_op(e, "comm.dispatch", moe::Phase::decode) != nullptr);
+}
+
+// Attention tensor-parallel over the whole EP group (dp 1) leaves every rank holding all the tokens after its
+// all-reduce: an all-gather MoE then gathers nothing, and the experts' partial outputs are summed by one all-reduce,
+// the same collective (and bytes) as the experts tensor-parallel. Before 2026-11-26 the step priced an all-gather and
+// a reduce-scatter of the sequence-parallel shards on top of the attention's all-reduce (three collectives a layer
+// where the engines run two). With attention DP the ranks hold different tokens and the gather stays.
+TEST_CASE("comm: an all-gather MoE without attention DP is one all-reduce; with attention DP it gathers") {
+    using namespace moe_test;
+    const moe::Estimate ag = run(R"({"model":"qwen3-30b-a3b","hardware":"h200","parallel":{"tp":8,"ep":8},
+        "runtime":{"a2a_backend":"allgather"},"workload":{"phase":"decode","batch":64}})");
+    const moe::Estimate tpm = run(R"({"model":"qwen3-30b-a3b","hardware":"h200","parallel":{"tp":8,"ep":1},
+        "workload":{"phase":"decode","batch":64}})");
+    const moe::OpRecord* a = find_op(ag, "comm.moe_allreduce", moe::Phase::decode);
+    const moe::OpRecord* b = find_op(tpm, "comm.moe_allreduce", moe::Phase::decode);
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(find_op(ag, "comm.allgather", moe::Phase::decode) == nullptr);
+    CHECK(find_op(ag, "comm.reduce_scatter", moe::Phase::decode) == nullptr);
+    // 64 tokens x hidden 2048 x 2 bytes, over 8 ranks: the same all-reduce either way
+    CHECK(a->time_us == doctest::Approx(b->time_us));
+    const moe::Estimate dp = run(R"({"model":"qwen3-30b-a3b","hardware":"h200","parallel":{"tp":1,"dp":8,"ep":8},
+        "runtime":{"a2a_backend":"allgather"},"workload":{"phase":"decode","batch":64}})");
+    CHECK(find_op(dp, "comm.allgather", moe::Phase::decode) != nullptr);
+    CHECK(find_op(dp, "comm.reduce_scatter", moe::Phase::decode) != nullptr);
+}
