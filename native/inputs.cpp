@@ -298,6 +298,16 @@ void apply_set(ScenarioSource& src, const std::string& assignment, const moe::Ca
     std::string path, text;
     if (!split_assignment(assignment, path, text))
         throw UsageError("--set '" + shown(assignment) + "': expected PATH=VALUE, e.g. --set workload.batch=64");
+    if (path == "workload.trace") {
+        // a trace file (JSONL or CSV, relative to the working directory) or its requests inline as a JSON list
+        json wrapper = {{"workload", {{"trace", text}}}};
+        if (!text.empty() && text.front() == '[') wrapper["workload"]["trace"] = parse_json(text, "--set workload.trace", "workload.trace");
+        else inline_trace_file(wrapper, "");
+        json& w = src.json["workload"];
+        if (!w.is_object()) w = json::object();
+        w["trace"] = std::move(wrapper["workload"]["trace"]);
+        return;
+    }
     const moe::FieldDesc* field = require_field(path, "--set");
     // Relative file paths on the command line are relative to the working directory.
     json value = field_value(field, path, text, "", catalog, "--set");

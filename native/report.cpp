@@ -229,12 +229,17 @@ void serving(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
     const moe::ServingConfig& sv = s.serving;
     const bool disagg = sv.mode == moe::ServingMode::disaggregated;
     const char* engine = moe::engine_kind_name(s.runtime.engine);
+    // the requests: a trace's own (its count and mean lengths), else the nominal lengths
+    const std::string lengths =
+        sv.trace.on() ? "a trace of " + std::to_string(sv.trace.size()) + " requests, mean " + sig3(sv.mean_isl()) + " in / " +
+                            sig3(sv.mean_osl()) + " out"
+                      : std::to_string(sv.isl) + " in / " + std::to_string(sv.osl) + " out" +
+                            (sv.length_spread > 0 ? ", lengths spread " + sig3(sv.length_spread) : std::string());
     if (disagg)
-        appendf(out, "Serving, disaggregated on %s: %d prefill worker(s) + %d decode worker(s) x batch %d per DP rank, %d in / %d out\n",
-                engine, sv.prefill.workers, sv.decode.workers, sv.decode.batch, sv.isl, sv.osl);
+        appendf(out, "Serving, disaggregated on %s: %d prefill worker(s) + %d decode worker(s) x batch %d per DP rank, %s\n",
+                engine, sv.prefill.workers, sv.decode.workers, sv.decode.batch, lengths.c_str());
     else
-        appendf(out, "Serving, aggregated on %s: %d requests in flight, %d in / %d out%s\n", engine, sv.concurrency, sv.isl,
-                sv.osl, sv.length_spread > 0 ? (", lengths spread " + sig3(sv.length_spread)).c_str() : "");
+        appendf(out, "Serving, aggregated on %s: %d requests in flight, %s\n", engine, sv.concurrency, lengths.c_str());
     TextTable t({"", ">", "", ""});
     t.add({"TTFT", sig3(r.ttft_ms), "ms",
            "own prefill " + sig3(r.ttft_prefill_ms) + ", queue " + sig3(r.ttft_queue_ms) + ", first wave " +
