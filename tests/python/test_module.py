@@ -39,6 +39,29 @@ def test_evaluate_dict_with_sets_equals_cli():
     assert got["serving"]["ttft_ms"] > 0 and math.isfinite(got["serving"]["tpot_ms"])
 
 
+def test_evaluate_with_a_trace_equals_cli(tmp_path):
+    # issue 29: a request trace inline in the dict, as a file named by set=, and as an inline list through set=,
+    # each the CLI's numbers; a bad trace line is a ValueError naming the file and line
+    reqs = [{"isl": 1000, "osl": 50, "prefix_id": "sys", "prefix_len": 600}, {"isl": 1200, "osl": 50},
+            {"isl": 800, "osl": 60, "prefix_id": "sys", "prefix_len": 600}]
+    base = {"model": "qwen3-30b-a3b", "hardware": "h200", "serving": {"mode": "aggregated", "concurrency": 2}}
+    trace_csv = tmp_path / "t.csv"
+    trace_csv.write_text("isl,osl,prefix_id,prefix_len\n1000,50,sys,600\n1200,50,,\n800,60,sys,600\n")
+    scenario_file = tmp_path / "s.json"
+    scenario_file.write_text(json.dumps(base))
+    rc, out, err = cli("eval", str(scenario_file), "--set", f"workload.trace={trace_csv}", "--format", "json")
+    assert rc == 0, err
+    want = json.loads(out)
+    assert want["serving"]["requests_per_s"] > 0
+    assert mr.evaluate({**base, "workload": {"trace": reqs}}) == want
+    assert mr.evaluate(base, set={"workload.trace": str(trace_csv)}) == want
+    assert mr.evaluate(base, set={"workload.trace": reqs}) == want
+    bad = tmp_path / "bad.csv"
+    bad.write_text("isl,osl\n1000,50\n-5,50\n")
+    with pytest.raises(ValueError, match=r"workload\.trace: .*bad\.csv line 3: isl"):
+        mr.evaluate(base, set={"workload.trace": str(bad)})
+
+
 def test_bad_input_raises_value_error_naming_the_field():
     with pytest.raises(ValueError, match=r"parallel\.ep"):
         mr.evaluate({"model": "deepseek-v3", "hardware": "h800", "parallel": {"dp": 48, "ep": 48}})
