@@ -638,8 +638,10 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     m.active_params = embed + (m.tie_embeddings ? 0.0 : head) + h + m.n_dense_layers * dense_layer +
                       m.n_moe_layers * moe_layer_active + extra;
     m.active_compute_params = m.tie_embeddings ? m.active_params : m.active_params - embed;
-    // An MTP module: one extra decoder layer (MoE when the model is) plus the eh_proj (2h x h) and two norms.
-    const double mtp_layer = (m.is_moe() ? moe_layer_total : dense_layer) + 2.0 * h * h + 2.0 * h;
+    // An MTP module (DeepSeek-V3's model.layers.61): one extra decoder layer (MoE when the model is), the eh_proj
+    // (2h x h), enorm and hnorm before it and shared_head.norm after it (three norms of h). The embedding and
+    // shared_head.head are the main model's (the checkpoint stores copies; the engines load them once).
+    const double mtp_layer = (m.is_moe() ? moe_layer_total : dense_layer) + 2.0 * h * h + 3.0 * h;
     m.mtp_params = m.mtp_layers * mtp_layer;
     return m;
 }

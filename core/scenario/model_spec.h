@@ -114,7 +114,7 @@ struct ModelSpec {
     double total_params = 0;    // incl. embeddings (and LM head when untied), excl. MTP modules
     double active_params = 0;   // per token: attention + top_k routed + shared + dense + embed + head
     double active_compute_params = 0;  // active minus the input-embedding lookup (OpenAI's convention)
-    double mtp_params = 0;
+    double mtp_params = 0;      // the MTP modules' own weights (not the embedding and LM head they share)
 
     bool is_moe() const { return num_experts > 0; }
     bool compressed_kv() const { return !compress_ratios.empty(); }

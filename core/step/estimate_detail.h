@@ -97,6 +97,10 @@ struct Ctx {
 // vLLM's NextN modules load it as a plain replicated nn.Linear); DeepSeek-V4 quantises its e_proj / h_proj like its
 // attention (mtp.0.e_proj.scale in its checkpoint).
 inline Dtype mtp_proj_dtype(const Ctx& c) { return c.m.hc_mult > 1 ? c.w_attn : c.w_embed; }
+// An EAGLE draft head's fc (the fusion of the token embedding and the target's features) is stored in the draft
+// checkpoint's dtype, BF16 in the public heads (e.g. SpecForge's qwen3-32b / gpt-oss-120b EAGLE-3 configs:
+// torch_dtype bfloat16), not in the target's attention format.
+inline constexpr Dtype kEagleFcDtype = Dtype::bf16;
 
 inline bool native_fp4(const GpuSpec& g, Dtype d) { return (d == Dtype::mxfp4 || d == Dtype::nvfp4) && g.dense_tflops_fp4 > 0; }
 

@@ -70,9 +70,12 @@ void memory(const Ctx& c, Estimate& e) {
     const SpeculativeConfig& sp = s.runtime.speculative;
     if (sp.draft_tokens > 0 && sp.method == SpecMethod::eagle) {
         // EAGLE head: one dense decoder layer of the target's width and its 2h x h fusion (embedding and LM head
-        // shared with the target), TP-sharded like the target's layers; counted with the MTP modules.
+        // shared with the target), TP-sharded like the target's layers; counted with the MTP modules. The fusion is
+        // a plain torch Linear of the draft checkpoint (SGLang llama_eagle3.py: no quant_config, not sharded), kept in
+        // the draft's dtype: BF16 in the public EAGLE heads (config.json torch_dtype bfloat16 / float16), whatever
+        // format the target's attention weights are in.
         r.weights_mtp_bytes = attn_sharded * bytes_with_scales(c.w_attn) + m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared) +
-                              2.0 * h * h * bytes_with_scales(c.w_attn) + 2.0 * h * 4.0;
+                              2.0 * h * h * dtype_bytes(kEagleFcDtype) + 2.0 * h * 4.0;
     } else if (sp.draft_tokens > 0 && sp.method == SpecMethod::mtp && m.mtp_layers > 0) {
         // One decoder layer of the model's kind (DeepSeek-V3's model.layers.61 has its own MLA attention, router,
         // 256 experts and shared expert: the 14 B of "MTP Module weights" its README counts beside the 671 B), plus

@@ -2,7 +2,10 @@
 // seed 003's caching tiers). Part of the step model; core/estimate_detail.h lists the files and what each computes.
 //
 // Popularity: the GPU's local experts follow a Zipf law of exponent `skew` (0: uniform). A token picks local
-// expert i with probability pi_i = k * L / E * p_i (L local of E experts, top-k), capped at 1. The HBM cache holds
+// expert i with probability pi_i = k * L / E * p_i (L local of E experts, top-k). A token picks an expert at most
+// once, so pi_i is capped at 1, and the mass clipped off the hottest experts goes to the others in proportion to
+// their weights (water-filling: the c hottest at 1, the rest (k L / E - c) w_i / sum_{j>c} w_j, c the fewest that
+// keeps them all <= 1): every token still makes its k L / E local selections. The HBM cache holds
 // the `cached_experts_per_layer` hottest; every other expert selected by at least one of the step's N tokens is
 // streamed in once per layer (grouped execution: 1 - (1 - pi_i)^N of them), or once per token-expert pair
 // (per-token execution: N * pi_i). Prefetch streams the next layer's experts under this layer's compute.
@@ -21,12 +24,21 @@ OffloadPlan offload_plan(const Ctx& c, double tokens_world) {
     p.cached = std::min(local, o.cached_experts_per_layer);
     p.expert_bytes = 3.0 * m.hidden * (double(m.moe_intermediate) / c.moe_tp) * bytes_with_scales(c.w_exp);
     p.link_GBps = o.tier == OffloadTier::host ? c.g.host_bandwidth_GBps : c.g.ssd_bandwidth_GBps;
-    double norm = 0;
-    for (int i = 1; i <= local; ++i) norm += std::pow(double(i), -o.skew);
-    const double scale = double(m.top_k) * local / std::max(1, m.num_experts);
+    double tail = 0;  // sum of the Zipf weights of the experts below the cap
+    for (int i = 1; i <= local; ++i) tail += std::pow(double(i), -o.skew);
+    // selections a token makes among the local experts (<= local, since top_k <= num_experts)
+    const double picks = std::min(double(local), double(m.top_k) * local / std::max(1, m.num_experts));
+    int capped = 0;  // the hottest experts every token picks (weights decrease in i: a prefix)
+    while (capped < local && tail > 0) {
+        const double w = std::pow(double(capped + 1), -o.skew);
+        if ((picks - capped) * w / tail <= 1.0) break;
+        tail -= w;
+        ++capped;
+    }
     double hit = 0, all = 0;
     for (int i = 1; i <= local; ++i) {
-        const double pi = std::min(1.0, scale * std::pow(double(i), -o.skew) / norm);
+        const double pi =
+            i <= capped ? 1.0 : tail > 0 ? std::min(1.0, (picks - capped) * std::pow(double(i), -o.skew) / tail) : 0.0;
         all += pi;
         if (i <= p.cached) {
             hit += pi;

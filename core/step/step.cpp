@@ -403,7 +403,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         const int gidx = int(out.groups.size());
         const LayerTime lt = layer_time(c, d, ld, be, masked, OverlapKind::none, 1, e.ops, gidx, sp.draft_tokens, sums);
         OpRecord eh = gemm_op(c, eagle ? "eagle.fc" : "mtp.eh_proj", ps.phase, d.T, 2.0 * m.hidden, m.hidden,
-                               eagle ? c.w_attn : mtp_proj_dtype(c));
+                               eagle ? kEagleFcDtype : mtp_proj_dtype(c));
         OpRecord lm = gemm_op(c, eagle ? "eagle.lm_head" : "mtp.lm_head", ps.phase, d.T, m.hidden, double(m.vocab) / c.tp, c.w_embed);
         const double per_draft = lt.exposed_us + eh.time_us + lm.time_us;
         LayerGroup g;

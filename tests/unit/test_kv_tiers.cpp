@@ -116,3 +116,80 @@ TEST_CASE("KV tiers: a tier without a bandwidth is refused naming its field") {
     REQUIRE(!q.ok());
     CHECK(q.errors.front().path == "runtime.kv_offload.ssd_GB");
 }
+
+TEST_CASE("sessions in the simulation, worked: one client, two 3-turn sessions, every prefix still in HBM") {
+    // Qwen3-30B-A3B on one H100 (HBM holds ~140k KV tokens: nothing is ever evicted here), one client, 6 requests:
+    // two sessions of 3 turns, system prompt 100, user 50, answer 20 tokens (no length spread). Prompts and what is
+    // found (kv_tiers.h: the system prompt once the rank's first request computed it; a session's entry holds its
+    // last prompt past the system prompt plus its answer):
+    //   session 1: turn 0 150 (nothing: the system prompt is not cached yet), turn 1 100 + 70 + 50 = 220 (100 + 70),
+    //              turn 2 100 + 140 + 50 = 290 (100 + 140)
+    //   session 2: turn 0 150 (the system prompt, 100), turn 1 220 (170), turn 2 290 (240)
+    // hit rate = (0 + 170 + 240 + 100 + 170 + 240) / (2 x (150 + 220 + 290)) = 920 / 1,320 = 0.69697.
+    const moe::Estimate e = moe::evaluate(scenario(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm",
+        "serving":{"mode":"aggregated","osl":20,"concurrency":1,"requests_per_client":6},
+        "workload":{"sessions":{"turns":3,"system_prompt_len":100,"user_len":50}}})"), moe::builtin_tables());
+    REQUIRE(e.ok);
+    REQUIRE(e.serving.computed);
+    CHECK(e.serving.prefix_hit_rate_gpu == doctest::Approx(920.0 / 1320).epsilon(1e-12));
+    CHECK(e.serving.prefix_hit_rate_host == 0);
+    CHECK(e.serving.kv_bytes_moved_per_token == 0);
+    CHECK(e.serving.kv_transfer_ms == 0);
+}
+
+TEST_CASE("KV tiers, worked: two sessions taking turns with HBM room for one; bytes moved per output token") {
+    // Qwen3-30B-A3B's KV on one GPU: 48 layers x 4 KV heads x 128 x (K + V) x 2 B = 98,304 B per token. Host tier
+    // 1 GB (10,172 tokens: never full here) read back at 10 GB/s. Sessions A and B (3 turns, system 100, user 50,
+    // answer 20) take turns on one rank; when a turn finishes HBM has room for the system prompt and one entry.
+    const double b = 48.0 * 4 * 128 * 2 * 2;
+    CHECK(b == 98304);
+    const moe::Scenario s = scenario(R"({"serving":{"mode":"aggregated","osl":20},
+        "workload":{"sessions":{"turns":3,"system_prompt_len":100,"user_len":50}},
+        "runtime":{"kv_offload":{"host_GB":1,"host_bandwidth_GBps":10}}})");
+    moe::KvTiers tiers(s, b);
+    REQUIRE(tiers.on());
+    const long long A = 0, B = 1;
+    double pf = 0;
+    auto turn_done = [&](long long key, int isl, double now) {
+        const double kept = tiers.kept_tokens(isl, 20, 0, true);  // isl - 100 + 20
+        tiers.finish(key, kept, now, 100 + kept);                // room: the system prompt and this entry
+    };
+    // turn 0: A computes all 150 (the system prompt is not cached yet), B finds the system prompt
+    tiers.arrive(A, 150, 0, 0.0, 1e6, pf);
+    CHECK(pf == 150);
+    tiers.arrive(B, 150, 0, 0.0, 1e6, pf);
+    CHECK(pf == 50);
+    turn_done(A, 150, 10.0);  // A's 70 in HBM
+    turn_done(B, 150, 11.0);  // B's 70 join; room for 70: A (least recent) moves to host (70 tokens moved)
+    // turn 1: A reads its 70 back: 70 x 98,304 B / 10 GB/s = 0.688128 ms (70 more moved); B finds 100 + 70 in HBM
+    CHECK(tiers.arrive(A, 220, 0, 20.0, 1e6, pf) == doctest::Approx(20.0 + 0.688128).epsilon(1e-12));
+    CHECK(pf == 50);
+    CHECK(tiers.arrive(B, 220, 0, 20.0, 1e6, pf) == 20.0);
+    CHECK(pf == 50);
+    turn_done(A, 220, 30.0);  // A's 140
+    turn_done(B, 220, 31.0);  // B's 140; A to host (140 moved)
+    // turn 2: A reads 140 back, 1.376256 ms (140 moved); B finds 100 + 140
+    CHECK(tiers.arrive(A, 290, 0, 40.0, 1e6, pf) == doctest::Approx(40.0 + 1.376256).epsilon(1e-12));
+    CHECK(tiers.arrive(B, 290, 0, 40.0, 1e6, pf) == 40.0);
+    // found in HBM: 0 + 100 (B0) + 100 (A1's system prompt) + 170 (B1) + 100 (A2) + 240 (B2) = 710 of 1,320 prompt
+    // tokens = 0.537879; from host: 70 + 140 = 210 = 0.159091 (together B's and A's 920, as with room for both).
+    // Moved: 70 + 70 + 140 + 140 = 420 tokens x 98,304 B over 6 x 20 output tokens = 344,064 B per output token;
+    // reload wait (0.688128 + 1.376256) / 6 requests = 0.344064 ms.
+    const moe::KvTierStats& st = tiers.stats();
+    CHECK(st.prompt_tokens == 1320);
+    CHECK(st.hit_gpu == 710);
+    CHECK(st.hit_host == 210);
+    CHECK(st.moved_tokens == 420);
+    moe::ServingResult r;
+    const double wait_ms = moe::kv_tier_outputs(st, b, 1, 6, 120, r);
+    CHECK(r.prefix_hit_rate_gpu == doctest::Approx(710.0 / 1320).epsilon(1e-12));
+    CHECK(r.prefix_hit_rate_host == doctest::Approx(210.0 / 1320).epsilon(1e-12));
+    CHECK(r.prefix_hit_rate_ssd == 0);
+    CHECK(r.kv_bytes_moved_per_token == doctest::Approx(344064).epsilon(1e-12));
+    CHECK(wait_ms == doctest::Approx(0.344064).epsilon(1e-12));
+    // a rank of 4 GPUs (TP 4): each GPU moves its quarter of a token's KV, the rank 4 quarters: the same bytes per
+    // token of the scenario's per-GPU KV times 4
+    moe::ServingResult r4;
+    moe::kv_tier_outputs(st, b / 4, 4, 6, 120, r4);
+    CHECK(r4.kv_bytes_moved_per_token == doctest::Approx(344064).epsilon(1e-12));
+}

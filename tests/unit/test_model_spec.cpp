@@ -49,6 +49,45 @@ TEST_CASE("DeepSeek-V3: MLA, 256 experts top-8, 1 shared, first 3 layers dense, 
     CHECK(m.mtp_layers == 1);
 }
 
+TEST_CASE("DeepSeek-V3 parameters: 671B main model + the MTP module, to the checkpoint's stored count") {
+    // Published: README "685B = 671B of Main Model weights + 14B of MTP Module weights"; README_WEIGHTS.md "MTP:
+    // 11.5B unique parameters (excluding the shared 0.9B Embedding and 0.9B output Head)"; the safetensors metadata
+    // of deepseek-ai/DeepSeek-V3: 684,531,386,000 stored parameters (weights, norms, biases and FP32 block scales).
+    // By hand (config.json: h 7168, vocab 129,280, 3 dense + 58 MoE layers, q_lora 1536, kv_lora 512):
+    //   MLA attention: q_a 1536 x 7168 + q_b 24576 x 1536 + kv_a 576 x 7168 + kv_b 32768 x 512 + o 7168 x 16384
+    //     = 187,105,280, + q_a and kv_a norms 1536 + 512 = 187,107,328
+    //   MoE layer: attention + 257 experts (256 routed + 1 shared) x 3 x 7168 x 2048 (44,040,192) + router 256 x 7168
+    //     + two norms 2 x 7168 = 11,507,286,016 (the checkpoint adds e_score_correction_bias, 256, not counted here)
+    //   dense layer: attention + 3 x 7168 x 18432 + 2 x 7168 = 583,483,392
+    //   main: embedding + LM head 2 x 129,280 x 7168 + final norm 7168 + 3 dense + 58 MoE = 671,026,404,352
+    //   MTP module: one MoE layer + eh_proj 2 x 7168 x 7168 (102,760,448) + enorm, hnorm, shared_head.norm 3 x 7168
+    //     = 11,610,067,968 (before issue 30 the shared_head norm was missing: 7168 fewer)
+    const ModelSpec& m = preset("deepseek-v3");
+    const double h = 7168, V = 129280;
+    const double attn = 1536 * h + 24576.0 * 1536 + 576 * h + 32768.0 * 512 + h * 16384 + 1536 + 512;
+    CHECK(attn == 187107328);
+    const double moe_layer = attn + 257 * 3 * h * 2048 + 256 * h + 2 * h;
+    CHECK(moe_layer == 11507286016);
+    const double dense_layer = attn + 3 * h * 18432 + 2 * h;
+    CHECK(dense_layer == 583483392);
+    CHECK(m.total_params == 2 * V * h + h + 3 * dense_layer + 58 * moe_layer);
+    CHECK(m.total_params == 671026404352);
+    CHECK(m.mtp_params == moe_layer + 2 * h * h + 3 * h);
+    CHECK(m.mtp_params == 11610067968);
+    // Against the published figures: 671.03B main (the report's 671B); 11.61B unique MTP parameters (README_WEIGHTS'
+    // 11.5B, +1.0%); with the copies of the embedding and head stored in layer 61, 13.46B, which the README's
+    // "685B - 671B = 14B" rounds from the two rounded totals.
+    CHECK(moe_test::rel_err(m.total_params, 671e9) < 0.001);
+    CHECK(moe_test::rel_err(m.mtp_params, 11.5e9) < 0.011);
+    // The stored count, exactly: + the router's e_score_correction_bias (256 on each of 59 MoE layers), the copies of
+    // the embedding and head in layer 61, and one FP32 scale per 128 x 128 block of every FP8 matrix:
+    //   attention 12x56 + 192x12 + 5x56 + 256x4 + 56x128 = 11,448; expert 2 x 16x56 + 56x16 = 2,688; dense FFN
+    //   2 x 144x56 + 56x144 = 24,192; scales = 3 x (11,448 + 24,192) + 59 x (11,448 + 257 x 2,688) = 41,540,496.
+    const double scales = 3 * (11448 + 24192) + 59 * (11448 + 257 * 2688);
+    CHECK(scales == 41540496);
+    CHECK(m.total_params + m.mtp_params + 59 * 256 + 2 * V * h + scales == 684531386000.0);
+}
+
 TEST_CASE("Kimi-K2 (DeepSeek-V3 architecture) per DESIGN §6") {
     const ModelSpec& m = preset("kimi-k2");
     CHECK(m.num_layers == 61);

@@ -102,6 +102,36 @@ TEST_CASE("speculative: an EAGLE head weighs one decoder layer of the target plu
     CHECK(e.memory.kv_cache_bytes > n.memory.kv_cache_bytes);
 }
 
+TEST_CASE("speculative: an EAGLE head's fc stays in the draft checkpoint's BF16 when the target is FP8 (issue 30)") {
+    // The fc (2h x h) is a plain torch Linear of the draft checkpoint (SGLang llama_eagle3.py builds it without a
+    // quant_config and unsharded); the public EAGLE-3 heads are stored in BF16 (config.json torch_dtype bfloat16,
+    // e.g. SpecForge's qwen3-32b-eagle3 and gpt-oss-120b-eagle3). Llama-3.1-70B with FP8 weights, TP4 on H100:
+    //   fc weights: 2 x 8192 x 8192 x 2 B = 268,435,456 B on every GPU (before issue 30: priced as the FP8 attention,
+    //   134,217,728 B), read once per draft pass.
+    // The decoder layer is priced in the target's formats (not changed here):
+    //   attention 8192 x (64 + 2 x 8) x 128 + 64 x 128 x 8192 = 150,994,944, FFN 3 x 8192 x 28672 = 704,643,072,
+    //   over tp 4 = 213,909,504 weights a GPU, at 2 B vs 1 B; norms 2 x 8192 x 4 B = 65,536 B.
+    auto head = [](const char* weights) {
+        return run(std::string(R"({"model":"llama-3.1-70b","hardware":"h100-sxm","parallel":{"tp":4},"precision":{"weights":")") +
+                   weights + R"("},"workload":{"phase":"decode","batch":8,"context_len":2048},
+                   "runtime":{"speculative":{"method":"eagle","draft_tokens":3,"acceptance":[0.6]}}})");
+    };
+    const moe::Estimate fp8 = head("fp8"), bf16 = head("bf16");
+    const double h = 8192, fc = 2 * h * h * 2.0;
+    CHECK(fc == 268435456);
+    const double layer_weights = (h * (64 + 16) * 128 + 64 * 128 * h + 3 * h * 28672) / 4;
+    CHECK(layer_weights == 213909504);
+    CHECK(bf16.memory.weights_mtp_bytes == doctest::Approx(layer_weights * 2 + fc + 2 * h * 4).epsilon(1e-12));
+    // FP8 target: the layer at 1 B + 4 B per 128 x 128 block, the fc still 268,435,456 B: 482,462,720 B in all
+    CHECK(fp8.memory.weights_mtp_bytes == doctest::Approx(layer_weights * (1 + 4.0 / 16384) + fc + 2 * h * 4).epsilon(1e-12));
+    const moe::OpRecord* op = nullptr;
+    for (const moe::OpRecord& o : fp8.ops)
+        if (std::string(o.name) == "eagle.fc") op = &o;
+    REQUIRE(op != nullptr);
+    CHECK(op->weight_bytes == doctest::Approx(fc));
+    CHECK(op->count == 3);
+}
+
 TEST_CASE("speculative: bad input names the field") {
     auto first_error = [](const char* json) {
         const moe::ParseResult r = moe::parse_scenario(json, moe::builtin_catalog());
