@@ -319,7 +319,7 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     if (want_warnings && c.analytical_experts && s.runtime.moe_kernel == MoeKernelSel::flashinfer_cutlass) {
         warn({"routed experts: runtime.moe_kernel = flashinfer_cutlass has no measured row for ",
               dtype_name(compute_of(s.gpu, c.w_exp, s.precision.fp4_compute)), " experts of this shape and layout on ",
-              s.gpu.name, " (AIC's vLLM 0.24 rows: block-scaled FP8 on H100 / H200, moe_tp 1, ep 2 and up, no DeepEP / "
+              s.gpu.name, " (AIC's vLLM 0.24 rows: block-scaled FP8 on H100 / H200, moe_tp 1 x ep 2..64, no DeepEP / "
               "pplx all-to-all); analytical fallback with CUTLASS's tiles"});
     } else if (want_warnings && c.analytical_experts) {
         const bool w4a16 = dequantised(s.gpu, c.w_exp);
