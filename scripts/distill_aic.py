@@ -7,7 +7,8 @@ Reads  ../shared/anchors/aic/perf/<system>/<backend>-<version>/<family>/<table>.
 Writes bench_data/comm/<gpu family>/collectives.csv, bench_data/gemm/<gpu family>/<engine>_cuda_graph.csv and
        bench_data/mha/{decode,prefill}/<gpu family>/<heads>-<kv heads>-<head dim>.csv (h200, b200) and
        bench_data/moe/<gpu family>/sglang.csv (h100, h200, b200) and bench_data/moe/<gpu family>/vllm_mxfp4.csv
-       (h100, h200), bench_data/gdn/<gpu family>/sglang.csv (h100, h200, b200).
+       (h100, h200), bench_data/moe/<gpu family>/vllm_flashinfer_cutlass.csv (h100, h200),
+       bench_data/gdn/<gpu family>/sglang.csv (h100, h200, b200).
 
     python3 scripts/distill_aic.py [--aic DIR] [--out DIR]      # from the repository root; re-runs are byte-identical
     python3 scripts/distill_aic.py --check                      # bench_data is exactly what the source rows give
@@ -38,6 +39,9 @@ Python standard library only (csv, gzip). What is kept, and why (bench_data/READ
   * moe, Hopper MXFP4 (h100, h200): vLLM 0.24's routed-expert layer for gpt-oss's MXFP4 experts (w4a16_mxfp4:
     triton_kernels, 4-bit weights dequantised to BF16 inside the kernel; Hopper has no FP4 tensor cores), the one
     FP4 expert path SGLang's Hopper tables lack (see MOE_DTYPES); same selection, written as dtype mxfp4.
+  * moe, FlashInfer-CUTLASS (h100, h200): vLLM 0.24's FlashInferExperts (FlashInfer cutlass_fused_moe) on
+    block-scaled FP8 experts, the same selection (MOE_FLASHINFER_KERNELS says what is left out and why); B200's rows
+    are shapes no preset has: no file.
   * gdn (h100, h200, b200): SGLang 0.5.14's Gated DeltaNet prefill kernels (linear_attention/gdn_perf, context phase,
     one sequence: batch_size 1, seq_len = num_tokens): causal_conv1d_fn (conv_us) and chunk_gated_delta_rule
     (core_us), per GPU's (k heads, v heads, k dim, v dim) of the Qwen3.5 presets under TP 1-16 (Qwen3-Next has the
@@ -147,6 +151,22 @@ MOE_DEEPEP_SOURCES = {"prefill": "sglang-0.5.10/moe/wideep_context_moe_perf.csv.
                       "decode": "sglang-0.5.10/moe/wideep_generation_moe_perf.csv.gz"}
 MOE_DEEPEP_SYSTEMS = ("h100_sxm", "h200_sxm", "b200_sxm", "gb200")
 MOE_MAX_GPUS = 64  # moe_tp x moe_ep
+# vLLM 0.24's FlashInfer-CUTLASS routed experts (FlashInferExperts: FlashInfer's cutlass_fused_moe, the standard
+# contiguous format vLLM runs without an all-to-all or after its all-gather): block-scaled FP8 (Fp8MoEMethod, 128x128
+# weight blocks), with the same kernel's unquantised BF16 and NVFP4 rows where a preset shape was measured (none: B200's
+# are two shapes no preset has). {(kernel_source, moe_dtype): dtype written}. Left out:
+#   * per-tensor FP8 (vllm_modeloptfp8moe_flashinfer_cutlass_flashinferexperts): its balanced rows run 5-10x under
+#     the HBM roof and fall as tokens grow: h200 Mixtral 4096/14336/2/8 at ep 1 reads 8 x 176 MB = 1.41 GB in 2.672 ms
+#     at 8 tokens (0.53 TB/s of 4.8), 0.960 ms at 512 tokens, 3.092 ms at 768; Qwen3-235B 4096/1536/8/128 at ep 2,
+#     16 tokens 2.094 ms where the block-scaled kernel takes 0.318 ms for the same 1.21 GB. Not a kernel's behaviour
+#     a lookup can stand on.
+#   * SGLang 0.5.14's sglang_flashinfer_cutlass_moe (BF16): only shapes no model preset has.
+MOE_FLASHINFER_SOURCE = "vllm-0.24.0/moe/moe_perf.csv.gz"
+MOE_FLASHINFER_KERNELS = {
+    ("vllm_fp8moe_flashinfer_cutlass_flashinferexperts", "fp8_block"): "fp8",
+    ("vllm_unquantizedfusedmoe_flashinfer_cutlass_flashinferexperts", "bfloat16"): "bf16",
+    ("vllm_compressedtensorsw4a4nvfp4moe_flashinfer_cutlass_flashinferexperts", "nvfp4"): "nvfp4",
+}
 
 
 def rows(path):
@@ -276,13 +296,14 @@ def monotone_us(points):
     return out, raised
 
 
-def moe(sysdir, arch, log, source=MOE_SOURCE, names=None):
-    """[(dtype, hidden, inter, topk, experts, tp, ep, tokens, latency_us)] and the kernel picks per key."""
+def moe(sysdir, arch, log, source=MOE_SOURCE, names=None, kernels=None):
+    """[(dtype, hidden, inter, topk, experts, tp, ep, tokens, latency_us)] and the kernel picks per key. kernels:
+    {(kernel_source, moe_dtype): dtype written}, only those rows (names is then not used)."""
     names, shapes, want_t = names or MOE_DTYPES[arch], set(MOE_SHAPES), set(MOE_TOKENS)
     series = {}  # (dtype, h, i, k, e, tp, ep) -> {kernel: {tokens: ms}}
     dropped = set()  # (tp, ep) layouts of group-limited shapes left out
     for r in rows(os.path.join(sysdir, source)):
-        dt = names.get(r["moe_dtype"])
+        dt = kernels.get((r["kernel_source"], r["moe_dtype"])) if kernels is not None else names.get(r["moe_dtype"])
         if dt is None or r["distribution"] != "balanced":
             continue
         shape = (int(r["hidden_size"]), int(r["inter_size"]), int(r["topk"]), int(r["num_experts"]))
@@ -453,6 +474,9 @@ def main():
             if MOE_ARCH[system] == "hopper":
                 total += write_csv(os.path.join(a.out, "moe", family, "vllm_mxfp4.csv"),
                                    *moe_wide(moe(sysdir, "hopper", log, MOE_HOPPER_MXFP4_SOURCE, MOE_HOPPER_MXFP4_DTYPES)))
+            data = moe(sysdir, MOE_ARCH[system], log, MOE_FLASHINFER_SOURCE, kernels=MOE_FLASHINFER_KERNELS)
+            if data:  # B200's rows are shapes no preset has
+                total += write_csv(os.path.join(a.out, "moe", family, "vllm_flashinfer_cutlass.csv"), *moe_wide(data))
             total += write_csv(os.path.join(a.out, "gdn", family, "sglang.csv"),
                                ["k_heads", "v_heads", "k_dim", "v_dim", "tokens", "conv_us", "core_us"], gdn(sysdir, log))
     for line in log:

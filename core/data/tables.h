@@ -82,8 +82,9 @@ struct MoeHit {
 // The kernel path a bench_data/moe series measured (bench_data/README.md, "moe"): the engine's fused MoE (SGLang's
 // moe_perf: every rank handed the EP group's tokens, `sglang.csv`), or DeepEP's expert compute after its dispatch,
 // contiguous for DeepEP normal (prefill, `*deepep_prefill.csv`) or masked for DeepEP low-latency (decode, CUDA graph,
-// `*deepep_decode.csv`).
-enum class MoeKernel : std::uint8_t { fused, deepep_contiguous, deepep_masked };
+// `*deepep_decode.csv`); or vLLM's FlashInfer-CUTLASS fused MoE (FlashInferExperts, the same setup as `fused`: every
+// rank handed the group's tokens; `*flashinfer_cutlass.csv`).
+enum class MoeKernel : std::uint8_t { fused, deepep_contiguous, deepep_masked, flashinfer_cutlass };
 
 // One (kernel, dtype, shape, layout) series of a bench_data/moe table: latency over the tokens entering the MoE layer.
 struct MoeSeries {

@@ -9,7 +9,8 @@
 // activation, down GEMM, weighted combine), `tokens` entering the layer across the EP group, balanced routing. The
 // distilled tables are wide (the key is written once per series: half the gzip size of the long form). The file's
 // name says which kernel path it measured (MoeKernel, tables.h): `*deepep_prefill.csv` / `*deepep_decode.csv` are
-// DeepEP's contiguous / masked expert compute (AIC's wideep collector), any other name the engine's fused MoE.
+// DeepEP's contiguous / masked expert compute (AIC's wideep collector), `*flashinfer_cutlass.csv` vLLM's FlashInfer
+// CUTLASS fused MoE, any other name the engine's fused MoE.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -32,13 +33,14 @@ Key key_of(const MoeSeries& s) {
 }
 
 // The kernel a file measured, from its name (bench_data/README.md): `..._deepep_prefill.csv`, `..._deepep_decode.csv`,
-// anything else the engine's fused MoE.
+// `..._flashinfer_cutlass.csv`, anything else the engine's fused MoE.
 MoeKernel kernel_of(const std::string& path) {
     auto ends = [&](std::string_view tail) {
         return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
     };
     if (ends("deepep_prefill.csv")) return MoeKernel::deepep_contiguous;
     if (ends("deepep_decode.csv")) return MoeKernel::deepep_masked;
+    if (ends("flashinfer_cutlass.csv")) return MoeKernel::flashinfer_cutlass;
     return MoeKernel::fused;
 }
 
@@ -226,7 +228,8 @@ MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int i
         pick = *found;
     } else {
         pick.exact = at_ep(ep);
-        if (!pick.exact && kernel != MoeKernel::fused && ep >= 2 && ep % 2 == 0) {
+        const bool deepep = kernel == MoeKernel::deepep_contiguous || kernel == MoeKernel::deepep_masked;
+        if (!pick.exact && deepep && ep >= 2 && ep % 2 == 0) {
             pick.lo = at_ep(ep / 2);
             pick.hi = at_ep(ep * 2);
             if (!pick.lo || !pick.hi) pick.lo = pick.hi = nullptr;

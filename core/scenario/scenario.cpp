@@ -23,7 +23,7 @@ const char* const kFp8ScalingChoices[] = {"auto", "block", "tensor", nullptr};
 const char* const kOverlapChoices[] = {"auto", "none", "tbo", "full", nullptr};
 const char* const kExpertRowsChoices[] = {"random", "even", nullptr};
 const char* const kSpecMethodChoices[] = {"mtp", "eagle", "ngram", nullptr};
-const char* const kMoeKernelChoices[] = {"auto", "deepgemm", "triton", "cutlass", nullptr};
+const char* const kMoeKernelChoices[] = {"auto", "deepgemm", "triton", "cutlass", "flashinfer_cutlass", nullptr};
 const char* const kFp4ComputeChoices[] = {"native", "fp8", nullptr};
 const char* const kMlaKvChoices[] = {"all", "bf16_rope", "flashmla", nullptr};
 
@@ -96,7 +96,7 @@ const std::vector<FieldImpl>& field_impls() {
         {{"runtime.kv_offload.host_bandwidth_GBps", FieldType::number, "GB/s", 0, 1e5, nullptr, "Host-to-GPU bandwidth a KV reload gets per GPU; 0: hardware.host_bandwidth_GBps."}, MOE_PTR(runtime.kv_offload.host_bandwidth_GBps)},
         {{"runtime.kv_offload.ssd_bandwidth_GBps", FieldType::number, "GB/s", 0, 1e5, nullptr, "SSD read bandwidth a KV reload gets per GPU; 0: hardware.ssd_bandwidth_GBps."}, MOE_PTR(runtime.kv_offload.ssd_bandwidth_GBps)},
         {{"runtime.engine", FieldType::choice, "", 0, 0, kEngineChoices, "Serving engine whose system constants apply (per-step overheads, scheduling, memory fraction, KV block): sglang, vllm, trtllm, or ideal (none)."}, MOE_PTR(runtime.engine)},
-        {{"runtime.moe_kernel", FieldType::choice, "", 0, 0, kMoeKernelChoices, "The routed experts' kernel: auto (the measured tables), deepgemm (DeepGEMM grouped GEMMs), triton (Triton fused MoE: 64-row blocks, 16 when the tokens do not exceed the experts; batched after DeepEP low-latency / pplx, where the activation runs over every padded slot) or cutlass (CUTLASS grouped GEMM, 64-row tiles; no public tables)."}, MOE_PTR(runtime.moe_kernel)},
+        {{"runtime.moe_kernel", FieldType::choice, "", 0, 0, kMoeKernelChoices, "The routed experts' kernel: auto (the measured tables), deepgemm (DeepGEMM grouped GEMMs), triton (Triton fused MoE: 64-row blocks, 16 when the tokens do not exceed the experts; batched after DeepEP low-latency / pplx, where the activation runs over every padded slot) cutlass (CUTLASS grouped GEMM, 64-row tiles; no public tables) or flashinfer_cutlass (FlashInfer's CUTLASS fused MoE, vLLM's FlashInferExperts: measured for block-scaled FP8 on H100 / H200 without a DeepEP / pplx all-to-all, else CUTLASS's 64-row tiles)."}, MOE_PTR(runtime.moe_kernel)},
         {{"runtime.moe_chunk_tokens", FieldType::integer, "tokens", -1, 1e8, nullptr, "Tokens per chunk of the contiguous-layout fused MoE (vLLM's VLLM_FUSED_MOE_CHUNK_SIZE): each chunk runs the experts again and sizes the workspace; -1: the engine's (vLLM 32768, others none), 0: no chunking."}, MOE_PTR(runtime.moe_chunk_tokens)},
         {{"cost.gpu_hour_usd", FieldType::number, "USD/h", 0, 1e6, nullptr, "Price of one GPU-hour for the $ per million tokens outputs; 0: the GPU preset's example price (H100, H200, B200, GB200: public on-demand prices with their date, presets/hardware/README.md), none for the others."}, MOE_PTR(cost.gpu_hour_usd)},
         {{"routing.imbalance", FieldType::number, "", 1, 64, nullptr, "Tokens reaching the busiest EP rank over the mean (1 = perfectly balanced)."}, MOE_PTR(routing.imbalance)},

@@ -58,8 +58,10 @@ enum class ExpertRows : std::uint8_t { random, even };
 // The routed experts' kernel (seed 001's FusedMoEPermuteExpertsUnpermute implementations): auto = the measured
 // tables as they come (DeepGEMM grouped GEMMs, SGLang's Triton fused MoE, DeepEP's DeepGEMM kernels); deepgemm =
 // DeepGEMM only (DeepGemmExperts / BatchedDeepGemmExperts); triton = Triton only (TritonExperts /
-// BatchedTritonExperts); cutlass = CUTLASS grouped GEMM (CutlassExpertsFP8 / FP4; no public tables: analytical).
-enum class MoeKernelSel : std::uint8_t { auto_, deepgemm, triton, cutlass };
+// BatchedTritonExperts); cutlass = CUTLASS grouped GEMM (CutlassExpertsFP8 / FP4; no public tables: analytical);
+// flashinfer_cutlass = FlashInfer's CUTLASS fused MoE (FlashInferExperts; AIC's vLLM 0.24 tables, block-scaled FP8 on
+// H100 / H200, standard format only: without a DeepEP / pplx all-to-all).
+enum class MoeKernelSel : std::uint8_t { auto_, deepgemm, triton, cutlass, flashinfer_cutlass };
 // Blackwell with FP4 tensor cores: native = FP4 weights multiplied at the FP4 rate; fp8 = stored in FP4, cast to FP8
 // and multiplied at the FP8 rate (seed 002 §6: ('fp4', 'B200_current') -> 'fp4_cast_fp8', memory x1.0, speed x1.0
 // of FP8, "V4 实际").

@@ -316,7 +316,12 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     }
     // Say when the routed experts are priced by the analytical fallback (their `source` says it per operator).
     // (expert_ops writes every "moe.routed_experts" record and notes an analytical one: c.analytical_experts)
-    if (want_warnings && c.analytical_experts) {
+    if (want_warnings && c.analytical_experts && s.runtime.moe_kernel == MoeKernelSel::flashinfer_cutlass) {
+        warn({"routed experts: runtime.moe_kernel = flashinfer_cutlass has no measured row for ",
+              dtype_name(compute_of(s.gpu, c.w_exp, s.precision.fp4_compute)), " experts of this shape and layout on ",
+              s.gpu.name, " (AIC's vLLM 0.24 rows: block-scaled FP8 on H100 / H200, moe_tp 1 x ep 2..64, no DeepEP / "
+              "pplx all-to-all); analytical fallback with CUTLASS's tiles"});
+    } else if (want_warnings && c.analytical_experts) {
         const bool w4a16 = dequantised(s.gpu, c.w_exp);
         warn({"routed experts: no measured grouped-GEMM table applies to ", w4a16 ? "W4A16 (" : "",
               dtype_name(w4a16 ? c.w_exp : compute_of(s.gpu, c.w_exp, s.precision.fp4_compute)), w4a16 ? " dequantised)" : "", " experts on ",

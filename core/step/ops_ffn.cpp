@@ -163,8 +163,8 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     // shape), without a DeepEP / pplx all-to-all the engine's fused MoE, contiguous layouts only. Per-token and
     // offloaded experts are other kernels; the GPU's own family only (a latency does not transfer to another GPU).
     MoeHit layer;
-    // The AIC tables measure native kernels: DeepEP's DeepGEMM kernels and SGLang's Triton fused MoE; FP4 weights cast
-    // to FP8 (precision.fp4_compute) and a CUTLASS choice are none of them.
+    // The AIC tables measure native kernels: DeepEP's DeepGEMM kernels, SGLang's Triton fused MoE and vLLM's FlashInfer
+    // CUTLASS fused MoE; FP4 weights cast to FP8 (precision.fp4_compute) and a CUTLASS choice are none of them.
     const bool cast_fp4 = is_fp4_like(c.w_exp) && compute_of(c.g, c.w_exp, c.s.precision.fp4_compute) == Dtype::fp8;
     if (!per_token && !cast_fp4 && kernel != MoeKernelSel::cutlass && c.own_tables && c.families[0] &&
         c.s.routing.redundant_experts == 0 && c.s.runtime.expert_offload.tier == OffloadTier::none) {
@@ -206,9 +206,16 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         // The fused MoE hands every rank the EP group's tokens (SGLang without DeepEP: all-gathered, routed and
         // permuted on each rank), a cost that grows with EP at fixed tokens per GPU: not the kernel after a DeepEP
         // or pplx all-to-all, which delivers a rank its own pairs only (those go to the grouped-GEMM tables).
-        if (!masked && !layer.found && be != A2ABackend::deepep_normal && be != A2ABackend::deepep_low_latency &&
-            be != A2ABackend::pplx && (kernel == MoeKernelSel::auto_ || kernel == MoeKernelSel::triton))
+        const bool standard = !masked && be != A2ABackend::deepep_normal && be != A2ABackend::deepep_low_latency &&
+                              be != A2ABackend::pplx;
+        if (standard && !layer.found && (kernel == MoeKernelSel::auto_ || kernel == MoeKernelSel::triton))
             layer = lookup(MoeKernel::fused, tokens_world);
+        // vLLM's FlashInferExperts (FlashInfer's cutlass_fused_moe) runs the standard format only, after vLLM's
+        // all-gather or without EP (AIC's vLLM 0.24 rows: the same setup as the fused MoE's). Its FP8 rows are
+        // block-scaled (128 x 128 weight blocks): per-tensor FP8 weights are another kernel and take the fallback.
+        const bool fp8_tensor = table_dtype(c.g, c.w_exp) == Dtype::fp8 && !c.fp8_block;
+        if (standard && !fp8_tensor && kernel == MoeKernelSel::flashinfer_cutlass)
+            layer = lookup(MoeKernel::flashinfer_cutlass, tokens_world);
     }
     if (!masked && !per_token && !layer.found) {
         // contiguous layout: permute tokens into expert order and back (read + write each way)
@@ -247,12 +254,15 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         const bool marlin = dequant && cuda;
         // runtime.moe_kernel picks the CUDA kernel's tile: Triton fused MoE's BLOCK_SIZE_M is 64, 16 when the tokens
         // do not exceed the experts (vLLM / SGLang fused_moe.py get_default_config); CUTLASS grouped GEMM's 64-row
-        // tile, 16 (swap-AB) up to 16 rows (vLLM grouped_mm_c3x sm90_fp8_config_default, _M4).
+        // tile, 16 (swap-AB) up to 16 rows (vLLM grouped_mm_c3x sm90_fp8_config_default, _M4). FlashInfer's CUTLASS
+        // MoE picks its tile by profiling; off its tables it takes CUTLASS's (not verified for it).
         const double tile = c.g.tile_tokens > 1                 ? double(c.g.tile_tokens)
                             : marlin                            ? marlin_moe_block_m(per_expert)
                             : !cuda                             ? 1.0
                             : kernel == MoeKernelSel::triton    ? (t * c.dp / c.ep <= local ? 16.0 : 64.0)
-                            : kernel == MoeKernelSel::cutlass   ? (p <= 16.0 ? 16.0 : 64.0)
+                            : kernel == MoeKernelSel::cutlass ||
+                                      kernel == MoeKernelSel::flashinfer_cutlass
+                                                                ? (p <= 16.0 ? 16.0 : 64.0)
                             : masked                            ? 64.0
                                                                 : 128.0;
         // The M tiles the rank runs: each expert's own rows rounded up to the tile, in expectation over how the
