@@ -316,7 +316,10 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     }
     // Say when the routed experts are priced by the analytical fallback (their `source` says it per operator).
     // (expert_ops writes every "moe.routed_experts" record and notes an analytical one: c.analytical_experts)
-    if (want_warnings && c.analytical_experts) {
+    if (want_warnings && c.analytical_experts && m.ffn_matrices != 3) {
+        warn({"routed experts: ungated (up and down around relu2, Nemotron-H) experts on ", s.gpu.name,
+              ": no measured MoE table holds such a kernel (the tables are SwiGLU experts); analytical fallback"});
+    } else if (want_warnings && c.analytical_experts) {
         const bool w4a16 = dequantised(s.gpu, c.w_exp);
         warn({"routed experts: no measured grouped-GEMM table applies to ", w4a16 ? "W4A16 (" : "",
               dtype_name(w4a16 ? c.w_exp : compute_of(s.gpu, c.w_exp, s.precision.fp4_compute)), w4a16 ? " dequantised)" : "", " experts on ",

@@ -75,6 +75,10 @@ TEST_CASE("a Mamba-2 layer keeps a fixed state per request, counted with the KV 
     CHECK(e.memory.linear_state_bytes_per_request == 49082368);
     CHECK(e.memory.linear_state_bytes == 8.0 * 49082368);
     CHECK(e.memory.kv_bytes_per_token == 6144);
+    // relu2 experts are priced analytically, and the warning says why (the measured MoE tables hold SwiGLU kernels)
+    bool said = false;
+    for (const std::string& w : e.warnings) said = said || w.find("ungated") != std::string::npos;
+    CHECK(said);
     CHECK(e.memory.kv_cache_bytes == doctest::Approx(8.0 * (4096.0 * 6144 + 49082368)).epsilon(1e-12));
     // 16x the context: the KV grows 16x, the state not at all.
     moe::Estimate l = moe_test::run(R"({"model":"nemotron-3-nano-30b-a3b","hardware":"h200","parallel":{"tp":1},
