@@ -134,7 +134,10 @@ void model_section(AppState& st) {
         ImGui::TableSetupColumn("k", ImGuiTableColumnFlags_WidthFixed, form_label_width() - ImGui::GetStyle().CellPadding.x * 2);
         ImGui::TableSetupColumn("v", ImGuiTableColumnFlags_WidthStretch);
         char buf[256];
-        if (m.n_dense_layers > 0 && m.n_moe_layers > 0)
+        if (m.single_block_layers)  // Nemotron-H: one block per layer
+            std::snprintf(buf, sizeof buf, "%d (%d Mamba-2, %d attention, %d %s)", m.num_layers, m.n_mamba_layers,
+                          m.n_attention_layers(), m.is_moe() ? m.n_moe_layers : m.n_dense_layers, m.is_moe() ? "MoE" : "MLP");
+        else if (m.n_dense_layers > 0 && m.n_moe_layers > 0)
             std::snprintf(buf, sizeof buf, "%d (%d dense + %d MoE)", m.num_layers, m.n_dense_layers, m.n_moe_layers);
         else
             std::snprintf(buf, sizeof buf, "%d %s", m.num_layers, m.is_moe() ? "MoE" : "dense");

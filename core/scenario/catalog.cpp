@@ -18,6 +18,12 @@ std::string describe_model(const ModelSpec& m) {
     std::string mixers = attn_kind_name(m.attn);
     if (m.n_linear_layers > 0)
         mixers += " x " + std::to_string(m.num_layers - m.n_linear_layers) + " + Gated DeltaNet x " + std::to_string(m.n_linear_layers);
+    // Nemotron-H, one block per layer: "GQA x 6 + Mamba-2 x 23 + MoE x 23"
+    if (m.n_mamba_layers > 0 || m.single_block_layers) {
+        mixers += " x " + std::to_string(m.n_attention_layers()) + " + Mamba-2 x " + std::to_string(m.n_mamba_layers);
+        if (m.single_block_layers && m.n_moe_layers > 0) mixers += " + MoE x " + std::to_string(m.n_moe_layers);
+        if (m.single_block_layers && m.n_dense_layers > 0) mixers += " + MLP x " + std::to_string(m.n_dense_layers);
+    }
     if (m.is_moe())
         std::snprintf(buf, sizeof buf, "%.1fB params (%.1fB active), %d layers, %s, %d experts top-%d%s", m.total_params / 1e9,
                       m.active_params / 1e9, m.num_layers, mixers.c_str(), m.num_experts, m.top_k,

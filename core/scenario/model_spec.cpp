@@ -21,6 +21,8 @@ const char* mixer_name(Mixer k) {
     switch (k) {
         case Mixer::attention: return "attention";
         case Mixer::gated_deltanet: return "Gated DeltaNet";
+        case Mixer::mamba2: return "Mamba-2";
+        case Mixer::none: return "none";
     }
     return "?";
 }
@@ -38,7 +40,7 @@ double ModelSpec::compressed_entry_bytes() const {
 
 std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers) {
     auto same_kind = [](const LayerDesc& a, const LayerDesc& b) {
-        return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress;
+        return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress && a.ffn == b.ffn;
     };
     std::vector<ModelSpec::LayerKind> kinds;
     for (const LayerDesc& l : layers) {
@@ -71,7 +73,7 @@ double ModelSpec::kv_bytes_per_request(double seq, double kv_heads_gpu, double k
     }
     const double per_token_layer = attn == AttnKind::mla ? double(kv_lora_rank + qk_rope_head_dim) * kv_bytes
                                                          : 2.0 * kv_heads_gpu * head_dim * kv_bytes;
-    total = double(num_layers - n_window_layers - n_linear_layers) * seq;  // Gated DeltaNet layers keep no KV
+    total = double(n_attention_layers() - n_window_layers) * seq;  // Gated DeltaNet and Mamba-2 layers keep no KV
     for (const auto& [window, count] : window_groups) total += count * std::min(seq, double(window));
     // DSA: every layer also caches the indexer's key of every token (the window, if any, does not limit it)
     return (total * per_token_layer + double(num_layers) * seq * dsa_index_bytes_per_token_layer()) * share;
@@ -84,24 +86,6 @@ double ModelSpec::mtp_kv_bytes_per_request(double seq, double kv_heads_gpu, doub
                                                    : 2.0 * kv_heads_gpu * head_dim * kv_bytes;
     const double tokens = mtp_layer.window > 0 ? std::min(seq, double(mtp_layer.window)) : seq;
     return mtp_layers * (tokens * per_token + seq * dsa_index_bytes_per_token_layer());
-}
-
-double ModelSpec::linear_state_bytes_per_request(int tp, double share) const {
-    if (n_linear_layers == 0) return 0.0;
-    const double per_gpu = std::max(1, tp);
-    const double v_heads = std::max(1.0, lin_num_v_heads / per_gpu), k_heads = std::max(1.0, lin_num_k_heads / per_gpu);
-    const double recurrent = v_heads * lin_k_head_dim * lin_v_head_dim * dtype_bytes(lin_state_dtype);
-    const double conv_channels = 2.0 * k_heads * lin_k_head_dim + v_heads * lin_v_head_dim;
-    const double conv = std::max(0, lin_conv_kernel - 1) * conv_channels * dtype_bytes(dtype);
-    return n_linear_layers * (recurrent + conv) * share;
-}
-
-double ModelSpec::linear_attn_params() const {
-    const double h = hidden, Hv = lin_num_v_heads;
-    const double in_proj = h * (2.0 * lin_key_dim() + 2.0 * lin_value_dim()) + h * 2.0 * Hv;  // q,k,v,z and b,a
-    const double conv = lin_conv_dim() * lin_conv_kernel;                                       // depthwise, no bias
-    const double per_head = 2.0 * Hv + lin_v_head_dim;  // A_log and dt_bias per v head, the gated norm's weight
-    return in_proj + conv + per_head + lin_value_dim() * h;  // + out_proj
 }
 
 double ModelSpec::attn_params() const {
@@ -251,9 +235,13 @@ void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, I
 // A layer mechanism the step model does not have, named by the config key that announces it (issue 29: every
 // config that ships either evaluates or is refused naming what is missing), or "" when there is none.
 std::string unmodelled_mechanism(const json& c, const std::string& model_type) {
-    if (has(c, "hybrid_override_pattern") || has(c, "layers_block_type") || model_type.rfind("nemotron_h", 0) == 0)
-        return "Mamba-2 hybrid layers (Nemotron-H, Nemotron-3: hybrid_override_pattern / layers_block_type with "
-               "mamba_num_heads, ssm_state_size, conv_kernel) are not modelled: the step model has no Mamba-2 mixer";
+    (void)model_type;
+    if (has(c, "moe_latent_size") && !c["moe_latent_size"].is_null())
+        return "moe_latent_size: LatentMoE (Nemotron-3 Super / Ultra: routed experts working in a latent width between "
+               "fc1_latent_proj and fc2_latent_proj, dispatched in that width) is not modelled";
+    if (has(c, "mtp_hybrid_override_pattern") && c["mtp_hybrid_override_pattern"].is_string() &&
+        c["mtp_hybrid_override_pattern"].get_ref<const std::string&>() != "*E")
+        return "mtp_hybrid_override_pattern: an MTP block other than attention + MoE (\"*E\") is not modelled";
     if (has(c, "block_configs"))
         return "per-layer block_configs (Nemotron NAS: a different FFN width per layer, attention skipped or linear in "
                "some) are not modelled";
@@ -314,7 +302,15 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
 
     constexpr int kMaxDim = 1 << 20, kMaxLayers = 4096;
     m.hidden = read_int(c, "hidden_size", path, errors, 0, true, 1, kMaxDim);
-    m.num_layers = read_int(c, "num_hidden_layers", path, errors, 0, true, 1, kMaxLayers);
+    // A Mamba-2 hybrid lists its blocks; num_hidden_layers, when given, must count them (Nemotron-3-Ultra omits it).
+    const std::vector<LayerDesc> blocks = parse_hybrid_blocks(c, path, errors);
+    const bool hybrid = !blocks.empty();
+    m.num_layers = read_int(c, "num_hidden_layers", path, errors, int(std::min<std::size_t>(blocks.size(), kMaxLayers)),
+                            !hybrid, 1, kMaxLayers);
+    if (hybrid && has(c, "num_hidden_layers") && size_t(m.num_layers) != blocks.size())
+        errors.push_back({path + ".num_hidden_layers", std::to_string(m.num_layers) + " disagrees with the " +
+                                                           std::to_string(blocks.size()) + " blocks of " +
+                                                           (has(c, "hybrid_override_pattern") ? "hybrid_override_pattern" : "layers_block_type")});
     m.num_heads = read_int(c, "num_attention_heads", path, errors, 0, true, 1, 65536);
     m.num_kv_heads = read_int(c, "num_key_value_heads", path, errors, m.num_heads, false, 1, 65536);
     m.vocab = read_int(c, "vocab_size", path, errors, 0, true, 1, 1 << 27);
@@ -349,7 +345,9 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
         if (!has(c, "head_dim") && fallback > 0 && m.hidden % m.num_heads != 0)
             errors.push_back({path + ".hidden_size", std::to_string(m.hidden) + " is not divisible by " + std::to_string(m.num_heads) +
                                                          " attention heads: give head_dim"});
-        m.head_dim = read_int(c, "head_dim", path, errors, fallback, false, 1, 65536);
+        // Nemotron-H-56B names it attention_head_dim
+        const char* hd_key = !has(c, "head_dim") && has(c, "attention_head_dim") ? "attention_head_dim" : "head_dim";
+        m.head_dim = read_int(c, hd_key, path, errors, fallback, false, 1, 65536);
         if (m.head_dim <= 0 && errors.size() == errors_before)
             errors.push_back({path + ".head_dim", "cannot be derived: hidden_size smaller than num_attention_heads"});
     }
@@ -420,7 +418,11 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
             for (const char* key : {"n_shared_experts", "num_shared_experts"})
                 if (has(c, key)) { n_shared = read_int(c, key, path, errors, 0, false, 0, 1024); break; }
             int shared_inter = read_int(c, "shared_expert_intermediate_size", path, errors, 0, false, 0, kMaxDim);
-            if (shared_inter > 0) {
+            // Nemotron-H: n_shared_experts shared MLPs of moe_shared_expert_intermediate_size each, ungated
+            const int nemotron_shared = read_int(c, "moe_shared_expert_intermediate_size", path, errors, 0, false, 0, kMaxDim);
+            if (nemotron_shared > 0) {
+                m.shared_intermediate = nemotron_shared * (has(c, "n_shared_experts") ? n_shared : 1);
+            } else if (shared_inter > 0) {
                 m.shared_intermediate = shared_inter * std::max(1, n_shared);
                 m.shared_gate = true;
             } else {
@@ -475,6 +477,29 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
                 m.layers[size_t(v.get<int>())].moe = false;
             }
         }
+    }
+
+    // Mamba-2 hybrids (Nemotron-H, Nemotron-3): the blocks are the layers; the mixer's shape with Hugging Face's
+    // NemotronHConfig defaults where a key is absent.
+    if (hybrid && errors.size() == errors_before) {
+        m.layers = blocks;
+        m.single_block_layers = true;
+        m.ffn_matrices = 2;  // NemotronHMLP: up_proj and down_proj around mlp_hidden_act (relu2), no gate
+        bool any_moe = false, any_mlp = false, any_mamba = false;
+        for (const LayerDesc& l : m.layers) {
+            any_moe = any_moe || (l.ffn && l.moe);
+            any_mlp = any_mlp || (l.ffn && !l.moe);
+            any_mamba = any_mamba || l.mixer == Mixer::mamba2;
+        }
+        const char* pattern_key = has(c, "hybrid_override_pattern") ? "hybrid_override_pattern" : "layers_block_type";
+        if (any_moe && !m.is_moe())
+            errors.push_back({path + "." + pattern_key, "has MoE blocks but the config has no n_routed_experts"});
+        if (any_mlp && m.intermediate <= 0)
+            errors.push_back({path + ".intermediate_size", "is required: " + std::string(pattern_key) + " has MLP blocks"});
+        if (!any_moe && m.is_moe())
+            errors.push_back({path + "." + pattern_key, "has no MoE block (E / \"moe\") but the config gives n_routed_experts"});
+        if (any_mamba) read_mamba_mixer(c, path, m, errors);
+        if (errors.size() != errors_before) return m;
     }
 
     // Sliding windows: layer_types ("sliding_attention"), use_sliding_window + max_window_layers (Qwen2),
@@ -589,12 +614,14 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     if (!m.is_moe()) m.expert_dtype = m.weight_dtype;
 
     for (LayerDesc& l : m.layers)
-        if (l.mixer == Mixer::gated_deltanet) l.window = 0;  // a recurrent state has no window
+        if (l.mixer != Mixer::attention) l.window = 0;  // a recurrent state (or no mixer) has no window
 
     m.layer_kinds = layer_kinds_of(m.layers);
     for (const LayerDesc& l : m.layers) {
-        (l.moe ? m.n_moe_layers : m.n_dense_layers) += 1;
+        if (l.ffn) (l.moe ? m.n_moe_layers : m.n_dense_layers) += 1;
         if (l.mixer == Mixer::gated_deltanet) m.n_linear_layers += 1;
+        if (l.mixer == Mixer::mamba2) m.n_mamba_layers += 1;
+        if (l.mixer == Mixer::none) m.n_mixerless_layers += 1;
         if (l.window > 0) {
             m.n_window_layers += 1;
             auto it = std::find_if(m.window_groups.begin(), m.window_groups.end(), [&](const auto& g) { return g.first == l.window; });
@@ -637,6 +664,21 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     m.total_params = embed + head + h + m.n_dense_layers * dense_layer + m.n_moe_layers * moe_layer_total + extra;
     m.active_params = embed + (m.tie_embeddings ? 0.0 : head) + h + m.n_dense_layers * dense_layer +
                       m.n_moe_layers * moe_layer_active + extra;
+    if (m.single_block_layers) {
+        // One block per layer (Nemotron-H): its mixer or its FFN, and one RMSNorm.
+        const double mamba = m.n_mamba_layers > 0 ? m.mamba_params() : 0.0;
+        const double moe_total = m.num_experts * m.expert_params() + m.shared_params() + m.router_params();
+        const double moe_active = m.top_k * m.expert_params() + m.shared_params() + m.router_params();
+        m.total_params = m.active_params = embed + head + h;
+        for (const LayerDesc& l : m.layers) {
+            const double mixer = l.mixer == Mixer::attention ? attn : l.mixer == Mixer::mamba2 ? mamba
+                                 : l.mixer == Mixer::gated_deltanet ? lin_attn : 0.0;
+            const double ffn_total = !l.ffn ? 0.0 : l.moe ? moe_total : m.dense_ffn_params();
+            const double ffn_active = !l.ffn ? 0.0 : l.moe ? moe_active : m.dense_ffn_params();
+            m.total_params += mixer + ffn_total + m.norm_params_per_layer();
+            m.active_params += mixer + ffn_active + m.norm_params_per_layer();
+        }
+    }
     m.active_compute_params = m.tie_embeddings ? m.active_params : m.active_params - embed;
     // An MTP module (DeepSeek-V3's model.layers.61): one extra decoder layer (MoE when the model is), the eh_proj
     // (2h x h), enorm and hnorm before it and shared_head.norm after it (three norms of h). The embedding and

@@ -11,7 +11,10 @@
 // layer_types / use_sliding_window / max_window_layers; tie_word_embeddings; quantization_config; text_config nesting;
 // Gated DeltaNet linear attention (Qwen3-Next, Qwen3.5: layer_types "linear_attention" or full_attention_interval,
 // linear_num_key_heads / linear_num_value_heads / linear_key_head_dim / linear_value_head_dim / linear_conv_kernel_dim,
-// mamba_ssm_dtype) and the output gate of their full-attention layers (attn_output_gate); the DSA indexer
+// mamba_ssm_dtype) and the output gate of their full-attention layers (attn_output_gate); Mamba-2 hybrids (Nemotron-H,
+// Nemotron-3: hybrid_override_pattern or layers_block_type, one block per layer; mamba_num_heads, mamba_head_dim,
+// ssm_state_size, n_groups, conv_kernel, chunk_size, mamba_ssm_cache_dtype; relu2 MLPs and experts of two matrices,
+// moe_shared_expert_intermediate_size); the DSA indexer
 // (index_n_heads, index_head_dim: DeepSeek-V3.2, GLM-5, DeepSeek-V4); DeepSeek-V4's grouped low-rank output
 // (o_lora_rank, o_groups), hyper-connections (hc_mult) and FP4 experts (expert_dtype).
 #pragma once
@@ -26,9 +29,10 @@ namespace moe {
 enum class AttnKind : std::uint8_t { mha, gqa, mla };
 const char* attn_kind_name(AttnKind k);
 
-// What mixes tokens in a layer: softmax attention (MHA / GQA / MLA, maybe windowed) or Gated DeltaNet linear
-// attention (a fixed-size recurrent state per request instead of a KV cache).
-enum class Mixer : std::uint8_t { attention, gated_deltanet };
+// What mixes tokens in a layer: softmax attention (MHA / GQA / MLA, maybe windowed), Gated DeltaNet linear
+// attention or a Mamba-2 mixer (both a fixed-size recurrent state per request instead of a KV cache), or nothing (a
+// Nemotron-H MLP or MoE block, which is a layer of its own).
+enum class Mixer : std::uint8_t { attention, gated_deltanet, mamba2, none };
 const char* mixer_name(Mixer k);
 
 struct LayerDesc {
@@ -39,6 +43,8 @@ struct LayerDesc {
     // attends to compressed entries, one per `compress` tokens: 4 = CSA (the indexer picks index_topk of them),
     // larger = HCA (all of them); 0 = no compressed part (a V4 SWA layer, or any other model's layer).
     int compress = 0;
+    // false: the layer has no FFN (a Nemotron-H mixer block: its Mamba-2 or attention block is a layer of its own).
+    bool ffn = true;
 };
 
 struct ModelSpec {
@@ -100,6 +106,22 @@ struct ModelSpec {
     int lin_v_head_dim = 0;
     int lin_conv_kernel = 0;
     Dtype lin_state_dtype = Dtype::fp32;
+    // Mamba-2 (layers with LayerDesc::mixer == mamba2; Dao & Gu, "Transformers are SSMs"): heads x head dim = the inner
+    // width d_inner, n_groups groups of B and C of ssm_state_size each, the causal conv's kernel (with a bias when
+    // use_conv_bias), the SSD scan's chunk, and the SSM state's storage format (mamba_ssm_cache_dtype, else fp32).
+    int ssm_num_heads = 0;
+    int ssm_head_dim = 0;
+    int ssm_state_size = 0;
+    int ssm_groups = 0;
+    int ssm_conv_kernel = 0;
+    int ssm_chunk = 0;
+    bool ssm_conv_bias = false;
+    bool ssm_proj_bias = false;
+    Dtype ssm_state_dtype = Dtype::fp32;
+    // Nemotron-H: every layer is one block (one RMSNorm before it, a residual add after), and its MLPs and experts are
+    // up_proj and down_proj around relu^2 (2 matrices; 3 in the gated SwiGLU FFNs of the other models).
+    bool single_block_layers = false;
+    int ffn_matrices = 3;
     // Checkpoint formats
     Dtype dtype = Dtype::bf16;          // torch_dtype (non-quantised parts)
     Dtype weight_dtype = Dtype::bf16;   // quantised linear layers (quantization_config), else dtype
@@ -110,6 +132,8 @@ struct ModelSpec {
     int n_dense_layers = 0;
     int n_window_layers = 0;
     int n_linear_layers = 0;    // Gated DeltaNet layers (no KV cache)
+    int n_mamba_layers = 0;     // Mamba-2 layers (no KV cache)
+    int n_mixerless_layers = 0; // layers without a mixer (Nemotron-H MLP / MoE blocks)
     std::vector<std::pair<int, int>> window_groups;  // (window, layers) of the sliding-window layers
     double total_params = 0;    // incl. embeddings (and LM head when untied), excl. MTP modules
     double active_params = 0;   // per token: attention + top_k routed + shared + dense + embed + head
@@ -119,6 +143,8 @@ struct ModelSpec {
     bool is_moe() const { return num_experts > 0; }
     bool compressed_kv() const { return !compress_ratios.empty(); }
     bool has_linear_attention() const { return n_linear_layers > 0; }
+    // Layers with softmax attention (the ones that keep a KV cache).
+    int n_attention_layers() const { return num_layers - n_linear_layers - n_mamba_layers - n_mixerless_layers; }
     // DeepSeek-V3.2 / GLM-5 sparse attention: an MLA model whose every layer has the lightning indexer.
     bool dsa() const { return index_n_heads > 0 && !compressed_kv(); }
     // Bytes one token keeps per layer in the DSA indexer's key cache: index_head_dim FP8 values plus one FP32 scale
@@ -139,24 +165,36 @@ struct ModelSpec {
     double kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes, double layers_share) const;
     // The fixed recurrent state of one request on one GPU over `layers_share` of the layers: per Gated DeltaNet
     // layer, the delta-rule state (v heads x k dim x v dim in lin_state_dtype) and the causal-conv state
-    // ((conv_kernel - 1) x conv channels in the model's dtype), heads split over `tp` (replicated past their count).
+    // ((conv_kernel - 1) x conv channels in the model's dtype), heads split over `tp` (replicated past their count);
+    // plus mamba_state_bytes_per_request.
     double linear_state_bytes_per_request(int tp, double layers_share) const;
+    // The same for the Mamba-2 layers: per layer the SSM state (heads x head dim x ssm_state_size in ssm_state_dtype)
+    // and the conv state ((conv_kernel - 1) x (d_inner + 2 n_groups ssm_state_size) in the model's dtype), heads and
+    // groups split over `tp` (replicated past their count).
+    double mamba_state_bytes_per_request(int tp, double layers_share) const;
     // KV elements per token per layer (all heads, before TP sharding): MLA = kv_lora_rank + rope; else 2·Hkv·d.
     double kv_elems_per_token_layer() const;
     // Parameter counts of one layer's parts (unsharded).
     double attn_params() const;          // a softmax-attention layer (with the DSA indexer, V4 compressor)
     double linear_attn_params() const;   // a Gated DeltaNet layer
+    double mamba_params() const;         // a Mamba-2 mixer (its block's RMSNorm aside)
+    double mamba_inner() const { return double(ssm_num_heads) * ssm_head_dim; }               // d_inner
+    double mamba_bc_dim() const { return 2.0 * ssm_groups * ssm_state_size; }                 // B and C
+    double mamba_conv_dim() const { return mamba_inner() + mamba_bc_dim(); }                  // x, B, C convolved
+    double mamba_in_proj_dim() const { return 2.0 * mamba_inner() + mamba_bc_dim() + ssm_num_heads; }  // z, xBC, dt
     double lin_key_dim() const { return double(lin_num_k_heads) * lin_k_head_dim; }
     double lin_value_dim() const { return double(lin_num_v_heads) * lin_v_head_dim; }
     double lin_conv_dim() const { return 2.0 * lin_key_dim() + lin_value_dim(); }  // q, k and v are convolved
-    double expert_params() const { return 3.0 * hidden * moe_intermediate; }
-    double shared_params() const { return 3.0 * hidden * shared_intermediate; }
-    double dense_ffn_params() const { return 3.0 * hidden * intermediate; }
+    double expert_params() const { return double(ffn_matrices) * hidden * moe_intermediate; }
+    double shared_params() const { return double(ffn_matrices) * hidden * shared_intermediate; }
+    double dense_ffn_params() const { return double(ffn_matrices) * hidden * intermediate; }
     double router_params() const { return double(num_experts) * hidden; }
     // RMSNorm weights of one decoder layer: before the attention and before the FFN, and in MLA the norms of the q
     // and KV latents (q_a_layernorm, kv_a_layernorm): DeepSeek-V3's four (seed 002 §2 "4 norms").
     // DeepSeek-V4's attention has the same two latent norms (q_norm over q_lora_rank, kv_norm over its one KV head).
+    // A Nemotron-H layer is one block with one norm.
     double norm_params_per_layer() const {
+        if (single_block_layers) return double(hidden);
         return 2.0 * hidden + (attn == AttnKind::mla ? double(q_lora_rank) + kv_lora_rank : 0.0) +
                (o_lora_rank > 0 ? double(q_lora_rank) + head_dim : 0.0);
     }
@@ -170,6 +208,12 @@ struct ModelSpec {
 
 // Parses an HF config (nested text_config is followed). `path` prefixes field names in errors.
 ModelSpec parse_hf_config(const nlohmann::json& cfg, const std::string& path, Issues& errors);
+
+// Mamba-2 hybrids (core/scenario/model_recurrent.cpp; parse_hf_config calls them): the blocks of
+// hybrid_override_pattern / layers_block_type as layers (empty when the config has neither; an unknown block is an
+// error naming its index), and the Mamba-2 mixer's keys into `m`.
+std::vector<LayerDesc> parse_hybrid_blocks(const nlohmann::json& cfg, const std::string& path, Issues& errors);
+void read_mamba_mixer(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
 
 // The distinct kinds of `layers` in order of first appearance, with their counts (ModelSpec::layer_kinds).
 std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers);

@@ -534,6 +534,13 @@ void validate_layout(const Scenario& s, const ParallelConfig& p, const char* pre
     else if (m.attn != AttnKind::mla && m.num_kv_heads % p.tp != 0 && p.tp % m.num_kv_heads != 0)
         e.push_back({tp(), std::to_string(p.tp) + " neither divides nor is a multiple of " +
                              std::to_string(m.num_kv_heads) + " KV heads"});
+    // Mamba-2 mixers split their heads over TP, and their B / C groups too unless there is one group to replicate
+    // (vLLM's MambaMixer2 asserts both).
+    if (m.n_mamba_layers > 0 && m.ssm_num_heads % p.tp != 0)
+        e.push_back({tp(), std::to_string(p.tp) + " does not divide " + std::to_string(m.ssm_num_heads) + " Mamba-2 heads"});
+    else if (m.n_mamba_layers > 0 && m.ssm_groups % p.tp != 0 && m.ssm_groups != 1)
+        e.push_back({tp(), std::to_string(p.tp) + " does not divide the " + std::to_string(m.ssm_groups) +
+                             " Mamba-2 groups (n_groups)"});
     const long long attn_gpus = 1LL * p.tp * p.dp;
     if (attn_gpus % p.ep != 0)
         e.push_back({ep(), std::to_string(p.ep) + " does not divide tp*dp = " + std::to_string(attn_gpus)});

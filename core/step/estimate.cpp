@@ -316,7 +316,10 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     }
     // Say when the routed experts are priced by the analytical fallback (their `source` says it per operator).
     // (expert_ops writes every "moe.routed_experts" record and notes an analytical one: c.analytical_experts)
-    if (want_warnings && c.analytical_experts && s.runtime.moe_kernel == MoeKernelSel::flashinfer_cutlass) {
+    if (want_warnings && c.analytical_experts && m.ffn_matrices != 3) {
+        warn({"routed experts: ungated (up and down around relu2, Nemotron-H) experts on ", s.gpu.name,
+              ": no measured MoE table holds such a kernel (the tables are SwiGLU experts); analytical fallback"});
+    } else if (want_warnings && c.analytical_experts && s.runtime.moe_kernel == MoeKernelSel::flashinfer_cutlass) {
         warn({"routed experts: runtime.moe_kernel = flashinfer_cutlass has no measured row for ",
               dtype_name(compute_of(s.gpu, c.w_exp, s.precision.fp4_compute)), " experts of this shape and layout on ",
               s.gpu.name, " (AIC's vLLM 0.24 rows: block-scaled FP8 on H100 / H200, moe_tp 1 x ep 2..64, no DeepEP / "

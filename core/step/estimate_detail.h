@@ -230,6 +230,7 @@ OpRecord memory_op(const Ctx& c, const char* name, Phase ph, double bytes);
 // ops_attention.cpp
 void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, LayerOps& L);
 void linear_attention_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L);  // a Gated DeltaNet layer
+void mamba2_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L);            // a Mamba-2 mixer
 // ops_ffn.cpp
 void dense_ffn_ops(const Ctx& c, Phase ph, double T, double inter, const char* up_name, const char* down_name,
                    Dtype w, std::vector<OpRecord>& out);

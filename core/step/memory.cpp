@@ -44,7 +44,11 @@ void memory(const Ctx& c, Estimate& e) {
     const double n_layers = m.num_layers * layers_share;
     const double n_moe = m.n_moe_layers * layers_share, n_dense = m.n_dense_layers * layers_share;
     const double n_linear = m.n_linear_layers * layers_share;
-    r.weights_attention_bytes = ((n_layers - n_linear) * attn_sharded + n_linear * linear_sharded) * bytes_with_scales(c.w_attn);
+    // Mamba-2 mixers (Nemotron-H): likewise split by heads and groups over TP; layers without a mixer have none.
+    const double n_mamba = m.n_mamba_layers * layers_share, n_mixerless = m.n_mixerless_layers * layers_share;
+    const double mamba_sharded = m.n_mamba_layers > 0 ? m.mamba_params() / c.tp : 0.0;
+    r.weights_attention_bytes = ((n_layers - n_linear - n_mamba - n_mixerless) * attn_sharded + n_linear * linear_sharded +
+                                 n_mamba * mamba_sharded) * bytes_with_scales(c.w_attn);
     const double local_experts = m.is_moe() ? double(m.num_experts + s.routing.redundant_experts) / c.ep : 0.0;
     r.weights_experts_bytes = n_moe * local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp);
     // Expert offload (DESIGN §10): only the cached experts stay in HBM, plus a staging buffer for the streamed
@@ -99,7 +103,8 @@ void memory(const Ctx& c, Estimate& e) {
     const double kv_heads_gpu = std::max(1.0, double(m.num_kv_heads) * c.cp / c.tp);
     const double kvb = c.kv_elem_bytes;
     const double block = s.runtime.kv_block_tokens;
-    // A request also holds the Gated DeltaNet layers' recurrent state, whatever its length (0 for other models).
+    // A request also holds the Gated DeltaNet and Mamba-2 layers' recurrent state, whatever its length (0 for other
+    // models).
     const double state_per_request = m.linear_state_bytes_per_request(c.tp, layers_share);
     // With MTP on, the MTP modules' layers keep a KV cache of their own (on the last pipeline stage).
     // An EAGLE head keeps the KV cache of its one layer (a full-attention layer of the target's kind).

@@ -305,3 +305,54 @@ void linear_attention_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L) {
 }
 
 }  // namespace moe::detail
+
+namespace moe::detail {
+
+// A Mamba-2 mixer (Dao & Gu, "Transformers are SSMs", 2024; HF NemotronHMamba2Mixer): in_proj gives z (the gate),
+// x, B, C and dt per token; x, B and C pass a short depthwise causal conv; each head keeps a head_dim x
+// ssm_state_size state h <- exp(dt A) h + dt x B^T, read as y = h C + D x; y is gated by silu(z), RMS-normed per
+// group and projected back by out_proj. Heads and groups are split over TP (replicated past their count). No measured
+// table exists for these kernels: the conv and the scan are priced by their FLOPs and bytes at the analytical
+// efficiencies (source: analytical), the projections as GEMMs through the GEMM tables.
+void mamba2_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L) {
+    const ModelSpec& m = c.m;
+    const double T = ps.T, h = m.hidden, seqs = std::max(1.0, ps.batch);
+    const Phase ph = ps.phase;
+    const double heads = std::max(1.0, double(m.ssm_num_heads) / c.tp), groups = std::max(1.0, double(m.ssm_groups) / c.tp);
+    const double P = m.ssm_head_dim, N = m.ssm_state_size, K = m.ssm_conv_kernel, Q = m.ssm_chunk;
+    const double d_inner = heads * P, bc = 2.0 * groups * N, conv_ch = d_inner + bc;
+    const double act_b = 2.0, conv_state_b = dtype_bytes(m.dtype), state_b = dtype_bytes(m.ssm_state_dtype);
+    L.pre.push_back(gemm_op(c, "attn.mamba_in_proj", ph, T, h, 2.0 * d_inner + bc + heads, c.w_attn));
+    {
+        // depthwise causal conv over x, B, C: streams them in and out; decode reads and writes each request's conv
+        // state ((conv_kernel - 1) inputs per channel), prefill writes it once at the end of the chunk
+        double bytes = 2.0 * T * conv_ch * act_b + conv_ch * K * act_b;
+        bytes += (ph == Phase::decode ? 2.0 : 1.0) * seqs * conv_ch * std::max(0.0, K - 1) * conv_state_b;
+        OpRecord conv = make_op("attn.mamba_conv", ph, 2.0 * T * conv_ch * K, 0, bytes);
+        time_op(c, conv, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
+        L.pre.push_back(conv);
+    }
+    const double state_bytes = seqs * heads * P * N * state_b;  // one SSM state per request
+    // x, B, C and dt in, y out, and the gated RMSNorm (y and z read, the normed output written), in bf16
+    const double io_bytes = T * (conv_ch + heads + d_inner) * act_b + 3.0 * T * d_inner * act_b;
+    if (ph == Phase::decode) {
+        // one recurrent step per token and head: decay (1), dt x B^T added (2), y = h C (2) per state element; the
+        // state is read and written once per step (memory-bound)
+        OpRecord core = make_op("attn.mamba_scan", ph, 5.0 * T * heads * P * N, 0, 2.0 * state_bytes + io_bytes);
+        time_op(c, core, Dtype::bf16, TableHit{}, c.cal.attn_prefill_compute_eff, c.cal.attn_decode_bw_eff);
+        L.pre.push_back(core);
+    } else {
+        // SSD, chunks of Q = chunk_size tokens (mamba_ssm's ssd_combined kernels): per chunk, C B^T per group
+        // (2 Q^2 N) and its masked product with x per head (2 Q^2 P), each chunk's state B^T x (2 Q N P) and the
+        // output from the carried state C h (2 Q N P); the chunk states are written and read back once in fp32, the
+        // final state written in the state's format.
+        const double per_token = heads * (2.0 * Q * P + 4.0 * N * P) + groups * 2.0 * Q * N;
+        const double chunk_states = 2.0 * std::ceil(T / Q) * heads * P * N * 4.0;
+        OpRecord core = make_op("attn.mamba_scan", ph, per_token * T, 0, io_bytes + chunk_states + state_bytes);
+        time_op(c, core, Dtype::bf16, TableHit{}, c.cal.attn_prefill_compute_eff, c.cal.hbm_bw_eff);
+        L.pre.push_back(core);
+    }
+    L.pre.push_back(gemm_op(c, "attn.mamba_out_proj", ph, T, d_inner, h, c.w_attn));
+}
+
+}  // namespace moe::detail

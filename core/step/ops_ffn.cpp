@@ -10,7 +10,8 @@ namespace moe::detail {
 void dense_ffn_ops(const Ctx& c, Phase ph, double T, double inter, const char* up_name, const char* down_name,
                    Dtype w, std::vector<OpRecord>& out) {
     const double i_gpu = inter / c.tp;
-    out.push_back(gemm_op(c, up_name, ph, T, c.m.hidden, 2.0 * i_gpu, w));
+    // gate and up fused (SwiGLU), or up alone (Nemotron-H's relu^2 MLP: ffn_matrices 2)
+    out.push_back(gemm_op(c, up_name, ph, T, c.m.hidden, (c.m.ffn_matrices - 1) * i_gpu, w));
     out.push_back(gemm_op(c, down_name, ph, T, i_gpu, c.m.hidden, w));
 }
 
@@ -134,12 +135,15 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     const double n_chunks = (!masked && !per_token_layout && chunk > 0 && rank_tokens > chunk) ? std::ceil(rank_tokens / chunk) : 1.0;
     const double T = T_all / n_chunks;
     const double local = double(m.num_experts + c.s.routing.redundant_experts) / c.ep;
-    const double inter = double(m.moe_intermediate) / c.moe_tp;
+    // An ungated expert (Nemotron-H: up and down around relu^2, ffn_matrices 2) of width i has the FLOPs and weight
+    // bytes of a gated one of width 2i/3; no measured MoE table holds such a kernel, so those are not consulted.
+    const bool gated = m.ffn_matrices == 3;
+    const double inter = double(m.moe_intermediate) / c.moe_tp * (gated ? 1.0 : m.ffn_matrices / 3.0);
     const Dtype comp = compute_of(c.g, c.w_exp, c.s.precision.fp4_compute);
     const double act_b = comp == Dtype::fp8 ? 1.0 : 2.0;
     const double wb = bytes_with_scales(c.w_exp);
     const bool dequant = dequantised(c.g, c.w_exp);
-    const bool tables_apply = grouped_tables_apply(c);
+    const bool tables_apply = gated && grouped_tables_apply(c);
     // tokens per attention rank -> token-expert pairs on the busiest rank and the experts they load
     auto pairs_of = [&](double t) { return t * c.dp * m.top_k / c.ep * c.s.routing.imbalance; };
     auto active_of = [&](double t) {
@@ -166,7 +170,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     // The AIC tables measure native kernels: DeepEP's DeepGEMM kernels, SGLang's Triton fused MoE and vLLM's FlashInfer
     // CUTLASS fused MoE; FP4 weights cast to FP8 (precision.fp4_compute) and a CUTLASS choice are none of them.
     const bool cast_fp4 = is_fp4_like(c.w_exp) && compute_of(c.g, c.w_exp, c.s.precision.fp4_compute) == Dtype::fp8;
-    if (!per_token && !cast_fp4 && kernel != MoeKernelSel::cutlass && c.own_tables && c.families[0] &&
+    if (gated && !per_token && !cast_fp4 && kernel != MoeKernelSel::cutlass && c.own_tables && c.families[0] &&
         c.s.routing.redundant_experts == 0 && c.s.runtime.expert_offload.tier == OffloadTier::none) {
         // the table at t of the EP group's tokens (the busiest rank's share: routing.imbalance)
         auto lookup = [&](MoeKernel k, double t) {

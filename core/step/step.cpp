@@ -83,8 +83,11 @@ void attention_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Lay
 // layer's kind (MoE or dense), the all-to-all backend and the expert layout, never on the attention: a group that
 // differs from the previous one only in its attention (gpt-oss's windowed and full layers, Qwen3.5's Gated DeltaNet
 // and full ones) copies it (Ctx::ffn_memo_valid).
+// A Nemotron-H layer is one block (a mixer or an FFN): one norm and one residual add, half a two-block layer's passes;
+// it has no attention all-reduce without a mixer and no FFN without one.
 static void ffn_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, LayerOps& L) {
-    L.pre.push_back(memory_op(c, "layer.misc", ps.phase, c.cal.misc_passes * ps.T * c.m.hidden * 2.0));
+    const double passes = c.m.single_block_layers ? 0.5 * c.cal.misc_passes : c.cal.misc_passes;
+    L.pre.push_back(memory_op(c, "layer.misc", ps.phase, passes * ps.T * c.m.hidden * 2.0));
     if (c.m.hc_mult > 1) {
         // Hyper-connections (DeepSeek-V4), before the attention and before the FFN: the hc_mult FP32 residual streams
         // are normalised and mapped to (2 + hc) x hc mixing weights (a GEMM of hc x h by (2 + hc) x hc), read to
@@ -95,11 +98,12 @@ static void ffn_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
         time_op(c, op, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
         L.pre.push_back(op);
     }
-    if (c.tp > 1) {
+    if (c.tp > 1 && ld.mixer != Mixer::none) {
         OpRecord ar = allreduce_op(c, "comm.attn_allreduce", ps.phase, ps.T, c.tp);
         L.allreduce_us += ar.time_us;
         L.comm.push_back(ar);
     }
+    if (!ld.ffn) return;
     if (ld.moe) {
         expert_ops(c, ps.phase, ps.T, masked, be, L);
         if (c.m.shared_intermediate > 0)
@@ -119,7 +123,7 @@ namespace {
 struct FfnMemo {
     Phase phase = Phase::decode;
     double T = 0;
-    bool moe = false, masked = false;
+    bool moe = false, masked = false, ffn = true, mixer = true;
     A2ABackend be = A2ABackend::none;
     std::vector<OpRecord> pre, post, shared, comm, stream;
     double dispatch_us = 0, combine_us = 0, allreduce_us = 0, stream_us = 0;
@@ -135,13 +139,15 @@ static void copy_ops(std::vector<OpRecord>& dst, const std::vector<OpRecord>& sr
 
 void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, LayerOps& L) {
     if (ld.mixer == Mixer::gated_deltanet) linear_attention_ops(c, ps, L);
-    else attention_side(c, ps, ld, L);
+    else if (ld.mixer == Mixer::mamba2) mamba2_ops(c, ps, L);
+    else if (ld.mixer == Mixer::attention) attention_side(c, ps, ld, L);
     // (post, shared and stream are still empty: the attention side writes pre, comm and the all-reduce time only)
     thread_local FfnMemo memo;
     const std::size_t pre0 = std::size_t(L.pre.end() - L.pre.begin()), comm0 = L.comm.size();
     const double ar0 = L.allreduce_us;
+    const bool has_mixer = ld.mixer != Mixer::none;
     if (c.ffn_memo_valid && memo.phase == ps.phase && memo.T == ps.T && memo.moe == ld.moe && memo.masked == masked &&
-        memo.be == be) {
+        memo.be == be && memo.ffn == ld.ffn && memo.mixer == has_mixer) {
         for (const OpRecord& o : memo.pre) L.pre.push_back(o);
         for (const OpRecord& o : memo.comm) L.comm.push_back(o);
         copy_ops(L.post, memo.post);
@@ -159,6 +165,8 @@ void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABac
     memo.phase = ps.phase;
     memo.T = ps.T;
     memo.moe = ld.moe;
+    memo.ffn = ld.ffn;
+    memo.mixer = has_mixer;
     memo.masked = masked;
     memo.be = be;
     memo.pre.assign(L.pre.begin() + pre0, L.pre.end());
@@ -338,7 +346,8 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
             const LayerDesc& d = groups[gj].d;
             if (d.mixer == Mixer::attention && g.d.mixer == Mixer::attention && d.window == g.d.window && d.compress == g.d.compress)
                 c.keep_attn = true;
-            if (d.moe == g.d.moe) c.keep_ffn = true;
+            if (d.moe == g.d.moe && d.ffn == g.d.ffn && (d.mixer == Mixer::none) == (g.d.mixer == Mixer::none))
+                c.keep_ffn = true;
         }
         const int gidx = int(out.groups.size());
         const LayerTime lt = layer_time(c, ps, g.d, be, masked, ov, n_mb, e.ops, gidx, g.count, sums);
@@ -351,7 +360,10 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
                 n += t.size();
             };
             auto put_int = [&](int v) { n = std::size_t(std::to_chars(buf + n, buf + sizeof buf, v).ptr - buf); };
-            put(g.d.moe ? "MoE layers" : "dense layers");
+            if (m.single_block_layers)  // Nemotron-H: one block per layer
+                put(g.d.mixer == Mixer::mamba2 ? "Mamba-2 layers" : g.d.mixer == Mixer::attention ? "attention layers"
+                    : g.d.moe ? "MoE layers" : "MLP layers");
+            else put(g.d.moe ? "MoE layers" : "dense layers");
             if (g.d.window > 0) put(" (window "), put_int(g.d.window), put(")");
             if (g.d.mixer == Mixer::gated_deltanet) put(" (Gated DeltaNet)");
             if (g.d.compress == 4) put(" (CSA)");
