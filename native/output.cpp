@@ -10,6 +10,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "inputs.h"
@@ -52,6 +55,20 @@ std::string host_name() {
     return h.substr(0, 32);
 }
 
+// This process's temporaries still being written. The Python module runs several sweeps at once in one process
+// (threads), each into its own temporary: another's cleanup must not take a live one for a dead run's leftover.
+std::mutex g_live_mutex;
+std::set<std::string> g_live;
+bool is_live(const std::string& path) {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    return g_live.count(path) != 0;
+}
+void set_live(const std::string& path, bool live) {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    if (live) g_live.insert(path);
+    else g_live.erase(path);
+}
+
 void clean_stale_temporaries(const fs::path& dir) {
     std::error_code ec;
     const std::string host = "-" + host_name() + "-";
@@ -70,7 +87,9 @@ void clean_stale_temporaries(const fs::path& dir) {
         struct stat st {};
         if (lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) continue;
         const pid_t pid = pid_t(std::stol(pid_text));
-        if (pid == getpid() || (kill(pid, 0) != 0 && errno == ESRCH)) unlink(it->path().c_str());
+        // ours: left by an earlier process of the same PID, unless one of this process's outputs is writing it
+        if ((pid == getpid() && !is_live(it->path().string())) || (pid != getpid() && kill(pid, 0) != 0 && errno == ESRCH))
+            unlink(it->path().c_str());
     }
 }
 
@@ -120,6 +139,7 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
     fd_ = mkstemp(name.data());
     if (fd_ < 0) throw UsageError("-o " + shown_path(path) + ": cannot write: " + std::strerror(errno));
     temp_ = name.data();
+    set_live(temp_, true);
     final_ = target.string();
     // mkstemp makes the file 0600; give the result the usual 0666 & ~umask.
     mode_t mask = umask(0);
@@ -133,6 +153,7 @@ OutputFile::~OutputFile() {
         if (fd_ >= 0) close(fd_);
         unlink(temp_.c_str());
     }
+    if (!temp_.empty()) set_live(temp_, false);
 }
 
 void OutputFile::flush() {

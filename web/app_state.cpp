@@ -194,6 +194,30 @@ bool apply_model_config(AppState& st, std::string_view text) {
     return true;
 }
 
+std::string load_trace_text(AppState& st, std::string_view text, const std::string& name, bool csv) {
+    nlohmann::json list;
+    std::string error;
+    moe::Issues errs;
+    moe::Scenario next = st.scenario;
+    if (!moe::trace_text_to_json(text, csv, "workload.trace: " + name, list, error)) errs.push_back({"workload.trace", error});
+    else if (moe::set_path(next, "workload.trace", list, *st.catalog, errs)) {
+        if (next.serving.mode == moe::ServingMode::off) next.serving.mode = moe::ServingMode::aggregated;  // a trace is served
+        const moe::Issues cross = moe::validate_scenario(next);
+        errs.insert(errs.end(), cross.begin(), cross.end());
+    }
+    if (!errs.empty()) {
+        st.notice = "The trace " + name + " cannot be used:";
+        st.notice_details.clear();
+        for (const moe::Issue& i : errs) st.notice_details.push_back(clip(i.path == "workload.trace" && i.message.rfind("workload.trace", 0) == 0 ? i.message : i.text()));
+        return "";
+    }
+    set_scenario(st, std::move(next));
+    st.notice.clear();
+    st.notice_details.clear();
+    st.last_action = "load:trace";
+    return "Serving the " + std::to_string(st.scenario.serving.trace.size()) + " requests of " + name;
+}
+
 std::string load_user_json(AppState& st, std::string_view text, const std::string& origin) {
     // A link (pasted): anything with "#s=" or starting with "s=".
     const std::size_t hash = text.find("#s=");
@@ -210,6 +234,11 @@ std::string load_user_json(AppState& st, std::string_view text, const std::strin
         st.notice_details.clear();
         return "";
     }
+    // issue 29: a request trace (a .csv or .jsonl file, the CLI's workload.trace formats) becomes the scenario's trace
+    const auto ends = [&](std::string_view suffix) {
+        return origin.size() >= suffix.size() && origin.compare(origin.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (origin.rfind("file ", 0) == 0 && (ends(".csv") || ends(".jsonl"))) return load_trace_text(st, text, origin.substr(5), ends(".csv"));
     if (nested_too_deep(text)) {
         st.notice = "The " + origin + " is nested deeper than 64 levels: not a scenario or a config.json.";
         st.notice_details.clear();

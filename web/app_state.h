@@ -215,6 +215,9 @@ void set_scenario(AppState& st, moe::Scenario s);
 // Loads JSON text dropped, pasted or opened by the user: a scenario (has "model"/"hardware"/"parallel"/...) or an
 // HF config.json (has "hidden_size"/"architectures"/...). Returns a message for the user; errors in st.
 std::string load_user_json(AppState& st, std::string_view text, const std::string& origin);
+// A request trace's text (CSV with `csv`, else JSONL; moe::trace_text_to_json) as the scenario's workload.trace,
+// serving switched on (aggregated) if it was off. Returns a message for the user; errors in st.notice.
+std::string load_trace_text(AppState& st, std::string_view text, const std::string& name, bool csv);
 // Sets the model from an HF config.json text; false with st.config_errors.
 bool apply_model_config(AppState& st, std::string_view text);
 

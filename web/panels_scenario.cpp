@@ -459,8 +459,8 @@ void serving_section(AppState& st) {
         return;
     }
     field_choice_combo(st, "runtime.engine", "Engine");
-    if (!s.serving.sessions.on()) field_slider_int(st, "serving.isl", "Input (ISL)", 16, 1048576, true);
-    field_slider_int(st, "serving.osl", "Output (OSL)", 1, 131072, true);
+    if (!s.serving.sessions.on() && !s.serving.trace.on()) field_slider_int(st, "serving.isl", "Input (ISL)", 16, 1048576, true);
+    if (!s.serving.trace.on()) field_slider_int(st, "serving.osl", "Output (OSL)", 1, 131072, true);
     char buf[256];
     const int per_node = std::max(1, s.gpus_per_node());
     if (s.serving.mode == moe::ServingMode::aggregated) {

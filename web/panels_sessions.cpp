@@ -110,8 +110,33 @@ void speculative_controls(AppState& st) {
     record_last_item(st, "derived.speculative_tokens");
 }
 
+// workload.trace: a trace file dropped on the page (or opened) is the workload; here its summary and a way out
+void trace_controls(AppState& st) {
+    const moe::ServingConfig& sv = st.scenario.serving;
+    form_label("Trace");
+    if (!sv.trace.on()) {
+        ImGui::TextDisabled("none: drop a .csv or .jsonl trace on the page");
+        record_last_item(st, "derived.trace");
+        help_marker("A request trace, as moe-roofline's workload.trace: CSV lines isl,osl,prefix_id,prefix_len (a header row "
+                    "naming them, or these four in order) or JSONL objects {\"isl\", \"osl\", \"prefix_id\", \"prefix_len\"}. "
+                    "The clients send its requests in order; requests with the same prefix_id share their first prefix_len "
+                    "tokens' KV (the prefix cache and its tiers). Input, output and sessions are then unused.");
+        return;
+    }
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s requests, mean %s in / %s out", fmt::number(double(sv.trace.size())).c_str(),
+                  fmt::number(sv.mean_isl()).c_str(), fmt::number(sv.mean_osl()).c_str());
+    ImGui::TextUnformatted(buf);
+    record_last_item(st, "derived.trace");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Clear trace")) edit_field(st, "workload.trace", nlohmann::json::array());
+    record_last_item(st, "button.clear_trace");
+}
+
 void sessions_controls(AppState& st) {
     ImGui::Spacing();
+    trace_controls(st);
+    if (st.scenario.serving.trace.on()) return;  // a trace says its own lengths and prefixes
     field_input_number(st, "workload.sessions.turns", "Session turns", "off");
     const moe::Scenario& s = st.scenario;
     if (!s.serving.sessions.on()) return;
@@ -131,10 +156,8 @@ void sessions_controls(AppState& st) {
     ImGui::PushTextWrapPos(0.0f);
     ImGui::TextUnformatted(buf);
     const moe::ServingResult& r = st.estimate.serving;
-    if (s.serving.mode != moe::ServingMode::aggregated) {
-        ImGui::TextDisabled("Prefix reuse and the KV tiers are simulated in aggregated serving; disaggregated takes the "
-                            "turns' lengths and workload.prefix_cache_hit.");
-    } else if (st.estimate.ok && r.computed) {
+    if (st.estimate.ok && r.computed) {
+        // (disaggregated: the prefill pool's caches, each rank its own, requests routed to the rank holding their key)
         std::snprintf(buf, sizeof buf, "prompt tokens found: HBM %.1f%%, host %.1f%%, SSD %.1f%%; KV moved %s per output token",
                       100 * r.prefix_hit_rate_gpu, 100 * r.prefix_hit_rate_host, 100 * r.prefix_hit_rate_ssd,
                       fmt::bytes(r.kv_bytes_moved_per_token).c_str());

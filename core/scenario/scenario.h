@@ -324,6 +324,11 @@ bool set_path_number(Scenario& s, const FieldDesc& field, double value, Issues& 
 // Errors name the entry: workload.trace[12].isl. trace_to_json writes it back in the same form.
 bool parse_trace(const nlohmann::json& v, TraceConfig& t, Issues& errors);
 nlohmann::json trace_to_json(const TraceConfig& t);
+// The text of a trace file as that list: JSONL (one object a line) or, with `csv`, CSV lines isl,osl,prefix_id,
+// prefix_len (a header row naming them, in any order, or these four in order; empty cells are absent). Blank lines
+// and lines starting with '#' are skipped. False with `error` "<where> line 3: isl: must be ..." on a bad line, or
+// "<where>: holds no requests".
+bool trace_text_to_json(std::string_view text, bool csv, const std::string& where, nlohmann::json& out, std::string& error);
 
 // Cross-field validation (ep divides tp*dp and the experts, tp divides heads, ...). Empty = valid.
 Issues validate_scenario(const Scenario& s);

@@ -1,10 +1,15 @@
 // trace.cpp — workload.trace: a list of requests with their lengths and prefix ids (scenario.h, TraceConfig).
 //
-// The core reads the list inline; the CLI turns a JSONL or CSV file into that list before parsing (native/inputs.cpp).
+// The core reads the list inline; trace_text_to_json turns the text of a JSONL or CSV trace into that list (the CLI
+// reads the file, native/trace_file.cpp; the page takes pasted text).
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
+#include "core/base/json_text.h"
 #include "core/base/json_util.h"
 #include "core/scenario/scenario.h"
 
@@ -113,6 +118,121 @@ bool parse_trace(const json& v, TraceConfig& t, Issues& errors) {
         data->mean_osl = sum_osl / double(data->reqs.size());
     }
     t.data = std::move(data);
+    return true;
+}
+
+namespace {
+
+std::string trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+    return std::string(s);
+}
+
+std::vector<std::string> split_cells(const std::string& line) {
+    std::vector<std::string> cells;
+    for (std::size_t start = 0;;) {
+        const std::size_t comma = line.find(',', start);
+        cells.push_back(trim(std::string_view(line).substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return cells;
+}
+
+// a whole cell as a finite number (no trailing text)
+bool cell_number(const std::string& text, double& out) {
+    if (text.empty() || text.size() > 64) return false;
+    char* end = nullptr;
+    out = std::strtod(text.c_str(), &end);
+    return end == text.c_str() + text.size() && std::isfinite(out);
+}
+
+// The core's checks of one request; the first issue as "field: message" (empty: valid).
+std::string entry_issue(const json& o) {
+    Issues errors;
+    TraceConfig one;
+    if (parse_trace(json::array({o}), one, errors)) return "";
+    std::string field = errors.front().path;
+    const std::string entry = "workload.trace[0]";
+    field = field.size() > entry.size() + 1 ? field.substr(entry.size() + 1) + ": " : "";
+    return field + errors.front().message;
+}
+
+}  // namespace
+
+bool trace_text_to_json(std::string_view text, bool csv, const std::string& where, json& out, std::string& error) {
+    json list = json::array();
+    std::vector<std::string> columns = {"isl", "osl", "prefix_id", "prefix_len"};
+    bool first = true;
+    long long n = 0;
+    for (std::size_t pos = 0; pos <= text.size();) {
+        const std::size_t eol = std::min(text.find('\n', pos), text.size());
+        const std::string line = trim(text.substr(pos, eol - pos));
+        pos = eol + 1;
+        ++n;
+        if (line.empty() || line[0] == '#') continue;
+        const std::string at = where + " line " + std::to_string(n) + ": ";
+        if (list.size() >= kMaxTraceRequests) {
+            error = at + "more than " + std::to_string(kMaxTraceRequests) + " requests";
+            return false;
+        }
+        json o = json::object();
+        if (!csv) {
+            JsonTextError bad;
+            if (!parse_json_text(line, o, bad)) {
+                error = at + "not valid JSON: " + bad.message;
+                return false;
+            }
+            if (!o.is_object()) {
+                error = at + "must be an object {isl, osl, prefix_id, prefix_len}";
+                return false;
+            }
+        } else {
+            const std::vector<std::string> cells = split_cells(line);
+            if (first && !cells.empty() && !cells[0].empty() && !std::isdigit(static_cast<unsigned char>(cells[0][0]))) {
+                // the header row: names the columns
+                columns = cells;
+                for (const std::string& c : columns)
+                    if (c != "isl" && c != "osl" && c != "prefix_id" && c != "prefix_len") {
+                        error = at + "unknown column '" + shown_text(c) + "' (isl, osl, prefix_id, prefix_len)";
+                        return false;
+                    }
+                first = false;
+                continue;
+            }
+            first = false;
+            if (cells.size() > columns.size()) {
+                error = at + std::to_string(cells.size()) + " cells, more than the " + std::to_string(columns.size()) + " columns";
+                return false;
+            }
+            for (std::size_t i = 0; i < cells.size(); ++i) {
+                if (cells[i].empty()) continue;
+                if (columns[i] == "prefix_id") {
+                    o["prefix_id"] = cells[i];
+                    continue;
+                }
+                double v = 0;
+                if (!cell_number(cells[i], v)) {
+                    error = at + columns[i] + " '" + shown_text(cells[i]) + "' is not a number";
+                    return false;
+                }
+                if (std::fabs(v) < 9e15 && v == std::floor(v)) o[columns[i]] = static_cast<long long>(v);
+                else o[columns[i]] = v;
+            }
+        }
+        const std::string issue = entry_issue(o);
+        if (!issue.empty()) {
+            error = at + issue;
+            return false;
+        }
+        list.push_back(std::move(o));
+    }
+    if (list.empty()) {
+        error = where + ": holds no requests";
+        return false;
+    }
+    out = std::move(list);
     return true;
 }
 

@@ -351,6 +351,32 @@ test('(j) a dropped config.json becomes the model, a dropped scenario file loads
   const h4 = await waitHook(page, () => window.__moe.scenario.model === 'deepseek-v3');
   assert.deepEqual(h4.scenario, ctx.core.compact(SCENARIO_B));
   assert.equal(h4.notice, '');
+
+  // issue 29: a dropped request trace (.csv, the CLI's format) is the workload, serving switched on; the page's numbers
+  // are `moe-roofline eval SCENARIO --set workload.trace=FILE`'s
+  const traceCsv = 'isl,osl,prefix_id,prefix_len\n1000,64,sys,600\n1200,64,,\n800,80,sys,600\n1500,64,sys,600\n';
+  await drop('trace.csv', traceCsv);
+  const h5 = await waitHook(page, () => window.__moe.last_action === 'load:trace');
+  assert.equal(h5.notice, '');
+  assert.equal(h5.scenario.workload.trace.length, 4);
+  assert.equal(h5.scenario.serving.mode, 'aggregated');
+  assertSameAsCli(h5, 'dropped trace');
+  const tracePath = path.join(opt.out, 'dropped-trace.csv');
+  fs.writeFileSync(tracePath, traceCsv);
+  const base = JSON.parse(JSON.stringify(h5.scenario));
+  delete base.workload.trace;
+  const basePath = path.join(opt.out, 'dropped-trace-scenario.json');
+  fs.writeFileSync(basePath, JSON.stringify(base));
+  const et = cli(opt.cli, ['eval', basePath, '--set', `workload.trace=${tracePath}`, '--format', 'json']);
+  assert.equal(et.status, 0, et.stderr);
+  assert.deepEqual(h5.results, flatten(JSON.parse(et.stdout), Object.keys(h5.results)), 'dropped trace and eval --set workload.trace differ');
+  assert.ok(h5.results['serving.prefix_hit_rate_gpu'] > 0, 'the shared prefix is found');
+  await screenshot(page, 'dropped-trace.png');
+  // a bad line: a notice naming the file and line, the scenario unchanged
+  await drop('bad-trace.csv', 'isl,osl\n1000,64\n-3,64\n');
+  const h6 = await waitHook(page, () => window.__moe.notice !== '');
+  assert.match(h6.notice_details.join(' '), /bad-trace\.csv line 3: isl/);
+  assert.deepEqual(h6.scenario, h5.scenario);
   assert.deepEqual(problems, []);
   await context.close();
 });
