@@ -24,10 +24,12 @@ std::string describe_model(const ModelSpec& m) {
         if (m.single_block_layers && m.n_moe_layers > 0) mixers += " + MoE x " + std::to_string(m.n_moe_layers);
         if (m.single_block_layers && m.n_dense_layers > 0) mixers += " + MLP x " + std::to_string(m.n_dense_layers);
     }
+    // LatentMoE: ", latent 1024" after the experts
+    const std::string latent = m.moe_latent > 0 ? ", latent " + std::to_string(m.moe_latent) : "";
     if (m.is_moe())
-        std::snprintf(buf, sizeof buf, "%.1fB params (%.1fB active), %d layers, %s, %d experts top-%d%s", m.total_params / 1e9,
+        std::snprintf(buf, sizeof buf, "%.1fB params (%.1fB active), %d layers, %s, %d experts top-%d%s%s", m.total_params / 1e9,
                       m.active_params / 1e9, m.num_layers, mixers.c_str(), m.num_experts, m.top_k,
-                      m.shared_intermediate > 0 ? " + shared" : "");
+                      m.shared_intermediate > 0 ? " + shared" : "", latent.c_str());
     else
         std::snprintf(buf, sizeof buf, "%.1fB params, %d layers, %s, dense", m.total_params / 1e9, m.num_layers,
                       mixers.c_str());

@@ -236,12 +236,11 @@ void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, I
 // config that ships either evaluates or is refused naming what is missing), or "" when there is none.
 std::string unmodelled_mechanism(const json& c, const std::string& model_type) {
     (void)model_type;
-    if (has(c, "moe_latent_size") && !c["moe_latent_size"].is_null())
-        return "moe_latent_size: LatentMoE (Nemotron-3 Super / Ultra: routed experts working in a latent width between "
-               "fc1_latent_proj and fc2_latent_proj, dispatched in that width) is not modelled";
     if (has(c, "mtp_hybrid_override_pattern") && c["mtp_hybrid_override_pattern"].is_string() &&
         c["mtp_hybrid_override_pattern"].get_ref<const std::string&>() != "*E")
         return "mtp_hybrid_override_pattern: an MTP block other than attention + MoE (\"*E\") is not modelled";
+    if (has(c, "mtp_layers_block_type") && c["mtp_layers_block_type"] != json::array({"attention", "moe"}))
+        return "mtp_layers_block_type: an MTP block other than [\"attention\", \"moe\"] is not modelled";
     if (has(c, "block_configs"))
         return "per-layer block_configs (Nemotron NAS: a different FFN width per layer, attention skipped or linear in "
                "some) are not modelled";
@@ -431,6 +430,14 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
         }
     } else if (m.intermediate <= 0 && errors.size() == errors_before) {
         errors.push_back({path + ".intermediate_size", "is required"});
+    }
+    // LatentMoE (Nemotron-3 Super / Ultra; vLLM's and TensorRT-LLM's NemotronH MoE: fc1/fc2_latent_proj with mlp_bias,
+    // experts of hidden size moe_latent_size; docs/model.md "LatentMoE" has the sources).
+    if (has(c, "moe_latent_size") && !c["moe_latent_size"].is_null()) {
+        m.moe_latent = read_int(c, "moe_latent_size", path, errors, 0, true, 1, kMaxDim);
+        m.latent_bias = read_bool(c, "mlp_bias", false);
+        if (!m.is_moe() && errors.size() == errors_before)
+            errors.push_back({path + ".moe_latent_size", "is set but the config has no routed experts (n_routed_experts)"});
     }
 
     // Which layers are MoE: first_k_dense_replace, moe_layer_freq, decoder_sparse_step, mlp_only_layers,
@@ -638,8 +645,9 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     const double attn = m.attn_params();
     const double lin_attn = m.n_linear_layers > 0 ? m.linear_attn_params() : 0.0;
     const double dense_layer = attn + m.dense_ffn_params() + norms;
-    const double moe_layer_total = attn + m.num_experts * m.expert_params() + m.shared_params() + m.router_params() + norms;
-    const double moe_layer_active = attn + m.top_k * m.expert_params() + m.shared_params() + m.router_params() + norms;
+    const double latent = m.latent_proj_params();  // LatentMoE's projections (0 otherwise), run for every token
+    const double moe_layer_total = attn + m.num_experts * m.expert_params() + m.shared_params() + m.router_params() + latent + norms;
+    const double moe_layer_active = attn + m.top_k * m.expert_params() + m.shared_params() + m.router_params() + latent + norms;
     // Hyper-connections (DeepSeek-V4, seed 002 §2): before the attention and the FFN, a map from hc_mult*h to
     // (2 + hc_mult) * hc_mult mixing weights.
     const double hc = m.hc_params_per_layer();
@@ -667,8 +675,8 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     if (m.single_block_layers) {
         // One block per layer (Nemotron-H): its mixer or its FFN, and one RMSNorm.
         const double mamba = m.n_mamba_layers > 0 ? m.mamba_params() : 0.0;
-        const double moe_total = m.num_experts * m.expert_params() + m.shared_params() + m.router_params();
-        const double moe_active = m.top_k * m.expert_params() + m.shared_params() + m.router_params();
+        const double moe_total = m.num_experts * m.expert_params() + m.shared_params() + m.router_params() + latent;
+        const double moe_active = m.top_k * m.expert_params() + m.shared_params() + m.router_params() + latent;
         m.total_params = m.active_params = embed + head + h;
         for (const LayerDesc& l : m.layers) {
             const double mixer = l.mixer == Mixer::attention ? attn : l.mixer == Mixer::mamba2 ? mamba

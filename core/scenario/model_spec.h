@@ -14,7 +14,7 @@
 // mamba_ssm_dtype) and the output gate of their full-attention layers (attn_output_gate); Mamba-2 hybrids (Nemotron-H,
 // Nemotron-3: hybrid_override_pattern or layers_block_type, one block per layer; mamba_num_heads, mamba_head_dim,
 // ssm_state_size, n_groups, conv_kernel, chunk_size, mamba_ssm_cache_dtype; relu2 MLPs and experts of two matrices,
-// moe_shared_expert_intermediate_size); the DSA indexer
+// moe_shared_expert_intermediate_size) and LatentMoE (moe_latent_size: Nemotron-3 Super / Ultra); the DSA indexer
 // (index_n_heads, index_head_dim: DeepSeek-V3.2, GLM-5, DeepSeek-V4); DeepSeek-V4's grouped low-rank output
 // (o_lora_rank, o_groups), hyper-connections (hc_mult) and FP4 experts (expert_dtype).
 #pragma once
@@ -73,6 +73,11 @@ struct ModelSpec {
     int topk_group = 1;         // groups a token may use (DeepSeek: 4); 1 group = unconstrained when n_group = 1
     int moe_intermediate = 0;   // per routed expert
     int shared_intermediate = 0;  // total intermediate of the shared expert(s) (n_shared * moe_inter, or explicit)
+    // LatentMoE (moe_latent_size; Nemotron-3 Super / Ultra): the routed path projects each token from hidden to this
+    // width (fc1_latent_proj), dispatches it, runs the routed experts with it as their input and output width, and
+    // projects the combined result back (fc2_latent_proj); router and shared experts stay at hidden. 0 = none.
+    int moe_latent = 0;
+    bool latent_bias = false;   // the latent projections carry biases (mlp_bias)
     bool shared_gate = false;   // Qwen2-MoE style sigmoid gate on the shared expert
     int mtp_layers = 0;         // num_nextn_predict_layers
     int hc_mult = 1;            // hyper-connections: residual streams kept per token (seed 002 §4)
@@ -185,7 +190,13 @@ struct ModelSpec {
     double lin_key_dim() const { return double(lin_num_k_heads) * lin_k_head_dim; }
     double lin_value_dim() const { return double(lin_num_v_heads) * lin_v_head_dim; }
     double lin_conv_dim() const { return 2.0 * lin_key_dim() + lin_value_dim(); }  // q, k and v are convolved
-    double expert_params() const { return double(ffn_matrices) * hidden * moe_intermediate; }
+    // The width a routed expert reads and writes, and the all-to-all carries per token: moe_latent_size, else hidden.
+    int expert_width() const { return moe_latent > 0 ? moe_latent : hidden; }
+    double expert_params() const { return double(ffn_matrices) * expert_width() * moe_intermediate; }
+    // LatentMoE's fc1_latent_proj (hidden -> latent) and fc2_latent_proj (latent -> hidden) of one MoE layer.
+    double latent_proj_params() const {
+        return moe_latent > 0 ? 2.0 * hidden * moe_latent + (latent_bias ? double(moe_latent) + hidden : 0.0) : 0.0;
+    }
     double shared_params() const { return double(ffn_matrices) * hidden * shared_intermediate; }
     double dense_ffn_params() const { return double(ffn_matrices) * hidden * intermediate; }
     double router_params() const { return double(num_experts) * hidden; }

@@ -126,7 +126,12 @@ OpRecord attn_allgather_op(const Ctx& c, const char* name, Phase ph, double byte
 // Dispatch (tokens to experts) and combine (outputs back) for one MoE layer, T tokens per attention rank.
 void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L) {
     const ModelSpec& m = c.m;
-    const double h = m.hidden;
+    // The width each token crosses the all-to-all in: hidden, or LatentMoE's moe_latent_size (the latent projection runs
+    // before the dispatch and after the combine, on the token's own rank: vLLM MoERunner.forward applies
+    // routed_input_transform before the dispatching custom op and routed_output_transform after it; TensorRT-LLM's
+    // NemotronHMOE calls fc1_latent_proj before self.experts, whose all-to-all then moves the latent). The all-reduce of
+    // the TP-sharded experts' output below stays at hidden: TensorRT-LLM reduces after fc2 and the shared expert.
+    const double h = m.expert_width();
     const double k = m.top_k;
     const double db = dtype_bytes(c.disp) + (c.disp == Dtype::fp8 ? 4.0 / 128.0 : 0.0);  // fp8 with 1x128 scales
     const double cb = dtype_bytes(c.comb);

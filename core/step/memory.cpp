@@ -17,6 +17,7 @@ void memory(const Ctx& c, Estimate& e) {
     MemoryResult& r = e.memory;
     const double layers_share = 1.0 / c.pp;  // balanced stages
     const double h = m.hidden;
+    const double ew = m.expert_width();  // what a dispatched token carries: hidden, or LatentMoE's latent width
     // --- weights by part ---
     const double attn_sharded = [&] {
         if (m.attn == AttnKind::mla) {
@@ -63,7 +64,9 @@ void memory(const Ctx& c, Estimate& e) {
         r.offload_hit_rate = op.hit_rate;
         offload_staging = std::ceil(op.miss_experts) * per_layer * (s.runtime.expert_offload.prefetch ? 2.0 : 1.0);
     }
-    r.weights_shared_bytes = n_moe * m.shared_params() / c.tp * bytes_with_scales(c.w_shared);
+    // Shared experts TP-sharded; LatentMoE's two latent projections replicated on every GPU (vLLM ReplicatedLinear), in
+    // the same format (ops_ffn.cpp), counted with them.
+    r.weights_shared_bytes = n_moe * (m.shared_params() / c.tp + m.latent_proj_params()) * bytes_with_scales(c.w_shared);
     r.weights_dense_ffn_bytes = n_dense * m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared);
     const double embed = double(m.vocab) * h / c.tp * bytes_with_scales(c.w_embed);
     // With pp > 1 the first stage holds the embedding and the last the LM head; report the heavier stage.
@@ -90,7 +93,7 @@ void memory(const Ctx& c, Estimate& e) {
                                    m.hc_params_per_layer() + (m.hc_mult > 1 ? double(m.hc_mult) * m.hc_mult * h : 0.0);
         const double mtp_layer = attn_sharded * bytes_with_scales(c.w_attn) +
                                  (m.is_moe() ? local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp) +
-                                                   m.shared_params() / c.tp * bytes_with_scales(c.w_shared)
+                                                   (m.shared_params() / c.tp + m.latent_proj_params()) * bytes_with_scales(c.w_shared)
                                              : m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared)) +
                                  fp32_params * 4.0 + 2.0 * h * h * bytes_with_scales(mtp_proj_dtype(c));  // eh_proj
         r.weights_mtp_bytes = m.mtp_layers * mtp_layer;
@@ -185,7 +188,8 @@ void memory(const Ctx& c, Estimate& e) {
     const double db = dtype_bytes(c.disp) + (c.disp == Dtype::fp8 ? 4.0 / 128 : 0), cb = dtype_bytes(c.comb);
     if (m.is_moe() && (bp == A2ABackend::deepep_normal || bd == A2ABackend::deepep_normal)) {
         const double chunk = std::max<double>(s.workload.prefill_tokens / n_mb, s.workload.batch);
-        comm_fixed += chunk * m.top_k * std::min(1.0, double(c.gpn) / c.ep + 1.0 / c.ep) * h * (db + cb) * 2.0;  // double-buffered
+        // (the dispatched width: hidden, or LatentMoE's latent)
+        comm_fixed += chunk * m.top_k * std::min(1.0, double(c.gpn) / c.ep + 1.0 / c.ep) * ew * (db + cb) * 2.0;  // double-buffered
     }
     // DeepEP low-latency RDMA buffer (deepseek-ai/DeepEP csrc/config.hpp, LowLatencyLayout and
     // get_low_latency_rdma_size_hint), linear in N = num_max_dispatch_tokens_per_rank: two send and two receive
@@ -195,9 +199,9 @@ void memory(const Ctx& c, Estimate& e) {
     double ll_slope = 0, ll_fixed = 0;  // bytes per token of N; N-independent signalling
     if (ll_decode) {
         const double E = m.num_experts + s.routing.redundant_experts;
-        const double scales = std::floor(h / 128.0);
-        const double dispatch_msg = 16.0 + std::max(2.0 * h, h + scales * 4.0);  // int4 header + bf16, or fp8 + scales
-        const double combine_msg = scales * 4.0 + 2.0 * h;                        // bf16 + per-128 min/max
+        const double scales = std::floor(ew / 128.0);
+        const double dispatch_msg = 16.0 + std::max(2.0 * ew, ew + scales * 4.0);  // int4 header + bf16, or fp8 + scales
+        const double combine_msg = scales * 4.0 + 2.0 * ew;                         // bf16 + per-128 min/max
         const double send = std::max(dispatch_msg, E * combine_msg), recv = E * std::max(dispatch_msg, combine_msg);
         ll_slope = 2.0 * send + 2.0 * recv;
         ll_fixed = 2.0 * std::ceil((E * 8.0 + local_experts * 4.0) / 128.0) * 128.0 + 128.0;  // signals; alignment

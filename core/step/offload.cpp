@@ -22,7 +22,7 @@ OffloadPlan offload_plan(const Ctx& c, double tokens_world) {
     const int local = std::max(1, (m.num_experts + c.s.routing.redundant_experts) / std::max(1, c.ep));
     p.local = local;
     p.cached = std::min(local, o.cached_experts_per_layer);
-    p.expert_bytes = double(m.ffn_matrices) * m.hidden * (double(m.moe_intermediate) / c.moe_tp) * bytes_with_scales(c.w_exp);
+    p.expert_bytes = double(m.ffn_matrices) * m.expert_width() * (double(m.moe_intermediate) / c.moe_tp) * bytes_with_scales(c.w_exp);
     p.link_GBps = o.tier == OffloadTier::host ? c.g.host_bandwidth_GBps : c.g.ssd_bandwidth_GBps;
     double tail = 0;  // sum of the Zipf weights of the experts below the cap
     for (int i = 1; i <= local; ++i) tail += std::pow(double(i), -o.skew);

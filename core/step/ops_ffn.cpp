@@ -70,7 +70,7 @@ const Envelope& envelope(const Ctx& c, const char* family, bool masked, double i
          std::uint64_t(c.s.routing.expert_rows) << 4 | std::uint64_t(c.s.runtime.moe_kernel) << 5);
     word(std::uint64_t(std::uint32_t(m.num_experts)));
     word(std::uint64_t(std::uint32_t(m.top_k)));
-    word(std::uint64_t(std::uint32_t(m.hidden)));
+    word(std::uint64_t(std::uint32_t(m.expert_width())));
     word(std::uint64_t(std::uint32_t(c.s.routing.redundant_experts)));
     word(std::uint64_t(std::uint32_t(c.ep)));
     word(std::uint64_t(std::uint32_t(c.dp)));
@@ -94,7 +94,7 @@ const Envelope& envelope(const Ctx& c, const char* family, bool masked, double i
     thread_local SetCache<EnvKey, Envelope, 1, 8> envelopes;
     if (const Envelope* found = envelopes.find(key)) return *found;
     Envelope& e = envelopes.insert(key);
-    e.x = c.t.grouped_gemm_grid(family, masked, m.num_experts, m.top_k, m.hidden, int(inter), c.ep);
+    e.x = c.t.grouped_gemm_grid(family, masked, m.num_experts, m.top_k, m.expert_width(), int(inter), c.ep);
     e.log_x.clear();
     e.env.clear();
     e.log_env.clear();
@@ -135,6 +135,8 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     const double n_chunks = (!masked && !per_token_layout && chunk > 0 && rank_tokens > chunk) ? std::ceil(rank_tokens / chunk) : 1.0;
     const double T = T_all / n_chunks;
     const double local = double(m.num_experts + c.s.routing.redundant_experts) / c.ep;
+    // The experts' input and output width: hidden, or LatentMoE's moe_latent_size (the router still reads hidden).
+    const double ew = m.expert_width();
     // An ungated expert (Nemotron-H: up and down around relu^2, ffn_matrices 2) of width i has the FLOPs and weight
     // bytes of a gated one of width 2i/3; no measured MoE table holds such a kernel, so those are not consulted.
     const bool gated = m.ffn_matrices == 3;
@@ -155,6 +157,14 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
                               T_all * (m.hidden + m.num_experts) * 2.0);
     time_op(c, router, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
     L.pre.push_back(router);
+    if (m.moe_latent > 0) {
+        // LatentMoE: every token of the attention rank goes through fc1_latent_proj before the dispatch and its
+        // combined routed output through fc2_latent_proj after the combine, on the rank that holds the token. Both
+        // are replicated linears (not TP-sharded: vLLM ReplicatedLinear, TensorRT-LLM "replicated across all GPUs"),
+        // built with the model's quant_config, so they take the shared experts' format; GEMMs on the GEMM tables.
+        L.pre.push_back(gemm_op(c, "moe.latent_down_proj", ph, T_all, m.hidden, m.moe_latent, c.w_shared));
+        L.pre.push_back(gemm_op(c, "moe.latent_up_proj", ph, T_all, m.moe_latent, m.hidden, c.w_shared));
+    }
 
     const double tokens_world = T * c.dp;  // distinct tokens entering the MoE across the EP group (one chunk)
     const double pairs = pairs_of(T_all);
@@ -174,7 +184,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         c.s.routing.redundant_experts == 0 && c.s.runtime.expert_offload.tier == OffloadTier::none) {
         // the table at t of the EP group's tokens (the busiest rank's share: routing.imbalance)
         auto lookup = [&](MoeKernel k, double t) {
-            return c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.hidden, m.moe_intermediate, m.top_k,
+            return c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.expert_width(), m.moe_intermediate, m.top_k,
                                  m.num_experts, c.moe_tp, c.ep, t * c.s.routing.imbalance, k);
         };
         const bool deepgemm_ok = kernel == MoeKernelSel::auto_ || kernel == MoeKernelSel::deepgemm;
@@ -223,12 +233,12 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     }
     if (!masked && !per_token && !layer.found) {
         // contiguous layout: permute tokens into expert order and back (read + write each way)
-        L.post.push_back(memory_op(c, "moe.permute", ph, 2.0 * pairs * m.hidden * act_b));
+        L.post.push_back(memory_op(c, "moe.permute", ph, 2.0 * pairs * ew * act_b));
     }
     const char* family = nullptr;  // the first family with a table for this kernel
     std::string_view family_view;
     auto query = [&](std::string_view f, double t) {
-        return c.t.grouped_gemm(f, masked, m.num_experts, m.top_k, m.hidden, int(inter), c.ep, t * c.dp / c.ep);
+        return c.t.grouped_gemm(f, masked, m.num_experts, m.top_k, m.expert_width(), int(inter), c.ep, t * c.dp / c.ep);
     };
     TableHit hit_T;  // the family's hit at T (op_at(T) below takes it rather than asking again)
     if (tables_apply && !per_token && !layer.found && (kernel == MoeKernelSel::auto_ || kernel == MoeKernelSel::deepgemm))
@@ -240,10 +250,10 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     // The kernel at t tokens per attention rank, timed from the table or the analytical fallback.
     auto op_at = [&](double t, const TableHit* known = nullptr) {
         const double p = pairs_of(t), active = active_of(t);
-        kernels::Cost k = kernels::grouped_experts(p, active, m.hidden, inter, wb, act_b);
-        double wbytes = active * 3.0 * m.hidden * inter * wb;
+        kernels::Cost k = kernels::grouped_experts(p, active, ew, inter, wb, act_b);
+        double wbytes = active * 3.0 * ew * inter * wb;
         const double acts = k.bytes - wbytes;
-        if (per_token) wbytes = p * 3.0 * m.hidden * inter * wb;
+        if (per_token) wbytes = p * 3.0 * ew * inter * wb;
         OpRecord op = make_op("moe.routed_experts", ph, k.flops, wbytes, acts);
         TableHit hit;
         if (family) {
@@ -278,7 +288,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
                                  : local * kernels::expected_tiles_random(t * c.dp, p / (local * t * c.dp), tile);
         const double tile_eff = tiles > 0 ? std::min(1.0, p / (tiles * tile)) : 1.0;
         // W4A16: every active expert's weights are dequantised once per M tile of its tokens
-        const double dq = !marlin ? 0.0 : 3.0 * m.hidden * inter * (per_token ? active : tiles);
+        const double dq = !marlin ? 0.0 : 3.0 * ew * inter * (per_token ? active : tiles);
         time_op(c, op, comp, hit, eff0 * tile_eff, c.cal.hbm_bw_eff, dq);
         return op;
     };
@@ -333,7 +343,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         const double capacity = c.ep * std::max(128.0, T_all * c.dp / c.ep);
         L.post.push_back(memory_op(c, "moe.act_padded", ph, local * capacity * 3.0 * inter * 2.0));
     }
-    if (!masked && !per_token && !layer.found) L.post.push_back(memory_op(c, "moe.unpermute", ph, 2.0 * pairs * m.hidden * 2.0));
+    if (!masked && !per_token && !layer.found) L.post.push_back(memory_op(c, "moe.unpermute", ph, 2.0 * pairs * ew * 2.0));
     offload_ops(c, ph, T_all * c.dp, per_token, L);
 }
 

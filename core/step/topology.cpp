@@ -111,7 +111,7 @@ OpRecord mesh_allreduce_op(const Ctx& c, const char* name, Phase ph, double T, i
 // all-gather), experts over the ep chips; a chip dispatches along its column (ep / tp chips) the token's experts
 // that live in that column, Binomial(k, 1/tp) of them.
 void mesh_ep_comm(const Ctx& c, Phase ph, double T, LayerOps& L) {
-    const double h = c.m.hidden;
+    const double h = c.m.expert_width();  // hidden, or LatentMoE's latent width (comm.cpp, ep_comm)
     const int k = std::max(1, c.m.top_k);
     const int across = std::max(1, std::min(c.tp, c.ep));  // columns the experts are split over
     MeshAxis axis;

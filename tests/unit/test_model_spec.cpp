@@ -299,13 +299,13 @@ TEST_CASE("issue 29: moe_layer_freq lists, ModelOpt hf_quant_config, and layers 
     m = parse(q, errs);
     CHECK(m.expert_dtype == moe::Dtype::nvfp4);
     CHECK(m.weight_dtype == moe::Dtype::bf16);
-    // Mamba-2 hybrids are modelled (tests/unit/test_mamba.cpp); one whose routed experts work in a latent width
-    // (Nemotron-3 Super / Ultra: moe_latent_size) is refused naming that key and the mechanism.
+    // Mamba-2 hybrids and their LatentMoE are modelled (tests/unit/test_mamba.cpp, test_latent_moe.cpp); an MTP block
+    // list other than attention + MoE is refused naming that key and the mechanism.
     json nh = {{"model_type", "nemotron_h"}, {"hidden_size", 8192}, {"layers_block_type", {"mamba", "moe", "attention"}},
-               {"moe_latent_size", 2048}};
+               {"moe_latent_size", 2048}, {"mtp_layers_block_type", {"mamba", "moe"}}};
     parse(nh, errs);
     REQUIRE(errs.size() == 1);
     CHECK(errs[0].path == "model");
-    CHECK(errs[0].message.find("moe_latent_size: LatentMoE") == 0);
+    CHECK(errs[0].message.find("mtp_layers_block_type") == 0);
     CHECK(errs[0].message.find("not modelled") != std::string::npos);
 }
