@@ -40,7 +40,8 @@ double ModelSpec::compressed_entry_bytes() const {
 
 std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers) {
     auto same_kind = [](const LayerDesc& a, const LayerDesc& b) {
-        return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress && a.ffn == b.ffn;
+        return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress && a.ffn == b.ffn &&
+               a.sparse == b.sparse;
     };
     std::vector<ModelSpec::LayerKind> kinds;
     for (const LayerDesc& l : layers) {
@@ -75,8 +76,11 @@ double ModelSpec::kv_bytes_per_request(double seq, double kv_heads_gpu, double k
                                                          : 2.0 * kv_heads_gpu * head_dim * kv_bytes;
     total = double(n_attention_layers() - n_window_layers) * seq;  // Gated DeltaNet and Mamba-2 layers keep no KV
     for (const auto& [window, count] : window_groups) total += count * std::min(seq, double(window));
-    // DSA: every layer also caches the indexer's key of every token (the window, if any, does not limit it)
-    return (total * per_token_layer + double(num_layers) * seq * dsa_index_bytes_per_token_layer()) * share;
+    // DSA: every layer also caches the indexer's key of every token (the window, if any, does not limit it);
+    // block-sparse attention (MiniMax-M3): every sparse layer does
+    const double index = double(num_layers) * dsa_index_bytes_per_token_layer() +
+                         double(n_sparse_layers) * sparse_index_bytes_per_token_layer();
+    return (total * per_token_layer + seq * index) * share;
 }
 
 double ModelSpec::mtp_kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes) const {
@@ -247,8 +251,6 @@ std::string unmodelled_mechanism(const json& c, const std::string& model_type) {
                "some) are not modelled";
     if (has(c, "linear_attn_config"))
         return "Kimi Delta Attention layers (linear_attn_config: kda_layers beside full_attn_layers) are not modelled";
-    if (has(c, "sparse_attention_config"))
-        return "MiniMax-M3's sparse attention (sparse_attention_config: sparse_attention_freq) is not modelled";
     if (has(c, "hybrid_layer_pattern"))
         return "MiMo-V2's hybrid attention (hybrid_layer_pattern: sliding-window layers with their own swa_* heads and "
                "head widths, attention sinks) is not modelled";
@@ -600,6 +602,10 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
         m.mtp_layer.compress = m.compress_ratios.size() > size_t(m.num_layers) ? m.compress_ratios[size_t(m.num_layers)] : 0;
     }
 
+    // MiniMax-M3: its dense and shared FFN widths, and its block-sparse attention layers (model_attention_kinds.cpp).
+    read_ffn_widths(c, path, m, errors);
+    read_block_sparse_attention(c, path, m, errors);
+
     // quantization_config sits beside text_config in multimodal checkpoints (Llama 4).
     read_quantization(has(c, "quantization_config") ? c : root, m, has(c, "quantization_config") ? path : path_in, errors);
     // DeepSeek-V4 names its routed experts' format beside quantization_config ("expert_dtype": "fp4": FP4 e2m1
@@ -622,6 +628,7 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
         if (l.mixer == Mixer::gated_deltanet) m.n_linear_layers += 1;
         if (l.mixer == Mixer::mamba2) m.n_mamba_layers += 1;
         if (l.mixer == Mixer::none) m.n_mixerless_layers += 1;
+        if (l.sparse && l.mixer == Mixer::attention) m.n_sparse_layers += 1;
         if (l.window > 0) {
             m.n_window_layers += 1;
             auto it = std::find_if(m.window_groups.begin(), m.window_groups.end(), [&](const auto& g) { return g.first == l.window; });
@@ -660,7 +667,7 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     }
     // A Gated DeltaNet layer swaps its attention parameters for the linear-attention ones.
     const double mixer_swap = m.n_linear_layers * (lin_attn - attn);
-    const double extra = mixer_swap + m.num_layers * hc + compress_extra;
+    const double extra = mixer_swap + m.num_layers * hc + compress_extra + m.n_sparse_layers * m.sparse_indexer_params();
     m.total_params = embed + head + h + m.n_dense_layers * dense_layer + m.n_moe_layers * moe_layer_total + extra;
     m.active_params = embed + (m.tie_embeddings ? 0.0 : head) + h + m.n_dense_layers * dense_layer +
                       m.n_moe_layers * moe_layer_active + extra;
