@@ -1,6 +1,7 @@
-// model_attention_kinds.cpp — attention kinds and FFN widths announced by keys of their own, which parse_hf_config in
+// model_attention_kinds.cpp — attention kinds and FFN blocks announced by keys of their own, which parse_hf_config in
 // model_spec.cpp reads through these once the layers exist: MiniMax-M3's block-sparse attention (MiniMax Sparse
-// Attention, `sparse_attention_config`) and its dense / shared FFN widths.
+// Attention, `sparse_attention_config`) and its dense / shared FFN widths; Gemma-4's global-attention layers and its
+// MoE block.
 //
 // MiniMax-M3's sparse layers, as the public implementations run them (cited in docs/model.md, "Block-sparse
 // attention"): the q/k/v projection also yields index_q (sparse_num_index_heads x sparse_index_dim, sharded like the
@@ -103,6 +104,54 @@ void read_ffn_widths(const json& c, const std::string& path, ModelSpec& m, Issue
         const int n_shared = has(c, "n_shared_experts") ? read_int(c, "n_shared_experts", path, errors, 1, false, 0, 1024) : 1;
         m.shared_intermediate = n_shared * read_int(c, "shared_intermediate_size", path, errors, 0, false, 0, 1 << 20);
     }
+}
+
+// Gemma-4 (Hugging Face transformers, models/gemma4: Gemma4TextAttention, Gemma4TextRouter, Gemma4TextDecoderLayer).
+// A full-attention layer has heads of global_head_dim and num_global_key_value_heads KV heads; with attention_k_eq_v
+// it has no v_proj: its values are the k_proj output, normed without the keys' RoPE (both are cached). Sliding layers
+// keep head_dim and num_key_value_heads.
+double ModelSpec::global_attn_params() const {
+    const double h = hidden, H = num_heads, d = global_head_dim, Hkv = global_kv_heads;
+    double p = h * H * d + (global_k_eq_v ? 1.0 : 2.0) * h * Hkv * d + H * d * h;
+    if (qkv_bias) p += H * d + (global_k_eq_v ? 1.0 : 2.0) * Hkv * d;
+    return p;
+}
+
+void read_global_attention(const json& c, const std::string& path, ModelSpec& m, Issues& errors) {
+    if (!has(c, "global_head_dim")) return;
+    if (m.attn == AttnKind::mla) {
+        errors.push_back({path + ".global_head_dim", "global-attention heads are modelled on GQA / MHA layers only"});
+        return;
+    }
+    m.global_head_dim = read_int(c, "global_head_dim", path, errors, 0, true, 1, 65536);
+    m.global_kv_heads = read_int(c, "num_global_key_value_heads", path, errors, m.num_kv_heads, false, 1, 65536);
+    m.global_k_eq_v = read_bool(c, "attention_k_eq_v", false);
+    if (m.global_kv_heads > 0 && m.num_heads % m.global_kv_heads != 0)
+        errors.push_back({path + ".num_global_key_value_heads", std::to_string(m.global_kv_heads) + " does not divide " +
+                                                                    std::to_string(m.num_heads) + " attention heads"});
+    if (double(m.num_heads) * m.global_head_dim > double(1 << 24))
+        errors.push_back({path + ".global_head_dim", "attention width (heads x global_head_dim) exceeds 16777216"});
+}
+
+void read_moe_block(const json& c, const std::string& path, ModelSpec& m, Issues& errors) {
+    // Gemma-4's sandwich norms: before and after the attention and the MLP, 4 of hidden (2 counted for every model).
+    if (m.model_type.rfind("gemma4", 0) == 0) m.extra_norms_per_layer = 2;
+    if (!read_bool(c, "enable_moe_block", false)) return;
+    if (!m.is_moe()) {
+        errors.push_back({path + ".num_experts", "is required: enable_moe_block adds routed experts to every layer"});
+        return;
+    }
+    // Every layer runs its dense MLP (intermediate_size) and, beside it on the same residual, the routed experts: the
+    // MLP is a shared expert in all but name (the model card counts "128 experts + 1 shared").
+    if (m.intermediate <= 0) {
+        errors.push_back({path + ".intermediate_size", "is required: the MoE block keeps the dense MLP beside the experts"});
+        return;
+    }
+    m.shared_intermediate += m.intermediate;
+    // Norms: the MLP's own post-norm and the experts' pre- and post-norms (7 of hidden in all); the router's weights
+    // besides its projection: a scale per hidden dim and one per expert.
+    m.extra_norms_per_layer += 3;
+    m.router_extra_params = double(m.hidden) + m.num_experts;
 }
 
 }  // namespace moe

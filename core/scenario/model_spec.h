@@ -17,7 +17,9 @@
 // moe_shared_expert_intermediate_size); the DSA indexer
 // (index_n_heads, index_head_dim: DeepSeek-V3.2, GLM-5, DeepSeek-V4); DeepSeek-V4's grouped low-rank output
 // (o_lora_rank, o_groups), hyper-connections (hc_mult) and FP4 experts (expert_dtype); MiniMax-M3's block-sparse
-// attention (sparse_attention_config) and its FFN widths (dense_intermediate_size, shared_intermediate_size).
+// attention (sparse_attention_config) and its FFN widths (dense_intermediate_size, shared_intermediate_size);
+// Gemma-4's global-attention layers (global_head_dim, num_global_key_value_heads, attention_k_eq_v) and its MoE block
+// beside the dense MLP (enable_moe_block, num_experts, top_k_experts).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -109,6 +111,16 @@ struct ModelSpec {
     int sparse_topk_blocks = 0;
     int sparse_local_blocks = 0;
     int sparse_init_blocks = 0;
+    // Gemma-4's global layers (the full-attention layers of a model with global_head_dim): their own head width and
+    // KV heads, and with attention_k_eq_v no v_proj (V is the K projection, normed apart from K).
+    int global_head_dim = 0;     // 0: full-attention layers are shaped like the others
+    int global_kv_heads = 0;
+    bool global_k_eq_v = false;
+    // Gemma-4: RMSNorms per decoder layer beyond the two counted for every model (its sandwich norms: 4 per layer, 7
+    // with the MoE block), and router weights beyond the experts x hidden projection (a scale per hidden dim and one
+    // per expert).
+    int extra_norms_per_layer = 0;
+    double router_extra_params = 0;
     bool attn_output_gate = false;  // q_proj also yields a sigmoid gate per head and dim (Qwen3-Next, Qwen3.5)
     // Gated DeltaNet (layers with LayerDesc::mixer == gated_deltanet): q/k heads, v heads, their dims, the short
     // causal convolution's kernel, and the recurrent state's storage format (config mamba_ssm_dtype, else fp32).
@@ -147,6 +159,7 @@ struct ModelSpec {
     int n_mamba_layers = 0;     // Mamba-2 layers (no KV cache)
     int n_mixerless_layers = 0; // layers without a mixer (Nemotron-H MLP / MoE blocks)
     int n_sparse_layers = 0;    // block-sparse attention layers (MiniMax-M3)
+    int n_global_layers = 0;    // Gemma-4 global layers (is_global)
     std::vector<std::pair<int, int>> window_groups;  // (window, layers) of the sliding-window layers
     double total_params = 0;    // incl. embeddings (and LM head when untied), excl. MTP modules
     double active_params = 0;   // per token: attention + top_k routed + shared + dense + embed + head
@@ -214,14 +227,17 @@ struct ModelSpec {
     double expert_params() const { return double(ffn_matrices) * hidden * moe_intermediate; }
     double shared_params() const { return double(ffn_matrices) * hidden * shared_intermediate; }
     double dense_ffn_params() const { return double(ffn_matrices) * hidden * intermediate; }
-    double router_params() const { return double(num_experts) * hidden; }
+    double router_params() const { return double(num_experts) * hidden + router_extra_params; }
+    // A Gemma-4 global layer (full attention in a model with global_head_dim).
+    bool is_global(const LayerDesc& l) const { return global_head_dim > 0 && l.mixer == Mixer::attention && l.window == 0; }
+    double global_attn_params() const;  // one global layer's attention (model_attention_kinds.cpp)
     // RMSNorm weights of one decoder layer: before the attention and before the FFN, and in MLA the norms of the q
     // and KV latents (q_a_layernorm, kv_a_layernorm): DeepSeek-V3's four (seed 002 §2 "4 norms").
     // DeepSeek-V4's attention has the same two latent norms (q_norm over q_lora_rank, kv_norm over its one KV head).
     // A Nemotron-H layer is one block with one norm.
     double norm_params_per_layer() const {
         if (single_block_layers) return double(hidden);
-        return 2.0 * hidden + (attn == AttnKind::mla ? double(q_lora_rank) + kv_lora_rank : 0.0) +
+        return (2.0 + extra_norms_per_layer) * hidden + (attn == AttnKind::mla ? double(q_lora_rank) + kv_lora_rank : 0.0) +
                (o_lora_rank > 0 ? double(q_lora_rank) + head_dim : 0.0);
     }
     // Hyper-connection weights of one decoder layer (DeepSeek-V4, seed 002 §2): before the attention and before the
@@ -247,6 +263,10 @@ void read_mamba_mixer(const nlohmann::json& cfg, const std::string& path, ModelS
 // shared expert).
 void read_block_sparse_attention(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
 void read_ffn_widths(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
+// Gemma-4 (same file): the global layers' shape (once the windows are set) and the MoE block, whose dense MLP beside
+// the routed experts is costed as a shared expert of intermediate_size.
+void read_global_attention(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
+void read_moe_block(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
 
 // The distinct kinds of `layers` in order of first appearance, with their counts (ModelSpec::layer_kinds).
 std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers);

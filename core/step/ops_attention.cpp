@@ -1,6 +1,6 @@
 // ops_attention.cpp — attention projections and the attention core of one layer (MHA / GQA / MLA, prefill and decode,
-// sliding windows; DSA sparse attention with its lightning indexer; MiniMax-M3's block-sparse attention and its
-// indexer; DeepSeek-V4's compressed CSA / HCA attention;
+// sliding windows, Gemma-4's global layers; DSA sparse attention with its lightning indexer; MiniMax-M3's
+// block-sparse attention and its indexer; DeepSeek-V4's compressed CSA / HCA attention;
 // context parallelism and a cached prefix), and the Gated DeltaNet linear-attention layer (projections, short conv,
 // recurrent core). The formulas are in docs/model.md, "Attention by kind".
 // Part of the step model; core/estimate_detail.h lists the files and what each computes.
@@ -227,8 +227,13 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
         L.pre.push_back(gemm_op(c, "attn.o_proj", ph, T, Hr * m.v_head_dim, h, c.w_attn));
         return;
     }
-    const double d = m.head_dim;
-    const double Hkv = std::max(1.0, double(m.num_kv_heads) * c.cp / c.tp);  // KV heads replicated when tp exceeds them
+    // Gemma-4's global layers: heads of global_head_dim, their own KV heads, and with K = V no v_proj (the values
+    // are the keys' projection, normed apart: both are cached and read)
+    const bool global = m.is_global(ld);
+    const double d = global ? m.global_head_dim : m.head_dim;
+    const double kv_heads = global ? m.global_kv_heads : m.num_kv_heads;
+    const double Hkv = std::max(1.0, kv_heads * c.cp / c.tp);  // KV heads replicated when tp exceeds them
+    const double kv_proj = global && m.global_k_eq_v ? 1.0 : 2.0;
     const double q_heads = m.attn_output_gate ? 2.0 * Hr : Hr;  // the output gate comes out of q_proj
     // Block-sparse layers (MiniMax-M3): the same GEMM yields index_q (its heads sharded like the KV heads, replicated
     // past their count) and the one index_k head (replicated); each query then attends to its top-k blocks only, a cap
@@ -237,7 +242,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
     const double Hidx = msa ? std::max(1.0, double(m.index_n_heads) * c.cp / c.tp) : 0.0;
     const double index_width = msa ? (Hidx + 1.0) * m.index_head_dim : 0.0;
     const double cap = !msa ? double(window) : window > 0 ? std::min(double(window), m.sparse_keys()) : m.sparse_keys();
-    L.pre.push_back(gemm_op(c, "attn.qkv_proj", ph, T, h, (q_heads + 2.0 * Hkv) * d + index_width, c.w_attn));
+    L.pre.push_back(gemm_op(c, "attn.qkv_proj", ph, T, h, (q_heads + kv_proj * Hkv) * d + index_width, c.w_attn));
     const double kvb = dtype_bytes(c.kv);
     if (ph == Phase::decode) {
         if (msa) block_sparse_indexer(c, ph, a, Hidx, a.hi / a.key_div, a.hi / a.key_div, L);
