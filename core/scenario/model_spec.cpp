@@ -27,20 +27,10 @@ const char* mixer_name(Mixer k) {
     return "?";
 }
 
-double ModelSpec::kv_elems_per_token_layer() const {
-    if (attn == AttnKind::mla) return double(kv_lora_rank + qk_rope_head_dim);
-    return 2.0 * num_kv_heads * head_dim;
-}
-
-double ModelSpec::compressed_entry_bytes() const {
-    // nope part in fp8, rope part in bf16 (seed 002 §3: 448 x 1 + 64 x 2 = 576 bytes for head_dim 512)
-    const double rope = qk_rope_head_dim > 0 ? qk_rope_head_dim : 64;
-    return std::max(0.0, head_dim - rope) * 1.0 + rope * 2.0;
-}
-
 std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers) {
     auto same_kind = [](const LayerDesc& a, const LayerDesc& b) {
-        return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress && a.ffn == b.ffn;
+        return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress && a.ffn == b.ffn &&
+               a.sparse == b.sparse;
     };
     std::vector<ModelSpec::LayerKind> kinds;
     for (const LayerDesc& l : layers) {
@@ -49,43 +39,6 @@ std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& l
         else it->count++;
     }
     return kinds;
-}
-
-namespace {
-// KV bytes of one request in one DeepSeek-V4 layer of compression `ratio` (0: its window only), window `win`:
-// the window's uncompressed entries, one compressed entry per `ratio` tokens, and on CSA layers (ratio 4) the
-// indexer's FP4 keys of index_head_dim per compressed entry (seed 002 §3).
-double compressed_layer_bytes(const ModelSpec& m, int ratio, double seq) {
-    const double win = m.compress_window, entry = m.compressed_entry_bytes();
-    if (ratio <= 0) return std::min(win, seq) * entry;
-    const double compressed = std::floor(seq / ratio);
-    const double indexer = ratio == 4 ? compressed * m.index_head_dim * 0.5 : 0.0;
-    return (std::min(win, seq) + compressed) * entry + indexer;
-}
-}  // namespace
-
-double ModelSpec::kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes, double share) const {
-    double total = 0;
-    if (compressed_kv()) {
-        // The main layers' entries of compress_ratios (V4 configs list the MTP layer's after them).
-        for (const LayerDesc& l : layers) total += compressed_layer_bytes(*this, l.compress, seq);
-        return total * share;
-    }
-    const double per_token_layer = attn == AttnKind::mla ? double(kv_lora_rank + qk_rope_head_dim) * kv_bytes
-                                                         : 2.0 * kv_heads_gpu * head_dim * kv_bytes;
-    total = double(n_attention_layers() - n_window_layers) * seq;  // Gated DeltaNet and Mamba-2 layers keep no KV
-    for (const auto& [window, count] : window_groups) total += count * std::min(seq, double(window));
-    // DSA: every layer also caches the indexer's key of every token (the window, if any, does not limit it)
-    return (total * per_token_layer + double(num_layers) * seq * dsa_index_bytes_per_token_layer()) * share;
-}
-
-double ModelSpec::mtp_kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes) const {
-    if (mtp_layers <= 0) return 0.0;
-    if (compressed_kv()) return mtp_layers * compressed_layer_bytes(*this, mtp_layer.compress, seq);
-    const double per_token = attn == AttnKind::mla ? double(kv_lora_rank + qk_rope_head_dim) * kv_bytes
-                                                   : 2.0 * kv_heads_gpu * head_dim * kv_bytes;
-    const double tokens = mtp_layer.window > 0 ? std::min(seq, double(mtp_layer.window)) : seq;
-    return mtp_layers * (tokens * per_token + seq * dsa_index_bytes_per_token_layer());
 }
 
 double ModelSpec::attn_params() const {
@@ -246,17 +199,15 @@ std::string unmodelled_mechanism(const json& c, const std::string& model_type) {
                "some) are not modelled";
     if (has(c, "linear_attn_config"))
         return "Kimi Delta Attention layers (linear_attn_config: kda_layers beside full_attn_layers) are not modelled";
-    if (has(c, "sparse_attention_config"))
-        return "MiniMax-M3's sparse attention (sparse_attention_config: sparse_attention_freq) is not modelled";
     if (has(c, "hybrid_layer_pattern"))
         return "MiMo-V2's hybrid attention (hybrid_layer_pattern: sliding-window layers with their own swa_* heads and "
                "head widths, attention sinks) is not modelled";
-    if (read_bool(c, "enable_moe_block", false) || (has(c, "top_k_experts") && !c["top_k_experts"].is_null()))
-        return "Gemma-4's MoE block (enable_moe_block / top_k_experts beside a dense MLP in every layer) and its "
-               "global-attention heads (global_head_dim, num_global_key_value_heads, attention_k_eq_v) are not modelled";
-    if (has(c, "global_head_dim") && !c["global_head_dim"].is_null())
-        return "Gemma-4's global-attention layers (global_head_dim, num_global_key_value_heads, attention_k_eq_v: wider "
-               "heads, fewer KV heads and K = V on the full-attention layers) are not modelled";
+    if (has(c, "num_kv_shared_layers") && is_number(c["num_kv_shared_layers"]) && c["num_kv_shared_layers"].get<double>() > 0)
+        return "num_kv_shared_layers: Gemma's KV sharing (the last layers reuse earlier layers' keys and values, and may "
+               "double their MLP) is not modelled";
+    if (has(c, "hidden_size_per_layer_input") && is_number(c["hidden_size_per_layer_input"]) &&
+        c["hidden_size_per_layer_input"].get<double>() > 0)
+        return "hidden_size_per_layer_input: Gemma's per-layer input embeddings are not modelled";
     return "";
 }
 
@@ -402,7 +353,9 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
         m.topk_group = read_int(c, "topk_group", path, errors, m.n_group, false, 1, m.n_group);
         if (m.n_group > 0 && m.num_experts % m.n_group != 0)
             errors.push_back({path + ".n_group", std::to_string(m.n_group) + " does not divide " + std::to_string(m.num_experts) + " experts"});
-        const char* topk_key = has(c, "experts_per_token") && !has(c, "num_experts_per_tok") ? "experts_per_token" : "num_experts_per_tok";
+        const char* topk_key = has(c, "experts_per_token") && !has(c, "num_experts_per_tok") ? "experts_per_token"
+                               : has(c, "top_k_experts") && !has(c, "num_experts_per_tok")   ? "top_k_experts"  // Gemma-4
+                                                                                            : "num_experts_per_tok";
         m.top_k = read_int(c, topk_key, path, errors, 0, true, 1, m.num_experts);
         if (llama4) {
             // Llama 4: routed and shared experts use intermediate_size; dense layers use intermediate_size_mlp.
@@ -607,6 +560,13 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
         m.mtp_layer.compress = m.compress_ratios.size() > size_t(m.num_layers) ? m.compress_ratios[size_t(m.num_layers)] : 0;
     }
 
+    // MiniMax-M3: its dense and shared FFN widths, and its block-sparse attention layers (model_attention_kinds.cpp).
+    read_ffn_widths(c, path, m, errors);
+    read_block_sparse_attention(c, path, m, errors);
+    // Gemma-4: the global layers' shape and the MoE block (same file).
+    read_global_attention(c, path, m, errors);
+    read_moe_block(c, path, m, errors);
+
     // quantization_config sits beside text_config in multimodal checkpoints (Llama 4).
     read_quantization(has(c, "quantization_config") ? c : root, m, has(c, "quantization_config") ? path : path_in, errors);
     // DeepSeek-V4 names its routed experts' format beside quantization_config ("expert_dtype": "fp4": FP4 e2m1
@@ -629,6 +589,8 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
         if (l.mixer == Mixer::gated_deltanet) m.n_linear_layers += 1;
         if (l.mixer == Mixer::mamba2) m.n_mamba_layers += 1;
         if (l.mixer == Mixer::none) m.n_mixerless_layers += 1;
+        if (l.sparse && l.mixer == Mixer::attention) m.n_sparse_layers += 1;
+        if (m.is_global(l)) m.n_global_layers += 1;
         if (l.window > 0) {
             m.n_window_layers += 1;
             auto it = std::find_if(m.window_groups.begin(), m.window_groups.end(), [&](const auto& g) { return g.first == l.window; });
@@ -668,7 +630,9 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     }
     // A Gated DeltaNet layer swaps its attention parameters for the linear-attention ones.
     const double mixer_swap = m.n_linear_layers * (lin_attn - attn);
-    const double extra = mixer_swap + m.num_layers * hc + compress_extra;
+    // Gemma-4: its global layers' attention in place of the sliding layers' shape, and its extra norms.
+    const double gemma = m.n_global_layers * (m.global_attn_params() - attn) + double(m.num_layers) * m.extra_norms_per_layer * h;
+    const double extra = mixer_swap + m.num_layers * hc + compress_extra + m.n_sparse_layers * m.sparse_indexer_params() + gemma;
     m.total_params = embed + head + h + m.n_dense_layers * dense_layer + m.n_moe_layers * moe_layer_total + extra;
     m.active_params = embed + (m.tie_embeddings ? 0.0 : head) + h + m.n_dense_layers * dense_layer +
                       m.n_moe_layers * moe_layer_active + extra;

@@ -16,7 +16,10 @@
 // ssm_state_size, n_groups, conv_kernel, chunk_size, mamba_ssm_cache_dtype; relu2 MLPs and experts of two matrices,
 // moe_shared_expert_intermediate_size) and LatentMoE (moe_latent_size: Nemotron-3 Super / Ultra); the DSA indexer
 // (index_n_heads, index_head_dim: DeepSeek-V3.2, GLM-5, DeepSeek-V4); DeepSeek-V4's grouped low-rank output
-// (o_lora_rank, o_groups), hyper-connections (hc_mult) and FP4 experts (expert_dtype).
+// (o_lora_rank, o_groups), hyper-connections (hc_mult) and FP4 experts (expert_dtype); MiniMax-M3's block-sparse
+// attention (sparse_attention_config) and its FFN widths (dense_intermediate_size, shared_intermediate_size);
+// Gemma-4's global-attention layers (global_head_dim, num_global_key_value_heads, attention_k_eq_v) and its MoE block
+// beside the dense MLP (enable_moe_block, num_experts, top_k_experts).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -45,6 +48,9 @@ struct LayerDesc {
     int compress = 0;
     // false: the layer has no FFN (a Nemotron-H mixer block: its Mamba-2 or attention block is a layer of its own).
     bool ffn = true;
+    // MiniMax Sparse Attention (MiniMax-M3's sparse_attention_freq): a lightweight indexer scores every cached key
+    // and each query attends to the sparse_topk_blocks blocks of sparse_block_size keys it picks.
+    bool sparse = false;
 };
 
 struct ModelSpec {
@@ -102,6 +108,24 @@ struct ModelSpec {
     // grouped low-rank projections of o_lora_rank each (0 = a plain o_proj).
     int o_lora_rank = 0;
     int o_groups = 0;
+    // MiniMax Sparse Attention (MiniMax-M3; layers with LayerDesc::sparse): an indexer of index_n_heads query heads
+    // (sharded like the KV heads) against one key head of index_head_dim, both projected from the hidden state;
+    // keys are scored one by one, max-pooled over blocks of sparse_block_size, and each query attends to the
+    // sparse_topk_blocks best blocks, its own (sparse_local_blocks) and the first sparse_init_blocks forced among them.
+    int sparse_block_size = 0;   // 0: no block-sparse attention
+    int sparse_topk_blocks = 0;
+    int sparse_local_blocks = 0;
+    int sparse_init_blocks = 0;
+    // Gemma-4's global layers (the full-attention layers of a model with global_head_dim): their own head width and
+    // KV heads, and with attention_k_eq_v no v_proj (V is the K projection, normed apart from K).
+    int global_head_dim = 0;     // 0: full-attention layers are shaped like the others
+    int global_kv_heads = 0;
+    bool global_k_eq_v = false;
+    // Gemma-4: RMSNorms per decoder layer beyond the two counted for every model (its sandwich norms: 4 per layer, 7
+    // with the MoE block), and router weights beyond the experts x hidden projection (a scale per hidden dim and one
+    // per expert).
+    int extra_norms_per_layer = 0;
+    double router_extra_params = 0;
     bool attn_output_gate = false;  // q_proj also yields a sigmoid gate per head and dim (Qwen3-Next, Qwen3.5)
     // Gated DeltaNet (layers with LayerDesc::mixer == gated_deltanet): q/k heads, v heads, their dims, the short
     // causal convolution's kernel, and the recurrent state's storage format (config mamba_ssm_dtype, else fp32).
@@ -139,6 +163,8 @@ struct ModelSpec {
     int n_linear_layers = 0;    // Gated DeltaNet layers (no KV cache)
     int n_mamba_layers = 0;     // Mamba-2 layers (no KV cache)
     int n_mixerless_layers = 0; // layers without a mixer (Nemotron-H MLP / MoE blocks)
+    int n_sparse_layers = 0;    // block-sparse attention layers (MiniMax-M3)
+    int n_global_layers = 0;    // Gemma-4 global layers (is_global)
     std::vector<std::pair<int, int>> window_groups;  // (window, layers) of the sliding-window layers
     double total_params = 0;    // incl. embeddings (and LM head when untied), excl. MTP modules
     double active_params = 0;   // per token: attention + top_k routed + shared + dense + embed + head
@@ -151,7 +177,20 @@ struct ModelSpec {
     // Layers with softmax attention (the ones that keep a KV cache).
     int n_attention_layers() const { return num_layers - n_linear_layers - n_mamba_layers - n_mixerless_layers; }
     // DeepSeek-V3.2 / GLM-5 sparse attention: an MLA model whose every layer has the lightning indexer.
-    bool dsa() const { return index_n_heads > 0 && !compressed_kv(); }
+    bool dsa() const { return index_n_heads > 0 && !compressed_kv() && !block_sparse(); }
+    // MiniMax-M3's block-sparse attention on its LayerDesc::sparse layers.
+    bool block_sparse() const { return sparse_block_size > 0; }
+    // Keys a query of a block-sparse layer attends to at most: its top-k blocks (the forced local and initial blocks
+    // are among them).
+    double sparse_keys() const { return double(sparse_topk_blocks) * sparse_block_size; }
+    // The block-sparse indexer's weights on one layer: index_q (hidden -> index heads x dim), index_k (hidden -> one
+    // head) and their two RMSNorms of index_head_dim.
+    double sparse_indexer_params() const {
+        return double(hidden) * index_n_heads * index_head_dim + double(hidden) * index_head_dim + 2.0 * index_head_dim;
+    }
+    // Bytes one token keeps per block-sparse layer in the indexer's key cache: one key of index_head_dim in the
+    // model's dtype (the engines keep it unquantised when the KV cache is FP8); 0 on a model without the layers.
+    double sparse_index_bytes_per_token_layer() const;
     // Bytes one token keeps per layer in the DSA indexer's key cache: index_head_dim FP8 values plus one FP32 scale
     // per 128 (DeepSeek-V3.2's indexer cache layout); 0 without DSA.
     double dsa_index_bytes_per_token_layer() const {
@@ -199,14 +238,17 @@ struct ModelSpec {
     }
     double shared_params() const { return double(ffn_matrices) * hidden * shared_intermediate; }
     double dense_ffn_params() const { return double(ffn_matrices) * hidden * intermediate; }
-    double router_params() const { return double(num_experts) * hidden; }
+    double router_params() const { return double(num_experts) * hidden + router_extra_params; }
+    // A Gemma-4 global layer (full attention in a model with global_head_dim).
+    bool is_global(const LayerDesc& l) const { return global_head_dim > 0 && l.mixer == Mixer::attention && l.window == 0; }
+    double global_attn_params() const;  // one global layer's attention (model_attention_kinds.cpp)
     // RMSNorm weights of one decoder layer: before the attention and before the FFN, and in MLA the norms of the q
     // and KV latents (q_a_layernorm, kv_a_layernorm): DeepSeek-V3's four (seed 002 §2 "4 norms").
     // DeepSeek-V4's attention has the same two latent norms (q_norm over q_lora_rank, kv_norm over its one KV head).
     // A Nemotron-H layer is one block with one norm.
     double norm_params_per_layer() const {
         if (single_block_layers) return double(hidden);
-        return 2.0 * hidden + (attn == AttnKind::mla ? double(q_lora_rank) + kv_lora_rank : 0.0) +
+        return (2.0 + extra_norms_per_layer) * hidden + (attn == AttnKind::mla ? double(q_lora_rank) + kv_lora_rank : 0.0) +
                (o_lora_rank > 0 ? double(q_lora_rank) + head_dim : 0.0);
     }
     // Hyper-connection weights of one decoder layer (DeepSeek-V4, seed 002 §2): before the attention and before the
@@ -225,6 +267,17 @@ ModelSpec parse_hf_config(const nlohmann::json& cfg, const std::string& path, Is
 // error naming its index), and the Mamba-2 mixer's keys into `m`.
 std::vector<LayerDesc> parse_hybrid_blocks(const nlohmann::json& cfg, const std::string& path, Issues& errors);
 void read_mamba_mixer(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
+
+// MiniMax-M3 (core/scenario/model_attention_kinds.cpp; parse_hf_config calls them once `m.layers` exist):
+// sparse_attention_config into the block-sparse fields and LayerDesc::sparse (a bad entry is an error naming it), and
+// the FFN widths given by their own keys (dense_intermediate_size for the dense layers, shared_intermediate_size per
+// shared expert).
+void read_block_sparse_attention(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
+void read_ffn_widths(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
+// Gemma-4 (same file): the global layers' shape (once the windows are set) and the MoE block, whose dense MLP beside
+// the routed experts is costed as a shared expert of intermediate_size.
+void read_global_attention(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
+void read_moe_block(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
 
 // The distinct kinds of `layers` in order of first appearance, with their counts (ModelSpec::layer_kinds).
 std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers);

@@ -48,8 +48,17 @@ void memory(const Ctx& c, Estimate& e) {
     // Mamba-2 mixers (Nemotron-H): likewise split by heads and groups over TP; layers without a mixer have none.
     const double n_mamba = m.n_mamba_layers * layers_share, n_mixerless = m.n_mixerless_layers * layers_share;
     const double mamba_sharded = m.n_mamba_layers > 0 ? m.mamba_params() / c.tp : 0.0;
-    r.weights_attention_bytes = ((n_layers - n_linear - n_mamba - n_mixerless) * attn_sharded + n_linear * linear_sharded +
-                                 n_mamba * mamba_sharded) * bytes_with_scales(c.w_attn);
+    // Block-sparse layers (MiniMax-M3): index_q sharded like the KV heads, index_k (one head) replicated.
+    const double n_sparse = m.n_sparse_layers * layers_share;
+    const double sparse_indexer = h * m.index_head_dim * (std::max(1.0, double(m.index_n_heads) / c.tp) + 1.0);
+    // Gemma-4's global layers: q and o at global_head_dim, their own KV heads (one projection with K = V).
+    const double n_global = m.n_global_layers * layers_share;
+    const double global_sharded = n_global > 0 ? h * (double(m.num_heads) / c.tp) * m.global_head_dim * 2.0 +
+                                                     (m.global_k_eq_v ? 1.0 : 2.0) * h * std::max(1.0, double(m.global_kv_heads) / c.tp) * m.global_head_dim
+                                               : 0.0;
+    r.weights_attention_bytes = ((n_layers - n_linear - n_mamba - n_mixerless - n_global) * attn_sharded + n_linear * linear_sharded +
+                                 n_mamba * mamba_sharded + n_sparse * sparse_indexer + n_global * global_sharded) *
+                                bytes_with_scales(c.w_attn);
     const double local_experts = m.is_moe() ? double(m.num_experts + s.routing.redundant_experts) / c.ep : 0.0;
     r.weights_experts_bytes = n_moe * local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp);
     // Expert offload (DESIGN §10): only the cached experts stay in HBM, plus a staging buffer for the streamed

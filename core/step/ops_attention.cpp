@@ -1,5 +1,6 @@
 // ops_attention.cpp — attention projections and the attention core of one layer (MHA / GQA / MLA, prefill and decode,
-// sliding windows; DSA sparse attention with its lightning indexer; DeepSeek-V4's compressed CSA / HCA attention;
+// sliding windows, Gemma-4's global layers; DSA sparse attention with its lightning indexer; MiniMax-M3's
+// block-sparse attention and its indexer; DeepSeek-V4's compressed CSA / HCA attention;
 // context parallelism and a cached prefix), and the Gated DeltaNet linear-attention layer (projections, short conv,
 // recurrent core). The formulas are in docs/model.md, "Attention by kind".
 // Part of the step model; core/estimate_detail.h lists the files and what each computes.
@@ -50,6 +51,22 @@ void indexer_core(const Ctx& c, Phase ph, const AttnShape& a, double keys_per_qu
                          a.T * m.index_n_heads * m.index_head_dim * 1.0;
     OpRecord op = make_op("attn.indexer", ph, flops, 0, bytes);
     time_op(c, op, Dtype::fp8, TableHit{}, c.cal.attn_prefill_compute_eff, ph == Phase::decode ? c.cal.attn_decode_bw_eff : c.cal.hbm_bw_eff);
+    L.pre.push_back(op);
+}
+
+// MiniMax-M3's block-sparse indexer (MiniMax Sparse Attention): per query, each of the `heads` index heads on this GPU
+// scores `keys_per_query` cached index keys (index_head_dim multiply-adds each, BF16 tensor cores) and max-pools the
+// scores over blocks of sparse_block_size; it reads the sequence's index keys (`keys_per_seq`, in the model's dtype)
+// and its index queries, and writes then reads back one FP32 score per index head and block for the top-k selection.
+void block_sparse_indexer(const Ctx& c, Phase ph, const AttnShape& a, double heads, double keys_per_query,
+                          double keys_per_seq, LayerOps& L) {
+    const ModelSpec& m = c.m;
+    const double flops = 2.0 * a.T * heads * m.index_head_dim * keys_per_query;
+    const double blocks = std::ceil(keys_per_query / m.sparse_block_size);
+    const double bytes = a.seqs * keys_per_seq * m.sparse_index_bytes_per_token_layer() +
+                         2.0 * a.T * heads * blocks * 4.0 + a.T * heads * m.index_head_dim * 2.0;
+    OpRecord op = make_op("attn.indexer", ph, flops, 0, bytes);
+    time_op(c, op, Dtype::bf16, TableHit{}, c.cal.attn_prefill_compute_eff, ph == Phase::decode ? c.cal.attn_decode_bw_eff : c.cal.hbm_bw_eff);
     L.pre.push_back(op);
 }
 
@@ -210,13 +227,26 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
         L.pre.push_back(gemm_op(c, "attn.o_proj", ph, T, Hr * m.v_head_dim, h, c.w_attn));
         return;
     }
-    const double d = m.head_dim;
-    const double Hkv = std::max(1.0, double(m.num_kv_heads) * c.cp / c.tp);  // KV heads replicated when tp exceeds them
+    // Gemma-4's global layers: heads of global_head_dim, their own KV heads, and with K = V no v_proj (the values
+    // are the keys' projection, normed apart: both are cached and read)
+    const bool global = m.is_global(ld);
+    const double d = global ? m.global_head_dim : m.head_dim;
+    const double kv_heads = global ? m.global_kv_heads : m.num_kv_heads;
+    const double Hkv = std::max(1.0, kv_heads * c.cp / c.tp);  // KV heads replicated when tp exceeds them
+    const double kv_proj = global && m.global_k_eq_v ? 1.0 : 2.0;
     const double q_heads = m.attn_output_gate ? 2.0 * Hr : Hr;  // the output gate comes out of q_proj
-    L.pre.push_back(gemm_op(c, "attn.qkv_proj", ph, T, h, (q_heads + 2.0 * Hkv) * d, c.w_attn));
+    // Block-sparse layers (MiniMax-M3): the same GEMM yields index_q (its heads sharded like the KV heads, replicated
+    // past their count) and the one index_k head (replicated); each query then attends to its top-k blocks only, a cap
+    // on keys like a window (the KV cache itself keeps every token).
+    const bool msa = ld.sparse && m.block_sparse();
+    const double Hidx = msa ? std::max(1.0, double(m.index_n_heads) * c.cp / c.tp) : 0.0;
+    const double index_width = msa ? (Hidx + 1.0) * m.index_head_dim : 0.0;
+    const double cap = !msa ? double(window) : window > 0 ? std::min(double(window), m.sparse_keys()) : m.sparse_keys();
+    L.pre.push_back(gemm_op(c, "attn.qkv_proj", ph, T, h, (q_heads + kv_proj * Hkv) * d + index_width, c.w_attn));
     const double kvb = dtype_bytes(c.kv);
     if (ph == Phase::decode) {
-        const double ctx = (window > 0 ? std::min(a.hi, double(window)) : a.hi) / a.key_div;
+        if (msa) block_sparse_indexer(c, ph, a, Hidx, a.hi / a.key_div, a.hi / a.key_div, L);
+        const double ctx = (cap > 0 ? std::min(a.hi, cap) : a.hi) / a.key_div;
         const double q_per_seq = T / std::max(1.0, ps.batch);
         kernels::Cost k = kernels::mha_decode(ps.batch, ctx, Hr, Hkv, d, kvb);
         OpRecord core = make_op("attn.core", ph, k.flops * q_per_seq, 0, k.bytes);
@@ -227,16 +257,17 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
         L.pre.push_back(core);
         cp_comm(c, ph, a, 0.0, d, L);
     } else {
-        const double attended = prefill_keys(a, 1.0, window);
+        if (msa) block_sparse_indexer(c, ph, a, Hidx, prefill_keys(a, 1.0, 0.0), a.hi, L);
+        const double attended = prefill_keys(a, 1.0, cap);
         kernels::Cost k = kernels::mha_prefill(T, attended, Hr, Hkv, d, kvb);
         if (a.lo > 0) k.bytes += a.seqs * (window > 0 ? std::min(a.lo, double(window)) : a.lo) * 2.0 * Hkv * d * kvb;
         OpRecord core = make_op("attn.core", ph, k.flops, 0, k.bytes);
         TableHit hit = lookup(c, [&](std::string_view f) {
-            return c.t.mha_prefill(f, int(Hr), int(Hkv), int(d), ps.ctx, ps.batch, window, c.g.sm_count);
+            return c.t.mha_prefill(f, int(Hr), int(Hkv), int(d), ps.ctx, ps.batch, cap, c.g.sm_count);
         });
         time_op(c, core, Dtype::bf16, hit, c.cal.attn_prefill_compute_eff, c.cal.hbm_bw_eff);
         L.pre.push_back(core);
-        cp_comm(c, ph, a, 2.0 * Hkv * d * kvb, 0.0, L);
+        cp_comm(c, ph, a, 2.0 * Hkv * d * kvb + (msa ? m.sparse_index_bytes_per_token_layer() : 0.0), 0.0, L);
     }
     L.pre.push_back(gemm_op(c, "attn.o_proj", ph, T, Hr * d, h, c.w_attn));
 }

@@ -48,6 +48,7 @@ namespace {
 struct AttnMemo {
     PhaseShape ps{};
     int window = 0, compress = 0;
+    bool sparse = false;
     std::vector<OpRecord> pre, comm;
     double allreduce_us = 0;
 };
@@ -59,7 +60,8 @@ bool same_shape(const PhaseShape& a, const PhaseShape& b) {
 void attention_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, LayerOps& L) {
     thread_local AttnMemo memo;
     // (L is empty: build_layer starts with the attention side)
-    if (c.attn_memo_valid && same_shape(memo.ps, ps) && memo.window == ld.window && memo.compress == ld.compress) {
+    if (c.attn_memo_valid && same_shape(memo.ps, ps) && memo.window == ld.window && memo.compress == ld.compress &&
+        memo.sparse == ld.sparse) {
         for (const OpRecord& o : memo.pre) L.pre.push_back(o);
         for (const OpRecord& o : memo.comm) L.comm.push_back(o);
         L.allreduce_us += memo.allreduce_us;
@@ -70,6 +72,7 @@ void attention_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Lay
     memo.ps = ps;
     memo.window = ld.window;
     memo.compress = ld.compress;
+    memo.sparse = ld.sparse;
     memo.pre.assign(L.pre.begin(), L.pre.end());
     memo.comm.assign(L.comm.begin(), L.comm.end());
     memo.allreduce_us = L.allreduce_us;
@@ -344,7 +347,8 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         c.keep_attn = c.keep_ffn = false;
         for (size_t gj = gi + 1; gj < groups.size(); ++gj) {
             const LayerDesc& d = groups[gj].d;
-            if (d.mixer == Mixer::attention && g.d.mixer == Mixer::attention && d.window == g.d.window && d.compress == g.d.compress)
+            if (d.mixer == Mixer::attention && g.d.mixer == Mixer::attention && d.window == g.d.window && d.compress == g.d.compress &&
+                d.sparse == g.d.sparse)
                 c.keep_attn = true;
             if (d.moe == g.d.moe && d.ffn == g.d.ffn && (d.mixer == Mixer::none) == (g.d.mixer == Mixer::none))
                 c.keep_ffn = true;
@@ -366,6 +370,7 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
             else put(g.d.moe ? "MoE layers" : "dense layers");
             if (g.d.window > 0) put(" (window "), put_int(g.d.window), put(")");
             if (g.d.mixer == Mixer::gated_deltanet) put(" (Gated DeltaNet)");
+            if (g.d.sparse && m.block_sparse()) put(" (block-sparse)");
             if (g.d.compress == 4) put(" (CSA)");
             else if (g.d.compress > 0) put(" (HCA 1/"), put_int(g.d.compress), put(")");
             LayerGroup& lg = out.groups.emplace_back();
