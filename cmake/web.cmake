@@ -3,7 +3,7 @@
 #   site/index.html + index.js + index.wasm   the page (served by scripts/run.sh)
 #   site/moe-roofline.html                     the same page in one file (wasm inlined), works from file://
 #   node/moe-core.js + moe-core.wasm           the core as a module for node (createCore), from web/bindings.cpp
-#   ctest: unit_wasm (CMakeLists.txt), core_module_node, browser_e2e, browser_plan, browser_layout
+#   ctest: unit_wasm (CMakeLists.txt), core_module_node, browser_e2e, browser_serving, browser_plan, browser_layout
 
 include(cmake/imgui.cmake)
 
@@ -71,7 +71,7 @@ set_target_properties(moe_core_module PROPERTIES OUTPUT_NAME moe-core RUNTIME_OU
 # ---- tests: the core module under node, and the page in Chromium ---------------------------------------------
 # The browser tests are independent (each its own Chromium, its own http.server on a port the kernel picks, its own
 # screenshot and file names in screenshots/), so `ctest -j2` (scripts/test.sh) runs two at once; COST starts the
-# longest, browser_e2e, first.
+# longest (browser_e2e, browser_serving) first.
 add_test(NAME core_module_node
          COMMAND "${MOE_NODE}" --no-experimental-fetch "${PROJECT_SOURCE_DIR}/tests/wasm/core_module.test.mjs"
                  "${MOE_NODE_DIR}/moe-core.js")
@@ -80,6 +80,13 @@ add_test(NAME browser_e2e
                  --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
                  --out "${CMAKE_BINARY_DIR}/screenshots")
 set_tests_properties(browser_e2e PROPERTIES TIMEOUT 600 COST 300)
+# the tests from (k) on: hardware specs, errors, Copy link, the Serving section, a mesh, speculative decoding and
+# sessions (tests/browser/serving.mjs; run.mjs's second half, apart so that ctest -j2 runs the halves at once)
+add_test(NAME browser_serving
+         COMMAND "${MOE_NODE}" "${PROJECT_SOURCE_DIR}/tests/browser/serving.mjs"
+                 --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
+                 --out "${CMAKE_BINARY_DIR}/screenshots")
+set_tests_properties(browser_serving PROPERTIES TIMEOUT 600 COST 280)
 # the Plan tab against moe-roofline plan: one search, and GPUs x engines at p90 (tests/browser/plan.mjs)
 add_test(NAME browser_plan
          COMMAND "${MOE_NODE}" "${PROJECT_SOURCE_DIR}/tests/browser/plan.mjs"
