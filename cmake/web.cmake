@@ -3,7 +3,7 @@
 #   site/index.html + index.js + index.wasm   the page (served by scripts/run.sh)
 #   site/moe-roofline.html                     the same page in one file (wasm inlined), works from file://
 #   node/moe-core.js + moe-core.wasm           the core as a module for node (createCore), from web/bindings.cpp
-#   ctest: unit_wasm (CMakeLists.txt), core_module_node, browser_e2e, browser_plan, browser_layout
+#   ctest: unit_wasm (CMakeLists.txt), core_module_node, browser_e2e, browser_serving, browser_plan, browser_layout
 
 include(cmake/imgui.cmake)
 
@@ -39,6 +39,7 @@ list(REMOVE_ITEM MOE_PAGE_SOURCES "${PROJECT_SOURCE_DIR}/web/bindings.cpp")
 add_library(moe_page_objs OBJECT ${MOE_PAGE_SOURCES} "${_moe_fonts_cpp}")
 target_link_libraries(moe_page_objs PUBLIC moe_core imgui)
 moe_warnings(moe_page_objs)
+moe_pch(moe_page_objs)
 
 set(MOE_PAGE_LINK_OPTIONS
   -O2 -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=web
@@ -68,6 +69,9 @@ target_link_options(moe_core_module PRIVATE
 set_target_properties(moe_core_module PROPERTIES OUTPUT_NAME moe-core RUNTIME_OUTPUT_DIRECTORY "${MOE_NODE_DIR}")
 
 # ---- tests: the core module under node, and the page in Chromium ---------------------------------------------
+# The browser tests are independent (each its own Chromium, its own http.server on a port the kernel picks, its own
+# screenshot and file names in screenshots/), so `ctest -j2` (scripts/test.sh) runs two at once; COST starts the
+# longest (browser_e2e, browser_serving) first.
 add_test(NAME core_module_node
          COMMAND "${MOE_NODE}" --no-experimental-fetch "${PROJECT_SOURCE_DIR}/tests/wasm/core_module.test.mjs"
                  "${MOE_NODE_DIR}/moe-core.js")
@@ -75,20 +79,27 @@ add_test(NAME browser_e2e
          COMMAND "${MOE_NODE}" "${PROJECT_SOURCE_DIR}/tests/browser/run.mjs"
                  --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
                  --out "${CMAKE_BINARY_DIR}/screenshots")
-set_tests_properties(browser_e2e PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+set_tests_properties(browser_e2e PROPERTIES TIMEOUT 600 COST 300)
+# the tests from (k) on: hardware specs, errors, Copy link, the Serving section, a mesh, speculative decoding and
+# sessions (tests/browser/serving.mjs; run.mjs's second half, apart so that ctest -j2 runs the halves at once)
+add_test(NAME browser_serving
+         COMMAND "${MOE_NODE}" "${PROJECT_SOURCE_DIR}/tests/browser/serving.mjs"
+                 --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
+                 --out "${CMAKE_BINARY_DIR}/screenshots")
+set_tests_properties(browser_serving PROPERTIES TIMEOUT 600 COST 280)
 # the Plan tab against moe-roofline plan: one search, and GPUs x engines at p90 (tests/browser/plan.mjs)
 add_test(NAME browser_plan
          COMMAND "${MOE_NODE}" "${PROJECT_SOURCE_DIR}/tests/browser/plan.mjs"
                  --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
                  --out "${CMAKE_BINARY_DIR}/screenshots")
-set_tests_properties(browser_plan PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+set_tests_properties(browser_plan PROPERTIES TIMEOUT 600 COST 200)
 # issue 26: lengths, verdicts, pools, the Plan tab's command / CSV / hover, and no text overlapping at 1280x720 and
 # 800x600 (tests/browser/layout.mjs)
 add_test(NAME browser_layout
          COMMAND "${MOE_NODE}" "${PROJECT_SOURCE_DIR}/tests/browser/layout.mjs"
                  --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
                  --out "${CMAKE_BINARY_DIR}/screenshots")
-set_tests_properties(browser_layout PROPERTIES TIMEOUT 600 RUN_SERIAL TRUE)
+set_tests_properties(browser_layout PROPERTIES TIMEOUT 600 COST 200)
 
 # The core's sweeps are the page's hot loop: -O2 (not the build type's -Os) for the core and the page's link.
 target_compile_options(moe_core PRIVATE -O2)

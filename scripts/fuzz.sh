@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of tests/fuzz (clang, ASan + UBSan) in build-fuzz/ and runs each for a bounded time.
+# Builds the libFuzzer targets of tests/fuzz (clang, ASan + UBSan) in build-fuzz/ and runs each for a bounded time,
+# JOBS targets at a time (each libFuzzer process uses one core; its budget is its own, so two at once on 2 cores
+# explore as much as one after the other, in half the time).
 # A finding fails the script; its input is saved as tests/fuzz/corpus/<target>/crash-<sha1> — a regression input that
 # ctest's fuzz_<target>_replay (and every later run of this script) replays, so commit it with the fix.
-#   bash scripts/fuzz.sh                      # 30 s per target (what scripts/test.sh runs)
+#   bash scripts/fuzz.sh                      # 30 s per target (scripts/test.sh: 20 s and a fixed SEED)
 #   SECONDS_PER_TARGET=600 bash scripts/fuzz.sh scenario csv     # longer, only some targets
 #   RUNS=1000000 bash scripts/fuzz.sh         # a fixed number of executions per target instead of a time
-#   JOBS=2 (build parallelism)
+#   JOBS=2 (build parallelism, and how many targets fuzz at once)
 #   SEED=1 bash scripts/fuzz.sh               # a fixed libFuzzer seed (scripts/test.sh sets one: CI repeats a run
 #                                             # checked before; exploration without SEED draws a new one each time)
 # The corpus grown during a run stays in build-fuzz/corpus/<target>/ (not committed): later runs start from it.
@@ -21,7 +23,8 @@ targets=("$@")
 if ! command -v clang++ >/dev/null; then echo "fuzz: clang++ is missing (scripts/setup.sh installs it)" >&2; exit 1; fi
 log=$root/build-fuzz/build.log
 mkdir -p build-fuzz
-if ! { CXX=clang++ cmake -S . -B build-fuzz -DMOE_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+# -DMOE_UNITY=ON: the core compiled a few files per translation unit (the same code, about half the build time)
+if ! { CXX=clang++ cmake -S . -B build-fuzz -DMOE_FUZZ=ON -DMOE_UNITY=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
          -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" --log-level=WARNING &&
        cmake --build build-fuzz -j"$jobs" --target moe_fuzz; } >"$log" 2>&1; then
   cat "$log" >&2
@@ -29,17 +32,16 @@ if ! { CXX=clang++ cmake -S . -B build-fuzz -DMOE_FUZZ=ON -DCMAKE_BUILD_TYPE=Rel
   exit 1
 fi
 
-status=0
-for t in "${targets[@]}"; do
-  bin=build-fuzz/fuzz/fuzz_$t
-  seeds=tests/fuzz/corpus/$t
-  work=build-fuzz/corpus/$t
-  [[ -x $bin && -d $seeds ]] || { echo "fuzz: no target '$t'" >&2; status=1; continue; }
+fuzz_one() {  # fuzz_one TARGET: runs it, writes its summary line to build-fuzz/fuzz_TARGET.result; exit status 1 = finding
+  local t=$1 bin=build-fuzz/fuzz/fuzz_$1 seeds=tests/fuzz/corpus/$1 work=build-fuzz/corpus/$1
+  local res=build-fuzz/fuzz_$1.result out=build-fuzz/fuzz_$1.log
+  [[ -x $bin && -d $seeds ]] || { echo "fuzz: no target '$t'" >"$res"; return 1; }
   mkdir -p "$work"
-  dict=(); [[ -f tests/fuzz/$t.dict ]] && dict=(-dict="tests/fuzz/$t.dict")
+  local dict=() budget=()
+  [[ -f tests/fuzz/$t.dict ]] && dict=(-dict="tests/fuzz/$t.dict")
   budget=(-max_total_time="$per_target"); [[ -n $runs ]] && budget=(-runs="$runs")
   [[ -n ${SEED:-} ]] && budget+=(-seed="$SEED")
-  out=build-fuzz/fuzz_$t.log
+  local t0 t1 rc execs secs rate
   t0=$(date +%s.%N)
   # -rss_limit_mb: every input is small, a few hundred MB means a leak or a blow-up; -timeout: a hang is a finding.
   "$bin" "${dict[@]}" "${budget[@]}" -max_len=8192 -timeout=10 -rss_limit_mb=1024 -print_final_stats=1 \
@@ -51,15 +53,34 @@ for t in "${targets[@]}"; do
   rate=$(awk -v n="${execs:-0}" -v s="$secs" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 0) }')
   if ((rc == 0)); then
     printf 'fuzz %-10s ok    %10s executions in %6s s (%s exec/s), corpus %s inputs\n' "$t" "${execs:-?}" "$secs" "$rate" \
-      "$(ls "$work" | wc -l)"
-  else
-    status=1
-    printf 'fuzz %-10s FOUND a problem after %s executions (%s s); log: %s\n' "$t" "${execs:-?}" "$secs" "$out" >&2
-    grep -E 'FUZZ FINDING|ERROR: |runtime error|SUMMARY|Test unit written|Running:|seed' "$out" | head -12 >&2
+      "$(ls "$work" | wc -l)" >"$res"
+    return 0
+  fi
+  {
+    printf 'fuzz %-10s FOUND a problem after %s executions (%s s); log: %s\n' "$t" "${execs:-?}" "$secs" "$out"
+    grep -E 'FUZZ FINDING|ERROR: |runtime error|SUMMARY|Test unit written|Running:|seed' "$out" | head -12
     # the finding's input, on the output too (a CI log is all that comes back from a clean machine)
     for f in $(grep -o "Test unit written to [^ ]*" "$out" | awk '{print $NF}'); do
-      [[ -f $f ]] && { echo "fuzz: input $f (base64):"; head -c 4096 "$f" | base64 -w0; echo; } >&2
+      [[ -f $f ]] && { echo "fuzz: input $f (base64):"; head -c 4096 "$f" | base64 -w0; echo; }
     done
+  } >"$res"
+  return 1
+}
+
+# JOBS targets at a time; the summaries are printed in the targets' order once all have finished.
+for t in "${targets[@]}"; do
+  rm -f "build-fuzz/fuzz_$t.result" "build-fuzz/fuzz_$t.rc"
+  while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
+  { fuzz_one "$t"; echo $? >"build-fuzz/fuzz_$t.rc"; } &
+done
+wait
+status=0
+for t in "${targets[@]}"; do
+  if [[ $(cat "build-fuzz/fuzz_$t.rc" 2>/dev/null) == 0 ]]; then
+    cat "build-fuzz/fuzz_$t.result"
+  else
+    status=1
+    cat "build-fuzz/fuzz_$t.result" >&2 2>/dev/null || echo "fuzz: $t did not finish" >&2
   fi
 done
 exit $status

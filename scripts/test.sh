@@ -2,8 +2,9 @@
 # Runs every test of MoE Roofline from a fresh clone: installs what is missing (scripts/setup.sh), builds native
 # (build-native/) and web (build-web/), then runs the native ctest (unit + CLI tests), the same native tests under
 # ASan + UBSan (scripts/sanitize.sh), each fuzz target briefly (scripts/fuzz.sh; FUZZ_SECONDS per target, 20 by
-# default), the web ctest (the same unit tests as wasm under node, the core module under node, the browser end-to-end
-# tests in Chromium).
+# default, JOBS targets at a time), the web ctest (the same unit tests as wasm under node, the core module under node,
+# the browser end-to-end tests in Chromium; JOBS tests at a time).
+# Budget: under 15 minutes on 2 idle cores (README, "Two commands", has the stage times).
 # Every stage runs even if an earlier one failed; the exit status is non-zero if anything failed.
 #   bash scripts/test.sh            (JOBS=2 by default)
 set -uo pipefail
@@ -44,7 +45,7 @@ stage "fuzz: 5 targets x 20 s" env SECONDS_PER_TARGET="${FUZZ_SECONDS:-20}" SEED
 stage "web: configure" emcmake cmake -S . -B build-web -DMOE_CLI="$root/build-native/moe-roofline" -DMOE_WERROR=ON \
   --log-level=WARNING
 stage "web: build" cmake --build build-web -j"$jobs"
-stage "web: ctest (wasm unit tests, core module, browser)" ctest --test-dir build-web
+stage "web: ctest (wasm unit tests, core module, browser)" ctest --test-dir build-web -j"$jobs"
 
 echo
 echo "==> summary"

@@ -333,8 +333,11 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                     !num(cells, "topk", i, k) || !num(cells, "hidden_size", i, h) || !num(cells, "intermediate_size", i, inter) ||
                     !num(cells, tok, i, tokens) || !num(cells, "up_proj_us", i, up) || !num(cells, "down_proj_us", i, down))
                     continue;
+                // (the token and GPU counts too: a row of 1e88 tokens made the lookup's expected-tiles sum run for ever,
+                // fuzz_csv's regress-grouped-tokens-1e88)
                 if (E < 1 || gpus < 1 || local < 1 || k < 1 || h < 1 || inter < 1 || tokens < 1 || up <= 0 || down <= 0 ||
-                    E > kMaxShape || k > kMaxShape || h > kMaxShape || inter > kMaxShape || up > kMaxLatencyUs || down > kMaxLatencyUs) {
+                    E > kMaxShape || k > kMaxShape || h > kMaxShape || inter > kMaxShape || tokens > kMaxShape ||
+                    gpus > kMaxShape || local > kMaxShape || up > kMaxLatencyUs || down > kMaxLatencyUs) {
                     errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive (shapes at most 1e9, latencies 1e9 us)"});
                     continue;
                 }

@@ -4,7 +4,6 @@ import { createRequire } from 'node:module';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 
 const require = createRequire(import.meta.url);
@@ -74,27 +73,26 @@ export function cliEvalSet(cliPath, scenario, sets = []) {
   return JSON.parse(r.stdout);
 }
 
-export async function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-// python3 -m http.server on 127.0.0.1 (it serves .wasm as application/wasm); resolves when it answers.
+// python3 -m http.server on 127.0.0.1 (it serves .wasm as application/wasm), on a port the kernel picks (port 0:
+// browser tests running at once never race for one); resolves with its URL once it answers.
 export async function serve(dir) {
-  const port = await freePort();
-  const proc = spawn('python3', ['-m', 'http.server', '--bind', '127.0.0.1', String(port)],
-                     { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn('python3', ['-u', '-m', 'http.server', '--bind', '127.0.0.1', '0'],
+                     { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d; });
+  const port = await new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(0), 10000);
+    proc.stdout.on('data', (d) => {
+      stdout += d;
+      const m = /port (\d+)/.exec(stdout);  // "Serving HTTP on 127.0.0.1 port 41234 (http://...)"
+      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+    });
+    proc.on('exit', () => { clearTimeout(timer); resolve(0); });
+  });
+  proc.stdout.resume();
   const url = `http://127.0.0.1:${port}/`;
-  for (let i = 0; i < 100; i++) {
+  for (let i = 0; port && i < 100; i++) {
     const status = await new Promise((resolve) => {
       http.get(url + 'index.html', (res) => { res.resume(); resolve(res.statusCode); }).on('error', () => resolve(0));
     });
@@ -103,7 +101,7 @@ export async function serve(dir) {
     await new Promise((r) => setTimeout(r, 100));
   }
   proc.kill();
-  throw new Error(`http.server did not start: ${stderr}`);
+  throw new Error(`http.server did not start: ${stdout} ${stderr}`);
 }
 
 // TOOLCHAIN.md's flags (Playwright adds --headless and its own --user-data-dir).

@@ -1,4 +1,4 @@
-// page.mjs — helpers of the browser tests (run.mjs, plan.mjs, layout.mjs): the suite's setup, open a page and wait for its hook, real clicks
+// page.mjs — helpers of the browser tests (run.mjs, serving.mjs, plan.mjs, layout.mjs): the suite's setup, open a page and wait for its hook, real clicks
 // and typing on the widgets the hook names, screenshots, and the page's numbers against the CLI's.
 // `ctx` is filled by browserSuite()'s before(): {browser, server, core, out, cli}.
 import assert from 'node:assert/strict';
@@ -10,6 +10,12 @@ import { chromium } from 'playwright-core';
 import { DESIGN_COLUMNS, chromiumArgs, cliEval, cliEvalSet, flatten, loadCore, serve } from './lib.mjs';
 
 export const ctx = {};
+
+// A scenario different from the defaults in every headline number (run.mjs, serving.mjs).
+// (scripts/run.sh opens the same one; its screenshot, scenario.png, is the README's.)
+export const SCENARIO_B = { model: 'deepseek-v3', hardware: 'h800', parallel: { tp: 1, dp: 32, ep: 32 },
+                            workload: { batch: 64 }, runtime: { two_batch_overlap: true } };
+export const CHARTS = ['chart.layers', 'chart.memory', 'chart.roofline', 'chart.sweep', 'chart.frontier'];
 
 // What every browser test file starts with: its arguments (--site, --core, --cli, --out, all required), the
 // screenshot directory, and a before() that loads the core module, serves the site and starts Chromium into `ctx`

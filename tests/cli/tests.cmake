@@ -1,7 +1,8 @@
 # tests/cli/tests.cmake — the CLI's tests (included natively by the top CMakeLists.txt).
 #
 #   cli_values          doctest: the sweep VALUES grammar (native/values.cpp)
-#   cli_<case>          tests/cli/cli_test.sh running the moe-roofline binary (one ctest entry per case)
+#   cli_<case>          tests/cli/cli_test.sh running the moe-roofline binary (one ctest entry per case; the cases
+#                       live by section in cases_sweep.sh, cases_eval.sh, cases_plan.sh, cases_serving.sh)
 if(NOT TARGET moe-roofline)
   return()
 endif()

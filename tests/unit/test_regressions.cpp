@@ -241,6 +241,27 @@ TEST_CASE("regression: a kernel latency too long to be a measurement is an error
     moe_test::check_all_finite(e);
 }
 
+// scripts/test.sh's fuzz_csv (20 s, seed 20261126, two targets at once): a grouped-GEMM prefill row of 1e88 tokens
+// per GPU was accepted (only the shape columns were bounded) and the lookup's expected-tiles sum over the token count's
+// deviations ran for hours. Token and GPU counts above 1e9 are now an error naming the line
+// (tests/fuzz/corpus/csv/regress-grouped-tokens-1e88).
+TEST_CASE("regression: a grouped-GEMM row of more than 1e9 tokens or GPUs is an error naming the line") {
+    const std::string head =
+        "num_experts,num_gpus,num_local_experts,topk,hidden_size,intermediate_size,seq_len_per_gpu,tokens_per_expert,"
+        "up_proj_us,up_mfu,down_proj_us,down_mfu\n96,1,96,8,2048,1560,4096,341,1938,0.772,1029.000,0.7\n";
+    for (const char* row : {"96,1,96,8,2048,1560,1024e85,637.06,0.618,332.791,0.545\n",
+                            "96,2e9,96,8,2048,1560,1024,637.06,0.618,332.791,0.545\n",
+                            "96,1,2e9,8,2048,1560,1024,637.06,0.618,332.791,0.545\n"}) {
+        moe::Tables t;
+        moe::Issues errs;
+        INFO(row);
+        CHECK(!t.load_csv("bench_data/grouped_gemm/prefill/h20/data.csv", head + row, errs));
+        REQUIRE(errs.size() == 1);
+        CHECK(errs[0].path == "bench_data/grouped_gemm/prefill/h20/data.csv:3");
+        CHECK(t.table_count() == 0);
+    }
+}
+
 // Issue 27 (hostile inputs): a number a double cannot hold (1e999) is not a JSON syntax error to nlohmann but an
 // out_of_range exception (406), which the CLI reported as "internal error" (exit 1) and the core as an unlocated
 // "not valid JSON". parse_json_text, the one parser of every input path, names the line, the column and the field.

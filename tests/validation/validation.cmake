@@ -28,6 +28,7 @@ target_include_directories(moe-validate PRIVATE "${CMAKE_CURRENT_LIST_DIR}" "${P
 set_target_properties(moe-validate PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}")
 moe_warnings(moe-validate)
 moe_sanitize(moe-validate)
+moe_pch(moe-validate)
 
 add_test(NAME validation COMMAND moe-validate)
 add_test(NAME validation_coverage
