@@ -222,6 +222,13 @@ void memory(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
         appendf(out, "  largest context that fits at batch %d: %.0f tokens\n", s.workload.batch, m.max_context);
 }
 
+// a length to 4 significant digits, no trailing zeros (1125, 50, 2.5e+04)
+std::string g4(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4g", v);
+    return b;
+}
+
 // The deployment under load (DESIGN §8.2), above the step-level table's operators: what a user decides on.
 void serving(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
     const moe::ServingResult& r = e.serving;
@@ -231,8 +238,8 @@ void serving(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
     const char* engine = moe::engine_kind_name(s.runtime.engine);
     // the requests: a trace's own (its count and mean lengths), else the nominal lengths
     const std::string lengths =
-        sv.trace.on() ? "a trace of " + std::to_string(sv.trace.size()) + " requests, mean " + sig3(sv.mean_isl()) + " in / " +
-                            sig3(sv.mean_osl()) + " out"
+        sv.trace.on() ? "a trace of " + std::to_string(sv.trace.size()) + " requests, mean " + g4(sv.mean_isl()) + " in / " +
+                            g4(sv.mean_osl()) + " out"
                       : std::to_string(sv.isl) + " in / " + std::to_string(sv.osl) + " out" +
                             (sv.length_spread > 0 ? ", lengths spread " + sig3(sv.length_spread) : std::string());
     if (disagg)

@@ -49,13 +49,21 @@ case_serving_trace() {  # issue 29: workload.trace as a JSONL or CSV file beside
     # the 2nd and 4th requests find the 600 shared tokens: 1,200 of 4,500
     [[ $(json_get inline_out.json "abs(j['serving']['prefix_hit_rate_gpu'] - 1200/4500) < 1e-12") == True ]] ||
         fail "inline trace: prefix_hit_rate_gpu $(json_get inline_out.json "j['serving']['prefix_hit_rate_gpu']")"
-    for f in csv jsonl; do
-        expect_ok "$bin" eval "sub/$f.json" --format json
-        cp .stdout "${f}_out.json"
+    # --set workload.trace=FILE (relative to the working directory) and =[...] inline give the same numbers
+    echo "{$base}" >plain.json
+    expect_ok "$bin" eval plain.json --set workload.trace=sub/t.csv --format json
+    cp .stdout set_csv_out.json
+    expect_ok "$bin" eval plain.json --set 'workload.trace=[{"isl":1000,"osl":50,"prefix_id":"sys","prefix_len":600},{"isl":1200,"osl":50,"prefix_id":"sys","prefix_len":600},{"isl":800,"osl":50},{"isl":1500,"osl":50,"prefix_id":"sys","prefix_len":600}]' --format json
+    cp .stdout set_inline_out.json
+    expect_bad_input "workload.trace: sub/none.csv: cannot read" "$bin" eval plain.json --set workload.trace=sub/none.csv
+    expect_ok "$bin" eval plain.json --set workload.trace=sub/t.csv --format table
+    grep -q "a trace of 4 requests, mean 1125 in / 50 out" .stdout || fail "eval --format table does not name the trace's requests: $(grep Serving .stdout)"
+    for f in csv jsonl set_csv set_inline; do
+        [[ -f "${f}_out.json" ]] || { expect_ok "$bin" eval "sub/$f.json" --format json; cp .stdout "${f}_out.json"; }
         python3 -c 'import json,sys; a=json.load(open(sys.argv[1]))["serving"]; b=json.load(open(sys.argv[2]))["serving"]; assert a == b, [(k, a[k], b.get(k)) for k in a if a[k] != b.get(k)]' \
             inline_out.json "${f}_out.json" || fail "the $f trace file gives other serving numbers than the inline list"
     done
-    rm -f ./*_out.json inline.json
+    rm -f ./*_out.json inline.json plain.json
     # a bad line is named by the file and its line; a missing file; a trace with sessions
     printf 'isl,osl\n100,10\n0,5\n' >sub/bad.csv
     echo "{$base,\"workload\":{\"trace\":\"bad.csv\"}}" >sub/bad.json
