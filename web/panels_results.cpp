@@ -209,7 +209,10 @@ void draw_serving_cards(AppState& st) {
     lat.caption = "Request latency";
     lat.help = "serving.e2e_latency_ms";
     split_time(ok ? r.e2e_latency_ms : std::nan(""), lat.value, lat.unit);
-    lat.sub = s.serving.sessions.on()
+    lat.sub = s.serving.trace.on()
+                  ? "trace: " + fmt::number(std::round(s.serving.mean_isl())) + " in \u2192 " + fmt::number(std::round(s.serving.mean_osl())) +
+                        " out (mean)"
+              : s.serving.sessions.on()
                   ? fmt::number(std::round(s.serving.mean_isl())) + " in (mean turn) \u2192 " + fmt::number(s.serving.osl) + " out"
                   : fmt::number(s.serving.isl) + " in \u2192 " + fmt::number(s.serving.osl) + " out";
     split_time(column_value(st.a.estimate, "serving.e2e_latency_ms"), n, u);

@@ -417,6 +417,12 @@ bool is_legacy_field(std::string_view path) {
 }
 
 bool set_path(Scenario& s, std::string_view path, const json& value, const Catalog& cat, Issues& errors) {
+    if (path == "workload.trace") {  // the list of requests (an empty list: off), not a field of the table
+        TraceConfig t;
+        if (!parse_trace(value, t, errors)) return false;
+        s.serving.trace = std::move(t);
+        return true;
+    }
     const FieldImpl* f = find_impl(path);
     if (!f) {
         errors.push_back({shown_text(std::string(path)), "unknown field"});

@@ -314,7 +314,8 @@ ParseResult scenario_from_json(const nlohmann::json& j, const Catalog& catalog);
 // Full (every field) or compact (only fields differing from the defaults).
 nlohmann::json scenario_to_json(const Scenario& s, bool compact);
 
-// Sets one field by dot path. "model"/"hardware" take a preset id or an object. Returns false and appends an
+// Sets one field by dot path. "model"/"hardware" take a preset id or an object, "workload.trace" the list of requests
+// (parse_trace; an empty list turns it off). Returns false and appends an
 // issue naming the path on a bad path, type or range. Cross-field checks are left to validate_scenario().
 bool set_path(Scenario& s, std::string_view path, const nlohmann::json& value, const Catalog& catalog, Issues& errors);
 // Fast variant for numeric sweeps: no JSON. Returns false (with an issue) if the field is not numeric.

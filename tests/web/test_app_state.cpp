@@ -360,3 +360,33 @@ TEST_CASE("issue 26: one set of request lengths, the serving workload's steps, p
     const nlohmann::json hook = nlohmann::json::parse(web::hook_json(st));
     CHECK(hook["fits"] == true);
 }
+
+TEST_CASE("issue 29: a dropped .csv / .jsonl trace becomes the workload (serving on); a bad line is a notice naming it") {
+    web::AppState st = make_state();
+    web::load_fragment(st, fragment_of(R"({"model":"deepseek-v3","hardware":"h800","parallel":{"tp":1,"dp":32,"ep":32},
+        "workload":{"batch":64},"runtime":{"two_batch_overlap":true}})"));
+    const std::string msg = web::load_user_json(
+        st, "isl,osl,prefix_id,prefix_len\n1000,64,sys,600\n1200,64,,\n800,80,sys,600\n1500,64,sys,600\n", "file trace.csv");
+    INFO(st.notice);
+    INFO((st.notice_details.empty() ? std::string() : st.notice_details[0]));
+    CHECK(msg == "Serving the 4 requests of trace.csv");
+    CHECK(st.last_action == "load:trace");
+    CHECK(st.scenario.serving.mode == moe::ServingMode::aggregated);
+    REQUIRE(st.scenario.serving.trace.size() == 4);
+    CHECK(st.scenario.serving.mean_isl() == 1125);
+    // JSONL too, and the same requests give the same scenario
+    const moe::Scenario csv = st.scenario;
+    CHECK(!web::load_user_json(st, "{\"isl\":1000,\"osl\":64,\"prefix_id\":\"sys\",\"prefix_len\":600}\n{\"isl\":1200,\"osl\":64}\n"
+                                   "{\"isl\":800,\"osl\":80,\"prefix_id\":\"sys\",\"prefix_len\":600}\n"
+                                   "{\"isl\":1500,\"osl\":64,\"prefix_id\":\"sys\",\"prefix_len\":600}\n", "file t.jsonl").empty());
+    CHECK(moe::scenario_to_json(st.scenario, true) == moe::scenario_to_json(csv, true));
+    // a bad line: nothing changes, the notice names the file and line
+    CHECK(web::load_user_json(st, "isl,osl\n1000,64\n-3,64\n", "file bad.csv").empty());
+    REQUIRE(!st.notice_details.empty());
+    CHECK(st.notice_details[0].find("bad.csv line 3: isl") != std::string::npos);
+    CHECK(moe::scenario_to_json(st.scenario, true) == moe::scenario_to_json(csv, true));
+    // the Serving section's Clear trace: an empty list turns it off
+    CHECK(web::edit_field(st, "workload.trace", nlohmann::json::array()));
+    CHECK(!st.scenario.serving.trace.on());
+    CHECK(!moe::scenario_to_json(st.scenario, true)["workload"].contains("trace"));
+}
