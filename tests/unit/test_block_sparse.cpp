@@ -13,15 +13,8 @@ using moe_test::run;
 using nlohmann::json;
 
 namespace {
-const ModelSpec& preset(const char* id) {
-    const ModelSpec* m = moe::builtin_catalog().model(id);
-    REQUIRE_MESSAGE(m != nullptr, id);
-    return *m;
-}
-ModelSpec parse(const json& j, moe::Issues& errs) {
-    errs.clear();
-    return moe::parse_hf_config(j, "model", errs);
-}
+const auto& preset = moe_test::preset_model;
+const auto& parse = moe_test::parse_config;
 // A small MiniMax-M3-shaped config: 4 layers, the first dense and full attention, the rest MoE and sparse.
 json tiny_m3() {
     return {{"model_type", "minimax_m3"}, {"hidden_size", 1024}, {"num_hidden_layers", 4}, {"num_attention_heads", 16},

@@ -16,11 +16,7 @@ using moe_test::run;
 using nlohmann::json;
 
 namespace {
-const ModelSpec& preset(const char* id) {
-    const ModelSpec* m = moe::builtin_catalog().model(id);
-    REQUIRE_MESSAGE(m != nullptr, id);
-    return *m;
-}
+const auto& preset = moe_test::preset_model;
 json preset_json(const char* path) {
     for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i)
         if (std::string(moe::kEmbeddedFiles[i].path) == path)

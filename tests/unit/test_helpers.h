@@ -34,6 +34,18 @@ inline const moe::OpRecord* find_op(const moe::Estimate& e, const char* name, mo
     return nullptr;
 }
 
+// A model preset's spec (the test fails naming the id when there is none).
+inline const moe::ModelSpec& preset_model(const char* id) {
+    const moe::ModelSpec* m = moe::builtin_catalog().model(id);
+    REQUIRE_MESSAGE(m != nullptr, id);
+    return *m;
+}
+// An HF config.json as a model spec, its issues in `errs` (cleared first).
+inline moe::ModelSpec parse_config(const nlohmann::json& j, moe::Issues& errs) {
+    errs.clear();
+    return moe::parse_hf_config(j, "model", errs);
+}
+
 inline double rel_err(double predicted, double measured) { return std::fabs(predicted - measured) / measured; }
 
 // Every output column of an estimate is finite or empty (never NaN/inf text).

@@ -9,11 +9,7 @@ using moe::ModelSpec;
 using nlohmann::json;
 
 namespace {
-const ModelSpec& preset(const char* id) {
-    const ModelSpec* m = moe::builtin_catalog().model(id);
-    REQUIRE_MESSAGE(m != nullptr, id);
-    return *m;
-}
+const auto& preset = moe_test::preset_model;
 json preset_json(const char* id) {
     for (const moe::CatalogEntry& e : moe::builtin_catalog().models())
         if (e.id == id) return e.json;

@@ -9,15 +9,8 @@ using moe::ModelSpec;
 using nlohmann::json;
 
 namespace {
-const ModelSpec& preset(const char* id) {
-    const ModelSpec* m = moe::builtin_catalog().model(id);
-    REQUIRE_MESSAGE(m != nullptr, id);
-    return *m;
-}
-ModelSpec parse(const json& j, moe::Issues& errs) {
-    errs.clear();
-    return moe::parse_hf_config(j, "model", errs);
-}
+const auto& preset = moe_test::preset_model;
+const auto& parse = moe_test::parse_config;
 // A small Nemotron-H config: 2 Mamba-2, 1 attention, 1 MoE block.
 json tiny_hybrid() {
     return {{"model_type", "nemotron_h"}, {"hidden_size", 1024}, {"num_attention_heads", 8}, {"num_key_value_heads", 2},
