@@ -18,7 +18,12 @@ void check_spec(const moe::ModelSpec& m) {
     if (m.num_layers <= 0 || m.hidden <= 0 || m.num_heads <= 0 || m.vocab <= 0)
         fuzz::fail("parse_hf_config accepted a config without layers, hidden size, heads or vocabulary");
     if (m.layers.size() != std::size_t(m.num_layers)) fuzz::fail("layers[] does not match num_layers");
-    if (m.n_moe_layers + m.n_dense_layers != m.num_layers) fuzz::fail("MoE + dense layers != num_layers");
+    // every layer has an FFN (MoE or dense), except the mixer-only blocks of a single-block hybrid (Nemotron-H's
+    // Mamba-2 and attention blocks)
+    int ffn_layers = 0;
+    for (const moe::LayerDesc& l : m.layers) ffn_layers += l.ffn ? 1 : 0;
+    if (m.n_moe_layers + m.n_dense_layers != ffn_layers) fuzz::fail("MoE + dense layers != layers with an FFN");
+    if (!m.single_block_layers && ffn_layers != m.num_layers) fuzz::fail("a layer without an FFN outside a single-block hybrid");
     if (m.is_moe() && (m.top_k < 1 || m.top_k > m.num_experts)) fuzz::fail("top_k outside [1, experts]");
     for (double v : {m.total_params, m.active_params, m.active_compute_params, m.mtp_params})
         if (!std::isfinite(v) || v < 0) fuzz::fail("a parameter count is negative or not finite");
