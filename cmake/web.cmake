@@ -75,31 +75,23 @@ set_target_properties(moe_core_module PROPERTIES OUTPUT_NAME moe-core RUNTIME_OU
 add_test(NAME core_module_node
          COMMAND "${MOE_NODE}" --no-experimental-fetch "${PROJECT_SOURCE_DIR}/tests/wasm/core_module.test.mjs"
                  "${MOE_NODE_DIR}/moe-core.js")
-add_test(NAME browser_e2e
-         COMMAND "${MOE_NODE}" "${PROJECT_SOURCE_DIR}/tests/browser/run.mjs"
-                 --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
-                 --out "${CMAKE_BINARY_DIR}/screenshots")
-set_tests_properties(browser_e2e PROPERTIES TIMEOUT 600 COST 300)
+# moe_browser_test(NAME SCRIPT COST): tests/browser/SCRIPT against the built page, the core module and the CLI
+function(moe_browser_test name script cost)
+  add_test(NAME ${name}
+           COMMAND "${MOE_NODE}" "${PROJECT_SOURCE_DIR}/tests/browser/${script}"
+                   --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
+                   --out "${CMAKE_BINARY_DIR}/screenshots")
+  set_tests_properties(${name} PROPERTIES TIMEOUT 600 COST ${cost})
+endfunction()
+moe_browser_test(browser_e2e run.mjs 300)
 # the tests from (k) on: hardware specs, errors, Copy link, the Serving section, a mesh, speculative decoding and
 # sessions (tests/browser/serving.mjs; run.mjs's second half, apart so that ctest -j2 runs the halves at once)
-add_test(NAME browser_serving
-         COMMAND "${MOE_NODE}" "${PROJECT_SOURCE_DIR}/tests/browser/serving.mjs"
-                 --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
-                 --out "${CMAKE_BINARY_DIR}/screenshots")
-set_tests_properties(browser_serving PROPERTIES TIMEOUT 600 COST 280)
+moe_browser_test(browser_serving serving.mjs 280)
 # the Plan tab against moe-roofline plan: one search, and GPUs x engines at p90 (tests/browser/plan.mjs)
-add_test(NAME browser_plan
-         COMMAND "${MOE_NODE}" "${PROJECT_SOURCE_DIR}/tests/browser/plan.mjs"
-                 --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
-                 --out "${CMAKE_BINARY_DIR}/screenshots")
-set_tests_properties(browser_plan PROPERTIES TIMEOUT 600 COST 200)
+moe_browser_test(browser_plan plan.mjs 200)
 # issue 26: lengths, verdicts, pools, the Plan tab's command / CSV / hover, and no text overlapping at 1280x720 and
 # 800x600 (tests/browser/layout.mjs)
-add_test(NAME browser_layout
-         COMMAND "${MOE_NODE}" "${PROJECT_SOURCE_DIR}/tests/browser/layout.mjs"
-                 --site "${MOE_SITE_DIR}" --core "${MOE_NODE_DIR}/moe-core.js" --cli "${MOE_CLI}"
-                 --out "${CMAKE_BINARY_DIR}/screenshots")
-set_tests_properties(browser_layout PROPERTIES TIMEOUT 600 COST 200)
+moe_browser_test(browser_layout layout.mjs 200)
 
 # The core's sweeps are the page's hot loop: -O2 (not the build type's -Os) for the core and the page's link.
 target_compile_options(moe_core PRIVATE -O2)

@@ -6,14 +6,11 @@
 //   CSV:   isl,osl,prefix_id,prefix_len (a header row naming them, in any order, or these four columns in order);
 //          empty cells are absent values
 // Blank lines and lines starting with '#' are skipped. Errors: "workload.trace: FILE line 3: ...".
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <vector>
 
-#include "core/base/json_text.h"
 #include "core/scenario/scenario.h"
 #include "inputs.h"
 #include "values.h"

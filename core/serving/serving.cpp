@@ -35,11 +35,10 @@ double attention_ms(const Estimate& e, Phase ph) {
 Scenario serving_step_scenario(const Scenario& s, const ParallelConfig& p) {
     Scenario x = s;
     x.parallel = p;
-    // auto is the engine's own default while serving (resolve_backend): fixed here, before serving is switched off
-    // below, or the step model would take the scenario for a step-level one and price DeepEP, which no engine turns
-    // on by itself
-    if (x.runtime.a2a_backend == A2ABackend::auto_ && !auto_a2a_is_deepep(s) && s.model.is_moe())
-        x.runtime.a2a_backend = p.ep > 1 || p.dp > 1 ? A2ABackend::allgather : A2ABackend::none;
+    // auto is the engine's own default while serving: resolved here, before serving is switched off below, or the
+    // step model would take the scenario for a step-level one and price DeepEP, which no engine turns on by itself
+    if (x.runtime.a2a_backend == A2ABackend::auto_ && !auto_a2a_is_deepep(x) && x.model.is_moe())
+        x.runtime.a2a_backend = resolve_a2a_backend(x, Phase::decode);  // (the same in both phases without DeepEP)
     x.serving.mode = ServingMode::off;
     x.runtime.prefill_overhead_ms = 0;
     x.runtime.decode_overhead_ms = 0;

@@ -41,20 +41,6 @@ bool all_finite(const Estimate& e, double records_nonfinite) {
     // finite (no branch per record; the build has no -ffast-math, which could fold x - x)
     return records_nonfinite == 0;
 }
-A2ABackend resolve_backend(const Scenario& s, Phase ph) {
-    const A2ABackend b = s.runtime.a2a_backend;
-    if (!s.model.is_moe()) return A2ABackend::none;
-    if (b != A2ABackend::auto_) return b;
-    // Under a serving engine, auto is the engine's own default: none of them turns DeepEP on by itself (SGLang's
-    // --moe-a2a-backend defaults to none, vLLM's --all2all-backend to allgather_reducescatter, TensorRT-LLM's
-    // attention DP all-gathers and reduce-scatters around its MoE): the EP group's tokens are all-gathered and every
-    // rank runs the fused MoE over them. Step-level scenarios keep DeepEP, the wide-EP deployments of the seeds.
-    if (s.parallel.ep > 1 && !auto_a2a_is_deepep(s)) return A2ABackend::allgather;
-    if (s.parallel.ep > 1) return ph == Phase::prefill ? A2ABackend::deepep_normal : A2ABackend::deepep_low_latency;
-    if (s.parallel.dp > 1) return A2ABackend::allgather;
-    return A2ABackend::none;
-}
-
 // The parts' text in one string, allocated once (a warning every estimate of its scenario writes).
 std::string concat(std::initializer_list<std::string_view> parts) {
     std::size_t n = 0;
@@ -107,6 +93,21 @@ std::size_t format_fixed1(double v, char* out) {
 
 using namespace detail;
 
+A2ABackend resolve_a2a_backend(const Scenario& s, Phase ph) {
+    const A2ABackend b = s.runtime.a2a_backend;
+    if (!s.model.is_moe()) return A2ABackend::none;
+    if (b != A2ABackend::auto_) return b;
+    // Under a serving engine, auto is the engine's own default: none of them turns DeepEP on by itself (SGLang's
+    // --moe-a2a-backend defaults to none, vLLM's --all2all-backend to allgather_reducescatter, TensorRT-LLM's
+    // attention DP all-gathers and reduce-scatters around its MoE): the EP group's tokens are all-gathered and every
+    // rank runs the fused MoE over them. Step-level scenarios keep DeepEP, the wide-EP deployments of the seeds.
+    if (s.parallel.ep > 1 && !auto_a2a_is_deepep(s)) return A2ABackend::allgather;
+    if (s.parallel.ep > 1) return ph == Phase::prefill ? A2ABackend::deepep_normal : A2ABackend::deepep_low_latency;
+    if (s.parallel.dp > 1) return A2ABackend::allgather;
+    return A2ABackend::none;
+}
+
+
 // `e` back to a default Estimate, its vectors emptied but keeping their capacity (estimate_into's reuse).
 static void reset_estimate(Estimate& e) {
     Issues errors = std::move(e.errors);
@@ -149,8 +150,8 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     e.total_params = m.total_params;
     e.active_params = m.active_params;
     if (!e.errors.empty()) return;
-    e.prefill_backend = resolve_backend(s, Phase::prefill);
-    e.decode_backend = resolve_backend(s, Phase::decode);
+    e.prefill_backend = resolve_a2a_backend(s, Phase::prefill);
+    e.decode_backend = resolve_a2a_backend(s, Phase::decode);
     for (A2ABackend b : {e.prefill_backend, e.decode_backend})
         if (b == A2ABackend::none && m.is_moe() && (s.parallel.ep > 1 || s.parallel.dp > 1)) {
             e.errors.push_back({"runtime.a2a_backend", "none cannot move tokens between GPUs; with ep > 1 or dp > 1 pick allgather, deepep_normal, deepep_low_latency or pplx"});

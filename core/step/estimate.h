@@ -221,11 +221,13 @@ KvFragmentation kv_fragmentation(double lo, double hi, double block_tokens);
 MixedStep decode_step_mixed(const Scenario& s, const Tables& tables, const std::vector<double>& contexts);
 // Whether runtime.a2a_backend auto means DeepEP (at ep > 1) for this scenario: for a step-level scenario or the
 // ideal engine (the wide-EP deployments of the seeds); under a serving engine it means that engine's own default,
-// all-gather (none of SGLang, vLLM and TensorRT-LLM turns DeepEP on by itself). resolve_backend, the planner's engine
+// all-gather (none of SGLang, vLLM and TensorRT-LLM turns DeepEP on by itself). resolve_a2a_backend, the planner's engine
 // limits and its launch commands all ask this one function.
 inline bool auto_a2a_is_deepep(const Scenario& s) {
     return s.serving.mode == ServingMode::off || s.runtime.engine == EngineKind::ideal;
 }
+// How tokens reach the experts in phase `ph`: runtime.a2a_backend, auto resolved (none for a dense model).
+A2ABackend resolve_a2a_backend(const Scenario& s, Phase ph);
 // USD per million tokens of a GPU that costs `gpu_hour_usd` an hour and makes `tokens_per_s` tokens a second.
 inline double usd_per_mtok(double gpu_hour_usd, double tokens_per_s) { return gpu_hour_usd / 3600.0 / tokens_per_s * 1e6; }
 // estimate() into `out`, which is reset first: the same Estimate as estimate() returns, but `out`'s vectors keep their
