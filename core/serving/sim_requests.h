@@ -52,10 +52,24 @@ struct Req {
     bool admitted = false, running = false, done = false;
 };
 
+// The trace requests the first of `stride` attention-DP ranks replays, as a cache-aware router deals them (SGLang's
+// router, Dynamo's KV router): every request of a prefix id on the rank the id first went to, ids dealt round-robin
+// in order of first appearance (TraceData numbers them so), requests without an id round-robin among themselves.
+// f(i) for each, in order.
+template <class F>
+void for_rank_share(const TraceData& td, int stride, F f) {
+    const std::size_t st = std::size_t(std::max(1, stride));
+    std::size_t plain = 0;  // requests without an id so far
+    for (std::size_t i = 0; i < td.reqs.size(); ++i) {
+        const TraceRequest& q = td.reqs[i];
+        if (q.prefix >= 0 ? std::size_t(q.prefix) % st == 0 : plain++ % st == 0) f(i);
+    }
+}
+
 // The benchmark's requests: client c's r-th request is number c + r * clients; lengths drawn from
 // [(1 - spread) x, x] by a low-discrepancy sequence (golden and plastic ratios), the same for every run. With a
-// trace (workload.trace): its requests in order (every `stride`-th from the first: one attention-DP rank's share),
-// each client taking the next one not yet sent when its previous one is done.
+// trace (workload.trace): its requests in order (with `stride` attention-DP ranks, the first rank's share,
+// for_rank_share), each client taking the next one not yet sent when its previous one is done.
 struct Workload {
     std::vector<Req> reqs;
     int clients = 1, rounds = 1;
@@ -67,10 +81,9 @@ struct Workload {
         trace = sv.trace.on();
         if (trace) {
             const TraceData& td = *sv.trace.data;
-            const std::size_t st = std::size_t(std::max(1, stride));
             reqs.clear();
-            reqs.reserve(td.reqs.size() / st + 1);
-            for (std::size_t i = 0; i < td.reqs.size(); i += st) {
+            reqs.reserve(td.reqs.size() / std::size_t(std::max(1, stride)) + 1);
+            for_rank_share(td, stride, [&](std::size_t i) {
                 const TraceRequest& q = td.reqs[i];
                 Req r;
                 r.isl = q.isl;
@@ -80,7 +93,7 @@ struct Workload {
                 r.pf_left = r.isl - prefix_cached_tokens(r.isl, s.workload.prefix_cache_hit);
                 r.out_left = r.osl - 1;
                 reqs.push_back(r);
-            }
+            });
             return;
         }
         rounds = std::max(1, sv.requests_per_client);

@@ -494,9 +494,11 @@ struct Disaggregated {
 double simulated_requests(const Scenario& s) {
     const ServingConfig& sv = s.serving;
     if (sv.trace.on()) {
-        // every request (disaggregated), or every dp-th from the first (aggregated: one rank's share)
-        const double n = double(sv.trace.size());
-        return sv.mode == ServingMode::disaggregated ? n : std::ceil(n / std::max(1, s.parallel.dp));
+        // every request (disaggregated), or the first attention-DP rank's share (aggregated, for_rank_share)
+        if (sv.mode == ServingMode::disaggregated) return double(sv.trace.size());
+        double n = 0;
+        for_rank_share(*sv.trace.data, s.parallel.dp, [&](std::size_t) { n += 1; });
+        return n;
     }
     const double rounds = std::max(1, sv.requests_per_client);
     if (sv.mode == ServingMode::disaggregated)

@@ -76,6 +76,22 @@ TEST_CASE("trace: the means follow it, the run is its length, and it round-trips
     CHECK(moe::simulated_requests(x) == 3);
 }
 
+TEST_CASE("trace with attention DP: a prefix id's requests stay on one rank (cache-aware routing)") {
+    // ids a a b b a a (600 shared tokens) over dp 2: ids go to ranks in order of first appearance (a -> 0, b -> 1),
+    // so the simulated rank replays requests 0, 1, 4, 5 (1,000 + 1,200 + 1,000 + 900 = 4,100 prompt tokens), the last
+    // three finding a's 600: 1,800 / 4,100. (Round-robin by request number would give it 0, 2, 4 = a b a: 600 / 2,800.)
+    const std::vector<std::string> ids = {"a", "a", "b", "b", "a", "a"};
+    std::string j = one_client(trace_json(kIsl, 50, ids, 600));
+    j.insert(1, R"("parallel":{"dp":2},)");
+    const moe::Scenario s = scenario(j);
+    CHECK(moe::simulated_requests(s) == 4);
+    const moe::Estimate e = serve(j);
+    CHECK(e.serving.prefix_hit_rate_gpu == doctest::Approx(1800.0 / 4100).epsilon(1e-12));
+    // requests without an id are dealt round-robin among themselves
+    const moe::Scenario plain = scenario(one_client(trace_json(kIsl, 50, {"", "a", "", "a", "", ""}, 0)).insert(1, R"("parallel":{"dp":2},)"));
+    CHECK(moe::simulated_requests(plain) == 2 + 2);  // the 1st and 3rd of the four plain ones, and both a's
+}
+
 TEST_CASE("trace: a bad entry is refused naming its index and field") {
     auto first_error = [](const std::string& trace, const std::string& extra = "") {
         const moe::ParseResult r = moe::parse_scenario(R"({"serving":{"mode":"aggregated"},"workload":{"trace":)" + trace + "}" + extra + "}",
