@@ -49,8 +49,8 @@ void KvTiers::place(long long id, Entry& e, int tier) {
 }
 
 // Each tier down to its capacity, least recently used first: an entry moves to the next tier that exists and can
-// hold it, else it is dropped.
-void KvTiers::rebalance(double gpu_room) {
+// hold it, else it is dropped. A move into SSD occupies the SSD's link from `now` (kv_tiers.h).
+void KvTiers::rebalance(double gpu_room, double now) {
     cap_[gpu] = std::max(0.0, gpu_room - (sys_cached_ ? sys_ : 0.0));
     for (int tier = gpu; tier <= ssd; ++tier) {
         while (used_[tier] > cap_[tier] + 1e-6 && !lru_[tier].empty()) {
@@ -66,12 +66,13 @@ void KvTiers::rebalance(double gpu_room) {
             }
             place(id, e, next);
             st_.moved_tokens += e.tokens;  // written out to the slower tier
+            if (next == ssd) link_free_[ssd] = std::max(now, link_free_[ssd]) + e.tokens * bytes_per_token_ / (bw_GBps_[ssd] * 1e9) * 1000.0;
         }
     }
 }
 
 double KvTiers::arrive(long long id, int isl, int prefix_len, double now, double gpu_room, double& pf_left) {
-    rebalance(gpu_room);
+    rebalance(gpu_room, now);
     st_.prompt_tokens += isl;
     // the system prompt: in HBM once the rank's first request has computed it
     const double sys_hit = sys_cached_ ? std::min(sys_, double(isl) - 1.0) : 0.0;
@@ -125,7 +126,7 @@ void KvTiers::finish(long long id, double tokens, double now, double gpu_room) {
     Entry& stored = entries_[id];
     stored = e;
     place(id, stored, gpu);
-    rebalance(gpu_room);
+    rebalance(gpu_room, now);
 }
 
 double kv_tier_outputs(const KvTierStats& st, double bytes_per_token, double gpus_per_rank, double requests, double out_tokens,

@@ -105,7 +105,10 @@ private:
 
     void remove(long long id, Entry& e);
     void place(long long id, Entry& e, int tier);
-    void rebalance(double gpu_room);
+    // Each tier down to its capacity at time `now`. A write into SSD takes the SSD's link like a reload does (one
+    // drive reads or writes); a write into host memory goes the other way over PCIe / C2C (device to host) from the
+    // reloads (host to device) and is not timed.
+    void rebalance(double gpu_room, double now);
 };
 
 // The tiers' outputs into r: prefix_hit_rate_gpu / _host / _ssd, the KV bytes moved per output token (each of a rank's

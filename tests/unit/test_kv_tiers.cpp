@@ -55,6 +55,32 @@ TEST_CASE("KV tiers: one LRU stack over HBM, host and SSD; reloads at the tier's
     CHECK(tiers.stats().moved_tokens == 150 + 150 + 250 + 250 + 250);
 }
 
+TEST_CASE("KV tiers: a write into SSD takes the drive's link, so a reload behind it waits; host writes do not") {
+    // 1 MB of KV per token on each GPU, no HBM room, no host tier: every finished entry is written to SSD at 2 GB/s
+    const moe::Scenario s = scenario(R"({"serving":{"mode":"aggregated","concurrency":2},
+        "workload":{"sessions":{"turns":4}},
+        "runtime":{"kv_offload":{"ssd_GB":10,"ssd_bandwidth_GBps":2}}})");
+    moe::KvTiers tiers(s, 1e6);
+    double pf = 0;
+    const long long A = 0, B = 1;
+    tiers.arrive(A, 100, 0, 0.0, 1e6, pf);
+    tiers.arrive(B, 100, 0, 0.0, 1e6, pf);
+    tiers.finish(A, 150, 1.0, 0);  // A's 150 tokens written to SSD from t = 1: 150 x 1 MB / 2 GB/s = 75 ms, to 76
+    tiers.finish(B, 300, 2.0, 0);  // B's 300 queue behind it: 150 ms more, the drive busy until 226
+    // A's next turn at t = 10 reads its 150 back after both writes: 226 + 75 = 301 ms
+    CHECK(tiers.arrive(A, 200, 0, 10.0, 0, pf) == doctest::Approx(301.0).epsilon(1e-12));
+    // with a host tier the same entries go down device-to-host (not timed): A's read from host at 10 GB/s is 15 ms
+    const moe::Scenario h = scenario(R"({"serving":{"mode":"aggregated","concurrency":2},
+        "workload":{"sessions":{"turns":4}},
+        "runtime":{"kv_offload":{"host_GB":10,"host_bandwidth_GBps":10}}})");
+    moe::KvTiers ht(h, 1e6);
+    ht.arrive(A, 100, 0, 0.0, 1e6, pf);
+    ht.arrive(B, 100, 0, 0.0, 1e6, pf);
+    ht.finish(A, 150, 1.0, 0);
+    ht.finish(B, 300, 2.0, 0);
+    CHECK(ht.arrive(A, 200, 0, 10.0, 0, pf) == doctest::Approx(25.0).epsilon(1e-12));
+}
+
 TEST_CASE("KV tiers: past the last tier an entry is dropped, the next turn computes its history again") {
     const moe::Scenario s = scenario(R"({"serving":{"mode":"aggregated","concurrency":1},
         "workload":{"sessions":{"turns":2,"system_prompt_len":10}}})");
