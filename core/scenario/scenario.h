@@ -179,6 +179,10 @@ struct TraceData {
     std::vector<TraceRequest> reqs;
     std::vector<nlohmann::json> ids;  // the prefix ids as written (strings or integers), by index
     double mean_isl = 0, mean_osl = 0;
+    // The mean prompt tokens a prefix cache without a size limit finds (the closed form's optimistic screen): a
+    // prefix_len id's later requests its prefix_len, a conversation's its previous request's prompt and (aggregated:
+    // the answer's KV is on the same GPUs) answer; at most isl - 1 each.
+    double mean_found_aggregated = 0, mean_found_disaggregated = 0;
 };
 struct TraceConfig {
     std::shared_ptr<const TraceData> data;  // null or empty: off
@@ -222,6 +226,15 @@ struct ServingConfig {
                mean_osl() * (sessions.turns - 1) / 2.0;
     }
     double mean_osl() const { return trace.on() ? trace.data->mean_osl : osl * (1.0 - 0.5 * length_spread); }
+    // Sessions or a trace: the mean prompt tokens a prefix cache without a size limit finds (every turn its system
+    // prompt and history; a trace's TraceData::mean_found_*). The closed form computes the rest (an optimistic screen:
+    // the simulation, with the tiers' real room, re-ranks the planner's front). 0 without sessions or a trace.
+    double mean_found_unbounded(bool aggregated) const {
+        if (trace.on()) return aggregated ? trace.data->mean_found_aggregated : trace.data->mean_found_disaggregated;
+        if (!sessions.on()) return 0;
+        const double turn = sessions.user_len * (1.0 - 0.5 * length_spread) + (aggregated ? mean_osl() : 0.0);
+        return sessions.system_prompt_len + turn * (sessions.turns - 1) / 2.0;
+    }
     // Disaggregated: the requests the decode pool runs at once, workers x DP ranks x batch (the clients beyond them wait)
     double decode_slots() const { return double(decode.workers) * std::max(1, decode.parallel.dp) * decode.batch; }
 };

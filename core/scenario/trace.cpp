@@ -2,6 +2,7 @@
 //
 // The core reads the list inline; trace_text_to_json turns the text of a JSONL or CSV trace into that list (the CLI
 // reads the file, native/trace_file.cpp; the page takes pasted text).
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -114,8 +115,28 @@ bool parse_trace(const json& v, TraceConfig& t, Issues& errors) {
     }
     if (errors.size() != before) return false;
     if (!data->reqs.empty()) {
-        data->mean_isl = sum_isl / double(data->reqs.size());
-        data->mean_osl = sum_osl / double(data->reqs.size());
+        const double n = double(data->reqs.size());
+        data->mean_isl = sum_isl / n;
+        data->mean_osl = sum_osl / n;
+        // what a cache without a size limit finds (TraceData::mean_found_*): per id, its previous request
+        std::vector<const TraceRequest*> last(data->ids.size(), nullptr);
+        double found_agg = 0, found_disagg = 0;
+        for (const TraceRequest& r : data->reqs) {
+            if (r.prefix < 0) continue;
+            const TraceRequest* prev = last[std::size_t(r.prefix)];
+            last[std::size_t(r.prefix)] = &r;
+            if (!prev) continue;
+            const double most = r.isl - 1.0;
+            if (r.prefix_len > 0) {
+                found_agg += std::min<double>(r.prefix_len, most);
+                found_disagg += std::min<double>(r.prefix_len, most);
+            } else {
+                found_agg += std::min<double>(double(prev->isl) + prev->osl, most);
+                found_disagg += std::min<double>(prev->isl, most);
+            }
+        }
+        data->mean_found_aggregated = found_agg / n;
+        data->mean_found_disaggregated = found_disagg / n;
     }
     t.data = std::move(data);
     return true;

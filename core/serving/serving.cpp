@@ -54,9 +54,12 @@ Scenario serving_step_scenario(const Scenario& s, const ParallelConfig& p) {
 namespace {
 
 // Prompt tokens the mean request's prefill computes: workload.prefix_cache_hit of the prompt is read from the
-// prefix cache.
+// prefix cache; with sessions or a trace, what a cache without a size limit finds (ServingConfig::
+// mean_found_unbounded: optimistic, so the screen keeps what caching could make good).
 double computed_isl(const Scenario& s) {
     const double isl = s.serving.mean_isl();
+    if (s.serving.sessions.on() || s.serving.trace.on())
+        return std::max(1.0, isl - s.serving.mean_found_unbounded(s.serving.mode != ServingMode::disaggregated));
     return isl - prefix_cached_tokens(isl, s.workload.prefix_cache_hit);
 }
 

@@ -92,6 +92,32 @@ TEST_CASE("trace with attention DP: a prefix id's requests stay on one rank (cac
     CHECK(moe::simulated_requests(plain) == 2 + 2);  // the 1st and 3rd of the four plain ones, and both a's
 }
 
+TEST_CASE("closed form (the planner's screen): sessions and a trace compute what an unbounded cache leaves") {
+    // the 600-token prefix of 6 requests: the 5 after the first find it, 5 x 600 / 6 = 500 tokens per request (the
+    // simulation's 46.9% of 6,400 / 6); a conversation (no prefix_len) finds its previous prompt (and, aggregated, the
+    // 50-token answer): (1,050 + 799 + 850 + 999 + 899) / 6 aggregated, (1,000 + 799 + 800 + 999 + 899) / 6 not
+    const moe::Scenario p = scenario(one_client(trace_json(kIsl, 50, std::vector<std::string>(6, "sys"), 600)));
+    CHECK(p.serving.mean_found_unbounded(true) == doctest::Approx(500.0).epsilon(1e-12));
+    const moe::Scenario c = scenario(one_client(trace_json(kIsl, 50, std::vector<std::string>(6, "chat"), 0)));
+    CHECK(c.serving.mean_found_unbounded(true) == doctest::Approx((1050.0 + 799 + 850 + 999 + 899) / 6).epsilon(1e-12));
+    CHECK(c.serving.mean_found_unbounded(false) == doctest::Approx((1000.0 + 799 + 800 + 999 + 899) / 6).epsilon(1e-12));
+    // sessions of 4 turns, 2,000 system + 500 user + 300 answer: the mean prompt 2,000 + 500 x 5/2 + 300 x 3/2 = 3,700,
+    // of which 2,000 + (500 + 300) x 3/2 = 3,200 are found: 500 computed, the new user tokens
+    const moe::Scenario ss = scenario(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm","serving":{"mode":"aggregated",
+        "osl":300,"concurrency":8},"workload":{"sessions":{"turns":4,"system_prompt_len":2000,"user_len":500}}})");
+    CHECK(ss.serving.mean_isl() == doctest::Approx(3700.0));
+    CHECK(ss.serving.mean_found_unbounded(true) == doctest::Approx(3200.0));
+    // the screen's TTFT with the ids is below the same prompts' without (it computed every token before)
+    auto closed_ttft = [](const moe::Scenario& x) {
+        moe::Estimate e;
+        moe::evaluate_into(x, moe::builtin_tables(), moe::builtin_engines(), nullptr, e, false, false, moe::ServingMethod::closed_form);
+        REQUIRE(e.ok);
+        return e.serving.ttft_ms;
+    };
+    const moe::Scenario none = scenario(one_client(trace_json(kIsl, 50, std::vector<std::string>(6, ""), 0)));
+    CHECK(closed_ttft(p) < closed_ttft(none));
+}
+
 TEST_CASE("trace: a bad entry is refused naming its index and field") {
     auto first_error = [](const std::string& trace, const std::string& extra = "") {
         const moe::ParseResult r = moe::parse_scenario(R"({"serving":{"mode":"aggregated"},"workload":{"trace":)" + trace + "}" + extra + "}",
