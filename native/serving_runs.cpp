@@ -72,6 +72,19 @@ bool inferencemax_source(const std::string& source) {
 constexpr double kAicLengthSpread = 0.1;
 double length_spread_of(const std::string& source) { return inferencemax_source(source) ? 0.2 : kAicLengthSpread; }
 
+// A short name for the row's source: InferenceMAX's dashboard export, database dump or gap analysis, or the file of
+// AIConfigurator's own collection; " (wip)" when the source marks the run work in progress (wip=True).
+std::string source_label(const std::string& source) {
+    std::string label;
+    if (source.rfind("db-dump/", 0) == 0) label = "InferenceMAX database dump";
+    else if (source.find("gap-analysis") != std::string::npos) label = "InferenceMAX gap analysis";
+    else if (inferencemax_source(source)) label = "InferenceMAX dashboard export";
+    else if (source.rfind("source_file=", 0) == 0) label = "AIConfigurator file " + source.substr(12, source.find(';') == std::string::npos ? std::string::npos : source.find(';') - 12);
+    else label = source.empty() ? "(no source)" : "other";
+    if (source.find("wip=True") != std::string::npos) label += " (wip)";
+    return label;
+}
+
 // A quant mode of the CSV as our dtype ("" = the checkpoint's own).
 bool quant_dtype(const std::string& q, std::string& out) {
     if (q.empty()) { out = "auto"; return true; }
@@ -197,6 +210,7 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
         r.osl = to_int(get("osl"), 0);
         r.ttft = std::strtod(get("silicon_ttft_ms").c_str(), nullptr);
         r.aic_client = !inferencemax_source(get("silicon_data_source"));
+        r.source = source_label(get("silicon_data_source"));
         r.tpot = std::strtod(get("silicon_tpot_ms").c_str(), nullptr);
         const ModelMap* mm = nullptr;
         for (const ModelMap& m : kModels)

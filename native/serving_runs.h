@@ -26,6 +26,7 @@ struct Run {
     double ttft = 0, tpot = 0;   // measured
     std::string skip;            // why the run cannot be evaluated ("" = it can)
     bool aic_client = false;     // measured by AIConfigurator's own collection (not InferenceMAX's sa-bench client)
+    std::string source;          // where the run comes from, for the validator's table by source (source_label())
     bool sim = true;             // predicted by the simulation (surface), else the closed form (steps)
     moe::Scenario scenario;
     moe::ServingSteps steps;

@@ -144,18 +144,23 @@ Stats stats_of(const std::vector<const Row*>& rs) {
     return s;
 }
 
-// The table: one line per (engine, GPU, mode), then each family, then everything.
-std::string table_markdown(const std::vector<Row>& rows, bool by_family) {
+// The table: one line per (engine, GPU, mode), or each family, or each (source, engine, mode); then everything.
+enum class By { engine_gpu_mode, family, source };
+std::string table_markdown(const std::vector<Row>& rows, By by) {
+    const bool by_family = by == By::family;
     std::map<std::string, std::vector<const Row*>> groups;
     std::vector<const Row*> all;
     for (const Row& r : rows) {
         if (!r.skip.empty()) continue;
-        const std::string key = by_family ? r.family : r.backend + " | " + r.system + " | " + r.mode;
+        const std::string key = by == By::family ? r.family
+                                : by == By::source ? r.source + " | " + r.backend + " | " + r.mode
+                                                   : r.backend + " | " + r.system + " | " + r.mode;
         groups[key].push_back(&r);
         all.push_back(&r);
     }
     std::string s = by_family ? "| model family (left out of the fit) | rows | TTFT median | TTFT worst | TPOT median | TPOT worst |\n|---|---:|---:|---:|---:|---:|\n"
-                              : "| engine | GPU | mode | rows | TTFT median | TTFT worst | TPOT median | TPOT worst |\n|---|---|---|---:|---:|---:|---:|---:|\n";
+                    : by == By::source ? "| source | engine | mode | rows | TTFT median | TTFT worst | TPOT median | TPOT worst |\n|---|---|---|---:|---:|---:|---:|---:|\n"
+                                       : "| engine | GPU | mode | rows | TTFT median | TTFT worst | TPOT median | TPOT worst |\n|---|---|---|---:|---:|---:|---:|---:|\n";
     char b[512];
     for (const auto& [key, rs] : groups) {
         const Stats st = stats_of(rs);
@@ -366,6 +371,7 @@ int serving_main(int argc, char** argv) {
         std::printf("quick (%s constants, in sample): TTFT %.1f%% TPOT %.1f%% | agg %.1f%% / %.1f%% | disagg %.1f%% / %.1f%% | %.1f us per row\n",
                     do_fit ? "refitted" : "shipped", 100 * a.ttft_median, 100 * a.tpot_median, 100 * g.ttft_median,
                     100 * g.tpot_median, 100 * d.ttft_median, 100 * d.tpot_median, us / std::max<size_t>(1, all.size()));
+        if (per_group) std::printf("\nby source (in sample):\n%s", table_markdown(rows, By::source).c_str());
         // the gate on the shipped constants in sample (the leave-one-family-out gate is the slow ctest's)
         if (!gate.empty() && (!(a.ttft_median <= gate_ttft) || !(a.tpot_median <= gate_tpot))) {
             std::fprintf(stderr, "serving set: in-sample median |error| TTFT %.1f%%, TPOT %.1f%% (bar: %.1f%%, %.1f%%)\n",
@@ -467,7 +473,8 @@ int serving_main(int argc, char** argv) {
                   pct(std::exp(0.707 * floor.ttft) - 1, false).c_str(), pct(std::exp(0.707 * floor.tpot) - 1, false).c_str());
     std::printf("%s", floor_text);
     std::printf("\nleave-one-family-out (each family predicted by constants fitted without it):\n%s\nby family:\n%s",
-                table_markdown(lofo, false).c_str(), table_markdown(lofo, true).c_str());
+                table_markdown(lofo, By::engine_gpu_mode).c_str(), table_markdown(lofo, By::family).c_str());
+    std::printf("\nby source:\n%s", table_markdown(lofo, By::source).c_str());
     std::printf("\nfit on all rows (%s constants): median |error| TTFT %s, TPOT %s\n", do_fit || check_fit ? "refitted" : "shipped",
                 pct(sf.ttft_median, false).c_str(), pct(sf.tpot_median, false).c_str());
     for (int e = 0; e < 3; ++e) {
@@ -531,14 +538,16 @@ int serving_main(int argc, char** argv) {
     std::printf("aggregated: TTFT %s, TPOT %s over %d runs; disaggregated: TTFT %s, TPOT %s over %d runs\n",
                 pct(sa.ttft_median, false).c_str(), pct(sa.tpot_median, false).c_str(), sa.rows,
                 pct(sd.ttft_median, false).c_str(), pct(sd.tpot_median, false).c_str(), sd.rows);
-    if (!write_readme.empty() && !write_marked(write_readme, "serving-validation", std::string(head) + table_markdown(lofo, false))) {
+    if (!write_readme.empty() && !write_marked(write_readme, "serving-validation", std::string(head) + table_markdown(lofo, By::engine_gpu_mode))) {
         std::fprintf(stderr, "moe-validate: cannot write %s\n", write_readme.c_str());
         return 2;
     }
     if (!write_doc.empty()) {
         std::string body = std::string("## Serving: TTFT and TPOT against measured serving runs\n\n") + head +
-                           "### By engine, GPU and mode (leave one family out)\n\n" + table_markdown(lofo, false) +
-                           "\n### By model family (each left out of the fit that predicts it)\n\n" + table_markdown(lofo, true) +
+                           "### By engine, GPU and mode (leave one family out)\n\n" + table_markdown(lofo, By::engine_gpu_mode) +
+                           "\n### By model family (each left out of the fit that predicts it)\n\n" + table_markdown(lofo, By::family) +
+                           "\n### By source (the benchmark harness that measured the runs; leave one family out)\n\n" +
+                           table_markdown(lofo, By::source) +
                            "\n" + floor_text + "\n### Rows not evaluated\n\n";
         for (const auto& [why, n] : skipped) body += "- " + std::to_string(n) + " rows: " + why + "\n";
         if (skipped.empty()) body += "None.\n";
