@@ -640,3 +640,19 @@ TEST_CASE("host link on the NVIDIA presets: expert offload to host memory runs o
     CHECK(s->time_us == doctest::Approx(s->comm_bytes / 64e9 * 1e6).epsilon(0.02));
     CHECK(moe::builtin_catalog().gpu("a100-sxm-80g")->host_bandwidth_GBps == 32);  // PCIe Gen4 x16
 }
+
+TEST_CASE("seed 003's expert memory footprint, by hand (8 experts, 2048 -> 8192, 4-bit)") {
+    // Seed 003 'Memory Footprint': "FP4: 8 experts x 2048x8192 x 0.5 bytes = 64 MB", and 32 / 64 / 128 / 256 /
+    // 512 MB for 4 / 8 / 16 / 32 / 64 experts. That counts one 2048 x 8192 matrix per expert and no scales; an
+    // expert has three (gate, up, down) and the int4 format one bf16 scale per 128 weights: a layer holds
+    // 8 x 3 x 2048 x 8192 x (0.5 + 2/128) = 207,618,048 B (3.09x the seed's 67,108,864), 16 layers 3,321,888,768 B.
+    moe::Estimate e8, e64;
+    seed003_tok_s(8, "{}", &e8);
+    seed003_tok_s(64, "{}", &e64);
+    const double per_layer = 8.0 * 3 * 2048 * 8192 * (0.5 + 2.0 / 128);
+    CHECK(per_layer == 207618048);
+    CHECK(e8.memory.weights_experts_bytes == doctest::Approx(16 * per_layer).epsilon(1e-12));
+    CHECK(per_layer / (8.0 * 2048 * 8192 * 0.5) == doctest::Approx(3.09375));
+    // the seed's scaling: 64 experts hold 8x the bytes of 8 (512 MB vs 64 MB)
+    CHECK(e64.memory.weights_experts_bytes / e8.memory.weights_experts_bytes == doctest::Approx(8.0).epsilon(1e-12));
+}
