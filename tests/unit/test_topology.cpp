@@ -489,6 +489,48 @@ TEST_CASE("offload: seed 003's directions on the M2 Max preset") {
     }
 }
 
+TEST_CASE("seed 003's figures, the model's side worked: experts by hand, streamed bytes by the popularity law") {
+    // The numbers docs/seeds.md sets beside seed 003's table (design estimates, not measurements). One expert of
+    // the setup: 3 x 2048 x 8192 int4 weights with a bf16 scale per 128 = 50,331,648 x (0.5 + 2/128) = 25,952,256 B.
+    const double expert_B = 3.0 * 2048 * 8192 * (0.5 + 2.0 / 128);
+    CHECK(expert_B == 25952256);
+    auto experts_us = [](const moe::Estimate& e) { return find_op(e, "moe.routed_experts", Phase::decode)->time_us; };
+    // Grouped, resident (seed 45 tok/s): compute-bound, 6 x 32 x 2048 x 8192 x 2 = 6.442 GFLOP a layer at
+    // 13.6 TFLOPS x grouped_compute_eff 0.585 = 809.7 us (x 16 layers 12.96 ms, the seed's expert GEMM 12.5 ms).
+    moe::Estimate g;
+    const double grouped = seed003_tok_s(8, "{}", &g);
+    CHECK(experts_us(g) == doctest::Approx(6.0 * 32 * 2048 * 8192 * 2 / (13.6e12 * 0.585) * 1e6).epsilon(1e-6));
+    CHECK(grouped == doctest::Approx(46.78).epsilon(1e-3));
+    // Per-token, resident (seed 12): each of the 64 token-expert pairs reads its expert, 64 x 25,952,256 B a layer
+    // (+ 3.7 MB of activations) at 400 GB/s x 0.9 = 4,623.9 us (x 16 = 74.0 ms of an 82.3 ms step).
+    moe::Estimate pt;
+    const double per_token = seed003_tok_s(8, R"({"expert_layout":"per_token"})", &pt);
+    const moe::OpRecord* pt_op = find_op(pt, "moe.routed_experts", Phase::decode);
+    CHECK(pt_op->weight_bytes == doctest::Approx(64 * expert_B).epsilon(1e-12));
+    CHECK(experts_us(pt) == doctest::Approx((64 * expert_B + pt_op->activation_bytes) / (400e9 * 0.9) * 1e6).epsilon(1e-6));
+    CHECK(experts_us(pt) == doctest::Approx(4623.9).epsilon(1e-4));
+    CHECK(per_token == doctest::Approx(12.15).epsilon(1e-3));
+    // Streamed from the CPU side (host link 200 GB/s), no cache: per pair 16 x 64 x 25,952,256 = 26.58 GB a step;
+    // grouped, each selected expert once: 16 x 8 (1 - 0.75^32) x 25,952,256 = 3.32 GB a step.
+    moe::Estimate sp, sg;
+    CHECK(seed003_tok_s(8, R"({"expert_layout":"per_token","expert_offload":{"tier":"host"}})", &sp) == doctest::Approx(4.647).epsilon(1e-3));
+    CHECK(seed003_tok_s(8, R"({"expert_offload":{"tier":"host"}})", &sg) == doctest::Approx(26.33).epsilon(1e-3));
+    CHECK(sp.decode.offload_bytes == doctest::Approx(16.0 * 64 * expert_B).epsilon(1e-9));
+    CHECK(sg.decode.offload_bytes == doctest::Approx(16.0 * 8 * (1 - std::pow(0.75, 32)) * expert_B).epsilon(1e-9));
+    // A cache of the 8 hottest of 64 experts, skew 1.5, prefetch: token picks follow pi_i = 2 w_i / sum w with
+    // w_i = i^-1.5 (no expert reaches one pick per token: pi_1 = 0.80); each uncached expert is streamed when one of
+    // the 32 tokens picks it: sum over i = 9..64 of (1 - (1 - pi_i)^32) experts a layer.
+    moe::Estimate e64;
+    const double t64 = seed003_tok_s(64, R"({"expert_offload":{"tier":"host","prefetch":true,"skew":1.5,"cached_experts_per_layer":8}})", &e64);
+    double wsum = 0, streamed = 0;
+    for (int i = 1; i <= 64; ++i) wsum += std::pow(i, -1.5);
+    for (int i = 9; i <= 64; ++i) streamed += 1 - std::pow(1 - 2 * std::pow(i, -1.5) / wsum, 32);
+    MESSAGE("64 experts: " << streamed << " experts streamed a layer, " << t64 << " tok/s");
+    CHECK(2 / wsum < 1);
+    CHECK(e64.decode.offload_bytes == doctest::Approx(16 * streamed * expert_B).epsilon(1e-6));
+    CHECK(t64 == doctest::Approx(17.96).epsilon(1e-3));
+}
+
 TEST_CASE("offload: the cache, the skew and prefetch move time the right way") {
     auto stream_ms = [](const char* offload) {
         moe::Estimate e = run(std::string(R"({"model":"qwen3-30b-a3b","hardware":"gb200","workload":{"phase":"decode","batch":16},"runtime":{"expert_offload":)") +
