@@ -410,24 +410,7 @@ TEST_CASE("topology: errors name the field") {
           "runtime.expert_offload.cached_experts_per_layer");
 }
 
-namespace {
-// Seed 003's "7B MoE model with 8 experts, 2048 -> 8192 FFN", top-2: a Mixtral-shaped config of 16 layers
-// (6.7B parameters), FP16 attention and 4-bit packed experts with group scales (int4 here: dequantised in the GEMM,
-// as Marlin's FP4 kernels do), batch 32 at a 512-token context on the M2 Max preset.
-double seed003_tok_s(int experts, const char* runtime, moe::Estimate* out = nullptr) {
-    nlohmann::json model = {{"architectures", {"MixtralForCausalLM"}}, {"model_type", "mixtral"}, {"hidden_size", 2048},
-                            {"intermediate_size", 8192}, {"num_hidden_layers", 16}, {"num_attention_heads", 16},
-                            {"num_key_value_heads", 8}, {"head_dim", 128}, {"num_local_experts", experts},
-                            {"num_experts_per_tok", 2}, {"vocab_size", 32000}, {"torch_dtype", "float16"}};
-    nlohmann::json s = {{"model", model}, {"hardware", "m2-max"},
-                        {"workload", {{"phase", "decode"}, {"batch", 32}, {"context_len", 512}}},
-                        {"precision", {{"weights", "fp16"}, {"experts", "int4"}}},
-                        {"runtime", nlohmann::json::parse(runtime)}};
-    moe::Estimate e = run(s.dump());
-    if (out) *out = e;
-    return e.decode.tokens_per_s_per_user;
-}
-}  // namespace
+using moe_test::seed003_tok_s;
 
 TEST_CASE("offload: seed 003's directions on the M2 Max preset") {
     // 12 -> 45 -> 58 tok/s for per-token, grouped and cached execution (seed 003, design estimates). Streaming
@@ -487,48 +470,6 @@ TEST_CASE("offload: seed 003's directions on the M2 Max preset") {
         else CHECK(t < last);
         last = t;
     }
-}
-
-TEST_CASE("seed 003's figures, the model's side worked: experts by hand, streamed bytes by the popularity law") {
-    // The numbers docs/seeds.md sets beside seed 003's table (design estimates, not measurements). One expert of
-    // the setup: 3 x 2048 x 8192 int4 weights with a bf16 scale per 128 = 50,331,648 x (0.5 + 2/128) = 25,952,256 B.
-    const double expert_B = 3.0 * 2048 * 8192 * (0.5 + 2.0 / 128);
-    CHECK(expert_B == 25952256);
-    auto experts_us = [](const moe::Estimate& e) { return find_op(e, "moe.routed_experts", Phase::decode)->time_us; };
-    // Grouped, resident (seed 45 tok/s): compute-bound, 6 x 32 x 2048 x 8192 x 2 = 6.442 GFLOP a layer at
-    // 13.6 TFLOPS x grouped_compute_eff 0.585 = 809.7 us (x 16 layers 12.96 ms, the seed's expert GEMM 12.5 ms).
-    moe::Estimate g;
-    const double grouped = seed003_tok_s(8, "{}", &g);
-    CHECK(experts_us(g) == doctest::Approx(6.0 * 32 * 2048 * 8192 * 2 / (13.6e12 * 0.585) * 1e6).epsilon(1e-6));
-    CHECK(grouped == doctest::Approx(46.78).epsilon(1e-3));
-    // Per-token, resident (seed 12): each of the 64 token-expert pairs reads its expert, 64 x 25,952,256 B a layer
-    // (+ 3.7 MB of activations) at 400 GB/s x 0.9 = 4,623.9 us (x 16 = 74.0 ms of an 82.3 ms step).
-    moe::Estimate pt;
-    const double per_token = seed003_tok_s(8, R"({"expert_layout":"per_token"})", &pt);
-    const moe::OpRecord* pt_op = find_op(pt, "moe.routed_experts", Phase::decode);
-    CHECK(pt_op->weight_bytes == doctest::Approx(64 * expert_B).epsilon(1e-12));
-    CHECK(experts_us(pt) == doctest::Approx((64 * expert_B + pt_op->activation_bytes) / (400e9 * 0.9) * 1e6).epsilon(1e-6));
-    CHECK(experts_us(pt) == doctest::Approx(4623.9).epsilon(1e-4));
-    CHECK(per_token == doctest::Approx(12.15).epsilon(1e-3));
-    // Streamed from the CPU side (host link 200 GB/s), no cache: per pair 16 x 64 x 25,952,256 = 26.58 GB a step;
-    // grouped, each selected expert once: 16 x 8 (1 - 0.75^32) x 25,952,256 = 3.32 GB a step.
-    moe::Estimate sp, sg;
-    CHECK(seed003_tok_s(8, R"({"expert_layout":"per_token","expert_offload":{"tier":"host"}})", &sp) == doctest::Approx(4.647).epsilon(1e-3));
-    CHECK(seed003_tok_s(8, R"({"expert_offload":{"tier":"host"}})", &sg) == doctest::Approx(26.33).epsilon(1e-3));
-    CHECK(sp.decode.offload_bytes == doctest::Approx(16.0 * 64 * expert_B).epsilon(1e-9));
-    CHECK(sg.decode.offload_bytes == doctest::Approx(16.0 * 8 * (1 - std::pow(0.75, 32)) * expert_B).epsilon(1e-9));
-    // A cache of the 8 hottest of 64 experts, skew 1.5, prefetch: token picks follow pi_i = 2 w_i / sum w with
-    // w_i = i^-1.5 (no expert reaches one pick per token: pi_1 = 0.80); each uncached expert is streamed when one of
-    // the 32 tokens picks it: sum over i = 9..64 of (1 - (1 - pi_i)^32) experts a layer.
-    moe::Estimate e64;
-    const double t64 = seed003_tok_s(64, R"({"expert_offload":{"tier":"host","prefetch":true,"skew":1.5,"cached_experts_per_layer":8}})", &e64);
-    double wsum = 0, streamed = 0;
-    for (int i = 1; i <= 64; ++i) wsum += std::pow(i, -1.5);
-    for (int i = 9; i <= 64; ++i) streamed += 1 - std::pow(1 - 2 * std::pow(i, -1.5) / wsum, 32);
-    MESSAGE("64 experts: " << streamed << " experts streamed a layer, " << t64 << " tok/s");
-    CHECK(2 / wsum < 1);
-    CHECK(e64.decode.offload_bytes == doctest::Approx(16 * streamed * expert_B).epsilon(1e-6));
-    CHECK(t64 == doctest::Approx(17.96).epsilon(1e-3));
 }
 
 TEST_CASE("offload: the cache, the skew and prefetch move time the right way") {
@@ -681,20 +622,4 @@ TEST_CASE("host link on the NVIDIA presets: expert offload to host memory runs o
     // NVIDIA H100 datasheet: PCIe Gen5 128 GB/s bidirectional = 64 GB/s host -> device
     CHECK(s->time_us == doctest::Approx(s->comm_bytes / 64e9 * 1e6).epsilon(0.02));
     CHECK(moe::builtin_catalog().gpu("a100-sxm-80g")->host_bandwidth_GBps == 32);  // PCIe Gen4 x16
-}
-
-TEST_CASE("seed 003's expert memory footprint, by hand (8 experts, 2048 -> 8192, 4-bit)") {
-    // Seed 003 'Memory Footprint': "FP4: 8 experts x 2048x8192 x 0.5 bytes = 64 MB", and 32 / 64 / 128 / 256 /
-    // 512 MB for 4 / 8 / 16 / 32 / 64 experts. That counts one 2048 x 8192 matrix per expert and no scales; an
-    // expert has three (gate, up, down) and the int4 format one bf16 scale per 128 weights: a layer holds
-    // 8 x 3 x 2048 x 8192 x (0.5 + 2/128) = 207,618,048 B (3.09x the seed's 67,108,864), 16 layers 3,321,888,768 B.
-    moe::Estimate e8, e64;
-    seed003_tok_s(8, "{}", &e8);
-    seed003_tok_s(64, "{}", &e64);
-    const double per_layer = 8.0 * 3 * 2048 * 8192 * (0.5 + 2.0 / 128);
-    CHECK(per_layer == 207618048);
-    CHECK(e8.memory.weights_experts_bytes == doctest::Approx(16 * per_layer).epsilon(1e-12));
-    CHECK(per_layer / (8.0 * 2048 * 8192 * 0.5) == doctest::Approx(3.09375));
-    // the seed's scaling: 64 experts hold 8x the bytes of 8 (512 MB vs 64 MB)
-    CHECK(e64.memory.weights_experts_bytes / e8.memory.weights_experts_bytes == doctest::Approx(8.0).epsilon(1e-12));
 }
