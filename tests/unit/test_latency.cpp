@@ -80,6 +80,9 @@ TEST_CASE("seed 000 §9.1: shared experts add serially") {
     REQUIRE(up);
     REQUIRE(down);
     CHECK(find_op(without, "moe.shared_up", Phase::decode) == nullptr);
+    // dense-GEMM MFU: the shared experts are priced from the dense GEMM tables, not the grouped ones
+    CHECK(std::string(up->table).find("bench_data/gemm/") == 0);
+    CHECK(std::string(down->table).find("bench_data/gemm/") == 0);
     const double added_ms = (up->time_us + down->time_us) * up->count / 1000.0;
     CHECK(with.decode.step_ms - without.decode.step_ms == doctest::Approx(added_ms).epsilon(0.001));
 }
