@@ -20,9 +20,9 @@ void dense_ffn_ops(const Ctx& c, Phase ph, double T, double inter, const char* u
 // native FP4 through the roofline (the BF16 Qwen3-30B-A3B rows of the public set, InferSim README, are reproduced
 // that way on H20). Other architectures (Ampere, Ada, CDNA) and W4A16 kernels that dequantise 4-bit weights in the
 // GEMM (Marlin-style, a different kernel bound by its 4-bit loads) take the analytical fallback instead.
-bool grouped_tables_apply(const Ctx& c) {
-    return (c.g.arch == "hopper" || c.g.arch == "blackwell" || c.g.arch == "rubin") && !dequantised(c.g, c.w_exp);
-}
+bool deepgemm_arch(const GpuSpec& g) { return g.arch == "hopper" || g.arch == "blackwell" || g.arch == "rubin"; }
+
+bool grouped_tables_apply(const Ctx& c) { return deepgemm_arch(c.g) && !dequantised(c.g, c.w_exp); }
 
 // The M tile of a W4A16 MoE kernel: vLLM's fused_marlin_moe takes the smallest of 8, 16, 32, 48, 64 rows that its
 // tokens per expert fill to less than 0.9 (vllm/model_executor/layers/fused_moe/fused_marlin_moe.py), else 64.
@@ -270,10 +270,13 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         // do not exceed the experts (vLLM / SGLang fused_moe.py get_default_config); CUTLASS grouped GEMM's 64-row
         // tile, 16 (swap-AB) up to 16 rows (vLLM grouped_mm_c3x sm90_fp8_config_default, _M4). FlashInfer's CUTLASS
         // MoE picks its tile by profiling; off its tables it takes CUTLASS's (not verified for it).
+        // auto on a GPU DeepGEMM does not run on (it needs SM90 / SM100: Ampere, Ada and AMD's CDNA run the
+        // engines' Triton fused MoE) takes Triton's tile, not DeepGEMM's.
+        const bool triton_tile = kernel == MoeKernelSel::triton || (kernel == MoeKernelSel::auto_ && !deepgemm_arch(c.g));
         const double tile = c.g.tile_tokens > 1                 ? double(c.g.tile_tokens)
                             : marlin                            ? marlin_moe_block_m(per_expert)
                             : !cuda                             ? 1.0
-                            : kernel == MoeKernelSel::triton    ? (t * c.dp / c.ep <= local ? 16.0 : 64.0)
+                            : triton_tile                       ? (t * c.dp / c.ep <= local ? 16.0 : 64.0)
                             : kernel == MoeKernelSel::cutlass ||
                                       kernel == MoeKernelSel::flashinfer_cutlass
                                                                 ? (p <= 16.0 ? 16.0 : 64.0)

@@ -57,4 +57,21 @@ inline void check_all_finite(const moe::Estimate& e) {
     }
 }
 
+// Seed 003's "7B MoE model with 8 experts, 2048 -> 8192 FFN", top-2: a Mixtral-shaped config of 16 layers
+// (6.7B parameters), FP16 attention and 4-bit packed experts with group scales (int4 here: dequantised in the GEMM,
+// as Marlin's FP4 kernels do), batch 32 at a 512-token context on the M2 Max preset.
+inline double seed003_tok_s(int experts, const char* runtime, moe::Estimate* out = nullptr) {
+    nlohmann::json model = {{"architectures", {"MixtralForCausalLM"}}, {"model_type", "mixtral"}, {"hidden_size", 2048},
+                            {"intermediate_size", 8192}, {"num_hidden_layers", 16}, {"num_attention_heads", 16},
+                            {"num_key_value_heads", 8}, {"head_dim", 128}, {"num_local_experts", experts},
+                            {"num_experts_per_tok", 2}, {"vocab_size", 32000}, {"torch_dtype", "float16"}};
+    nlohmann::json s = {{"model", model}, {"hardware", "m2-max"},
+                        {"workload", {{"phase", "decode"}, {"batch", 32}, {"context_len", 512}}},
+                        {"precision", {{"weights", "fp16"}, {"experts", "int4"}}},
+                        {"runtime", nlohmann::json::parse(runtime)}};
+    moe::Estimate e = run(s.dump());
+    if (out) *out = e;
+    return e.decode.tokens_per_s_per_user;
+}
+
 }  // namespace moe_test

@@ -66,6 +66,9 @@ TEST_CASE("DeepSeek-V3 FP8 weights per GPU, by hand") {
     CHECK(ep8.memory.weights_bytes == doctest::Approx(dsv3_fp8_weights_per_gpu(36)).epsilon(1e-6));
     // cluster total = per GPU x GPUs
     CHECK(ep32.memory.cluster_weights_bytes == doctest::Approx(32 * ep32.memory.weights_bytes));
+    // embeddings vocab-parallel (seed 002 §2): the embedding and LM head split over tp, 2 x 129,280 x 7168 x 2 B / 8
+    moe::Estimate tp8 = run(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":8,"ep":8}})");
+    CHECK(tp8.memory.weights_embedding_bytes == doctest::Approx(2 * 129280.0 * 7168 * 2 / 8));
 }
 
 TEST_CASE("FP4 checkpoints on Hopper, precision.fp4_on_hopper = expand: pre-expanded to FP8, expert memory doubles (seed 002 §6)") {

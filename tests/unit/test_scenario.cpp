@@ -119,3 +119,35 @@ TEST_CASE("estimate() of bad scenarios reports errors, never NaN") {
     CHECK(!ne.ok);
     CHECK(ne.errors[0].path == "runtime.a2a_backend");
 }
+
+TEST_CASE("seed 002 §9: every configuration item it lists is a scenario or hardware field") {
+    // Seed 002 §9 "应做成配置项": tp, ep, pp, dp, cp; batch_size, max_seq_len, chunk_size; kv_quant_bits,
+    // expert_dtype, attn_dtype; block_size (PagedAttention); prefix_cache_hit_ratio; hardware: hbm_capacity,
+    // hbm_bandwidth, flops_fp8, flops_fp4, nvlink_bw, pcie_bw. Each, by the field that carries it here:
+    auto has_field = [](const char* path) {
+        for (const moe::FieldDesc& f : moe::scenario_fields())
+            if (std::string(f.path) == path) return true;
+        return false;
+    };
+    for (const char* p : {"parallel.tp", "parallel.ep", "parallel.pp", "parallel.dp", "parallel.cp", "workload.batch",
+                          "workload.context_len", "workload.prefill_tokens", "precision.kv_cache", "precision.experts",
+                          "precision.attention", "runtime.kv_block_tokens", "workload.prefix_cache_hit"})
+        CHECK_MESSAGE(has_field(p), p);
+    auto has_gpu_field = [](const char* key) {
+        for (const moe::GpuFieldDesc& f : moe::gpu_fields())
+            if (std::string(f.key) == key) return true;
+        return false;
+    };
+    for (const char* k : {"hbm_capacity_GiB", "hbm_bandwidth_GBps", "dense_tflops_fp8", "dense_tflops_fp4",
+                          "nvlink_bandwidth_GBps", "host_bandwidth_GBps"})
+        CHECK_MESSAGE(has_gpu_field(k), k);
+    // the block size reaches the memory: Qwen3-30B-A3B at tp 2, FP8 KV: 48 layers x 2 x (4 / 2) heads x 128 x 1 B
+    // = 24,576 B a token; 8 sequences of 1,000 tokens hold 16 blocks of 64 = 1,024 slots each (of 16: 63 x 16 = 1,008)
+    auto kv = [](int block) {
+        return moe_test::run(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm","parallel":{"tp":2,"ep":2},
+            "workload":{"phase":"decode","batch":8,"context_len":1000},"runtime":{"kv_block_tokens":)" + std::to_string(block) +
+                             R"(},"precision":{"kv_cache":"fp8"}})").memory.kv_cache_bytes;
+    };
+    CHECK(kv(64) == doctest::Approx(8.0 * 1024 * 24576));
+    CHECK(kv(16) == doctest::Approx(8.0 * 1008 * 24576));
+}

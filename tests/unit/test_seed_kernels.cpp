@@ -2,7 +2,11 @@
 // seed 002's "FP4 stored, FP8 compute" mode, the FP8 MLA cache with a BF16 rope part, KV fragmentation over a
 // length distribution, and seed 000 §8.1's step over requests of mixed lengths with prefill buckets. Each number is
 // worked by hand in the comment beside it, with the seed's formula or the engine's source it comes from.
+#include <string_view>
+
 #include "core/data/kernels.h"
+#include "core/serving/serving.h"
+#include "core/serving/surface.h"
 #include "test_helpers.h"
 
 using moe::Phase;
@@ -40,7 +44,9 @@ TEST_CASE("runtime.moe_kernel: the kernel's M tile sets the tile fill of the ana
     CHECK(deepgemm == doctest::Approx(mma_us / (512.0 / (tiles128 * 128))).epsilon(1e-3));
     CHECK(triton == doctest::Approx(mma_us / (512.0 / (tiles64 * 64))).epsilon(1e-3));
     CHECK(cutlass == doctest::Approx(triton).epsilon(1e-9));
-    CHECK(experts("auto") == doctest::Approx(deepgemm).epsilon(1e-9));  // auto on an A100: DeepGEMM's tile
+    // auto on an A100: DeepGEMM needs SM90 / SM100 (its README's requirements), so the engines run Triton's fused
+    // MoE there, and auto takes its tile
+    CHECK(experts("auto") == doctest::Approx(triton).epsilon(1e-9));
 }
 
 TEST_CASE("runtime.moe_kernel: only the kernel's own tables (DeepGEMM grouped GEMMs vs SGLang's Triton fused MoE)") {
@@ -213,4 +219,124 @@ TEST_CASE("prefill buckets (seed 000 §8.1): each prompt padded to the smallest 
     REQUIRE_FALSE(over.errors.empty());
     CHECK(over.errors[0].path == "prompt_lens");
     CHECK_FALSE(moe::decode_step_mixed(s, t, {}).ok);
+}
+
+TEST_CASE("mixed lengths (seed 000 §8.1): the step's time by hand on the M2 Max, prefill and decode") {
+    // Qwen3-30B-A3B BF16 on the m2-max preset (13.6 TFLOPS FP16, 400 GB/s; no tables: every record analytical), so
+    // each request's attention can be worked by hand. 48 layers, 32 query heads and 4 KV heads of 128.
+    const moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-30b-a3b","hardware":"m2-max"})");
+    const moe::Tables& t = moe::builtin_tables();
+    const double layers = 48, eff = t.calibration.attn_prefill_compute_eff;  // 0.5066 (presets/calibration.json)
+    CHECK(eff == doctest::Approx(0.5066));
+    // Prefill, prompts of 1,024 and 7,168 tokens. The attention core of a prompt of L is 2 (QK^T, PV) x 2 FLOP x
+    // 32 heads x 128 x L^2 / 2 (causal) = 8,192 L^2 FLOP a layer, at 13.6 TFLOPS x 0.5066:
+    //   1,024: 8.590e9 FLOP, 1.2468 ms;  7,168: 4.2090e11 FLOP, 61.092 ms;  a layer 62.338 ms, 48 layers 2,992.2 ms.
+    // At the mean (two prompts of 4,096): 2 x 1.3744e11 FLOP, 39.897 ms a layer, 1,915.0 ms.
+    auto attn_ms = [&](double L) { return 8192.0 * L * L / (13.6e12 * eff) * 1e3; };
+    moe::MixedStep p = moe::prefill_step_mixed(s, t, {1024, 7168});
+    REQUIRE(p.ok);
+    CHECK(p.attention_ms == doctest::Approx(layers * (attn_ms(1024) + attn_ms(7168))).epsilon(1e-6));
+    CHECK(p.attention_ms == doctest::Approx(2992.2).epsilon(1e-4));
+    CHECK(p.attention_ms_at_mean == doctest::Approx(layers * 2 * attn_ms(4096)).epsilon(1e-6));
+    CHECK(p.attention_ms_at_mean == doctest::Approx(1915.0).epsilon(1e-4));
+    // The step: the estimate at the mean (8,192 tokens of 4,096-token prompts: estimate() prices exactly that step)
+    // with its attention replaced, 7,736.9 - 1,915.0 + 2,992.2 = 8,814.1 ms: 13.9% over the mean's step.
+    const moe::Estimate mean = moe_test::run(R"({"model":"qwen3-30b-a3b","hardware":"m2-max","workload":{"phase":"prefill","prompt_len":4096,"prefill_tokens":8192}})");
+    CHECK(p.step_ms_at_mean == doctest::Approx(mean.prefill.step_ms).epsilon(1e-12));
+    CHECK(mean.prefill.step_ms == doctest::Approx(7736.9).epsilon(1e-4));
+    CHECK(p.step_ms == doctest::Approx(mean.prefill.step_ms - layers * 2 * attn_ms(4096) +
+                                       layers * (attn_ms(1024) + attn_ms(7168))).epsilon(1e-9));
+    CHECK(p.step_ms == doctest::Approx(8814.1).epsilon(1e-4));
+    // Decode, two sequences at KV lengths 1,024 and 7,168. The attention core reads each sequence's K and V
+    // (2 x 4 heads x 128 x 2 B = 2,048 B a token) plus its query and output (2 x 32 x 128 x 2 B = 16,384 B), at
+    // 400 GB/s x attn_decode_bw_eff 0.75:
+    //   at their own lengths: (1,024 + 7,168) x 2,048 + 2 x 16,384 = 16,809,984 B a layer, 56.033 us, 2.6896 ms
+    // the same bytes as two at 4,096: linear in the context, so the mixed decode step is the mean's exactly.
+    CHECK(t.calibration.attn_decode_bw_eff == doctest::Approx(0.75));
+    moe::MixedStep d = moe::decode_step_mixed(s, t, {1024, 7168});
+    REQUIRE(d.ok);
+    const double bytes = (1024.0 + 7168) * 2048 + 2 * 16384;
+    CHECK(bytes == 16809984);
+    CHECK(d.attention_ms == doctest::Approx(layers * bytes / (400e9 * 0.75) * 1e3).epsilon(1e-6));
+    CHECK(d.attention_ms == doctest::Approx(2.6896).epsilon(1e-4));
+    CHECK(d.step_ms == doctest::Approx(d.step_ms_at_mean).epsilon(1e-9));
+    const moe::Estimate dmean = moe_test::run(R"({"model":"qwen3-30b-a3b","hardware":"m2-max","workload":{"phase":"decode","batch":2,"context_len":4096}})");
+    CHECK(d.step_ms == doctest::Approx(dmean.decode.step_ms).epsilon(1e-9));
+}
+
+TEST_CASE("prefill buckets (seed 000 §8.1): the padded tokens' time by hand on the M2 Max") {
+    // Prompts of 1,000 and 3,000 tokens padded to buckets of 1,024 and 4,096 (as the test above): the step is the
+    // mixed step of 1,024 + 4,096 tokens; the attention by hand (8,192 L^2 FLOP a layer at 13.6 TFLOPS x 0.5066,
+    // 48 layers) is 48 x (1.2468 + 19.949) = 1,017.4 ms against 48 x (1.1891 + 10.701) = 570.7 ms unpadded.
+    const moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-30b-a3b","hardware":"m2-max"})");
+    const moe::Tables& t = moe::builtin_tables();
+    auto attn_ms = [&](double L) { return 48 * 8192.0 * L * L / (13.6e12 * 0.5066) * 1e3; };
+    moe::MixedStep b = moe::prefill_step_mixed(s, t, {1000, 3000}, {1024, 2048, 4096});
+    moe::MixedStep plain = moe::prefill_step_mixed(s, t, {1000, 3000});
+    REQUIRE(b.ok);
+    REQUIRE(plain.ok);
+    CHECK(b.attention_ms == doctest::Approx(attn_ms(1024) + attn_ms(4096)).epsilon(1e-6));
+    CHECK(b.attention_ms == doctest::Approx(1017.4).epsilon(1e-4));
+    CHECK(plain.attention_ms == doctest::Approx(attn_ms(1000) + attn_ms(3000)).epsilon(1e-6));
+    CHECK(plain.attention_ms == doctest::Approx(570.7).epsilon(1e-3));
+    // the rest of the step follows the tokens: 5,120 computed instead of 4,000
+    CHECK(b.step_ms - b.attention_ms > plain.step_ms - plain.attention_ms);
+}
+
+TEST_CASE("a mixed prefill + decode step (seed 000 §8.1's combined step): one forward, by its parts") {
+    // Seed 000 §8.1 combines a step's phases as max(prefill, decode). The engines that mix them (vLLM, TRT-LLM:
+    // EngineConstants::mixed_batches) run one forward over the decode tokens and the prefill chunk, so the model
+    // adds instead (core/serving/surface.h, PoolSurface::mixed_ms): the decode step of b requests, plus the
+    // non-attention work P prefill tokens add to a forward of b tokens (weights already read), plus the P tokens'
+    // attention. Qwen3-30B-A3B on one H200 under vLLM, 1,024-token prompts: b = 256 decode requests at their first
+    // step (context 1,024) and P = 512 prefill tokens; 256, 512 and 768 are grid points of the surface, so its
+    // curves give estimate()'s own steps there and the parts below are direct estimates.
+    const moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-30b-a3b","hardware":"h200","runtime":{"engine":"vllm"},
+        "serving":{"mode":"aggregated","isl":1024,"osl":256,"concurrency":256}})");
+    const moe::Tables& t = moe::builtin_tables();
+    const moe::StepSurface sf = moe::step_surface(s, t);
+    REQUIRE(sf.ok);
+    REQUIRE(moe::builtin_engines().get(moe::EngineKind::vllm).mixed_batches);
+    const moe::Scenario x = moe::serving_step_scenario(s, s.parallel);
+    auto decode_ms = [&](int b, int ctx) {
+        moe::Scenario y = x;
+        y.workload.phase = moe::PhaseSel::decode;
+        y.workload.batch = b;
+        y.workload.context_len = ctx;
+        const moe::Estimate e = moe::estimate(y, t);
+        REQUIRE(e.ok);
+        return e.decode.step_ms;
+    };
+    auto forward = [&](int tokens, double& attn_ms) {
+        moe::Scenario y = x;
+        y.workload.phase = moe::PhaseSel::prefill;
+        y.workload.batch = 1;
+        y.workload.prefill_tokens = tokens;
+        const moe::Estimate e = moe::estimate(y, t);
+        REQUIRE(e.ok);
+        attn_ms = 0;
+        for (const moe::OpRecord& o : e.ops)
+            if (o.phase == moe::Phase::prefill && std::string_view(o.name) == "attn.core") attn_ms += o.time_us * o.count / 1e3;
+        return e.prefill.step_ms;
+    };
+    double a768 = 0, a256 = 0, a512 = 0;
+    const double f768 = forward(768, a768), f256 = forward(256, a256), f512 = forward(512, a512);
+    const double dec = decode_ms(256, 1024);
+    const double by_parts = dec + ((f768 - a768) - (f256 - a256)) + a512;
+    const double mixed = sf.agg.mixed_ms(256, 1024, 512);
+    MESSAGE("mixed step: decode " << dec << " ms + prefill tokens' non-attention " << (f768 - a768) - (f256 - a256)
+                                  << " ms + their attention " << a512 << " ms = " << by_parts << " ms (surface " << mixed
+                                  << " ms); the seed's max(prefill, decode) would be " << std::max(dec, f512) << " ms");
+    CHECK(mixed == doctest::Approx(by_parts).epsilon(1e-6));
+    // 24.473 + 3.639 + 0.511 = 28.623 ms (H200 tables and the shipped calibration), against the seed's
+    // max(24.473, forward of 512 tokens) = 24.473 ms: one forward pays for both token sets.
+    CHECK(dec == doctest::Approx(24.473).epsilon(1e-3));
+    CHECK(mixed == doctest::Approx(28.623).epsilon(1e-3));
+    CHECK(mixed > std::max(dec, f512));
+    // the parts: P tokens add work (the forward grows with its tokens) and the mixed step exceeds the decode alone
+    CHECK(f768 > f256);
+    CHECK(mixed > dec);
+    // no prefill tokens: the decode step; no decode requests: the prefill forward
+    CHECK(sf.agg.mixed_ms(256, 1024, 0) == doctest::Approx(dec).epsilon(1e-6));
+    CHECK(sf.agg.mixed_ms(0, 1024, 512) == doctest::Approx(f512).epsilon(1e-6));
 }

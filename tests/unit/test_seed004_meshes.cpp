@@ -1,0 +1,66 @@
+// Seed 004's larger meshes: DUAL (8, 8) and QUAD (16, 8) Galaxies, as inline hardware on the wormhole-galaxy preset
+// (core/step/topology.cpp), their expected link-hops checked against an enumeration of the expert placements.
+#include <cmath>
+#include <vector>
+
+#include "test_helpers.h"
+#include "core/step/topology.h"
+
+using moe::Phase;
+using moe_test::find_op;
+using moe_test::run;
+
+TEST_CASE("topology: seed 004's DUAL (8, 8) and QUAD (16, 8) meshes, hops against an enumeration") {
+    // Seed 004: TG (4, 8) = 32 devices, DUAL (8, 8) = 64, QUAD (16, 8) = 128; 256 experts over them: 8, 4, 2 per
+    // device. As inline hardware: the Galaxy preset with mesh_rows 8 or 16 (no preset of their own).
+    // The expected dispatch and combine link-hops of e experts placed uniformly on a ring of n chips, from chip 0
+    // (a ring looks the same from every chip), against every one of the n^e placements:
+    for (int n : {8, 16}) {
+        const moe::MeshAxis ring{n, true};
+        for (int e = 1; e <= (n == 8 ? 4 : 3); ++e) {
+            double d = 0, c = 0, count = 0;
+            std::vector<int> pick(size_t(e), 0);
+            for (;;) {
+                d += moe::mesh_dispatch_hops(ring, 0, pick);
+                c += moe::mesh_combine_hops(ring, 0, pick);
+                ++count;
+                int i = 0;  // next placement (an odometer over the n chips)
+                while (i < e && ++pick[size_t(i)] == n) pick[size_t(i++)] = 0;
+                if (i == e) break;
+            }
+            const moe::MeshExpectation x = moe::mesh_expected(ring, e);
+            INFO("ring " << n << ", " << e << " experts");
+            CHECK(x.dispatch_hops == doctest::Approx(d / count).epsilon(1e-9));
+            CHECK(x.combine_hops == doctest::Approx(c / count).epsilon(1e-9));
+        }
+    }
+    // One expert on a ring of 8 by hand: distances 0, 1, 2, 3, 4 (the far chip: 2 x 1/2 x 4), 3, 2, 1 -> 16 / 8 = 2.
+    CHECK(moe::mesh_expected({8, true}, 1).dispatch_hops == doctest::Approx(2.0));
+    // DeepSeek-V3 decode on each mesh (tp 8 along the columns, dp = rows, ep = all chips): a token's experts in its
+    // column are Binomial(8, 1/8) whatever the rows; a longer column costs more link-hops, and each chip holds
+    // 256 / ep experts.
+    double prev_hops = 0;
+    for (int rows : {4, 8, 16}) {
+        const int chips = rows * 8;
+        nlohmann::json s = {{"model", "deepseek-v3"},
+                            {"hardware", {{"base", "wormhole-galaxy"}, {"mesh_rows", rows}}},
+                            {"parallel", {{"tp", 8}, {"dp", rows}, {"ep", chips}}},
+                            {"workload", {{"phase", "decode"}, {"batch", 32}}},
+                            {"precision", {{"experts", "mxfp4"}, {"dispatch", "bf16"}}}};
+        moe::Estimate e = run(s.dump());
+        const moe::OpRecord* d = find_op(e, "comm.dispatch", Phase::decode);
+        REQUIRE(d);
+        CHECK(d->engine == moe::Engine::mesh);
+        double expect = 0;  // sum over e of Binomial(8, 1/8)(e) x the ring's expected hops for e experts
+        for (int k = 1; k <= 8; ++k) {
+            double b = 1;
+            for (int j = 0; j < k; ++j) b = b * (8 - j) / (j + 1);
+            expect += b * std::pow(1.0 / 8, k) * std::pow(7.0 / 8, 8 - k) * moe::mesh_expected({rows, true}, k).dispatch_hops;
+        }
+        MESSAGE(rows << " x 8 mesh: " << d->hops << " dispatch link-hops per token, " << 256 / chips << " experts per chip");
+        CHECK(d->hops == doctest::Approx(expect).epsilon(1e-6));
+        if (rows == 4) CHECK(d->hops == doctest::Approx(0.851881).epsilon(1e-5));
+        CHECK(d->hops > prev_hops);
+        prev_hops = d->hops;
+    }
+}
