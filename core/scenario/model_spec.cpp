@@ -63,7 +63,7 @@ double ModelSpec::attn_params() const {
         double q = q_lora_rank > 0 ? h * q_lora_rank + double(q_lora_rank) * H * qk + q_lora_rank : h * H * qk;
         double kv_a = h * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank;
         double kv_b = double(kv_lora_rank) * H * (qk_nope_head_dim + v_head_dim);
-        double o = H * v_head_dim * h;
+        double o = H * v_head_dim * h * (mla_output_gate ? 2.0 : 1.0);  // Kimi-K3's g_proj: hidden -> heads x v_head_dim
         return q + kv_a + kv_b + o + indexer;
     }
     const double d = head_dim, Hkv = num_kv_heads;
