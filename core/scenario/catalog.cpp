@@ -17,7 +17,8 @@ std::string describe_model(const ModelSpec& m) {
     // "GQA" or, with Gated DeltaNet layers, "GQA x 12 + Gated DeltaNet x 36"
     std::string mixers = attn_kind_name(m.attn);
     if (m.n_linear_layers > 0)
-        mixers += " x " + std::to_string(m.num_layers - m.n_linear_layers) + " + Gated DeltaNet x " + std::to_string(m.n_linear_layers);
+        mixers += " x " + std::to_string(m.num_layers - m.n_linear_layers) + (m.kda ? " + Kimi Delta Attention x " : " + Gated DeltaNet x ") +
+                  std::to_string(m.n_linear_layers);
     // Nemotron-H, one block per layer: "GQA x 6 + Mamba-2 x 23 + MoE x 23"
     if (m.n_mamba_layers > 0 || m.single_block_layers) {
         mixers += " x " + std::to_string(m.n_attention_layers()) + " + Mamba-2 x " + std::to_string(m.n_mamba_layers);

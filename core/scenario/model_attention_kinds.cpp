@@ -9,6 +9,7 @@
 // index_q scores every cached index key, the scores are max-pooled over blocks of sparse_block_size, the query's own
 // block (sparse_local_block) and the first sparse_init_block blocks are forced in, and the query attends to the
 // sparse_topk_blocks best blocks only. Each layer caches its index keys beside K and V.
+#include <algorithm>
 #include <string>
 
 #include "core/base/json_util.h"
@@ -152,6 +153,57 @@ void read_moe_block(const json& c, const std::string& path, ModelSpec& m, Issues
     // besides its projection: a scale per hidden dim and one per expert.
     m.extra_norms_per_layer += 3;
     m.router_extra_params = double(m.hidden) + m.num_experts;
+}
+
+}  // namespace moe
+
+namespace moe {
+
+// MiMo-V2 (XiaomiMiMo/MiMo-V2-Flash config.json; Xiaomi's modeling_mimo_v2_flash.py and SGLang's mimo_v2_flash.py):
+// hybrid_layer_pattern has one entry per layer, 1 = a sliding-window layer (window sliding_window, heads
+// swa_num_attention_heads, KV heads swa_num_key_value_heads, K width swa_head_dim, V width swa_v_head_dim), 0 = full
+// attention (num_attention_heads, num_key_value_heads, head_dim, v_head_dim). add_swa_attention_sink_bias /
+// add_full_attention_sink_bias give the layers of that kind a learned sink bias per query head (parameters only: the
+// sink takes softmax mass, it reads no key). partial_rotary_factor, the two rope_thetas and attention_value_scale
+// change no weight and no cost.
+void read_hybrid_attention(const json& c, const std::string& path, ModelSpec& m, Issues& errors) {
+    if (!has(c, "hybrid_layer_pattern")) return;
+    if (m.attn == AttnKind::mla) {
+        errors.push_back({path + ".hybrid_layer_pattern", "per-layer attention shapes are modelled on GQA / MHA layers only"});
+        return;
+    }
+    const std::size_t before = errors.size();
+    const std::vector<bool> swa = layer_flags(c, "hybrid_layer_pattern", path, m.num_layers, errors);
+    const char* window_key = has(c, "sliding_window") ? "sliding_window" : "sliding_window_size";
+    const int window = read_int(c, window_key, path, errors, 0, true, 1, 1 << 30);
+    LayerDesc full, sliding;
+    full.q_heads = m.num_heads;
+    full.kv_heads = m.num_kv_heads;
+    full.head_dim = m.head_dim;
+    full.v_head_dim = read_int(c, "v_head_dim", path, errors, m.head_dim, false, 1, 65536);
+    full.sinks = read_bool(c, "add_full_attention_sink_bias", false);
+    sliding.q_heads = read_int(c, "swa_num_attention_heads", path, errors, full.q_heads, false, 1, 65536);
+    sliding.kv_heads = read_int(c, "swa_num_key_value_heads", path, errors, full.kv_heads, false, 1, 65536);
+    sliding.head_dim = read_int(c, "swa_head_dim", path, errors, full.head_dim, false, 1, 65536);
+    sliding.v_head_dim = read_int(c, "swa_v_head_dim", path, errors, full.v_head_dim, false, 1, 65536);
+    sliding.sinks = read_bool(c, "add_swa_attention_sink_bias", false);
+    sliding.window = window;
+    if (errors.size() == before && sliding.q_heads % sliding.kv_heads != 0)
+        errors.push_back({path + ".swa_num_key_value_heads", std::to_string(sliding.kv_heads) + " does not divide " +
+                                                                 std::to_string(sliding.q_heads) + " swa_num_attention_heads"});
+    if (double(sliding.q_heads) * std::max(sliding.head_dim, sliding.v_head_dim) > double(1 << 24))
+        errors.push_back({path + ".swa_head_dim", "attention width (heads x head dim) exceeds 16777216"});
+    if (errors.size() != before) return;
+    for (std::size_t i = 0; i < swa.size() && i < m.layers.size(); ++i) {
+        const LayerDesc& shape = swa[i] ? sliding : full;
+        LayerDesc& l = m.layers[i];
+        l.q_heads = shape.q_heads;
+        l.kv_heads = shape.kv_heads;
+        l.head_dim = shape.head_dim;
+        l.v_head_dim = shape.v_head_dim;
+        l.sinks = shape.sinks;
+        l.window = shape.window;
+    }
 }
 
 }  // namespace moe

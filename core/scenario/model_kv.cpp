@@ -32,7 +32,7 @@ double compressed_layer_bytes(const ModelSpec& m, int ratio, double seq) {
 }
 }  // namespace
 
-double ModelSpec::kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes, double share) const {
+double ModelSpec::kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes, double share, double attn_tp) const {
     double total = 0;
     if (compressed_kv()) {
         // The main layers' entries of compress_ratios (V4 configs list the MTP layer's after them).
@@ -51,7 +51,20 @@ double ModelSpec::kv_bytes_per_request(double seq, double kv_heads_gpu, double k
     // block-sparse attention (MiniMax-M3): every sparse layer does
     const double index = double(num_layers) * dsa_index_bytes_per_token_layer() +
                          double(n_sparse_layers) * sparse_index_bytes_per_token_layer();
-    return (total * per_token_layer + global + seq * index) * share;
+    // Layers of their own shape (MiMo-V2's, Nemotron NAS's): K and V at their own widths for their own KV heads, in
+    // place of the model-wide entry counted above (their window, if any, counted there as here).
+    double own = 0;
+    if (attn != AttnKind::mla) {
+        const double split = attn_tp > 0 ? attn_tp : double(std::max(1, num_kv_heads)) / std::max(1.0, kv_heads_gpu);
+        for (const LayerKind& k : layer_kinds) {
+            if (k.d.mixer != Mixer::attention || !k.d.own_attention()) continue;
+            const AttnDims a = attn_dims(k.d);
+            const double tokens = k.d.window > 0 ? std::min(seq, double(k.d.window)) : seq;
+            const double kv_gpu = std::max(1.0, a.kv_heads / split);
+            own += k.count * tokens * (kv_gpu * (a.head_dim + a.v_head_dim) * kv_bytes - per_token_layer);
+        }
+    }
+    return (total * per_token_layer + global + seq * index + own) * share;
 }
 
 double ModelSpec::mtp_kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes) const {

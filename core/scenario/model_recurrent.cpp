@@ -119,6 +119,7 @@ double ModelSpec::mamba_params() const {
 }
 
 double ModelSpec::linear_attn_params() const {
+    if (kda) return kda_params();
     const double h = hidden, Hv = lin_num_v_heads;
     const double in_proj = h * (2.0 * lin_key_dim() + 2.0 * lin_value_dim()) + h * 2.0 * Hv;  // q,k,v,z and b,a
     const double conv = lin_conv_dim() * lin_conv_kernel;                                       // depthwise, no bias

@@ -23,6 +23,7 @@ const char* mixer_name(Mixer k) {
         case Mixer::gated_deltanet: return "Gated DeltaNet";
         case Mixer::mamba2: return "Mamba-2";
         case Mixer::none: return "none";
+        case Mixer::linear: return "linear";
     }
     return "?";
 }
@@ -30,7 +31,8 @@ const char* mixer_name(Mixer k) {
 std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers) {
     auto same_kind = [](const LayerDesc& a, const LayerDesc& b) {
         return a.moe == b.moe && a.window == b.window && a.mixer == b.mixer && a.compress == b.compress && a.ffn == b.ffn &&
-               a.sparse == b.sparse;
+               a.sparse == b.sparse && a.q_heads == b.q_heads && a.kv_heads == b.kv_heads && a.head_dim == b.head_dim &&
+               a.v_head_dim == b.v_head_dim && a.sinks == b.sinks && a.ffn_inter == b.ffn_inter && a.ffn_linear == b.ffn_linear;
     };
     std::vector<ModelSpec::LayerKind> kinds;
     for (const LayerDesc& l : layers) {
@@ -61,7 +63,7 @@ double ModelSpec::attn_params() const {
         double q = q_lora_rank > 0 ? h * q_lora_rank + double(q_lora_rank) * H * qk + q_lora_rank : h * H * qk;
         double kv_a = h * (kv_lora_rank + qk_rope_head_dim) + kv_lora_rank;
         double kv_b = double(kv_lora_rank) * H * (qk_nope_head_dim + v_head_dim);
-        double o = H * v_head_dim * h;
+        double o = H * v_head_dim * h * (mla_output_gate ? 2.0 : 1.0);  // Kimi-K3's g_proj: hidden -> heads x v_head_dim
         return q + kv_a + kv_b + o + indexer;
     }
     const double d = head_dim, Hkv = num_kv_heads;
@@ -194,14 +196,6 @@ std::string unmodelled_mechanism(const json& c, const std::string& model_type) {
         return "mtp_hybrid_override_pattern: an MTP block other than attention + MoE (\"*E\") is not modelled";
     if (has(c, "mtp_layers_block_type") && c["mtp_layers_block_type"] != json::array({"attention", "moe"}))
         return "mtp_layers_block_type: an MTP block other than [\"attention\", \"moe\"] is not modelled";
-    if (has(c, "block_configs"))
-        return "per-layer block_configs (Nemotron NAS: a different FFN width per layer, attention skipped or linear in "
-               "some) are not modelled";
-    if (has(c, "linear_attn_config"))
-        return "Kimi Delta Attention layers (linear_attn_config: kda_layers beside full_attn_layers) are not modelled";
-    if (has(c, "hybrid_layer_pattern"))
-        return "MiMo-V2's hybrid attention (hybrid_layer_pattern: sliding-window layers with their own swa_* heads and "
-               "head widths, attention sinks) is not modelled";
     if (has(c, "num_kv_shared_layers") && is_number(c["num_kv_shared_layers"]) && c["num_kv_shared_layers"].get<double>() > 0)
         return "num_kv_shared_layers: Gemma's KV sharing (the last layers reuse earlier layers' keys and values, and may "
                "double their MLP) is not modelled";
@@ -324,6 +318,8 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
 
     // FFN / experts (every spelling seen in the wild)
     m.intermediate = read_int(c, "intermediate_size", path, errors, 0, false, 0, kMaxDim);
+    // Nemotron NAS: one block per layer with its own KV heads and FFN width (model_layers.cpp)
+    const std::vector<LayerDesc> nas_blocks = read_block_configs(c, path, m, errors);
     // The routed experts, under any of their spellings; two spellings must agree (GLM-5.2 gives two, equal), and a
     // config that routes tokens (top-k, a *moe* model type) must have experts: 0 used to turn it dense silently.
     int experts = 0;
@@ -355,6 +351,7 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
             errors.push_back({path + ".n_group", std::to_string(m.n_group) + " does not divide " + std::to_string(m.num_experts) + " experts"});
         const char* topk_key = has(c, "experts_per_token") && !has(c, "num_experts_per_tok") ? "experts_per_token"
                                : has(c, "top_k_experts") && !has(c, "num_experts_per_tok")   ? "top_k_experts"  // Gemma-4
+                               : has(c, "num_experts_per_token") && !has(c, "num_experts_per_tok") ? "num_experts_per_token"  // Kimi-K3
                                                                                             : "num_experts_per_tok";
         m.top_k = read_int(c, topk_key, path, errors, 0, true, 1, m.num_experts);
         if (llama4) {
@@ -397,6 +394,7 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     // interleave_moe_layer_step (Llama 4).
     if (errors.size() != errors_before) return m;
     m.layers.assign(size_t(m.num_layers), LayerDesc{});
+    if (!nas_blocks.empty()) m.layers = nas_blocks;
     if (m.is_moe()) {
         int first_dense = read_int(c, "first_k_dense_replace", path, errors, 0, false, 0, m.num_layers);
         int freq = 1;
@@ -566,6 +564,9 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     // Gemma-4: the global layers' shape and the MoE block (same file).
     read_global_attention(c, path, m, errors);
     read_moe_block(c, path, m, errors);
+    // MiMo-V2's per-layer attention shapes (same file); Kimi-K3's KDA layers and its other keys (model_kda.cpp).
+    read_hybrid_attention(c, path, m, errors);
+    read_kimi_linear(c, path, m, errors);
 
     // quantization_config sits beside text_config in multimodal checkpoints (Llama 4).
     read_quantization(has(c, "quantization_config") ? c : root, m, has(c, "quantization_config") ? path : path_in, errors);
@@ -589,6 +590,7 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
         if (l.mixer == Mixer::gated_deltanet) m.n_linear_layers += 1;
         if (l.mixer == Mixer::mamba2) m.n_mamba_layers += 1;
         if (l.mixer == Mixer::none) m.n_mixerless_layers += 1;
+        if (l.mixer == Mixer::linear) m.n_proj_layers += 1;
         if (l.sparse && l.mixer == Mixer::attention) m.n_sparse_layers += 1;
         if (m.is_global(l)) m.n_global_layers += 1;
         if (l.window > 0) {
@@ -632,7 +634,9 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     const double mixer_swap = m.n_linear_layers * (lin_attn - attn);
     // Gemma-4: its global layers' attention in place of the sliding layers' shape, and its extra norms.
     const double gemma = m.n_global_layers * (m.global_attn_params() - attn) + double(m.num_layers) * m.extra_norms_per_layer * h;
-    const double extra = mixer_swap + m.num_layers * hc + compress_extra + m.n_sparse_layers * m.sparse_indexer_params() + gemma;
+    // Layers of their own attention shape (MiMo-V2); attention residuals' final mix (a norm and a score projection).
+    const double own = m.own_attention_delta() + (m.attn_res_block > 0 ? 2.0 * h : 0.0);
+    const double extra = mixer_swap + m.num_layers * hc + compress_extra + m.n_sparse_layers * m.sparse_indexer_params() + gemma + own;
     m.total_params = embed + head + h + m.n_dense_layers * dense_layer + m.n_moe_layers * moe_layer_total + extra;
     m.active_params = embed + (m.tie_embeddings ? 0.0 : head) + h + m.n_dense_layers * dense_layer +
                       m.n_moe_layers * moe_layer_active + extra;
@@ -650,6 +654,12 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
             m.total_params += mixer + ffn_total + m.norm_params_per_layer();
             m.active_params += mixer + ffn_active + m.norm_params_per_layer();
         }
+    }
+    if (m.per_layer_blocks) {
+        // Nemotron NAS: every layer from its own block (dense)
+        m.total_params = embed + head + h;
+        for (const LayerDesc& l : m.layers) m.total_params += m.block_params(l);
+        m.active_params = m.total_params;
     }
     m.active_compute_params = m.tie_embeddings ? m.active_params : m.active_params - embed;
     // An MTP module (DeepSeek-V3's model.layers.61): one extra decoder layer (MoE when the model is), the eh_proj

@@ -19,7 +19,11 @@
 // (o_lora_rank, o_groups), hyper-connections (hc_mult) and FP4 experts (expert_dtype); MiniMax-M3's block-sparse
 // attention (sparse_attention_config) and its FFN widths (dense_intermediate_size, shared_intermediate_size);
 // Gemma-4's global-attention layers (global_head_dim, num_global_key_value_heads, attention_k_eq_v) and its MoE block
-// beside the dense MLP (enable_moe_block, num_experts, top_k_experts).
+// beside the dense MLP (enable_moe_block, num_experts, top_k_experts); Kimi-K3's Kimi Delta Attention
+// (linear_attn_config), MLA output gate (mla_use_output_gate), latent routed experts (routed_expert_hidden_size,
+// latent_moe_use_norm) and attention residuals (attn_res_block_size); MiMo-V2's hybrid attention
+// (hybrid_layer_pattern with swa_* heads and widths, attention sink biases); Nemotron NAS block_configs (per-layer
+// n_heads_in_group, ffn_mult, no_op, replace_with_linear). Per-layer parsing: model_layers.cpp, model_kda.cpp.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
@@ -35,7 +39,10 @@ const char* attn_kind_name(AttnKind k);
 // What mixes tokens in a layer: softmax attention (MHA / GQA / MLA, maybe windowed), Gated DeltaNet linear
 // attention or a Mamba-2 mixer (both a fixed-size recurrent state per request instead of a KV cache), or nothing (a
 // Nemotron-H MLP or MoE block, which is a layer of its own).
-enum class Mixer : std::uint8_t { attention, gated_deltanet, mamba2, none };
+// Kimi Delta Attention (Kimi-K3) is a gated_deltanet layer of a model with ModelSpec::kda set (the same recurrent
+// state per head, a per-channel forget gate); `linear` is a Nemotron NAS layer whose attention is one hidden x hidden
+// linear map (replace_with_linear).
+enum class Mixer : std::uint8_t { attention, gated_deltanet, mamba2, none, linear };
 const char* mixer_name(Mixer k);
 
 struct LayerDesc {
@@ -51,6 +58,16 @@ struct LayerDesc {
     // MiniMax Sparse Attention (MiniMax-M3's sparse_attention_freq): a lightweight indexer scores every cached key
     // and each query attends to the sparse_topk_blocks blocks of sparse_block_size keys it picks.
     bool sparse = false;
+    // A softmax-attention layer's own shape where it differs from the model's (MiMo-V2's sliding-window layers,
+    // Nemotron NAS's per-layer KV heads); 0 = the model's num_attention_heads / num_key_value_heads / head_dim, and
+    // V as wide as K. GQA / MHA layers only.
+    int q_heads = 0, kv_heads = 0, head_dim = 0, v_head_dim = 0;
+    bool sinks = false;  // a learned attention-sink bias per query head (MiMo-V2): parameters only
+    // A dense FFN's own width (Nemotron NAS ffn_mult); 0 = the model's intermediate_size. ffn_linear: the FFN is one
+    // hidden x hidden linear map (replace_with_linear).
+    int ffn_inter = 0;
+    bool ffn_linear = false;
+    bool own_attention() const { return q_heads > 0 || kv_heads > 0 || head_dim > 0 || v_head_dim > 0; }
 };
 
 struct ModelSpec {
@@ -126,6 +143,19 @@ struct ModelSpec {
     // per expert).
     int extra_norms_per_layer = 0;
     double router_extra_params = 0;
+    // Kimi-K3 (model_kda.cpp): its gated_deltanet layers are Kimi Delta Attention (lin_* give their heads and widths);
+    // kda_full_rank_gate: the output gate is one hidden x (heads x dim) projection (else low rank through head_dim).
+    bool kda = false;
+    bool kda_full_rank_gate = false;
+    bool mla_output_gate = false;   // MLA with a sigmoid output gate per head and value dim (g_proj, mla_use_output_gate)
+    bool latent_norm = false;       // an RMSNorm over the routed experts' latent output (latent_moe_use_norm)
+    // Attention residuals (attn_res_block_size): each sublayer's input is a softmax mix of the block summaries so far
+    // and the running sum; attn_res_reads is the mean number of hidden-size vectors one layer's two mixes read per
+    // token (0 = plain residuals).
+    int attn_res_block = 0;
+    double attn_res_reads = 0;
+    // Nemotron NAS (block_configs): layers priced one by one from their own blocks (params summed per layer).
+    bool per_layer_blocks = false;
     bool attn_output_gate = false;  // q_proj also yields a sigmoid gate per head and dim (Qwen3-Next, Qwen3.5)
     // Gated DeltaNet (layers with LayerDesc::mixer == gated_deltanet): q/k heads, v heads, their dims, the short
     // causal convolution's kernel, and the recurrent state's storage format (config mamba_ssm_dtype, else fp32).
@@ -165,6 +195,7 @@ struct ModelSpec {
     int n_mixerless_layers = 0; // layers without a mixer (Nemotron-H MLP / MoE blocks)
     int n_sparse_layers = 0;    // block-sparse attention layers (MiniMax-M3)
     int n_global_layers = 0;    // Gemma-4 global layers (is_global)
+    int n_proj_layers = 0;      // Nemotron NAS layers whose attention is one linear map (Mixer::linear, no KV)
     std::vector<std::pair<int, int>> window_groups;  // (window, layers) of the sliding-window layers
     double total_params = 0;    // incl. embeddings (and LM head when untied), excl. MTP modules
     double active_params = 0;   // per token: attention + top_k routed + shared + dense + embed + head
@@ -175,7 +206,7 @@ struct ModelSpec {
     bool compressed_kv() const { return !compress_ratios.empty(); }
     bool has_linear_attention() const { return n_linear_layers > 0; }
     // Layers with softmax attention (the ones that keep a KV cache).
-    int n_attention_layers() const { return num_layers - n_linear_layers - n_mamba_layers - n_mixerless_layers; }
+    int n_attention_layers() const { return num_layers - n_linear_layers - n_mamba_layers - n_mixerless_layers - n_proj_layers; }
     // DeepSeek-V3.2 / GLM-5 sparse attention: an MLA model whose every layer has the lightning indexer.
     bool dsa() const { return index_n_heads > 0 && !compressed_kv() && !block_sparse(); }
     // MiniMax-M3's block-sparse attention on its LayerDesc::sparse layers.
@@ -206,7 +237,9 @@ struct ModelSpec {
     // `kv_heads_gpu` (MHA/GQA), entries of `kv_bytes`. Sliding windows and compressed layers included; the
     // indexer of CSA layers is stored in FP4 (seed 002 §3).
     // Only softmax-attention layers keep a KV cache; Gated DeltaNet layers keep linear_state_bytes_per_request.
-    double kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes, double layers_share) const;
+    // `attn_tp` (tp / cp) splits the KV heads of layers with their own shape (LayerDesc::own_attention); 0 = derived as
+    // num_key_value_heads / kv_heads_gpu (exact unless the model's heads are replicated).
+    double kv_bytes_per_request(double seq, double kv_heads_gpu, double kv_bytes, double layers_share, double attn_tp = 0) const;
     // The fixed recurrent state of one request on one GPU over `layers_share` of the layers: per Gated DeltaNet
     // layer, the delta-rule state (v heads x k dim x v dim in lin_state_dtype) and the causal-conv state
     // ((conv_kernel - 1) x conv channels in the model's dtype), heads split over `tp` (replicated past their count);
@@ -220,7 +253,21 @@ struct ModelSpec {
     double kv_elems_per_token_layer() const;
     // Parameter counts of one layer's parts (unsharded).
     double attn_params() const;          // a softmax-attention layer (with the DSA indexer, V4 compressor)
-    double linear_attn_params() const;   // a Gated DeltaNet layer
+    double linear_attn_params() const;   // a Gated DeltaNet layer (Kimi Delta Attention with kda)
+    double kda_params() const;           // a Kimi Delta Attention layer (model_kda.cpp)
+    // A layer's softmax-attention shape (its own where LayerDesc sets one, else the model's) and the parameters of a
+    // GQA / MHA layer of that shape (with its sink biases); model_layers.cpp.
+    struct AttnDims {
+        int heads, kv_heads, head_dim, v_head_dim;
+    };
+    AttnDims attn_dims(const LayerDesc& l) const;
+    double own_attn_params(const LayerDesc& l) const;
+    // A dense FFN layer's parameters: its own width, a linear map, or the model's.
+    double layer_ffn_params(const LayerDesc& l) const;
+    // A Nemotron NAS layer (per_layer_blocks): its mixer, its FFN and the norm before each that is there.
+    double block_params(const LayerDesc& l) const;
+    // Over the layers with their own attention shape or sinks: their parameters less the model-wide layer's.
+    double own_attention_delta() const;
     double mamba_params() const;         // a Mamba-2 mixer (its block's RMSNorm aside)
     double mamba_inner() const { return double(ssm_num_heads) * ssm_head_dim; }               // d_inner
     double mamba_bc_dim() const { return 2.0 * ssm_groups * ssm_state_size; }                 // B and C
@@ -234,7 +281,9 @@ struct ModelSpec {
     double expert_params() const { return double(ffn_matrices) * expert_width() * moe_intermediate; }
     // LatentMoE's fc1_latent_proj (hidden -> latent) and fc2_latent_proj (latent -> hidden) of one MoE layer.
     double latent_proj_params() const {
-        return moe_latent > 0 ? 2.0 * hidden * moe_latent + (latent_bias ? double(moe_latent) + hidden : 0.0) : 0.0;
+        return moe_latent > 0 ? 2.0 * hidden * moe_latent + (latent_bias ? double(moe_latent) + hidden : 0.0) +
+                                    (latent_norm ? double(moe_latent) : 0.0)
+                              : 0.0;
     }
     double shared_params() const { return double(ffn_matrices) * hidden * shared_intermediate; }
     double dense_ffn_params() const { return double(ffn_matrices) * hidden * intermediate; }
@@ -278,6 +327,15 @@ void read_ffn_widths(const nlohmann::json& cfg, const std::string& path, ModelSp
 // the routed experts is costed as a shared expert of intermediate_size.
 void read_global_attention(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
 void read_moe_block(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
+// MiMo-V2 (same file; once the layers exist): hybrid_layer_pattern's sliding-window and full layers, each with its own
+// heads, KV heads, K and V head widths, and attention sinks.
+void read_hybrid_attention(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
+// Nemotron NAS (core/scenario/model_layers.cpp): block_configs as layers (empty without the key; a block we do not
+// model is refused naming its key); sets the model-wide KV heads and widest FFN the other readers check.
+std::vector<LayerDesc> read_block_configs(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
+// Kimi-K3 (core/scenario/model_kda.cpp; once the layers exist): linear_attn_config's KDA layers, the MLA output gate,
+// the latent routed experts and the attention residuals.
+void read_kimi_linear(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
 
 // The distinct kinds of `layers` in order of first appearance, with their counts (ModelSpec::layer_kinds).
 std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers);

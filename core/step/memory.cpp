@@ -39,7 +39,25 @@ void memory(const Ctx& c, Estimate& e) {
         const double kv_rank = std::max(1.0, double(m.num_kv_heads) / c.tp);
         const double q_and_o = m.attn_output_gate ? 3.0 : 2.0;  // the output gate doubles q_proj
         return h * (double(m.num_heads) / c.tp) * m.head_dim * q_and_o + 2.0 * h * kv_rank * m.head_dim;
-    }();
+    }() + (m.mla_output_gate ? h * double(m.num_heads) / c.tp * m.v_head_dim : 0.0);  // Kimi-K3's MLA g_proj, head-sharded
+    // Layers of their own shape (MiMo-V2's, Nemotron NAS's): attention at their own heads and widths, a linear map in
+    // place of attention, a dense FFN of their own width; kept as differences from the model-wide figures below.
+    double own_attn = 0, own_ffn = 0, own_norms = 0;
+    for (const ModelSpec::LayerKind& k : m.layer_kinds) {
+        const LayerDesc& l = k.d;
+        const double n = k.count / double(c.pp);
+        if (l.mixer == Mixer::attention && (l.own_attention() || l.sinks) && m.attn != AttnKind::mla) {
+            const ModelSpec::AttnDims a = m.attn_dims(l);
+            const double heads = double(a.heads) / c.tp, kv = std::max(1.0, double(a.kv_heads) / c.tp);
+            const double sharded = h * heads * (a.head_dim * (m.attn_output_gate ? 2.0 : 1.0) + a.v_head_dim) +
+                                   h * kv * (a.head_dim + a.v_head_dim) + (l.sinks ? heads : 0.0);
+            own_attn += n * (sharded - attn_sharded);
+        }
+        if (l.mixer == Mixer::linear) own_attn += n * h * h / c.tp;  // row-sharded like o_proj
+        if (l.ffn && !l.moe && (l.ffn_inter > 0 || l.ffn_linear))
+            own_ffn += n * (m.layer_ffn_params(l) - m.dense_ffn_params()) / c.tp;
+        if (m.per_layer_blocks) own_norms -= n * h * ((l.mixer == Mixer::none ? 1.0 : 0.0) + (l.ffn ? 0.0 : 1.0));
+    }
     // Gated DeltaNet layers: every projection, the conv and the per-head parameters are split by heads over TP.
     const double linear_sharded = m.has_linear_attention() ? m.linear_attn_params() / c.tp : 0.0;
     const double n_layers = m.num_layers * layers_share;
@@ -56,8 +74,9 @@ void memory(const Ctx& c, Estimate& e) {
     const double global_sharded = n_global > 0 ? h * (double(m.num_heads) / c.tp) * m.global_head_dim * 2.0 +
                                                      (m.global_k_eq_v ? 1.0 : 2.0) * h * std::max(1.0, double(m.global_kv_heads) / c.tp) * m.global_head_dim
                                                : 0.0;
-    r.weights_attention_bytes = ((n_layers - n_linear - n_mamba - n_mixerless - n_global) * attn_sharded + n_linear * linear_sharded +
-                                 n_mamba * mamba_sharded + n_sparse * sparse_indexer + n_global * global_sharded) *
+    const double n_proj = m.n_proj_layers * layers_share;
+    r.weights_attention_bytes = ((n_layers - n_linear - n_mamba - n_mixerless - n_global - n_proj) * attn_sharded + n_linear * linear_sharded +
+                                 n_mamba * mamba_sharded + n_sparse * sparse_indexer + n_global * global_sharded + own_attn) *
                                 bytes_with_scales(c.w_attn);
     const double local_experts = m.is_moe() ? double(m.num_experts + s.routing.redundant_experts) / c.ep : 0.0;
     r.weights_experts_bytes = n_moe * local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp);
@@ -76,13 +95,13 @@ void memory(const Ctx& c, Estimate& e) {
     // Shared experts TP-sharded; LatentMoE's two latent projections replicated on every GPU (vLLM ReplicatedLinear), in
     // the same format (ops_ffn.cpp), counted with them.
     r.weights_shared_bytes = n_moe * (m.shared_params() / c.tp + m.latent_proj_params()) * bytes_with_scales(c.w_shared);
-    r.weights_dense_ffn_bytes = n_dense * m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared);
+    r.weights_dense_ffn_bytes = (n_dense * m.dense_ffn_params() / c.tp + own_ffn) * bytes_with_scales(c.w_shared);
     const double embed = double(m.vocab) * h / c.tp * bytes_with_scales(c.w_embed);
     // With pp > 1 the first stage holds the embedding and the last the LM head; report the heavier stage.
     r.weights_embedding_bytes = c.pp > 1 ? embed : embed * (m.tie_embeddings ? 1.0 : 2.0);
     // router, norms and hyper-connection maps, FP32 and replicated (DeepSeek-V4-Pro's hc maps: 61 x 1.38 M x 4 B = 336 MB)
     r.weights_other_bytes = n_moe * m.router_params() * 4.0 +
-                            n_layers * (m.norm_params_per_layer() + m.hc_params_per_layer()) * 4.0 + h * 4.0;
+                            (n_layers * (m.norm_params_per_layer() + m.hc_params_per_layer()) + own_norms) * 4.0 + h * 4.0;
     const SpeculativeConfig& sp = s.runtime.speculative;
     if (sp.draft_tokens > 0 && sp.method == SpecMethod::eagle) {
         // EAGLE head: one dense decoder layer of the target's width and its 2h x h fusion (embedding and LM head
@@ -113,6 +132,7 @@ void memory(const Ctx& c, Estimate& e) {
     // --- KV cache ---
     // Context parallelism shards every sequence's KV over cp ranks, each with the heads of tp / cp GPUs.
     const double kv_heads_gpu = std::max(1.0, double(m.num_kv_heads) * c.cp / c.tp);
+    const double attn_tp = double(c.tp) / c.cp;  // splits the KV heads of layers with their own shape
     const double kvb = c.kv_elem_bytes;
     const double block = s.runtime.kv_block_tokens;
     // A request also holds the Gated DeltaNet and Mamba-2 layers' recurrent state, whatever its length (0 for other
@@ -128,10 +148,10 @@ void memory(const Ctx& c, Estimate& e) {
                            : eagle_kv ? rounded * m.kv_elems_per_token_layer() * kvb *
                                             (m.attn == AttnKind::mla ? 1.0 : std::min(1.0, kv_heads_gpu / std::max(1, m.num_kv_heads)))
                                       : 0.0;
-        return (m.kv_bytes_per_request(rounded, kv_heads_gpu, kvb, layers_share) + mtp) / c.cp + state_per_request;
+        return (m.kv_bytes_per_request(rounded, kv_heads_gpu, kvb, layers_share, attn_tp) + mtp) / c.cp + state_per_request;
     };
     r.kv_bytes_per_token = m.compressed_kv() ? (kv_request(1e6) - state_per_request) / 1e6
-                                             : m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share) / c.cp;
+                                             : m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share, attn_tp) / c.cp;
     const double ctx = s.context_len();
     const int n_draft = s.runtime.speculative.draft_tokens;
     const double per_seq_kv = kv_request(ctx + n_draft);
@@ -265,7 +285,7 @@ void memory(const Ctx& c, Estimate& e) {
             r.max_context = 0;
         } else if (!m.compressed_kv() && m.n_window_layers == 0 && !mtp_kv) {
             // linear in the context: invert directly, then round down to whole blocks
-            const double rate = m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share) / c.cp;
+            const double rate = m.kv_bytes_per_request(1.0, kv_heads_gpu, kvb, layers_share, attn_tp) / c.cp;
             r.max_context = std::min(1e9, std::floor((budget - state_per_request) / rate / block) * block);
         } else {
             // The largest whole context that fits, rounded down to whole blocks. kv_request is monotone in the

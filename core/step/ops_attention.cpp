@@ -146,9 +146,9 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
     const AttnShape a = attn_shape(c, ps);
     const int window = ld.window;
     const double T = a.T, h = m.hidden;
-    const double Hr = a.Hr;  // heads per GPU
     const Phase ph = ps.phase;
     if (m.attn == AttnKind::mla) {
+        const double Hr = a.Hr;  // heads per GPU
         const double qk = m.qk_nope_head_dim + m.qk_rope_head_dim;
         const bool dsa = m.dsa();
         // DSA: each query attends to the index_topk keys the indexer picks (a cap on keys, like a window)
@@ -224,16 +224,26 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
             L.pre.push_back(core);
             cp_comm(c, ph, a, (m.kv_lora_rank + m.qk_rope_head_dim) * kvb + m.dsa_index_bytes_per_token_layer(), 0.0, L);
         }
+        // Kimi-K3's output gate: g_proj (hidden -> heads x v_head_dim, head-sharded), a sigmoid applied before o_proj
+        if (m.mla_output_gate) L.pre.push_back(gemm_op(c, "attn.g_proj", ph, T, h, Hr * m.v_head_dim, c.w_attn));
         L.pre.push_back(gemm_op(c, "attn.o_proj", ph, T, Hr * m.v_head_dim, h, c.w_attn));
         return;
     }
     // Gemma-4's global layers: heads of global_head_dim, their own KV heads, and with K = V no v_proj (the values
     // are the keys' projection, normed apart: both are cached and read)
     const bool global = m.is_global(ld);
-    const double d = global ? m.global_head_dim : m.head_dim;
-    const double kv_heads = global ? m.global_kv_heads : m.num_kv_heads;
+    // A layer of its own shape (MiMo-V2, Nemotron NAS): its heads, KV heads and K / V widths. With K and V of
+    // different widths the kernels are costed at their mean, which gives the same QK + PV FLOPs (2 d + 2 dv per head
+    // and key) and the same K + V bytes; the tables are looked up at that mean.
+    const bool own = ld.own_attention();
+    const ModelSpec::AttnDims dims = m.attn_dims(ld);
+    const double Hr = own ? double(dims.heads) * c.cp / c.tp : a.Hr;  // heads per GPU
+    const double dk = global ? m.global_head_dim : own ? dims.head_dim : m.head_dim;
+    const double dv = own ? dims.v_head_dim : dk;
+    const double d = 0.5 * (dk + dv);
+    const double kv_heads = global ? m.global_kv_heads : own ? dims.kv_heads : m.num_kv_heads;
     const double Hkv = std::max(1.0, kv_heads * c.cp / c.tp);  // KV heads replicated when tp exceeds them
-    const double kv_proj = global && m.global_k_eq_v ? 1.0 : 2.0;
+    const double kv_width = global && m.global_k_eq_v ? dk : dk + dv;
     const double q_heads = m.attn_output_gate ? 2.0 * Hr : Hr;  // the output gate comes out of q_proj
     // Block-sparse layers (MiniMax-M3): the same GEMM yields index_q (its heads sharded like the KV heads, replicated
     // past their count) and the one index_k head (replicated); each query then attends to its top-k blocks only, a cap
@@ -242,7 +252,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
     const double Hidx = msa ? std::max(1.0, double(m.index_n_heads) * c.cp / c.tp) : 0.0;
     const double index_width = msa ? (Hidx + 1.0) * m.index_head_dim : 0.0;
     const double cap = !msa ? double(window) : window > 0 ? std::min(double(window), m.sparse_keys()) : m.sparse_keys();
-    L.pre.push_back(gemm_op(c, "attn.qkv_proj", ph, T, h, (q_heads + kv_proj * Hkv) * d + index_width, c.w_attn));
+    L.pre.push_back(gemm_op(c, "attn.qkv_proj", ph, T, h, q_heads * dk + Hkv * kv_width + index_width, c.w_attn));
     const double kvb = dtype_bytes(c.kv);
     if (ph == Phase::decode) {
         if (msa) block_sparse_indexer(c, ph, a, Hidx, a.hi / a.key_div, a.hi / a.key_div, L);
@@ -255,7 +265,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
         });
         time_op(c, core, Dtype::bf16, hit, c.cal.attn_prefill_compute_eff, c.cal.attn_decode_bw_eff);
         L.pre.push_back(core);
-        cp_comm(c, ph, a, 0.0, d, L);
+        cp_comm(c, ph, a, 0.0, dv, L);
     } else {
         if (msa) block_sparse_indexer(c, ph, a, Hidx, prefill_keys(a, 1.0, 0.0), a.hi, L);
         const double attended = prefill_keys(a, 1.0, cap);
@@ -269,7 +279,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
         L.pre.push_back(core);
         cp_comm(c, ph, a, 2.0 * Hkv * d * kvb + (msa ? m.sparse_index_bytes_per_token_layer() : 0.0), 0.0, L);
     }
-    L.pre.push_back(gemm_op(c, "attn.o_proj", ph, T, Hr * d, h, c.w_attn));
+    L.pre.push_back(gemm_op(c, "attn.o_proj", ph, T, Hr * dv, h, c.w_attn));
 }
 
 // Gated DeltaNet (Qwen3-Next, Qwen3.5; Yang et al., "Gated Delta Networks"): per token, q/k/v/z and the b/a gates
@@ -297,11 +307,22 @@ void linear_attention_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L) {
     // Prefill measured on this GPU: the chunk's tokens timed as one sequence (the kernels run a chunk's prompts in
     // one varlen launch; AIC's batched points are up to ~35% faster than one sequence of all their tokens).
     GdnHit gdn;
-    if (ph == Phase::prefill && c.own_tables && c.families[0])
+    if (ph == Phase::prefill && c.own_tables && c.families[0] && !m.kda)  // (Gated DeltaNet's kernels, not KDA's)
         gdn = c.t.gdn_prefill(c.families[0], int(kh), int(vh), int(dk), int(dv), T);
     const double Kd = kh * dk, Vd = vh * dv, conv_ch = 2.0 * Kd + Vd, K = m.lin_conv_kernel;
     const double act_b = 2.0, conv_state_b = dtype_bytes(m.dtype), state_b = dtype_bytes(m.lin_state_dtype);
-    L.pre.push_back(gemm_op(c, "attn.gdn_in_proj", ph, T, h, 2.0 * Kd + 2.0 * Vd + 2.0 * vh, c.w_attn));
+    if (m.kda) {
+        // Kimi Delta Attention (model_kda.cpp): q, k, v and beta head-sharded, the output gate too when full rank, and
+        // the head_dim-wide first factors of the forget gate (and of a low-rank output gate), replicated, in one GEMM
+        // (SGLang's fused projection); then the second factors expand them to a decay per key channel (and a gate per
+        // value channel).
+        const double low_rank_gate = m.kda_full_rank_gate ? 0.0 : 1.0;
+        L.pre.push_back(gemm_op(c, "attn.kda_in_proj", ph, T, h,
+                                2.0 * Kd + Vd + vh + (1.0 - low_rank_gate) * Vd + dk * (1.0 + low_rank_gate), c.w_attn));
+        L.pre.push_back(gemm_op(c, "attn.kda_gate_b_proj", ph, T, dk, Kd + low_rank_gate * Vd, c.w_attn));
+    } else {
+        L.pre.push_back(gemm_op(c, "attn.gdn_in_proj", ph, T, h, 2.0 * Kd + 2.0 * Vd + 2.0 * vh, c.w_attn));
+    }
     // depthwise causal conv over q, k, v: streams them in and out; decode also reads and writes the conv state
     {
         double bytes = 2.0 * T * conv_ch * act_b + conv_ch * K * act_b;
@@ -314,7 +335,8 @@ void linear_attention_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L) {
     const double state_bytes = seqs * vh * dk * dv * state_b;        // one recurrent state per sequence
     const double qkvo_bytes = T * (2.0 * Kd + 2.0 * Vd) * act_b + T * 2.0 * vh * 4.0;  // q, k, v in, o out, g/beta fp32
     if (ph == Phase::decode) {
-        // recurrent step: per token and v head, decay (1), S^T k (2), rank-1 update (2), S^T q (2) x dk x dv FLOPs;
+        // recurrent step: per token and v head, decay (1), S^T k (2), rank-1 update (2), S^T q (2) x dk x dv FLOPs
+        // (KDA's decay per key channel scales the state's rows: the same dk x dv multiplies as one scalar per head);
         // the state is read and written once per step (memory-bound)
         OpRecord core = make_op("attn.gdn_core", ph, 7.0 * T * vh * dk * dv, 0, 2.0 * state_bytes + qkvo_bytes);
         time_op(c, core, Dtype::bf16, TableHit{}, c.cal.attn_prefill_compute_eff, c.cal.attn_decode_bw_eff);
@@ -323,7 +345,9 @@ void linear_attention_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L) {
         // chunked delta rule (chunks of C = 64 tokens, as FLA's kernels): per chunk and v head K K^T, Q K^T
         // (2 C^2 dk each), the WY factors W = A (beta K), U = A (beta V) (2 C^2 dk, 2 C^2 dv) after a triangular
         // solve (~2/3 C^3), intra-chunk output (2 C^2 dv), and against the carried state W S, Q S and the update
-        // K^T V' (2 C dk dv each). The per-chunk states are written and read back once in bf16.
+        // K^T V' (2 C dk dv each). The per-chunk states are written and read back once in bf16. KDA's chunk kernel
+        // (Kimi Linear, arXiv 2510.26692, §3) has the same products with the keys and queries scaled by their cumulative
+        // per-channel decay (elementwise work, not counted); no public table times it, so it is priced by these FLOPs.
         const double C = 64.0;
         const double per_token = 6.0 * dk * dv + C * (6.0 * dk + 4.0 * dv) + 2.0 / 3.0 * C * C;
         const double chunk_states = 2.0 * std::ceil(T / C) * vh * dk * dv * 2.0;

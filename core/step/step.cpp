@@ -47,8 +47,7 @@ namespace {
 // its context-parallel communication records and their all-reduce time.
 struct AttnMemo {
     PhaseShape ps{};
-    int window = 0, compress = 0;
-    bool sparse = false;
+    LayerDesc d{};  // (its window, compression, sparsity and own shape)
     std::vector<OpRecord> pre, comm;
     double allreduce_us = 0;
 };
@@ -57,11 +56,25 @@ bool same_shape(const PhaseShape& a, const PhaseShape& b) {
     return a.phase == b.phase && a.T == b.T && a.batch == b.batch && a.ctx == b.ctx && a.cached == b.cached;
 }
 
+}  // namespace
+
+// Two layers whose attention side is the same (window, compression, sparsity, own heads and widths).
+static bool same_attention(const LayerDesc& a, const LayerDesc& b) {
+    return a.window == b.window && a.compress == b.compress && a.sparse == b.sparse && a.q_heads == b.q_heads &&
+           a.kv_heads == b.kv_heads && a.head_dim == b.head_dim && a.v_head_dim == b.v_head_dim;
+}
+// ... and their side after the attention (MoE or dense and its width, an FFN at all, a mixer to all-reduce).
+static bool same_ffn(const LayerDesc& a, const LayerDesc& b) {
+    return a.moe == b.moe && a.ffn == b.ffn && (a.mixer == Mixer::none) == (b.mixer == Mixer::none) &&
+           a.ffn_inter == b.ffn_inter && a.ffn_linear == b.ffn_linear;
+}
+
+namespace {
+
 void attention_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, LayerOps& L) {
     thread_local AttnMemo memo;
     // (L is empty: build_layer starts with the attention side)
-    if (c.attn_memo_valid && same_shape(memo.ps, ps) && memo.window == ld.window && memo.compress == ld.compress &&
-        memo.sparse == ld.sparse) {
+    if (c.attn_memo_valid && same_shape(memo.ps, ps) && same_attention(memo.d, ld)) {
         for (const OpRecord& o : memo.pre) L.pre.push_back(o);
         for (const OpRecord& o : memo.comm) L.comm.push_back(o);
         L.allreduce_us += memo.allreduce_us;
@@ -70,9 +83,7 @@ void attention_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Lay
     attention_ops(c, ps, ld, L);
     if (!c.keep_attn) return;
     memo.ps = ps;
-    memo.window = ld.window;
-    memo.compress = ld.compress;
-    memo.sparse = ld.sparse;
+    memo.d = ld;
     memo.pre.assign(L.pre.begin(), L.pre.end());
     memo.comm.assign(L.comm.begin(), L.comm.end());
     memo.allreduce_us = L.allreduce_us;
@@ -89,7 +100,12 @@ void attention_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Lay
 // A Nemotron-H layer is one block (a mixer or an FFN): one norm and one residual add, half a two-block layer's passes;
 // it has no attention all-reduce without a mixer and no FFN without one.
 static void ffn_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABackend be, bool masked, LayerOps& L) {
-    const double passes = c.m.single_block_layers ? 0.5 * c.cal.misc_passes : c.cal.misc_passes;
+    // (a Nemotron NAS layer without its attention or its FFN is one block too)
+    const bool one_block = c.m.single_block_layers || ld.mixer == Mixer::none || !ld.ffn;
+    // Attention residuals (Kimi-K3): each layer's two mixes read attn_res_reads hidden-size vectors per token and
+    // write their two outputs, in bf16.
+    const double passes = (one_block ? 0.5 * c.cal.misc_passes : c.cal.misc_passes) +
+                          (c.m.attn_res_block > 0 ? c.m.attn_res_reads + 2.0 : 0.0);
     L.pre.push_back(memory_op(c, "layer.misc", ps.phase, passes * ps.T * c.m.hidden * 2.0));
     if (c.m.hc_mult > 1) {
         // Hyper-connections (DeepSeek-V4), before the attention and before the FFN: the hc_mult FP32 residual streams
@@ -113,7 +129,11 @@ static void ffn_side(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2
             dense_ffn_ops(c, ps.phase, ps.T, c.m.shared_intermediate, "moe.shared_up", "moe.shared_down", c.w_shared, L.shared);
         ep_comm(c, ps.phase, be, ps.T, L);
     } else {
-        dense_ffn_ops(c, ps.phase, ps.T, c.m.intermediate, "ffn.gate_up_proj", "ffn.down_proj", c.w_shared, L.post);
+        if (ld.ffn_linear)  // Nemotron NAS replace_with_linear: one hidden x hidden map, row-sharded
+            L.post.push_back(gemm_op(c, "ffn.linear", ps.phase, ps.T, c.m.hidden / double(c.tp), c.m.hidden, c.w_shared));
+        else
+            dense_ffn_ops(c, ps.phase, ps.T, ld.ffn_inter > 0 ? ld.ffn_inter : c.m.intermediate, "ffn.gate_up_proj",
+                          "ffn.down_proj", c.w_shared, L.post);
         if (c.tp > 1) {
             OpRecord ar = allreduce_op(c, "comm.ffn_allreduce", ps.phase, ps.T, c.tp);
             L.allreduce_us += ar.time_us;
@@ -126,7 +146,8 @@ namespace {
 struct FfnMemo {
     Phase phase = Phase::decode;
     double T = 0;
-    bool moe = false, masked = false, ffn = true, mixer = true;
+    LayerDesc d{};  // (its FFN kind and width, and whether it has a mixer)
+    bool masked = false;
     A2ABackend be = A2ABackend::none;
     std::vector<OpRecord> pre, post, shared, comm, stream;
     double dispatch_us = 0, combine_us = 0, allreduce_us = 0, stream_us = 0;
@@ -144,13 +165,14 @@ void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABac
     if (ld.mixer == Mixer::gated_deltanet) linear_attention_ops(c, ps, L);
     else if (ld.mixer == Mixer::mamba2) mamba2_ops(c, ps, L);
     else if (ld.mixer == Mixer::attention) attention_side(c, ps, ld, L);
+    else if (ld.mixer == Mixer::linear)  // Nemotron NAS replace_with_linear: one hidden x hidden map, row-sharded
+        L.pre.push_back(gemm_op(c, "attn.linear", ps.phase, ps.T, c.m.hidden / double(c.tp), c.m.hidden, c.w_attn));
     // (post, shared and stream are still empty: the attention side writes pre, comm and the all-reduce time only)
     thread_local FfnMemo memo;
     const std::size_t pre0 = std::size_t(L.pre.end() - L.pre.begin()), comm0 = L.comm.size();
     const double ar0 = L.allreduce_us;
-    const bool has_mixer = ld.mixer != Mixer::none;
-    if (c.ffn_memo_valid && memo.phase == ps.phase && memo.T == ps.T && memo.moe == ld.moe && memo.masked == masked &&
-        memo.be == be && memo.ffn == ld.ffn && memo.mixer == has_mixer) {
+    if (c.ffn_memo_valid && memo.phase == ps.phase && memo.T == ps.T && same_ffn(memo.d, ld) && memo.masked == masked &&
+        memo.be == be) {
         for (const OpRecord& o : memo.pre) L.pre.push_back(o);
         for (const OpRecord& o : memo.comm) L.comm.push_back(o);
         copy_ops(L.post, memo.post);
@@ -167,9 +189,7 @@ void build_layer(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, A2ABac
     if (!c.keep_ffn) return;
     memo.phase = ps.phase;
     memo.T = ps.T;
-    memo.moe = ld.moe;
-    memo.ffn = ld.ffn;
-    memo.mixer = has_mixer;
+    memo.d = ld;
     memo.masked = masked;
     memo.be = be;
     memo.pre.assign(L.pre.begin() + pre0, L.pre.end());
@@ -347,11 +367,8 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         c.keep_attn = c.keep_ffn = false;
         for (size_t gj = gi + 1; gj < groups.size(); ++gj) {
             const LayerDesc& d = groups[gj].d;
-            if (d.mixer == Mixer::attention && g.d.mixer == Mixer::attention && d.window == g.d.window && d.compress == g.d.compress &&
-                d.sparse == g.d.sparse)
-                c.keep_attn = true;
-            if (d.moe == g.d.moe && d.ffn == g.d.ffn && (d.mixer == Mixer::none) == (g.d.mixer == Mixer::none))
-                c.keep_ffn = true;
+            if (d.mixer == Mixer::attention && g.d.mixer == Mixer::attention && same_attention(d, g.d)) c.keep_attn = true;
+            if (same_ffn(d, g.d)) c.keep_ffn = true;
         }
         const int gidx = int(out.groups.size());
         const LayerTime lt = layer_time(c, ps, g.d, be, masked, ov, n_mb, e.ops, gidx, g.count, sums);
@@ -369,7 +386,16 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
                     : g.d.moe ? "MoE layers" : "MLP layers");
             else put(g.d.moe ? "MoE layers" : "dense layers");
             if (g.d.window > 0) put(" (window "), put_int(g.d.window), put(")");
-            if (g.d.mixer == Mixer::gated_deltanet) put(" (Gated DeltaNet)");
+            if (g.d.mixer == Mixer::gated_deltanet) put(m.kda ? " (Kimi Delta Attention)" : " (Gated DeltaNet)");
+            if (m.per_layer_blocks) {  // Nemotron NAS: what the block has
+                if (g.d.mixer == Mixer::none) put(" (no attention)");
+                else if (g.d.mixer == Mixer::linear) put(" (linear attention map)");
+                if (!g.d.ffn) put(" (no FFN)");
+                else if (g.d.ffn_linear) put(" (linear FFN map)");
+                else put(" (FFN "), put_int(g.d.ffn_inter), put(")");
+            } else if (g.d.own_attention() && g.d.kv_heads > 0) {
+                put(" ("), put_int(g.d.kv_heads), put(" KV heads)");
+            }
             if (g.d.sparse && m.block_sparse()) put(" (block-sparse)");
             if (g.d.compress == 4) put(" (CSA)");
             else if (g.d.compress > 0) put(" (HCA 1/"), put_int(g.d.compress), put(")");

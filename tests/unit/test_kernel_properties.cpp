@@ -150,7 +150,12 @@ TEST_CASE("kernel properties: at fixed tokens per GPU the compute of a step does
                     // W4A16 experts (Marlin, dequantised in the kernel) pad each expert's rows to a 8..64-row block
                     // chosen by rows per expert: one doubling can move from one snug block to two padded ones (43 rows
                     // in 48 -> 85 rows in 128), at most 128/85 x 43/48 = 1.35x on the experts' tensor work.
-                    const bool marlin = e.experts_dtype == Dtype::int4;
+                    // (any 4-bit expert format the GPU runs as W4A16: int4, and MXFP4 / NVFP4 dequantised on Hopper,
+                    // which ops_ffn.cpp tiles the same way, e.g. Kimi-K3's MXFP4 experts on H20)
+                    const moe::OpRecord* rx = find_op(e, "moe.routed_experts", ph);
+                    const bool four_bit = e.experts_dtype == Dtype::int4 || e.experts_dtype == Dtype::mxfp4 ||
+                                          e.experts_dtype == Dtype::nvfp4;
+                    const bool marlin = four_bit && rx && rx->compute_dtype == Dtype::bf16;
                     if (prev > 0) {
                         INFO(model << " on " << std::string(gpu) << (ph == Phase::prefill ? " prefill" : " decode") << ": ep"
                                    << prev_ep << " " << prev << " ms -> ep" << ep << " " << p.compute_ms << " ms");
