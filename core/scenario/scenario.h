@@ -71,6 +71,17 @@ enum class Fp4Compute : std::uint8_t { native, fp8 };
 // 128 latent elements (656 B per token for DeepSeek-V3.2).
 enum class MlaKvLayout : std::uint8_t { all, bf16_rope, flashmla };
 
+// Bytes per cached KV element of model m's cache in dtype `kv`: dtype_bytes(kv), or an FP8 MLA latent cache's mix
+// under `layout`: the rope part in BF16 (seed 002 §3: nope x 1 + rope x 2 bytes), and with FlashMLA's FP32 scale per
+// 128 latent elements (DeepSeek-V3.2: 512 + 16 + 128 = 656 B a token). One rule for the memory model, the decode
+// attention's reads and the disaggregated KV transfer.
+inline double mla_kv_bytes(const ModelSpec& m, Dtype kv, MlaKvLayout layout) {
+    if (m.attn != AttnKind::mla || kv != Dtype::fp8 || layout == MlaKvLayout::all) return dtype_bytes(kv);
+    const double lora = m.kv_lora_rank, rope = m.qk_rope_head_dim;
+    const double scales = layout == MlaKvLayout::flashmla ? std::ceil(lora / 128.0) * 4.0 : 0.0;
+    return lora + rope > 0 ? (lora * 1.0 + rope * 2.0 + scales) / (lora + rope) : 1.0;
+}
+
 // A dtype the user may leave to the model ("auto").
 struct DtypeSel {
     bool is_auto = true;

@@ -147,7 +147,7 @@ bool serving_decode_pool(const Scenario& s, const Tables& t, ServingSteps& st) {
     st.decode1_ms = d1.decode.step_ms;
     // KV of one request, whole model (every TP shard), in the cache's format.
     const ModelSpec& m = s.model;
-    st.kv_bytes_per_request = m.kv_bytes_per_request(s.serving.mean_isl(), m.num_kv_heads, dtype_bytes(d.kv_dtype), 1.0);
+    st.kv_bytes_per_request = m.kv_bytes_per_request(s.serving.mean_isl(), m.num_kv_heads, mla_kv_bytes(m, d.kv_dtype, s.precision.mla_kv), 1.0);
     return true;
 }
 

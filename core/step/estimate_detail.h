@@ -127,16 +127,6 @@ inline bool dequantised(const GpuSpec& g, Dtype w) { return is_fp4_like(w) && !n
 // of the batch; Frantar et al. 2024, arXiv:2408.11743, §4).
 constexpr double kDequantRowsPerTile = 64.0;
 
-// Bytes per element of an MLA latent cache (kv_lora + rope elements a token) stored as `kv` under
-// precision.mla_kv: in FP8 with the rope part in BF16 (seed 002 §3: nope x 1 + rope x 2 bytes), and with FlashMLA's
-// FP32 scale per 128 latent elements (DeepSeek-V3.2: 512 + 16 + 128 = 656 B a token, FlashMLA's FP8 KV layout).
-inline double mla_kv_bytes(const ModelSpec& m, Dtype kv, MlaKvLayout layout) {
-    if (m.attn != AttnKind::mla || kv != Dtype::fp8 || layout == MlaKvLayout::all) return dtype_bytes(kv);
-    const double lora = m.kv_lora_rank, rope = m.qk_rope_head_dim;
-    const double scales = layout == MlaKvLayout::flashmla ? std::ceil(lora / 128.0) * 4.0 : 0.0;
-    return lora + rope > 0 ? (lora * 1.0 + rope * 2.0 + scales) / (lora + rope) : 1.0;
-}
-
 // Share of the EP group's tokens that enter one rank's expert kernel (at least one of their top_k picks on its
 // experts, uniform routing), times the busiest rank's routing.imbalance: 1 without expert parallelism.
 inline double moe_rank_token_share(const Ctx& c) {

@@ -155,6 +155,16 @@ TEST_CASE("MLA cache in FP8 with the rope part in BF16 (seed 002 §3) and FlashM
     // A model without MLA ignores it: Qwen3-30B-A3B's GQA cache stays 48 x 2 x 4 x 128 x 1 = 49,152 B in FP8.
     CHECK(run(R"({"model":"qwen3-30b-a3b","hardware":"h200","precision":{"kv_cache":"fp8","mla_kv":"bf16_rope"}})").memory.kv_bytes_per_token ==
           doctest::Approx(49152.0));
+    // ...and a disaggregated deployment moves that layout from prefill to decode: 4,096 prompt tokens x 61 layers x
+    // 656 B = 163,905,536 B with FlashMLA's, 61 x 576 B = 143,917,056 B all FP8 (the MTP layer's KV stays on each side)
+    const std::string dis = R"({"model":"deepseek-v3","hardware":"h800","parallel":{"dp":8,"ep":8},"serving":{"mode":"disaggregated",
+        "isl":4096,"osl":512,"prefill":{"parallel":{"dp":8,"ep":8}},"decode":{"parallel":{"dp":8,"ep":8},"batch":16}},"precision":{"kv_cache":"fp8")";
+    const moe::StepSurface fl = moe::step_surface(moe_test::scenario(dis + R"(,"mla_kv":"flashmla"}})"), moe::builtin_tables());
+    const moe::StepSurface all = moe::step_surface(moe_test::scenario(dis + "}}"), moe::builtin_tables());
+    REQUIRE(fl.ok);
+    REQUIRE(all.ok);
+    CHECK(fl.kv_bytes_per_request == doctest::Approx(4096.0 * 61 * 656).epsilon(1e-12));
+    CHECK(all.kv_bytes_per_request == doctest::Approx(4096.0 * 61 * 576).epsilon(1e-12));
 }
 
 TEST_CASE("KV fragmentation over a length distribution (seed 002 §10), by hand") {
