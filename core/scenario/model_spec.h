@@ -155,6 +155,15 @@ struct ModelSpec {
     Dtype dtype = Dtype::bf16;          // torch_dtype (non-quantised parts)
     Dtype weight_dtype = Dtype::bf16;   // quantised linear layers (quantization_config), else dtype
     Dtype expert_dtype = Dtype::bf16;   // routed experts (gpt-oss: mxfp4 experts, bf16 attention)
+    Dtype ffn_dtype = Dtype::bf16;      // dense FFN layers, shared experts and LatentMoE's projections
+    // What the checkpoint's exclusion list (quant_exclusions.cpp) leaves unquantised: the share of each component's
+    // weights it names (a component is in `dtype` when more than half is), and whether it names the MTP module.
+    struct QuantExcluded {
+        double attention = 0, ffn = 0, experts = 0;
+        bool mtp = false;   // the MTP module's weights stay in `dtype`
+        int patterns = 0;   // entries of the list
+    };
+    QuantExcluded quant_excluded;
     bool fp8_block_scaled = false;      // FP8 weights in 128 x 128 scaled blocks (weight_block_size; strategy "block")
     // Derived
     int n_moe_layers = 0;
@@ -278,6 +287,14 @@ void read_ffn_widths(const nlohmann::json& cfg, const std::string& path, ModelSp
 // the routed experts is costed as a shared expert of intermediate_size.
 void read_global_attention(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
 void read_moe_block(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
+
+// The exclusion list of a quantised checkpoint (quant_exclusions.cpp; parse_hf_config calls it once `m.layers` exist):
+// ModelOpt globs, compressed-tensors `re:` patterns or bare module names, matched against each layer's module names;
+// each component (attention, dense FFN + shared experts, routed experts) takes `m.dtype` when more than half of its
+// weights are named (unless `per_module`: a ModelOpt MIXED_PRECISION file, whose quantized_layers set the formats),
+// and the MTP module when it is named. An `re:` pattern beyond the supported syntax is an error at `path`.
+void apply_quant_exclusions(const std::vector<std::string>& patterns, const std::string& path, bool per_module, ModelSpec& m,
+                            Issues& errors);
 
 // The distinct kinds of `layers` in order of first appearance, with their counts (ModelSpec::layer_kinds).
 std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers);

@@ -90,7 +90,8 @@ void memory(const Ctx& c, Estimate& e) {
         // a plain torch Linear of the draft checkpoint (SGLang llama_eagle3.py: no quant_config, not sharded), kept in
         // the draft's dtype: BF16 in the public EAGLE heads (config.json torch_dtype bfloat16 / float16), whatever
         // format the target's attention weights are in.
-        r.weights_mtp_bytes = attn_sharded * bytes_with_scales(c.w_attn) + m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared) +
+        const DraftFormats df = draft_formats(c, true);
+        r.weights_mtp_bytes = attn_sharded * bytes_with_scales(df.attn) + m.dense_ffn_params() / c.tp * bytes_with_scales(df.ffn) +
                               2.0 * h * h * dtype_bytes(kEagleFcDtype) + 2.0 * h * 4.0;
     } else if (sp.draft_tokens > 0 && sp.method == SpecMethod::mtp && m.mtp_layers > 0) {
         // One decoder layer of the model's kind (DeepSeek-V3's model.layers.61 has its own MLA attention, router,
@@ -100,10 +101,11 @@ void memory(const Ctx& c, Estimate& e) {
         // as weights_other counts the main layers' (FP32); V4's MTP block adds its hc_head map (hc x hc*h).
         const double fp32_params = (m.is_moe() ? m.router_params() : 0.0) + m.norm_params_per_layer() + 3.0 * h +
                                    m.hc_params_per_layer() + (m.hc_mult > 1 ? double(m.hc_mult) * m.hc_mult * h : 0.0);
-        const double mtp_layer = attn_sharded * bytes_with_scales(c.w_attn) +
-                                 (m.is_moe() ? local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp) +
-                                                   (m.shared_params() / c.tp + m.latent_proj_params()) * bytes_with_scales(c.w_shared)
-                                             : m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared)) +
+        const DraftFormats df = draft_formats(c, false);
+        const double mtp_layer = attn_sharded * bytes_with_scales(df.attn) +
+                                 (m.is_moe() ? local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(df.exp) +
+                                                   (m.shared_params() / c.tp + m.latent_proj_params()) * bytes_with_scales(df.ffn)
+                                             : m.dense_ffn_params() / c.tp * bytes_with_scales(df.ffn)) +
                                  fp32_params * 4.0 + 2.0 * h * h * bytes_with_scales(mtp_proj_dtype(c));  // eh_proj
         r.weights_mtp_bytes = m.mtp_layers * mtp_layer;
     }

@@ -418,7 +418,15 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         LayerDesc ld = eagle ? LayerDesc{} : m.mtp_layer;
         ld.moe = !eagle && m.is_moe();
         const int gidx = int(out.groups.size());
-        const LayerTime lt = layer_time(c, d, ld, be, masked, OverlapKind::none, 1, e.ops, gidx, sp.draft_tokens, sums);
+        // the draft module in its own formats (draft_formats), its records built afresh
+        Ctx dc = c;
+        const DraftFormats df = draft_formats(c, eagle);
+        dc.w_attn = df.attn, dc.w_exp = df.exp, dc.w_shared = df.ffn;
+        dc.attn_memo_valid = dc.ffn_memo_valid = false;
+        dc.keep_attn = dc.keep_ffn = false;
+        const LayerTime lt = layer_time(dc, d, ld, be, masked, OverlapKind::none, 1, e.ops, gidx, sp.draft_tokens, sums);
+        c.analytical_experts = c.analytical_experts || dc.analytical_experts;
+        c.gemm_env_checked = c.gemm_env_checked || dc.gemm_env_checked;
         OpRecord eh = gemm_op(c, eagle ? "eagle.fc" : "mtp.eh_proj", ps.phase, d.T, 2.0 * m.hidden, m.hidden,
                                eagle ? kEagleFcDtype : mtp_proj_dtype(c));
         OpRecord lm = gemm_op(c, eagle ? "eagle.lm_head" : "mtp.lm_head", ps.phase, d.T, m.hidden, double(m.vocab) / c.tp, c.w_embed);
