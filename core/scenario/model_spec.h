@@ -22,6 +22,7 @@
 // beside the dense MLP (enable_moe_block, num_experts, top_k_experts).
 #pragma once
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -248,6 +249,22 @@ struct ModelSpec {
     double shared_params() const { return double(ffn_matrices) * hidden * shared_intermediate; }
     double dense_ffn_params() const { return double(ffn_matrices) * hidden * intermediate; }
     double router_params() const { return double(num_experts) * hidden + router_extra_params; }
+    // An EAGLE-3 draft head for this target (EAGLE-3, Li et al. 2025; SGLang llama_eagle3.py, the EAGLE repo's
+    // cnets.py): one decoder layer whose q, k, v read the embedding and the hidden state concatenated (2h inputs; the
+    // target's heads), o_proj and the MLP at h and intermediate_size, fc fusing three target hidden states (3h x h),
+    // four RMSNorms (input, hidden, post-attention, final) and an LM head over its own draft vocabulary
+    // (draft_vocab_size 32,000 in yuhuili/EAGLE3-LLaMA3.1-Instruct-8B and the SpecForge heads; the target's vocabulary
+    // when smaller), mapped back by a d2t table; the embedding is the target's. On an MLA / other-kind target the
+    // layer's attention is priced as the target's kind, at h inputs.
+    double eagle3_draft_vocab() const { return vocab > 0 ? std::min(32000.0, double(vocab)) : 32000.0; }
+    double eagle3_qkv_extra_params() const {  // the embedding half of the 2h-wide q, k, v inputs (GQA / MHA)
+        return attn == AttnKind::mla ? 0.0 : double(hidden) * (double(num_heads) + 2.0 * num_kv_heads) * head_dim;
+    }
+    double eagle3_head_params() const {
+        const double h = hidden;
+        return attn_params() + eagle3_qkv_extra_params() + 3.0 * h * intermediate + 3.0 * h * h + h * eagle3_draft_vocab() +
+               4.0 * h;
+    }
     // A Gemma-4 global layer (full attention in a model with global_head_dim).
     bool is_global(const LayerDesc& l) const { return global_head_dim > 0 && l.mixer == Mixer::attention && l.window == 0; }
     double global_attn_params() const;  // one global layer's attention (model_attention_kinds.cpp)

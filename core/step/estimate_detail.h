@@ -41,6 +41,7 @@ struct Ctx {
     int tp, dp, ep, pp, moe_tp, gpn;
     double kv_elem_bytes = 2;  // bytes per cached KV element: dtype_bytes(kv), or an FP8 MLA cache's mix (mla_kv_bytes)
     int cp = 1;         // context-parallel ranks inside the attention TP group (heads split over tp / cp)
+    double qkv_in = 0;  // input width of a GQA / MHA layer's q, k, v projection; 0: hidden (EAGLE-3's head: 2h)
     double sm_share = 1.0;  // fraction of SMs left to compute while DeepEP normal kernels run
     // families to look tables up in, in order of preference
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};

@@ -85,14 +85,17 @@ void memory(const Ctx& c, Estimate& e) {
                             n_layers * (m.norm_params_per_layer() + m.hc_params_per_layer()) * 4.0 + h * 4.0;
     const SpeculativeConfig& sp = s.runtime.speculative;
     if (sp.draft_tokens > 0 && sp.method == SpecMethod::eagle) {
-        // EAGLE head: one dense decoder layer of the target's width and its 2h x h fusion (embedding and LM head
-        // shared with the target), TP-sharded like the target's layers; counted with the MTP modules. The fusion is
-        // a plain torch Linear of the draft checkpoint (SGLang llama_eagle3.py: no quant_config, not sharded), kept in
-        // the draft's dtype: BF16 in the public EAGLE heads (config.json torch_dtype bfloat16 / float16), whatever
-        // format the target's attention weights are in.
+        // EAGLE-3 head (ModelSpec::eagle3_head_params): one dense decoder layer of the target's width, TP-sharded like
+        // the target's layers, with the embedding half of its 2h-wide q, k, v; its 3h x h fc (a plain torch Linear in
+        // SGLang llama_eagle3.py: unsharded) and its LM head over the 32,000-token draft vocabulary (vocab-parallel);
+        // norms in FP32; the embedding is the target's. The head is its own checkpoint, BF16 as the public heads ship
+        // (draft_formats), whatever the target's formats. Counted with the MTP modules.
         const DraftFormats df = draft_formats(c, true);
-        r.weights_mtp_bytes = attn_sharded * bytes_with_scales(df.attn) + m.dense_ffn_params() / c.tp * bytes_with_scales(df.ffn) +
-                              2.0 * h * h * dtype_bytes(kEagleFcDtype) + 2.0 * h * 4.0;
+        const double kv_rank = std::max(1.0, double(m.num_kv_heads) / c.tp);
+        const double qkv_extra = m.attn == AttnKind::mla ? 0.0 : h * (double(m.num_heads) / c.tp + 2.0 * kv_rank) * m.head_dim;
+        r.weights_mtp_bytes = (attn_sharded + qkv_extra) * bytes_with_scales(df.attn) +
+                              m.dense_ffn_params() / c.tp * bytes_with_scales(df.ffn) + 3.0 * h * h * dtype_bytes(kEagleFcDtype) +
+                              h * m.eagle3_draft_vocab() / c.tp * dtype_bytes(kEagleFcDtype) + 4.0 * h * 4.0;
     } else if (sp.draft_tokens > 0 && sp.method == SpecMethod::mtp && m.mtp_layers > 0) {
         // One decoder layer of the model's kind (DeepSeek-V3's model.layers.61 has its own MLA attention, router,
         // 256 experts and shared expert: the 14 B of "MTP Module weights" its README counts beside the 671 B), plus
