@@ -91,10 +91,12 @@ std::string sglang_command(const Scenario& s, const PlanPoint& p) {
     if (p.ep > 1) {
         switch (p.a2a) {
             case A2ABackend::auto_:  // what the model priced: DeepEP, or SGLang's own default (none: no flag)
-                if (auto_a2a_is_deepep(s)) c += " --moe-a2a-backend deepep --deepep-mode auto";
+                if (auto_a2a_is_deepep(s))
+                    c += s.gpu.xgmi_mesh() ? " --moe-a2a-backend mori" : " --moe-a2a-backend deepep --deepep-mode auto";
                 break;
             case A2ABackend::deepep_normal: c += " --moe-a2a-backend deepep --deepep-mode normal"; break;
             case A2ABackend::deepep_low_latency: c += " --moe-a2a-backend deepep --deepep-mode low_latency"; break;
+            case A2ABackend::mori: c += " --moe-a2a-backend mori"; break;
             default: break;  // allgather: SGLang's default (none)
         }
         if (p.two_batch_overlap) c += " --enable-two-batch-overlap";
@@ -131,6 +133,7 @@ std::string vllm_command(const Scenario& s, const PlanPoint& p) {
         c += " --enable-expert-parallel --all2all-backend ";
         switch (p.a2a) {
             case A2ABackend::pplx: c += "pplx"; break;
+            case A2ABackend::mori: c += "mori"; break;
             case A2ABackend::deepep_normal: c += "deepep_high_throughput"; break;
             case A2ABackend::deepep_low_latency: c += "deepep_low_latency"; break;
             default: c += "allgather_reducescatter"; break;

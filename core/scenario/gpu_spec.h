@@ -54,6 +54,13 @@ struct GpuSpec {
     std::string tables_fallback;        // family to borrow from when a table is missing (same arch preferred)
 
     int mesh_chips() const { return mesh_rows * mesh_cols; }
+    // AMD Instinct platforms (CDNA on a switch-topology preset): the GPUs of a node are a fully connected Infinity Fabric
+    // (xGMI) mesh, each GPU with one link to each of its gpus_per_node - 1 peers (MI300X / MI325X / MI355X OAM
+    // platforms: 7 links; ROCm blog "Understanding RCCL Bandwidth and xGMI Performance on AMD Instinct MI300X"), so
+    // traffic to one peer has that one link, not the GPU's aggregate nvlink_bandwidth_GBps.
+    bool xgmi_mesh() const { return topology == Topology::switch_ && arch.rfind("cdna", 0) == 0 && gpus_per_node > 1; }
+    // One xGMI link, one direction: the GPU's aggregate over its gpus_per_node - 1 links (MI355X 537.6 / 7 = 76.8 GB/s).
+    double xgmi_link_GBps() const { return nvlink_bandwidth_GBps / std::max(1, gpus_per_node - 1); }
     // Bandwidth from a chip to one mesh neighbour, one direction: its links split over the 4 directions of a 2D mesh
     // (2 on a 1-row mesh).
     double neighbour_GBps() const {

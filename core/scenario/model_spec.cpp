@@ -84,10 +84,19 @@ Dtype modelopt_dtype(const std::string& algo, Dtype fallback) {
     return fallback;
 }
 
-// Reads quantization_config into the dtypes of linear weights and of routed experts.
-void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, Issues& errors) {
+// What read_quantization found beyond the formats: the exclusion list (applied once the layers are known) and where.
+struct QuantRead {
+    std::vector<std::string> exclude;
+    std::string path;
+    bool per_module = false;  // ModelOpt MIXED_PRECISION: quantized_layers names every quantised module
+};
+
+// Reads quantization_config into the checkpoint's formats: linear weights (attention), dense FFN and shared experts,
+// routed experts; the modules it leaves unquantised are collected into `out` (quant_exclusions.cpp applies them).
+void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, Issues& errors, QuantRead& out) {
     m.weight_dtype = m.dtype;
     m.expert_dtype = m.dtype;
+    m.ffn_dtype = m.dtype;
     auto it = cfg.find("quantization_config");
     if (it == cfg.end() || it->is_null()) return;
     if (!it->is_object()) {
@@ -101,64 +110,70 @@ void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, I
     if (method.empty() && (has(q, "quantization") || (q.contains("producer") && q["producer"].is_object() &&
                                                        read_str(q["producer"], "name") == "modelopt")))
         method = "modelopt";
-    auto not_converted = [&](const char* needle) {
-        for (const char* key : {"modules_to_not_convert", "ignore", "ignored_layers"}) {
-            auto l = q.find(key);
-            if (l == q.end() || !l->is_array()) continue;
-            for (const json& e : *l) {
-                if (!e.is_string()) continue;
-                const std::string& name = e.get_ref<const std::string&>();
-                // a multimodal checkpoint's vision tower says nothing about the language model's layers (Llama 4)
-                if (name.find("vision") != std::string::npos || name.find("visual") != std::string::npos) continue;
-                if (name.find(needle) != std::string::npos) return true;
-            }
+    auto qq = q.find("quantization");
+    const json& qa = qq != q.end() && qq->is_object() ? *qq : q;
+    // The exclusion lists: ModelOpt's quantization.exclude_modules (hf_quant_config.json) or ignore (config.json),
+    // compressed-tensors' ignore, transformers' modules_to_not_convert, vLLM's ignored_layers.
+    out.path = path + ".quantization_config";
+    for (const json* obj : {&q, &qa}) {
+        for (const char* key : {"exclude_modules", "modules_to_not_convert", "ignore", "ignored_layers"}) {
+            auto l = obj->find(key);
+            if (l == obj->end() || !l->is_array()) continue;
+            for (const json& e : *l)
+                if (e.is_string()) out.exclude.push_back(e.get<std::string>());
         }
-        return false;
-    };
+        if (&qa == &q) break;
+    }
     if (method == "fp8" || method == "fbgemm_fp8") {
-        m.weight_dtype = m.expert_dtype = Dtype::fp8;
+        m.weight_dtype = m.expert_dtype = m.ffn_dtype = Dtype::fp8;
         // DeepSeek-V3's, Qwen3's and MiniMax's FP8 checkpoints carry weight_block_size [128, 128]; fbgemm's is per
         // channel
         auto wb = q.find("weight_block_size");
         m.fp8_block_scaled = method == "fp8" && wb != q.end() && wb->is_array() && !wb->empty();
     } else if (method == "mxfp4") {
-        m.expert_dtype = Dtype::mxfp4;
-        m.weight_dtype = not_converted("self_attn") ? m.dtype : Dtype::mxfp4;
+        m.weight_dtype = m.expert_dtype = m.ffn_dtype = Dtype::mxfp4;  // gpt-oss: modules_to_not_convert keeps attention
     } else if (method == "modelopt" || method == "modelopt_fp4") {
         // ModelOpt's hf_quant_config.json (its content given as quantization_config) nests the algorithm under
         // "quantization"; MIXED_PRECISION lists each quantised module with its own algorithm (quantized_layers:
-        // DeepSeek-V4-NVFP4 only its routed experts, Qwen3.6-NVFP4 FP8 attention and NVFP4 experts).
-        auto qq = q.find("quantization");
-        const json& qa = qq != q.end() && qq->is_object() ? *qq : q;
+        // DeepSeek-V4-NVFP4 only its routed experts, Qwen3.6-NVFP4 FP8 attention and NVFP4 experts / MLPs).
         const std::string algo = read_str(qa, "quant_algo");
         m.fp8_block_scaled = algo == "FP8_BLOCK_SCALES";  // TensorRT-LLM QuantAlgo: block-scaled FP8
         if (algo == "MIXED_PRECISION") {
+            out.per_module = true;
             auto layers = qa.find("quantized_layers");
-            bool any_expert = false, any_attn = false;
-            Dtype exp = m.dtype, attn = m.dtype;
+            bool any_expert = false, any_attn = false, any_ffn = false;
+            Dtype exp = m.dtype, attn = m.dtype, ffn = m.dtype;
             if (layers != qa.end() && layers->is_object()) {
                 for (auto it2 = layers->begin(); it2 != layers->end(); ++it2) {
                     if (!it2.value().is_object()) continue;
                     const std::string& name = it2.key();
-                    if (name.find("vision") != std::string::npos || name.find("visual") != std::string::npos) continue;
+                    if (name.find("vision") != std::string::npos || name.find("visual") != std::string::npos ||
+                        name.rfind("mtp", 0) == 0)
+                        continue;
                     const Dtype d = modelopt_dtype(read_str(it2.value(), "quant_algo"), m.dtype);
-                    if (!any_expert && name.find("experts") != std::string::npos && name.find("shared") == std::string::npos)
-                        exp = d, any_expert = true;
-                    else if (!any_attn && (name.find("self_attn") != std::string::npos || name.find(".attn.") != std::string::npos))
-                        attn = d, any_attn = true;
+                    const bool shared = name.find("shared_expert") != std::string::npos;
+                    const bool routed = !shared && name.find("experts") != std::string::npos;
+                    const bool attn_like = name.find("self_attn") != std::string::npos || name.find(".attn.") != std::string::npos ||
+                                           name.find("linear_attn") != std::string::npos;
+                    const bool ffn_like = shared || name.find(".mlp.") != std::string::npos || name.find(".ffn.") != std::string::npos;
+                    if (routed) {
+                        if (!any_expert) exp = d, any_expert = true;
+                    } else if (attn_like) {
+                        if (!any_attn) attn = d, any_attn = true;
+                    } else if (ffn_like && !(name.size() > 5 && name.compare(name.size() - 5, 5, ".gate") == 0)) {  // not the router
+                        if (!any_ffn) ffn = d, any_ffn = true;
+                    }
                 }
             }
             m.expert_dtype = exp;
             m.weight_dtype = attn;
+            m.ffn_dtype = ffn;
         } else {
-            const Dtype d = modelopt_dtype(algo, Dtype::nvfp4);
-            m.expert_dtype = d;
-            m.weight_dtype = not_converted("self_attn") ? m.dtype : d;
+            m.weight_dtype = m.expert_dtype = m.ffn_dtype = modelopt_dtype(algo, Dtype::nvfp4);
         }
     } else if (method == "gptq" || method == "awq" || method == "auto-round" || method == "bitsandbytes") {
         int bits = read_int(q, "bits", path + ".quantization_config", errors, 4, false, 1, 16);
-        Dtype d = bits <= 4 ? Dtype::int4 : Dtype::fp8;
-        m.weight_dtype = m.expert_dtype = d;
+        m.weight_dtype = m.expert_dtype = m.ffn_dtype = bits <= 4 ? Dtype::int4 : Dtype::fp8;
     } else if (method == "compressed-tensors") {
         std::string format = read_str(q, "format");
         Dtype d = m.dtype;
@@ -180,8 +195,7 @@ void read_quantization(const json& cfg, ModelSpec& m, const std::string& path, I
         }
         // The ignore list keeps modules unquantised: Kimi-K2.5 (moonshotai/Kimi-K2.5 config.json) quantises only
         // the routed experts to int4 and lists self_attn, shared_experts and the dense mlp projections there.
-        m.expert_dtype = d;
-        m.weight_dtype = not_converted("self_attn") ? m.dtype : d;
+        m.weight_dtype = m.expert_dtype = m.ffn_dtype = d;
     } else if (!method.empty()) {
         errors.push_back({path + ".quantization_config.quant_method", "unknown method '" + shown_text(method) + "'"});
     }
@@ -569,7 +583,8 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
     read_kimi_linear(c, path, m, errors);
 
     // quantization_config sits beside text_config in multimodal checkpoints (Llama 4).
-    read_quantization(has(c, "quantization_config") ? c : root, m, has(c, "quantization_config") ? path : path_in, errors);
+    QuantRead quant;
+    read_quantization(has(c, "quantization_config") ? c : root, m, has(c, "quantization_config") ? path : path_in, errors, quant);
     // DeepSeek-V4 names its routed experts' format beside quantization_config ("expert_dtype": "fp4": FP4 e2m1
     // with a UE8M0 scale per 32, i.e. MXFP4).
     if (m.is_moe() && has(c, "expert_dtype")) {
@@ -579,12 +594,14 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
         else if (parse_dtype(e, d)) m.expert_dtype = d;
         else errors.push_back({path + ".expert_dtype", "unknown format '" + shown_text(e) + "'"});
     }
-    if (!m.is_moe()) m.expert_dtype = m.weight_dtype;
 
     for (LayerDesc& l : m.layers)
         if (l.mixer != Mixer::attention) l.window = 0;  // a recurrent state (or no mixer) has no window
 
     m.layer_kinds = layer_kinds_of(m.layers);
+    if (!m.layers.empty() && m.hidden > 0) apply_quant_exclusions(quant.exclude, quant.path, quant.per_module, m, errors);
+    // A dense model's "experts" format is its MLP's (what `dtypes.experts` reports).
+    if (!m.is_moe()) m.expert_dtype = m.ffn_dtype;
     for (const LayerDesc& l : m.layers) {
         if (l.ffn) (l.moe ? m.n_moe_layers : m.n_dense_layers) += 1;
         if (l.mixer == Mixer::gated_deltanet) m.n_linear_layers += 1;

@@ -26,6 +26,7 @@
 // n_heads_in_group, ffn_mult, no_op, replace_with_linear). Per-layer parsing: model_layers.cpp, model_kda.cpp.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -185,6 +186,15 @@ struct ModelSpec {
     Dtype dtype = Dtype::bf16;          // torch_dtype (non-quantised parts)
     Dtype weight_dtype = Dtype::bf16;   // quantised linear layers (quantization_config), else dtype
     Dtype expert_dtype = Dtype::bf16;   // routed experts (gpt-oss: mxfp4 experts, bf16 attention)
+    Dtype ffn_dtype = Dtype::bf16;      // dense FFN layers, shared experts and LatentMoE's projections
+    // What the checkpoint's exclusion list (quant_exclusions.cpp) leaves unquantised: the share of each component's
+    // weights it names (a component is in `dtype` when more than half is), and whether it names the MTP module.
+    struct QuantExcluded {
+        double attention = 0, ffn = 0, experts = 0;
+        bool mtp = false;   // the MTP module's weights stay in `dtype`
+        int patterns = 0;   // entries of the list
+    };
+    QuantExcluded quant_excluded;
     bool fp8_block_scaled = false;      // FP8 weights in 128 x 128 scaled blocks (weight_block_size; strategy "block")
     // Derived
     int n_moe_layers = 0;
@@ -288,6 +298,22 @@ struct ModelSpec {
     double shared_params() const { return double(ffn_matrices) * hidden * shared_intermediate; }
     double dense_ffn_params() const { return double(ffn_matrices) * hidden * intermediate; }
     double router_params() const { return double(num_experts) * hidden + router_extra_params; }
+    // An EAGLE-3 draft head for this target (EAGLE-3, Li et al. 2025; SGLang llama_eagle3.py, the EAGLE repo's
+    // cnets.py): one decoder layer whose q, k, v read the embedding and the hidden state concatenated (2h inputs; the
+    // target's heads), o_proj and the MLP at h and intermediate_size, fc fusing three target hidden states (3h x h),
+    // four RMSNorms (input, hidden, post-attention, final) and an LM head over its own draft vocabulary
+    // (draft_vocab_size 32,000 in yuhuili/EAGLE3-LLaMA3.1-Instruct-8B and the SpecForge heads; the target's vocabulary
+    // when smaller), mapped back by a d2t table; the embedding is the target's. On an MLA / other-kind target the
+    // layer's attention is priced as the target's kind, at h inputs.
+    double eagle3_draft_vocab() const { return vocab > 0 ? std::min(32000.0, double(vocab)) : 32000.0; }
+    double eagle3_qkv_extra_params() const {  // the embedding half of the 2h-wide q, k, v inputs (GQA / MHA)
+        return attn == AttnKind::mla ? 0.0 : double(hidden) * (double(num_heads) + 2.0 * num_kv_heads) * head_dim;
+    }
+    double eagle3_head_params() const {
+        const double h = hidden;
+        return attn_params() + eagle3_qkv_extra_params() + 3.0 * h * intermediate + 3.0 * h * h + h * eagle3_draft_vocab() +
+               4.0 * h;
+    }
     // A Gemma-4 global layer (full attention in a model with global_head_dim).
     bool is_global(const LayerDesc& l) const { return global_head_dim > 0 && l.mixer == Mixer::attention && l.window == 0; }
     double global_attn_params() const;  // one global layer's attention (model_attention_kinds.cpp)
@@ -336,6 +362,14 @@ std::vector<LayerDesc> read_block_configs(const nlohmann::json& cfg, const std::
 // Kimi-K3 (core/scenario/model_kda.cpp; once the layers exist): linear_attn_config's KDA layers, the MLA output gate,
 // the latent routed experts and the attention residuals.
 void read_kimi_linear(const nlohmann::json& cfg, const std::string& path, ModelSpec& m, Issues& errors);
+
+// The exclusion list of a quantised checkpoint (quant_exclusions.cpp; parse_hf_config calls it once `m.layers` exist):
+// ModelOpt globs, compressed-tensors `re:` patterns or bare module names, matched against each layer's module names;
+// each component (attention, dense FFN + shared experts, routed experts) takes `m.dtype` when more than half of its
+// weights are named (unless `per_module`: a ModelOpt MIXED_PRECISION file, whose quantized_layers set the formats),
+// and the MTP module when it is named. An `re:` pattern beyond the supported syntax is an error at `path`.
+void apply_quant_exclusions(const std::vector<std::string>& patterns, const std::string& path, bool per_module, ModelSpec& m,
+                            Issues& errors);
 
 // The distinct kinds of `layers` in order of first appearance, with their counts (ModelSpec::layer_kinds).
 std::vector<ModelSpec::LayerKind> layer_kinds_of(const std::vector<LayerDesc>& layers);

@@ -13,7 +13,7 @@ using namespace detail;
 namespace {
 
 const char* const kPhaseChoices[] = {"both", "prefill", "decode", nullptr};
-const char* const kBackendChoices[] = {"auto", "none", "allgather", "deepep_normal", "deepep_low_latency", "pplx", nullptr};
+const char* const kBackendChoices[] = {"auto", "none", "allgather", "deepep_normal", "deepep_low_latency", "pplx", "mori", nullptr};
 const char* const kLayoutChoices[] = {"auto", "contiguous", "masked", "per_token", nullptr};
 const char* const kOffloadTierChoices[] = {"none", "host", "ssd", nullptr};
 const char* const kEngineChoices[] = {"sglang", "vllm", "trtllm", "ideal", nullptr};
@@ -70,14 +70,14 @@ const std::vector<FieldImpl>& field_impls() {
         {{"precision.fp8_scaling", FieldType::choice, "", 0, 0, kFp8ScalingChoices, "How FP8 linear weights are scaled, which picks their GEMM kernel: block (128x128 blocks, DeepGEMM) or tensor (one scale per tensor or channel, CUTLASS/cuBLASLt scaled_mm); auto: the checkpoint's (weight_block_size), else tensor."}, MOE_PTR(precision.fp8_scaling)},
         {{"precision.fp4_compute", FieldType::choice, "", 0, 0, kFp4ComputeChoices, "MXFP4/NVFP4 weights on a GPU with FP4 tensor cores: native multiplies at the FP4 rate; fp8 keeps them stored in FP4 but casts them to FP8 and multiplies at the FP8 rate (seed 002 §6, B200 as DeepSeek V4 runs today)."}, MOE_PTR(precision.fp4_compute)},
         {{"precision.mla_kv", FieldType::choice, "", 0, 0, kMlaKvChoices, "An FP8 MLA latent cache: all (every element FP8), bf16_rope (the rope part in BF16, seed 002 §3) or flashmla (that plus an FP32 scale per 128 latent elements: FlashMLA's 656-byte token of DeepSeek-V3.2). No effect unless the model has MLA and the KV cache is FP8."}, MOE_PTR(precision.mla_kv)},
-        {{"runtime.a2a_backend", FieldType::choice, "", 0, 0, kBackendChoices, "How tokens reach the experts: auto picks DeepEP normal for prefill and low-latency for decode when ep > 1."}, MOE_PTR(runtime.a2a_backend)},
+        {{"runtime.a2a_backend", FieldType::choice, "", 0, 0, kBackendChoices, "How tokens reach the experts: auto picks DeepEP normal for prefill and low-latency for decode when ep > 1 (MoRI-EP on AMD GPUs); mori = AMD's MoRI-EP kernels over Infinity Fabric."}, MOE_PTR(runtime.a2a_backend)},
         {{"runtime.two_batch_overlap", FieldType::boolean, "", 0, 0, nullptr, "Split each step into two micro-batches so one's communication hides under the other's compute."}, MOE_PTR(runtime.two_batch_overlap)},
         {{"runtime.overlap", FieldType::choice, "", 0, 0, kOverlapChoices, "Expert-parallel communication vs compute: auto follows two_batch_overlap; none serial; tbo micro-batches hide one's communication under another's compute; full hides dispatch and combine entirely (DeepEP's free decode communication)."}, MOE_PTR(runtime.overlap)},
         {{"runtime.micro_batches", FieldType::integer, "", 0, 64, nullptr, "Micro-batches each step is split into (0: 2 with two-batch overlap, else 1)."}, MOE_PTR(runtime.micro_batches)},
         {{"runtime.shared_expert_overlap", FieldType::boolean, "", 0, 0, nullptr, "Run the shared experts while the dispatch is in flight (vLLM's prepare_no_receive), instead of before it."}, MOE_PTR(runtime.shared_expert_overlap)},
         {{"runtime.comm_sms", FieldType::integer, "SMs", 0, 1024, nullptr, "SMs that DeepEP normal-mode kernels take from compute while they run."}, MOE_PTR(runtime.comm_sms)},
         {{"runtime.expert_layout", FieldType::choice, "", 0, 0, kLayoutChoices, "Expert activation layout: contiguous (permute/unpermute), masked (per-expert padded batches) or per_token (no grouping: each token-expert pair loads its expert's weights, seed 003's baseline)."}, MOE_PTR(runtime.expert_layout)},
-        {{"runtime.speculative.method", FieldType::choice, "", 0, 0, kSpecMethodChoices, "Who drafts the speculative tokens: mtp (the model's own MTP modules, num_nextn_predict_layers), eagle (a draft head of one decoder layer of the target's width plus a 2h x h fusion, sharing its embedding and LM head) or ngram (prompt lookup on the host: no draft model, no GPU time)."}, MOE_PTR(runtime.speculative.method)},
+        {{"runtime.speculative.method", FieldType::choice, "", 0, 0, kSpecMethodChoices, "Who drafts the speculative tokens: mtp (the model's own MTP modules, num_nextn_predict_layers), eagle (an EAGLE-3 head: one decoder layer of the target's width with 2h-wide q/k/v, a 3h x h fusion and its own 32,000-token LM head, in BF16, sharing the target's embedding) or ngram (prompt lookup on the host: no draft model, no GPU time)."}, MOE_PTR(runtime.speculative.method)},
         {{"runtime.speculative.draft_tokens", FieldType::integer, "tokens", 0, kMaxDraftTokens, nullptr, "Tokens drafted per decode step (0: off); the verify pass runs the target on batch x (1 + drafts) tokens."}, MOE_PTR(runtime.speculative.draft_tokens)},
         {{"runtime.speculative.acceptance", FieldType::rates, "", 0, 1, nullptr, "Conditional acceptance of each draft position (a list, the last repeating) or a published curve by name (deepseek-v3-mtp, vllm-mtp8-gsm8k, eagle3-llama3.1-8b-mtbench); tokens per step = 1 + sum_k prod_{j<=k} a_j."}, MOE_PTR(runtime.speculative.acceptance)},
         {{"runtime.mtp_draft_tokens", FieldType::integer, "tokens", 0, kMaxDraftTokens, nullptr, "Older spelling of runtime.speculative.draft_tokens (drafts by the model's MTP layers)."}, MOE_PTR(runtime.speculative.draft_tokens)},
@@ -622,6 +622,9 @@ Issues validate_scenario(const Scenario& s) {
                                 s.serving.decode.parallel.pp;
         if (gpus > 1e6) e.push_back({"serving", "the two pools need " + fmt_num(gpus) + " GPUs, more than 1,000,000"});
     }
+    if (s.runtime.a2a_backend == A2ABackend::mori && !s.gpu.xgmi_mesh())
+        e.push_back({"runtime.a2a_backend", "mori (AMD's MoRI-EP) runs on AMD Instinct GPUs joined by Infinity Fabric "
+                                            "(hardware.arch cdna*, topology switch); " + s.gpu.name + " is not one"});
     auto kv_ok = [](const DtypeSel& d) { return d.is_auto || d.value == Dtype::bf16 || d.value == Dtype::fp16 || d.value == Dtype::fp8; };
     if (!kv_ok(s.precision.kv_cache))
         e.push_back({"precision.kv_cache", std::string(dtype_name(s.precision.kv_cache.value)) + " is not a KV-cache format (bf16, fp16, fp8)"});

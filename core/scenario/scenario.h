@@ -28,7 +28,9 @@
 
 namespace moe {
 
-enum class A2ABackend : std::uint8_t { auto_, none, allgather, deepep_normal, deepep_low_latency, pplx };
+// mori: AMD's MoRI-EP dispatch / combine kernels over the Infinity Fabric mesh (SGLang --moe-a2a-backend mori, vLLM
+// --all2all-backend mori; ROCm/mori), the step-level auto on AMD GPUs.
+enum class A2ABackend : std::uint8_t { auto_, none, allgather, deepep_normal, deepep_low_latency, pplx, mori };
 // per_token: no grouping, every token-expert pair loads its expert's weights itself (seed 003's baseline).
 enum class ExpertLayout : std::uint8_t { auto_, contiguous, masked, per_token };
 // Where the experts beyond the HBM cache live (DESIGN §10): none = every expert in HBM.

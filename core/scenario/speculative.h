@@ -17,8 +17,9 @@
 
 namespace moe {
 
-// mtp: the model's own MTP modules draft (DeepSeek-V3 style; needs num_nextn_predict_layers > 0); eagle: a draft
-// head of one decoder layer of the target's width (EAGLE-1/2/3); ngram: prompt-lookup drafting on the host (no draft
+// mtp: the model's own MTP modules draft (DeepSeek-V3 style; needs num_nextn_predict_layers > 0); eagle: an EAGLE-3
+// draft head (one decoder layer of the target's width, 2h-wide q/k/v, a 3h x h fusion, a 32,000-token LM head;
+// ModelSpec::eagle3_head_params); ngram: prompt-lookup drafting on the host (no draft
 // model, ~0 GPU time).
 enum class SpecMethod : std::uint8_t { mtp, eagle, ngram };
 const char* spec_method_name(SpecMethod m);

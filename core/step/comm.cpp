@@ -4,6 +4,14 @@
 
 namespace moe::detail {
 
+// MoRI-EP IntraNode on 8 x MI355X, ROCm/mori docs/EP8.en.md (bench_data/README.md, "MoRI-EP"). Per xGMI link (76.8 GB/s
+// one way), one peer's share of a dispatch (P(a token needs the peer) = 1 - C(224,8)/C(256,8) = 0.66183): BF16
+// 524,288 x 0.66183 x 14,336 B in 102,501.6 us = 48.53 GB/s = 0.632 of the link; FP8 (7,168 B, no scales) in 52,745.7 us = 0.614;
+// combine (BF16, zero-copy) in 91,308.9 us = 0.709. Fixed costs: the 1-token rows, 32.4 / 28.6 / 19.4 us.
+constexpr double kMoriDispatchBf16Eff = 0.632, kMoriDispatchBf16LatencyUs = 32.4;
+constexpr double kMoriDispatchFp8Eff = 0.614, kMoriDispatchFp8LatencyUs = 28.6;
+constexpr double kMoriCombineEff = 0.709, kMoriCombineLatencyUs = 19.4;
+
 OpRecord comm_op(const char* name, Phase ph, double bytes, Engine eng, double us) {
     OpRecord op = make_op(name, ph, 0, 0, 0);
     op.comm_bytes = bytes;
@@ -135,8 +143,12 @@ void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L) {
     const double k = m.top_k;
     const double db = dtype_bytes(c.disp) + (c.disp == Dtype::fp8 ? 4.0 / 128.0 : 0.0);  // fp8 with 1x128 scales
     const double cb = dtype_bytes(c.comb);
-    const double nvl = c.g.nvlink_bandwidth_GBps * 1e9, rdma = c.g.rdma_bandwidth_GBps * 1e9;
     const int group = c.tp * c.dp;  // GPUs whose tokens meet in the MoE
+    // On an AMD Infinity Fabric mesh a GPU reaches each peer over its own link: a group of n GPUs of one node has n - 1
+    // of them (an EP4 dispatch on MI355X 3 x 76.8 GB/s, not the 537.6 of all 7); on a switch the GPU's whole bandwidth.
+    const double nvl = c.g.xgmi_mesh() ? c.g.xgmi_link_GBps() * 1e9 * std::max(1, std::min(std::max(c.ep, group), c.gpn) - 1)
+                                       : c.g.nvlink_bandwidth_GBps * 1e9;
+    const double rdma = c.g.rdma_bandwidth_GBps * 1e9;
     if (c.g.topology == Topology::mesh && be != A2ABackend::none && be != A2ABackend::auto_ && c.ep > 1) {
         mesh_ep_comm(c, ph, T, L);  // seed 004's dispatch and combine, whatever the NVIDIA backend named
         return;
@@ -203,6 +215,43 @@ void ep_comm(const Ctx& c, Phase ph, A2ABackend be, double T, LayerOps& L) {
             L.combine_us = t_of(bc);
             L.comm.push_back(comm_op("comm.dispatch", ph, bd, eng, L.dispatch_us));
             L.comm.push_back(comm_op("comm.combine", ph, bc, eng, L.combine_us));
+            return;
+        }
+        case A2ABackend::mori: {
+            // MoRI-EP's IntraNode kernels (ROCm/mori): a token is written once to each rank that holds one of its
+            // experts (the benchmark's received rows are tokens x distinct ranks) and the combine reads the results
+            // back the same way. Every peer has its own xGMI link, so the busiest link carries one peer's share:
+            // tokens x P(the peer holds one of the token's experts) x bytes, at a fraction of the link.
+            const double tok = T / c.tp;
+            const double nodes = std::ceil(double(c.ep) / c.gpn);
+            const double distinct_gpus = kernels::distinct_units(c.ep, m.n_group, m.topk_group, k);
+            const double p_rank = distinct_gpus / c.ep;
+            const double link = c.g.xgmi_link_GBps() * 1e9;
+            const double imb = c.s.routing.imbalance;
+            // Across nodes (ep > gpus_per_node: MoRI's InterNode kernels, no published figures used): one RDMA copy
+            // per remote node the token needs, at DeepEP normal's RDMA efficiency.
+            const double remote_nodes = nodes > 1 ? kernels::distinct_units(nodes, m.n_group, m.topk_group, k) * (nodes - 1.0) / nodes : 0.0;
+            struct Fit {
+                double eff, latency_us;
+            };
+            auto t_of = [&](double bytes_per_copy, Fit f) {
+                const double per_peer = tok * p_rank * bytes_per_copy * imb;
+                const double r = tok * remote_nodes * bytes_per_copy * imb;
+                const double t_x = per_peer / (link * f.eff), t_r = r > 0 ? r / (rdma * c.cal.rdma_normal_eff) : 0.0;
+                struct R { double us, bytes; Engine eng; };
+                return t_r > t_x ? R{t_r * 1e6 + f.latency_us, r, Engine::rdma} : R{t_x * 1e6 + f.latency_us, per_peer, Engine::nvlink};
+            };
+            // From MoRI's published EP8 table on 8 x MI355X (ROCm/mori docs/EP8.en.md; hidden 7168, 256 experts, top-8:
+            // 5.29 distinct ranks per token), bench_data/README.md "MoRI-EP": the link fraction from the largest message
+            // (524,288 tokens per rank), the fixed cost from the 1-token row.
+            const Fit disp = c.disp == Dtype::fp8 ? Fit{kMoriDispatchFp8Eff, kMoriDispatchFp8LatencyUs}
+                                                  : Fit{kMoriDispatchBf16Eff, kMoriDispatchBf16LatencyUs};
+            const Fit comb{kMoriCombineEff, kMoriCombineLatencyUs};
+            const auto d = t_of(h * db, disp), cmb = t_of(h * cb, comb);
+            L.dispatch_us = d.us;
+            L.combine_us = cmb.us;
+            L.comm.push_back(comm_op("comm.dispatch", ph, d.bytes, d.eng, d.us));
+            L.comm.push_back(comm_op("comm.combine", ph, cmb.bytes, cmb.eng, cmb.us));
             return;
         }
         case A2ABackend::deepep_normal: {

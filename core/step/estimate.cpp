@@ -102,6 +102,8 @@ A2ABackend resolve_a2a_backend(const Scenario& s, Phase ph) {
     // attention DP all-gathers and reduce-scatters around its MoE): the EP group's tokens are all-gathered and every
     // rank runs the fused MoE over them. Step-level scenarios keep DeepEP, the wide-EP deployments of the seeds.
     if (s.parallel.ep > 1 && !auto_a2a_is_deepep(s)) return A2ABackend::allgather;
+    // AMD GPUs run MoRI-EP where NVIDIA GPUs run DeepEP (SGLang's --moe-a2a-backend mori on MI300X / MI355X).
+    if (s.parallel.ep > 1 && s.gpu.xgmi_mesh()) return A2ABackend::mori;
     if (s.parallel.ep > 1) return ph == Phase::prefill ? A2ABackend::deepep_normal : A2ABackend::deepep_low_latency;
     if (s.parallel.dp > 1) return A2ABackend::allgather;
     return A2ABackend::none;
@@ -170,7 +172,8 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
           stored(s.gpu, pick(s.precision.attention, pick(s.precision.weights, base)), s.precision.fp4_on_hopper),
           stored(s.gpu, pick(s.precision.experts, s.precision.weights.is_auto ? m.expert_dtype : s.precision.weights.value),
                  s.precision.fp4_on_hopper),
-          stored(s.gpu, pick(s.precision.shared_experts, pick(s.precision.weights, base)), s.precision.fp4_on_hopper),
+          stored(s.gpu, pick(s.precision.shared_experts, s.precision.weights.is_auto ? m.ffn_dtype : s.precision.weights.value),
+                 s.precision.fp4_on_hopper),
           pick(s.precision.embedding, m.dtype),
           pick(s.precision.kv_cache, Dtype::bf16),
           Dtype::bf16, pick(s.precision.combine, Dtype::bf16),

@@ -41,6 +41,7 @@ struct Ctx {
     int tp, dp, ep, pp, moe_tp, gpn;
     double kv_elem_bytes = 2;  // bytes per cached KV element: dtype_bytes(kv), or an FP8 MLA cache's mix (mla_kv_bytes)
     int cp = 1;         // context-parallel ranks inside the attention TP group (heads split over tp / cp)
+    double qkv_in = 0;  // input width of a GQA / MHA layer's q, k, v projection; 0: hidden (EAGLE-3's head: 2h)
     double sm_share = 1.0;  // fraction of SMs left to compute while DeepEP normal kernels run
     // families to look tables up in, in order of preference
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
@@ -101,6 +102,27 @@ inline Dtype mtp_proj_dtype(const Ctx& c) { return c.m.hc_mult > 1 ? c.w_attn : 
 // checkpoint's dtype, BF16 in the public heads (e.g. SpecForge's qwen3-32b / gpt-oss-120b EAGLE-3 configs:
 // torch_dtype bfloat16), not in the target's attention format.
 inline constexpr Dtype kEagleFcDtype = Dtype::bf16;
+
+inline bool native_fp4(const GpuSpec& g, Dtype d);
+inline Dtype stored(const GpuSpec& g, Dtype d, Fp4OnHopper mode);
+
+// The formats a draft module's weights are stored in (attention, routed experts, FFN / shared experts): an EAGLE head
+// is a checkpoint of its own, BF16 as the public heads ship (kEagleFcDtype); the MTP module is in the target's
+// formats unless the checkpoint's exclusion list names it (`mtp*` in Qwen3.5 / 3.6-NVFP4 and DeepSeek-V4-NVFP4,
+// `model.layers.78*` in GLM-5.1-NVFP4: ModelSpec::quant_excluded.mtp), then in the model's dtype. A format the
+// scenario sets (not auto) applies to the draft as to the target.
+struct DraftFormats {
+    Dtype attn, exp, ffn;
+};
+inline DraftFormats draft_formats(const Ctx& c, bool eagle) {
+    if (!eagle && !c.m.quant_excluded.mtp) return {c.w_attn, c.w_exp, c.w_shared};
+    const PrecisionConfig& p = c.s.precision;
+    const Dtype own = eagle ? kEagleFcDtype : (c.m.dtype == Dtype::fp32 ? Dtype::bf16 : c.m.dtype);
+    auto pick_one = [&](const DtypeSel& part, Dtype as_target) {
+        return part.is_auto && p.weights.is_auto ? stored(c.g, own, p.fp4_on_hopper) : as_target;
+    };
+    return {pick_one(p.attention, c.w_attn), pick_one(p.experts, c.w_exp), pick_one(p.shared_experts, c.w_shared)};
+}
 
 inline bool native_fp4(const GpuSpec& g, Dtype d) { return (d == Dtype::mxfp4 || d == Dtype::nvfp4) && g.dense_tflops_fp4 > 0; }
 

@@ -104,13 +104,17 @@ void memory(const Ctx& c, Estimate& e) {
                             (n_layers * (m.norm_params_per_layer() + m.hc_params_per_layer()) + own_norms) * 4.0 + h * 4.0;
     const SpeculativeConfig& sp = s.runtime.speculative;
     if (sp.draft_tokens > 0 && sp.method == SpecMethod::eagle) {
-        // EAGLE head: one dense decoder layer of the target's width and its 2h x h fusion (embedding and LM head
-        // shared with the target), TP-sharded like the target's layers; counted with the MTP modules. The fusion is
-        // a plain torch Linear of the draft checkpoint (SGLang llama_eagle3.py: no quant_config, not sharded), kept in
-        // the draft's dtype: BF16 in the public EAGLE heads (config.json torch_dtype bfloat16 / float16), whatever
-        // format the target's attention weights are in.
-        r.weights_mtp_bytes = attn_sharded * bytes_with_scales(c.w_attn) + m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared) +
-                              2.0 * h * h * dtype_bytes(kEagleFcDtype) + 2.0 * h * 4.0;
+        // EAGLE-3 head (ModelSpec::eagle3_head_params): one dense decoder layer of the target's width, TP-sharded like
+        // the target's layers, with the embedding half of its 2h-wide q, k, v; its 3h x h fc (a plain torch Linear in
+        // SGLang llama_eagle3.py: unsharded) and its LM head over the 32,000-token draft vocabulary (vocab-parallel);
+        // norms in FP32; the embedding is the target's. The head is its own checkpoint, BF16 as the public heads ship
+        // (draft_formats), whatever the target's formats. Counted with the MTP modules.
+        const DraftFormats df = draft_formats(c, true);
+        const double kv_rank = std::max(1.0, double(m.num_kv_heads) / c.tp);
+        const double qkv_extra = m.attn == AttnKind::mla ? 0.0 : h * (double(m.num_heads) / c.tp + 2.0 * kv_rank) * m.head_dim;
+        r.weights_mtp_bytes = (attn_sharded + qkv_extra) * bytes_with_scales(df.attn) +
+                              m.dense_ffn_params() / c.tp * bytes_with_scales(df.ffn) + 3.0 * h * h * dtype_bytes(kEagleFcDtype) +
+                              h * m.eagle3_draft_vocab() / c.tp * dtype_bytes(kEagleFcDtype) + 4.0 * h * 4.0;
     } else if (sp.draft_tokens > 0 && sp.method == SpecMethod::mtp && m.mtp_layers > 0) {
         // One decoder layer of the model's kind (DeepSeek-V3's model.layers.61 has its own MLA attention, router,
         // 256 experts and shared expert: the 14 B of "MTP Module weights" its README counts beside the 671 B), plus
@@ -119,10 +123,11 @@ void memory(const Ctx& c, Estimate& e) {
         // as weights_other counts the main layers' (FP32); V4's MTP block adds its hc_head map (hc x hc*h).
         const double fp32_params = (m.is_moe() ? m.router_params() : 0.0) + m.norm_params_per_layer() + 3.0 * h +
                                    m.hc_params_per_layer() + (m.hc_mult > 1 ? double(m.hc_mult) * m.hc_mult * h : 0.0);
-        const double mtp_layer = attn_sharded * bytes_with_scales(c.w_attn) +
-                                 (m.is_moe() ? local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(c.w_exp) +
-                                                   (m.shared_params() / c.tp + m.latent_proj_params()) * bytes_with_scales(c.w_shared)
-                                             : m.dense_ffn_params() / c.tp * bytes_with_scales(c.w_shared)) +
+        const DraftFormats df = draft_formats(c, false);
+        const double mtp_layer = attn_sharded * bytes_with_scales(df.attn) +
+                                 (m.is_moe() ? local_experts * m.expert_params() / c.moe_tp * bytes_with_scales(df.exp) +
+                                                   (m.shared_params() / c.tp + m.latent_proj_params()) * bytes_with_scales(df.ffn)
+                                             : m.dense_ffn_params() / c.tp * bytes_with_scales(df.ffn)) +
                                  fp32_params * 4.0 + 2.0 * h * h * bytes_with_scales(mtp_proj_dtype(c));  // eh_proj
         r.weights_mtp_bytes = m.mtp_layers * mtp_layer;
     }

@@ -252,7 +252,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
     const double Hidx = msa ? std::max(1.0, double(m.index_n_heads) * c.cp / c.tp) : 0.0;
     const double index_width = msa ? (Hidx + 1.0) * m.index_head_dim : 0.0;
     const double cap = !msa ? double(window) : window > 0 ? std::min(double(window), m.sparse_keys()) : m.sparse_keys();
-    L.pre.push_back(gemm_op(c, "attn.qkv_proj", ph, T, h, q_heads * dk + Hkv * kv_width + index_width, c.w_attn));
+    L.pre.push_back(gemm_op(c, "attn.qkv_proj", ph, T, c.qkv_in > 0 ? c.qkv_in : h, q_heads * dk + Hkv * kv_width + index_width, c.w_attn));
     const double kvb = dtype_bytes(c.kv);
     if (ph == Phase::decode) {
         if (msa) block_sparse_indexer(c, ph, a, Hidx, a.hi / a.key_div, a.hi / a.key_div, L);

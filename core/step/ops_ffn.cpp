@@ -221,7 +221,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         // permuted on each rank), a cost that grows with EP at fixed tokens per GPU: not the kernel after a DeepEP
         // or pplx all-to-all, which delivers a rank its own pairs only (those go to the grouped-GEMM tables).
         const bool standard = !masked && be != A2ABackend::deepep_normal && be != A2ABackend::deepep_low_latency &&
-                              be != A2ABackend::pplx;
+                              be != A2ABackend::pplx && be != A2ABackend::mori;
         if (standard && !layer.found && (kernel == MoeKernelSel::auto_ || kernel == MoeKernelSel::triton))
             layer = lookup(MoeKernel::fused, tokens_world);
         // vLLM's FlashInferExperts (FlashInfer's cutlass_fused_moe) runs the standard format only, after vLLM's

@@ -433,9 +433,9 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         compute_us += head.time_us;
     }
     // Drafts (decode): each draft token runs the draft module on the batch, then the LM head. mtp: the model's MTP
-    // module (one decoder layer of the model's kind + eh_proj); eagle: a head of one dense decoder layer of the
-    // target's width + its 2h x h fusion (EAGLE's published head sizes: 0.24 B for Vicuna-7B, 0.99 B for
-    // LLaMA2-Chat-70B); ngram: prompt lookup on the host, no GPU work.
+    // module (one decoder layer of the model's kind + eh_proj); eagle: an EAGLE-3 head (one dense decoder layer of the
+    // target's width with 2h-wide q/k/v inputs, a 3h x h fusion, its own 32,000-token LM head; ModelSpec::
+    // eagle3_head_params); ngram: prompt lookup on the host, no GPU work.
     const SpeculativeConfig& sp = s.runtime.speculative;
     if (ps.phase == Phase::decode && sp.draft_tokens > 0 && sp.method != SpecMethod::ngram) {
         const bool eagle = sp.method == SpecMethod::eagle;
@@ -444,11 +444,28 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         LayerDesc ld = eagle ? LayerDesc{} : m.mtp_layer;
         ld.moe = !eagle && m.is_moe();
         const int gidx = int(out.groups.size());
-        const LayerTime lt = layer_time(c, d, ld, be, masked, OverlapKind::none, 1, e.ops, gidx, sp.draft_tokens, sums);
-        OpRecord eh = gemm_op(c, eagle ? "eagle.fc" : "mtp.eh_proj", ps.phase, d.T, 2.0 * m.hidden, m.hidden,
-                               eagle ? kEagleFcDtype : mtp_proj_dtype(c));
-        OpRecord lm = gemm_op(c, eagle ? "eagle.lm_head" : "mtp.lm_head", ps.phase, d.T, m.hidden, double(m.vocab) / c.tp, c.w_embed);
-        const double per_draft = lt.exposed_us + eh.time_us + lm.time_us;
+        // the draft module in its own formats (draft_formats), its records built afresh
+        Ctx dc = c;
+        const DraftFormats df = draft_formats(c, eagle);
+        dc.w_attn = df.attn, dc.w_exp = df.exp, dc.w_shared = df.ffn;
+        dc.attn_memo_valid = dc.ffn_memo_valid = false;
+        dc.keep_attn = dc.keep_ffn = false;
+        // EAGLE-3's decoder layer reads the token's embedding and the fused hidden state side by side: its q, k and v
+        // projections take 2h inputs (o_proj and the MLP keep h)
+        if (eagle) dc.qkv_in = 2.0 * m.hidden;
+        const LayerTime lt = layer_time(dc, d, ld, be, masked, OverlapKind::none, 1, e.ops, gidx, sp.draft_tokens, sums);
+        c.analytical_experts = c.analytical_experts || dc.analytical_experts;
+        c.gemm_env_checked = c.gemm_env_checked || dc.gemm_env_checked;
+        // mtp: eh_proj (2h x h) and the target's LM head, every draft. eagle (EAGLE-3): its fc fuses three of the
+        // target's hidden states (3h x h) once per step, for the first draft (SGLang llama_eagle3.py applies it when
+        // the input is wider than the embedding; later drafts feed the head's own hidden state), and its own LM head
+        // over the draft vocabulary (32,000 in the public Llama-3.1 heads), vocab-parallel, in the draft's BF16.
+        OpRecord eh = eagle ? gemm_op(c, "eagle.fc", ps.phase, d.T, 3.0 * m.hidden, m.hidden, kEagleFcDtype)
+                            : gemm_op(c, "mtp.eh_proj", ps.phase, d.T, 2.0 * m.hidden, m.hidden, mtp_proj_dtype(c));
+        OpRecord lm = eagle ? gemm_op(c, "eagle.lm_head", ps.phase, d.T, m.hidden, m.eagle3_draft_vocab() / c.tp, kEagleFcDtype)
+                            : gemm_op(c, "mtp.lm_head", ps.phase, d.T, m.hidden, double(m.vocab) / c.tp, c.w_embed);
+        const double eh_per_draft = eagle ? eh.time_us / sp.draft_tokens : eh.time_us;
+        const double per_draft = lt.exposed_us + eh_per_draft + lm.time_us;
         LayerGroup g;
         g.label = eagle ? "EAGLE draft" : "MTP draft";
         g.count = sp.draft_tokens;
@@ -456,13 +473,13 @@ void run_phase(const Ctx& c, Estimate& e, const PhaseShape& ps, A2ABackend be, P
         out.groups.push_back(std::move(g));
         for (OpRecord* o : {&eh, &lm}) {
             o->group = gidx;
-            o->count = g.count;
+            o->count = (eagle && o == &eh) ? 1 : g.count;
             o->exposed_us = o->time_us;
             add_compute(*o);
             e.ops.push_back(*o);
         }
         total_us += g.count * per_draft;
-        compute_us += g.count * (lt.compute_us + eh.time_us + lm.time_us);
+        compute_us += g.count * (lt.compute_us + eh_per_draft + lm.time_us);
         comm_us += g.count * lt.comm_us;
     }
     // Pipeline stages: a forward crosses every stage; p2p activation sends between stages.

@@ -6,6 +6,8 @@
 
 #include "core/moe.h"
 #include "core/plan/plan.h"
+#include "core/base/embedded.h"
+
 #include "test_helpers.h"
 
 using moe_test::run;
@@ -89,47 +91,75 @@ TEST_CASE("speculative: the verify step runs batch x (1 + drafts) tokens; the me
     CHECK(ngram.decode.tokens_per_step == doctest::Approx(8 * 2.176));
 }
 
-TEST_CASE("speculative: an EAGLE head weighs one decoder layer of the target plus its 2h x h fusion") {
-    // EAGLE's README: 0.99 B parameters for the LLaMA2-Chat-70B head (hidden 8192, FFN 28672, 64 q / 8 kv heads:
-    // Llama-3.1-70B's shapes). bf16, one GPU.
-    const moe::Estimate e = run(R"({"model":"llama-3.1-70b","hardware":"b200","workload":{"phase":"decode","batch":1},
+TEST_CASE("speculative: an EAGLE-3 head for Llama-3.1-8B, its parameters by hand") {
+    // EAGLE-3 (Li et al. 2025; the EAGLE repo's cnets.py, SGLang's llama_eagle3.py): yuhuili/EAGLE3-LLaMA3.1-Instruct-8B
+    // is one LlamaDecoderLayer of the target's shapes (hidden 4096, 32 q / 8 kv heads of 128, FFN 14336) whose q, k, v
+    // read [embedding, hidden] (2h = 8192 inputs), an fc fusing three target hidden states (3h -> h), four RMSNorms and
+    // an LM head over draft_vocab_size 32,000 (d2t maps it to the target's 128,256); the embedding is the target's.
+    //   q, k, v 8192 x (32 + 2 x 8) x 128 = 50,331,648; o 4096 x 4096 = 16,777,216; MLP 3 x 4096 x 14336 = 176,160,768;
+    //   fc 3 x 4096 x 4096 = 50,331,648; LM head 4096 x 32000 = 131,072,000; norms 4 x 4096 = 16,384:
+    //   424,689,664 parameters (EAGLE-1's head of the same target: 1 layer + a 2h x h fc, 260 M, and the target's LM
+    //   head of 525 M shared).
+    const moe::ModelSpec& m = moe_test::preset_model("llama-3.1-8b");
+    CHECK(m.eagle3_draft_vocab() == 32000);
+    CHECK(m.eagle3_head_params() == doctest::Approx(424689664.0));
+    // In memory (one GPU, BF16 weights, FP32 norms): 424,673,280 x 2 B + 16,384 x 4 B
+    const moe::Estimate e = run(R"({"model":"llama-3.1-8b","hardware":"h100-sxm","workload":{"phase":"decode","batch":1},
         "runtime":{"speculative":{"method":"eagle","draft_tokens":2}}})");
-    CHECK(e.memory.weights_mtp_bytes / 2.0 == doctest::Approx(0.99e9).epsilon(0.01));
-    const moe::Estimate n = run(R"({"model":"llama-3.1-70b","hardware":"b200","workload":{"phase":"decode","batch":1},
+    CHECK(e.memory.weights_mtp_bytes == doctest::Approx(424673280.0 * 2 + 16384.0 * 4));
+    const moe::Estimate n = run(R"({"model":"llama-3.1-8b","hardware":"h100-sxm","workload":{"phase":"decode","batch":1},
         "runtime":{"speculative":{"method":"ngram","draft_tokens":2}}})");
     CHECK(n.memory.weights_mtp_bytes == 0);
     // the head's one layer keeps its own KV cache
     CHECK(e.memory.kv_cache_bytes > n.memory.kv_cache_bytes);
+    // Its operators: q, k, v at K = 8192, the fc at K = 12288 once per step, the LM head at N = 32,000 per draft
+    const moe::OpRecord *qkv = nullptr, *fc = nullptr, *lm = nullptr;
+    for (const moe::OpRecord& o : e.ops) {
+        const std::string name = o.name;
+        const moe::PhaseResult& p = o.phase == moe::Phase::prefill ? e.prefill : e.decode;
+        const bool draft = std::string(p.groups[size_t(o.group)].label.c_str()) == "EAGLE draft";
+        if (draft && name == "attn.qkv_proj") qkv = &o;
+        if (name == "eagle.fc") fc = &o;
+        if (name == "eagle.lm_head") lm = &o;
+    }
+    REQUIRE(qkv);
+    REQUIRE(fc);
+    REQUIRE(lm);
+    CHECK(qkv->weight_bytes == doctest::Approx(50331648.0 * 2));
+    CHECK(qkv->flops == doctest::Approx(2.0 * 1 * 8192 * 6144));
+    CHECK(fc->weight_bytes == doctest::Approx(50331648.0 * 2));
+    CHECK(fc->count == 1);
+    CHECK(lm->weight_bytes == doctest::Approx(131072000.0 * 2));
+    CHECK(lm->count == 2);
 }
 
-TEST_CASE("speculative: an EAGLE head's fc stays in the draft checkpoint's BF16 when the target is FP8 (issue 30)") {
-    // The fc (2h x h) is a plain torch Linear of the draft checkpoint (SGLang llama_eagle3.py builds it without a
-    // quant_config and unsharded); the public EAGLE-3 heads are stored in BF16 (config.json torch_dtype bfloat16,
-    // e.g. SpecForge's qwen3-32b-eagle3 and gpt-oss-120b-eagle3). Llama-3.1-70B with FP8 weights, TP4 on H100:
-    //   fc weights: 2 x 8192 x 8192 x 2 B = 268,435,456 B on every GPU (before issue 30: priced as the FP8 attention,
-    //   134,217,728 B), read once per draft pass.
-    // The decoder layer is priced in the target's formats (not changed here):
-    //   attention 8192 x (64 + 2 x 8) x 128 + 64 x 128 x 8192 = 150,994,944, FFN 3 x 8192 x 28672 = 704,643,072,
-    //   over tp 4 = 213,909,504 weights a GPU, at 2 B vs 1 B; norms 2 x 8192 x 4 B = 65,536 B.
-    auto head = [](const char* weights) {
-        return run(std::string(R"({"model":"llama-3.1-70b","hardware":"h100-sxm","parallel":{"tp":4},"precision":{"weights":")") +
-                   weights + R"("},"workload":{"phase":"decode","batch":8,"context_len":2048},
-                   "runtime":{"speculative":{"method":"eagle","draft_tokens":3,"acceptance":[0.6]}}})");
+TEST_CASE("speculative: an EAGLE-3 head stays in the draft checkpoint's BF16 when the target's checkpoint is FP8") {
+    // The public EAGLE-3 heads are BF16 checkpoints of their own (config.json torch_dtype bfloat16, e.g. SpecForge's
+    // qwen3-32b-eagle3 and gpt-oss-120b-eagle3); SGLang loads them with their own (absent) quant config. A target whose
+    // checkpoint is FP8 (Llama-3.1-70B-Instruct-FP8's formats, here as the preset with an FP8 quantization_config)
+    // leaves the head in BF16; a format the scenario sets explicitly applies to the head too.
+    //   Llama-3.1-70B's head, TP4: layer (8192 x 8192 x 2 inputs: q, k, v 2 x 8192 x 80 x 128 = 167,772,160; o
+    //   67,108,864; MLP 704,643,072) / 4 = 234,881,024 a GPU; fc 3 x 8192^2 = 201,326,592 unsharded; LM head
+    //   8192 x 32000 / 4 = 65,536,000; norms 4 x 8192 x 4 B.
+    nlohmann::json cfg;
+    for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i)
+        if (std::string(moe::kEmbeddedFiles[i].path) == "presets/models/llama-3.1-70b.json")
+            cfg = nlohmann::json::parse(std::string(moe::kEmbeddedFiles[i].data, moe::kEmbeddedFiles[i].size));
+    REQUIRE(cfg.is_object());
+    cfg["quantization_config"] = {{"quant_method", "fp8"}, {"activation_scheme", "dynamic"}};
+    auto head = [&](const char* precision) {
+        nlohmann::json s = {{"model", cfg}, {"hardware", "h100-sxm"}, {"parallel", {{"tp", 4}}},
+                            {"workload", {{"phase", "decode"}, {"batch", 8}, {"context_len", 2048}}},
+                            {"runtime", {{"speculative", {{"method", "eagle"}, {"draft_tokens", 3}, {"acceptance", {0.6}}}}}}};
+        if (precision) s["precision"] = {{"weights", precision}};
+        return run(s.dump());
     };
-    const moe::Estimate fp8 = head("fp8"), bf16 = head("bf16");
-    const double h = 8192, fc = 2 * h * h * 2.0;
-    CHECK(fc == 268435456);
-    const double layer_weights = (h * (64 + 16) * 128 + 64 * 128 * h + 3 * h * 28672) / 4;
-    CHECK(layer_weights == 213909504);
-    CHECK(bf16.memory.weights_mtp_bytes == doctest::Approx(layer_weights * 2 + fc + 2 * h * 4).epsilon(1e-12));
-    // FP8 target: the layer at 1 B + 4 B per 128 x 128 block, the fc still 268,435,456 B: 482,462,720 B in all
-    CHECK(fp8.memory.weights_mtp_bytes == doctest::Approx(layer_weights * (1 + 4.0 / 16384) + fc + 2 * h * 4).epsilon(1e-12));
-    const moe::OpRecord* op = nullptr;
-    for (const moe::OpRecord& o : fp8.ops)
-        if (std::string(o.name) == "eagle.fc") op = &o;
-    REQUIRE(op != nullptr);
-    CHECK(op->weight_bytes == doctest::Approx(fc));
-    CHECK(op->count == 3);
+    const moe::Estimate ckpt = head(nullptr), fp8 = head("fp8");
+    const double layer = 234881024, fc = 201326592, lm = 65536000, norms = 4 * 8192 * 4.0;
+    CHECK(ckpt.weights_dtype == moe::Dtype::fp8);  // the target's attention
+    CHECK(ckpt.memory.weights_mtp_bytes == doctest::Approx((layer + fc + lm) * 2 + norms).epsilon(1e-12));
+    // precision.weights fp8 set explicitly: the layer at 1 B (per-tensor scales), fc and LM head still BF16
+    CHECK(fp8.memory.weights_mtp_bytes == doctest::Approx(layer * (1 + 4.0 / 16384) + (fc + lm) * 2 + norms).epsilon(1e-12));
 }
 
 TEST_CASE("speculative: bad input names the field") {
