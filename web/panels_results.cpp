@@ -161,7 +161,6 @@ void draw_serving_cards(AppState& st) {
                   {"serving.ttft_queue_ms", "queue", theme::kQueue},
                   {"serving.ttft_first_wave_ms", "first wave", theme::lighten(theme::kQueue, 0.45f)},
                   {"serving.ttft_overhead_ms", "engine overhead", theme::kLatency}};
-    if (s.serving.stream_interval > 1) ttft.parts.push_back({"serving.ttft_stream_ms", "stream interval", theme::lighten(theme::kLatency, 0.45f)});
     if (disagg) ttft.parts.push_back({"serving.kv_transfer_ms", "KV transfer", theme::kComm});
     if (ok) {
         // the bar and the tooltip give every part; the line names what dominates besides the request's own prefill

@@ -127,11 +127,10 @@ void draw_serving_chart(AppState& st, ImVec2 size) {
                             is_b ? "" : " (A)");
                 ImGui::TextColored(theme::vec(theme::kTtft), "TTFT %s", fmt::time_ms(v("serving.ttft_ms")).c_str());
                 ImGui::SameLine();
-                ImGui::TextDisabled("prefill %s, queue %s, first wave %s, overhead %s, stream %s, KV %s",
+                ImGui::TextDisabled("prefill %s, queue %s, first wave %s, overhead %s, KV %s",
                                     fmt::time_ms(v("serving.ttft_prefill_ms")).c_str(), fmt::time_ms(v("serving.ttft_queue_ms")).c_str(),
                                     fmt::time_ms(v("serving.ttft_first_wave_ms")).c_str(),
-                                    fmt::time_ms(v("serving.ttft_overhead_ms")).c_str(), fmt::time_ms(v("serving.ttft_stream_ms")).c_str(),
-                                    fmt::time_ms(v("serving.kv_transfer_ms")).c_str());
+                                    fmt::time_ms(v("serving.ttft_overhead_ms")).c_str(), fmt::time_ms(v("serving.kv_transfer_ms")).c_str());
                 ImGui::TextColored(theme::vec(theme::kTpot), "TPOT %s", fmt::time_ms(v("serving.tpot_ms")).c_str());
                 ImGui::SameLine();
                 ImGui::TextDisabled("decode step %s, interleaved prefill %s", fmt::time_ms(v("serving.tpot_decode_ms")).c_str(),

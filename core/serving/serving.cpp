@@ -506,32 +506,10 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
 
 }  // namespace
 
-namespace {
-
-// serving.stream_interval N: tokens reach the client N at a time, so the first arrives after N - 1 more token
-// intervals; a benchmark then measures TPOT as the rest of the request over the tokens after the first. The end-to-end
-// latency, and with it the closed loop's rates, do not change.
-void apply_stream_interval(const Scenario& s, ServingResult& r) {
-    const double n_dec = std::max(0.0, s.serving.mean_osl() - 1.0);
-    const double held = std::min(double(std::max(1, s.serving.stream_interval) - 1), n_dec);
-    if (!(held > 0) || !(r.tpot_ms > 0)) return;
-    r.ttft_stream_ms = held * r.tpot_ms;
-    r.ttft_ms += r.ttft_stream_ms;
-    const double f = (n_dec - held) / n_dec;
-    r.tpot_ms *= f;
-    r.tpot_decode_ms *= f;
-    r.tpot_prefill_ms *= f;
-    r.tpot_preempt_ms *= f;
-    r.tokens_per_s_per_user = r.tpot_ms > 0 ? 1000.0 / r.tpot_ms : 0.0;
-}
-
-}  // namespace
 
 ServingResult serving_model(const Scenario& s, const ServingSteps& st, const EngineConstants& k) {
     if (!st.ok) return {};
-    ServingResult r = s.serving.mode == ServingMode::disaggregated ? disaggregated(s, st, k) : aggregated(s, st, k);
-    apply_stream_interval(s, r);
-    return r;
+    return s.serving.mode == ServingMode::disaggregated ? disaggregated(s, st, k) : aggregated(s, st, k);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -572,7 +550,6 @@ void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines,
         if (!sf.ok) return fail(sf.errors);
         if (want_warnings) e.warnings.insert(e.warnings.end(), sf.warnings.begin(), sf.warnings.end());
         e.serving = simulate(s, sf, k);
-        apply_stream_interval(s, e.serving);
         if (!e.serving.computed) return fail({{"serving", "the simulation finished no request (please report it)"}});
     }
     // one verdict (issue 26): a disaggregated deployment fits when its decode pool holds a request and a prefill worker

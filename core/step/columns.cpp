@@ -86,7 +86,6 @@ const std::vector<Column> kColumns = {
     {"serving.ttft_queue_ms", "ms", ColumnType::number, S(ttft_queue_ms), nullptr, "Part of TTFT: waiting for prefill capacity or a free slot."},
     {"serving.ttft_first_wave_ms", "ms", ColumnType::number, S(ttft_first_wave_ms), nullptr, "Part of TTFT: the first requests of the run waiting behind each other, averaged over all requests."},
     {"serving.ttft_overhead_ms", "ms", ColumnType::number, S(ttft_overhead_ms), nullptr, "Part of TTFT: the engine's per-request overhead (HTTP, tokenisation, admission)."},
-    {"serving.ttft_stream_ms", "ms", ColumnType::number, S(ttft_stream_ms), nullptr, "Part of TTFT: the first token held until serving.stream_interval tokens are made (interval - 1 token intervals)."},
     {"serving.kv_transfer_ms", "ms", ColumnType::number, S(kv_transfer_ms), nullptr, "Part of TTFT: disaggregated, moving one request's KV cache from a prefill to a decode worker; with workload.sessions or workload.trace, plus the mean wait for a prefix read back from host memory or SSD (aggregated: that wait alone)."},
     {"serving.prefix_hit_rate_gpu", "", ColumnType::number, S(prefix_hit_rate_gpu), nullptr, "With workload.sessions or workload.trace: share of the prompt tokens found in HBM (the system prompt and sessions' KV still there), not computed again."},
     {"serving.prefix_hit_rate_host", "", ColumnType::number, S(prefix_hit_rate_host), nullptr, "With workload.sessions or workload.trace: share of the prompt tokens read back from host memory (runtime.kv_offload.host_GB)."},

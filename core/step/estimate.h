@@ -153,7 +153,6 @@ struct ServingResult {
     double ttft_queue_ms = 0;       // waiting for prefill capacity (steady state) and for a free slot
     double ttft_first_wave_ms = 0;  // the first requests' wait behind each other, averaged over the run
     double ttft_overhead_ms = 0;    // the engine's per-request overhead
-    double ttft_stream_ms = 0;      // the first token held until serving.stream_interval tokens are made
     double kv_transfer_ms = 0;      // disaggregated; with KV tiers: waiting for a session's KV read back from host / SSD
     // Multi-turn sessions (workload.sessions): shares of the prompt tokens found in HBM, host memory and SSD, and the
     // KV bytes moved between HBM and those tiers (reloads and demotions, all GPUs) per output token
