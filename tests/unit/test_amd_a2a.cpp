@@ -15,13 +15,7 @@ using moe_test::run;
 using nlohmann::json;
 
 namespace {
-json preset_json(const char* path) {
-    for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i)
-        if (std::string(moe::kEmbeddedFiles[i].path) == path)
-            return json::parse(std::string(moe::kEmbeddedFiles[i].data, moe::kEmbeddedFiles[i].size));
-    FAIL("missing embedded file ", path);
-    return {};
-}
+const auto& preset_json = moe_test::embedded_json;
 double op_us(const moe::Estimate& e, const char* name, Phase ph) {
     const moe::OpRecord* o = find_op(e, name, ph);
     REQUIRE(o);

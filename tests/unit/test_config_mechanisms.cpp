@@ -22,13 +22,7 @@ using nlohmann::json;
 
 namespace {
 const auto& preset = moe_test::preset_model;
-json preset_json(const char* path) {
-    for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i)
-        if (std::string(moe::kEmbeddedFiles[i].path) == path)
-            return json::parse(std::string(moe::kEmbeddedFiles[i].data, moe::kEmbeddedFiles[i].size));
-    FAIL("missing embedded file ", path);
-    return {};
-}
+const auto& preset_json = moe_test::embedded_json;
 std::string messages(const moe::Issues& errs) {
     std::string s;
     for (const moe::Issue& e : errs) s += e.text() + "\n";

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/base/embedded.h"
 #include "core/moe.h"
 
 namespace moe_test {
@@ -39,6 +40,14 @@ inline const moe::ModelSpec& preset_model(const char* id) {
     const moe::ModelSpec* m = moe::builtin_catalog().model(id);
     REQUIRE_MESSAGE(m != nullptr, id);
     return *m;
+}
+// A file compiled into the binary (presets/..., as core/base/embedded.h lists them) parsed as JSON.
+inline nlohmann::json embedded_json(const char* path) {
+    for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i)
+        if (std::string(moe::kEmbeddedFiles[i].path) == path)
+            return nlohmann::json::parse(std::string(moe::kEmbeddedFiles[i].data, moe::kEmbeddedFiles[i].size));
+    FAIL("missing embedded file ", path);
+    return {};
 }
 // An HF config.json as a model spec, its issues in `errs` (cleared first).
 inline moe::ModelSpec parse_config(const nlohmann::json& j, moe::Issues& errs) {

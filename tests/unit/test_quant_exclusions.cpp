@@ -19,13 +19,7 @@ using moe_test::run;
 using nlohmann::json;
 
 namespace {
-json preset_json(const char* path) {
-    for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i)
-        if (std::string(moe::kEmbeddedFiles[i].path) == path)
-            return json::parse(std::string(moe::kEmbeddedFiles[i].data, moe::kEmbeddedFiles[i].size));
-    FAIL("missing embedded file ", path);
-    return {};
-}
+const auto& preset_json = moe_test::embedded_json;
 // A ModelOpt hf_quant_config.json (NVFP4 weights, FP8 KV) with `exclude` as its exclude_modules, given to `cfg` as its
 // quantization_config, as tests/cli/model_configs_test.py does with the shipped files.
 json with_modelopt(json cfg, const json& exclude) {
