@@ -237,7 +237,7 @@ void draw_memory_chart(AppState& st, ImVec2 size) {
             plot::plot_rect("##short", m.usable_bytes / 1e9, half + 0.04, m.total_bytes / 1e9, half + 0.1, theme::kBad, plot::ItemFlags_NoHover);
         plot::plot_segment(m.usable_bytes / 1e9, -0.5, m.usable_bytes / 1e9, 0.5, theme::kText, 1.5f, plot::ItemFlags_Dashed | plot::ItemFlags_NoFit);
         plot::plot_segment(m.capacity_bytes / 1e9, -0.5, m.capacity_bytes / 1e9, 0.5, theme::kTextDim, 1.5f, plot::ItemFlags_NoFit);
-        const std::string usable = "usable (" + fmt::percent(shown_scenario(st).runtime.mem_fraction) + ")";
+        const std::string usable = "usable (" + fmt::percent(shown_scenario(st).runtime.memory_fraction()) + ")";
         plot::plot_text(m.usable_bytes / 1e9, -0.5, usable.c_str(), theme::kText, ImVec2(-4, 9), false, 1.0f);
         const plot::Hover h = plot::end_plot();
         for (std::size_t i = 0; i < ids.size(); ++i) {

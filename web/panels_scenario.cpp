@@ -569,11 +569,11 @@ void runtime_section(AppState& st) {
         field_slider_double(st, "runtime.expert_offload.skew", "Popularity skew", 0.0, 2.0, "%.2f");
     }
     speculative_controls(st);
-    field_slider_double(st, "runtime.mem_fraction", "Memory fraction", 0.5, 1.0, "%.2f");
+    field_input_number(st, "runtime.mem_fraction", "Memory fraction", "engine's");
     field_input_number(st, "runtime.reserve_GB", "Reserve (GB)", "calibrated");
     field_input_number(st, "runtime.prefill_overhead_ms", "Prefill overhead", "calibrated (ms)");
     field_input_number(st, "runtime.decode_overhead_ms", "Decode overhead", "calibrated (ms)");
-    field_input_number(st, "runtime.kv_block_tokens", "KV block tokens");
+    field_input_number(st, "runtime.kv_block_tokens", "KV block tokens", "engine's");
     section_errors(st, {"runtime"});
 }
 

@@ -1,6 +1,7 @@
 #include "core/scenario/scenario.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
 
@@ -84,9 +85,9 @@ const std::vector<FieldImpl>& field_impls() {
         {{"runtime.mtp_acceptance_rate", FieldType::number, "", 0, 1, nullptr, "Older spelling of runtime.speculative.acceptance as one rate for every draft position: tokens per step = 1 + a + a^2 + ..."}, MOE_PTR(runtime.speculative.acceptance.rates[0])},
         {{"runtime.prefill_overhead_ms", FieldType::number, "ms", -1, 1e4, nullptr, "Host overhead per prefill forward (scheduling, launches); -1: calibrated default."}, MOE_PTR(runtime.prefill_overhead_ms)},
         {{"runtime.decode_overhead_ms", FieldType::number, "ms", -1, 1e4, nullptr, "Host overhead per decode step; -1: calibrated default."}, MOE_PTR(runtime.decode_overhead_ms)},
-        {{"runtime.mem_fraction", FieldType::number, "", 0.05, 1, nullptr, "Share of HBM the engine may use (SGLang mem_fraction_static, vLLM gpu_memory_utilization)."}, MOE_PTR(runtime.mem_fraction)},
+        {{"runtime.mem_fraction", FieldType::number, "", -1, 1, nullptr, "Share of HBM the engine may use (SGLang mem_fraction_static, vLLM gpu_memory_utilization, TensorRT-LLM free_gpu_memory_fraction), 0.05 to 1; -1: the engine's default (SGLang 0.88, vLLM and TensorRT-LLM 0.9)."}, MOE_PTR(runtime.mem_fraction)},
         {{"runtime.reserve_GB", FieldType::number, "GB", -1, 1e4, nullptr, "Memory held by the CUDA context, graphs and allocator; -1: calibrated default."}, MOE_PTR(runtime.reserve_GB)},
-        {{"runtime.kv_block_tokens", FieldType::integer, "tokens", 1, 4096, nullptr, "Paged-KV block size; each request's KV is rounded up to whole blocks."}, MOE_PTR(runtime.kv_block_tokens)},
+        {{"runtime.kv_block_tokens", FieldType::integer, "tokens", 0, 4096, nullptr, "Paged-KV block size; each request's KV is rounded up to whole blocks. 0: the engine's page (SGLang 1, vLLM 16, TensorRT-LLM 32)."}, MOE_PTR(runtime.kv_block_tokens)},
         {{"runtime.expert_offload.tier", FieldType::choice, "", 0, 0, kOffloadTierChoices, "Where experts beyond the HBM cache live: none (all in HBM), host (CPU memory, streamed at hardware.host_bandwidth_GBps) or ssd (at hardware.ssd_bandwidth_GBps)."}, MOE_PTR(runtime.expert_offload.tier)},
         {{"runtime.expert_offload.cached_experts_per_layer", FieldType::integer, "experts", 0, 1e6, nullptr, "Experts per MoE layer per GPU kept in HBM (the hottest); the others are streamed in when selected."}, MOE_PTR(runtime.expert_offload.cached_experts_per_layer)},
         {{"runtime.expert_offload.prefetch", FieldType::boolean, "", 0, 0, nullptr, "Stream a layer's missing experts while the previous layer computes (only the excess is exposed)."}, MOE_PTR(runtime.expert_offload.prefetch)},
@@ -599,6 +600,9 @@ void validate_hardware_use(const Scenario& s, Issues& e) {
 }
 }  // namespace
 
+double RuntimeConfig::memory_fraction() const { return mem_fraction >= 0 ? mem_fraction : engine_mem_fraction(engine); }
+int RuntimeConfig::block_tokens() const { return kv_block_tokens > 0 ? kv_block_tokens : engine_kv_block_tokens(engine); }
+
 Issues validate_scenario(const Scenario& s) {
     Issues e;
     const ModelSpec& m = s.model;
@@ -611,6 +615,11 @@ Issues validate_scenario(const Scenario& s) {
         return e;
     }
     validate_layout(s, s.parallel, "parallel", e);
+    if (s.runtime.mem_fraction >= 0 && s.runtime.mem_fraction < 0.05) {
+        char b[160];
+        std::snprintf(b, sizeof b, "%g is below 0.05 (give 0.05 to 1, or -1 for the engine's default)", s.runtime.mem_fraction);
+        e.push_back({"runtime.mem_fraction", b});
+    }
     if (!m.is_moe() && s.routing.redundant_experts > 0)
         e.push_back({"routing.redundant_experts", "the model has no routed experts"});
     if (s.serving.mode == ServingMode::disaggregated) {

@@ -145,6 +145,16 @@ struct KvOffloadConfig {
     double ssd_bandwidth_GBps = 0;   // 0: hardware.ssd_bandwidth_GBps
 };
 
+// Each engine's documented memory defaults, used where the scenario leaves runtime.mem_fraction / kv_block_tokens
+// unset (docs/model.md, "Serving"): SGLang's --page-size 1 and a mem_fraction_static of about 0.88 on 80-192 GB GPUs
+// (server_args.py picks it from the GPU's memory and the TP size), vLLM's 16-token blocks and gpu_memory_utilization
+// 0.9, TensorRT-LLM's 32 tokens per block and free_gpu_memory_fraction 0.9 (of what the weights leave: taken here as
+// a share of HBM like the others'); the ideal engine pages by the token.
+inline double engine_mem_fraction(EngineKind e) { return e == EngineKind::sglang ? 0.88 : 0.9; }
+inline int engine_kv_block_tokens(EngineKind e) {
+    return e == EngineKind::vllm ? 16 : e == EngineKind::trtllm ? 32 : 1;
+}
+
 struct RuntimeConfig {
     A2ABackend a2a_backend = A2ABackend::auto_;
     bool two_batch_overlap = false;    // kept for old scenarios and links: overlap auto + this = tbo
@@ -157,14 +167,18 @@ struct RuntimeConfig {
                                        // runtime.mtp_draft_tokens / mtp_acceptance_rate are its older spelling
     double prefill_overhead_ms = -1;   // per prefill forward (scheduler, launches); <0: calibrated default
     double decode_overhead_ms = -1;    // per decode step; <0: calibrated default
-    double mem_fraction = 0.9;         // engine's static memory fraction of HBM (SGLang mem_fraction_static)
+    double mem_fraction = -1;          // static memory fraction of HBM (SGLang mem_fraction_static); <0: the engine's
     double reserve_GB = -1;            // CUDA context, graphs, allocator slack; <0: calibrated default
-    int kv_block_tokens = 16;          // paged-KV block size (rounding of each request's KV)
+    int kv_block_tokens = 0;           // paged-KV block size (rounding of each request's KV); 0: the engine's
     EngineKind engine = EngineKind::sglang;  // system constants of the serving engine (core/engine.h)
     ExpertOffloadConfig expert_offload;
     MoeKernelSel moe_kernel = MoeKernelSel::auto_;  // the routed experts' kernel (seed 001)
     int moe_chunk_tokens = -1;  // tokens per fused-MoE chunk (seed 001: supports_chunking); -1: the engine's, 0: none
     KvOffloadConfig kv_offload;
+    // The memory fraction and paged-KV block in effect: the scenario's, else the engine's default
+    // (engine_mem_fraction, engine_kv_block_tokens).
+    double memory_fraction() const;
+    int block_tokens() const;
 };
 
 // Multi-turn sessions (issue 29, DESIGN §11.4 workload.sessions; stored with the serving fields, whose mean prompt it

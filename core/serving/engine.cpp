@@ -12,40 +12,31 @@ namespace moe {
 #define MOE_ENGINE_NUMBERS(X)                                                                                     \
     X(request_overhead_ms, 0, 60) X(request_overhead_per_ktoken_ms, 0, 10) X(request_overhead_per_client_ms, 0, 1)  \
     X(decode_overhead_per_layer_us, 0, 60) X(prefill_overhead_per_layer_us, 0, 300)                                 \
-    X(decode_host_per_request_us, 0, 80) X(request_wait_decode_steps, 0, 15) X(mem_fraction, 0.05, 1)              \
+    X(decode_host_per_request_us, 0, 80) X(request_wait_decode_steps, 0, 15)                                        \
     X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 100) X(wave_persistence, 0, 1)                          \
     X(ttft_typical_error, 0, 100) X(tpot_typical_error, 0, 100)                                                   \
     X(ttft_log_error_p10, -5, 5) X(ttft_log_error_p90, -5, 5) X(tpot_log_error_p10, -5, 5)                          \
     X(tpot_log_error_p90, -5, 5) X(throughput_log_error_p10, -5, 5) X(throughput_log_error_p90, -5, 5)
-#define MOE_ENGINE_INTS(X) X(kv_block_tokens, 1, 4096)
 
 EngineSet default_engines() {
     EngineSet s;
     // SGLang: prefill runs as its own forward and pauses decoding (--enable-mixed-chunk is off by default);
-    // chunked_prefill_size 8192 on 80-192 GB GPUs; page size 1 token; mem_fraction_static ~0.88.
+    // chunked_prefill_size 8192 on 80-192 GB GPUs. (Page sizes and memory fractions: engine_kv_block_tokens /
+    // engine_mem_fraction in core/scenario/scenario.h, read by the memory model.)
     EngineConstants& sg = s.get(EngineKind::sglang);
     sg.mixed_batches = false;
-    sg.kv_block_tokens = 1;
-    sg.mem_fraction = 0.88;
     sg.wave_persistence = 1.0;  // prefill-first scheduling re-aligns each round (docs/model.md, "Serving")
     // vLLM V1: chunked prefill always on, prefill chunks share a step with the decode batch under a token budget
-    // (max_num_batched_tokens); 16-token KV blocks; gpu_memory_utilization 0.9.
+    // (max_num_batched_tokens).
     EngineConstants& vl = s.get(EngineKind::vllm);
     vl.mixed_batches = true;
-    vl.kv_block_tokens = 16;
-    vl.mem_fraction = 0.9;
-    // TensorRT-LLM (PyTorch backend): in-flight batching with chunked context, 32-token KV blocks,
-    // free_gpu_memory_fraction 0.9 of what is left after the weights.
+    // TensorRT-LLM (PyTorch backend): in-flight batching with chunked context.
     EngineConstants& tr = s.get(EngineKind::trtllm);
     tr.mixed_batches = true;
-    tr.kv_block_tokens = 32;
-    tr.mem_fraction = 0.9;
     tr.kv_reserve_output = true;  // CapacitySchedulerPolicy.GUARANTEED_NO_EVICT, the default
     // ideal: no host overhead, kernels exactly as the tables say, mixed batches.
     EngineConstants& id = s.get(EngineKind::ideal);
     id.mixed_batches = true;
-    id.kv_block_tokens = 1;
-    id.mem_fraction = 0.9;
     id.kv_transfer_eff = 1.0;
     id.kv_transfer_latency_ms = 0;
     return s;
@@ -97,17 +88,9 @@ bool parse_constant(const std::string& key, const nlohmann::json& v, const std::
     }
     MOE_ENGINE_NUMBERS(X)
 #undef X
-#define X(field, lo, hi)                                                                                  \
-    if (key == #field) {                                                                                  \
-        if (!detail::is_number(v) || v.get<double>() != std::floor(v.get<double>()) ||                  \
-            v.get<double>() < (lo) || v.get<double>() > (hi))                                             \
-            errors.push_back({path, "must be a whole number in [" #lo ", " #hi "]"});                     \
-        else                                                                                              \
-            c.field = int(v.get<double>());                                                               \
-        return true;                                                                                      \
-    }
-    MOE_ENGINE_INTS(X)
-#undef X
+    // (older files: the page size and memory fraction, now each engine's default in the scenario layer,
+    // engine_kv_block_tokens / engine_mem_fraction in core/scenario/scenario.h; read past)
+    if (key == "kv_block_tokens" || key == "mem_fraction") return true;
     for (auto [name, field] : {std::pair{"mixed_batches", &EngineConstants::mixed_batches},
                                std::pair{"kv_reserve_output", &EngineConstants::kv_reserve_output}})
         if (key == name) {
@@ -165,7 +148,6 @@ nlohmann::json engines_to_json(const EngineSet& set) {
         nlohmann::json& o = j[kNames[i]];
 #define X(field, lo, hi) o[#field] = c.field;
         MOE_ENGINE_NUMBERS(X)
-        MOE_ENGINE_INTS(X)
 #undef X
         o["mixed_batches"] = c.mixed_batches;
         o["kv_reserve_output"] = c.kv_reserve_output;

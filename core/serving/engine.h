@@ -45,10 +45,8 @@ struct EngineConstants {
     bool kv_reserve_output = false;       // a request is admitted only with KV blocks for its whole prompt + output
                                           // (TRT-LLM's default GUARANTEED_NO_EVICT capacity scheduler); false: blocks
                                           // are taken as tokens are made, preempting when they run out (vLLM, SGLang)
-    // The engine's documented defaults, listed but not applied yet: the memory model reads the scenario's
-    // runtime.mem_fraction and runtime.kv_block_tokens for every engine (docs/model.md, "Serving").
-    double mem_fraction = 0.9;            // default static memory fraction
-    int kv_block_tokens = 16;             // paged-KV block (SGLang 1, vLLM 16, TRT-LLM 32)
+    // (the page size and static memory fraction are the scenario's: runtime.kv_block_tokens / mem_fraction, each
+    // engine's default from engine_kv_block_tokens / engine_mem_fraction in core/scenario/scenario.h)
     // Disaggregated KV transfer (NIXL / Mooncake / UCX over RDMA).
     double kv_transfer_eff = 0.8;         // fraction of the link bandwidth the transfer reaches
     double kv_transfer_latency_ms = 1.0;  // per request: handshake and completion notification
