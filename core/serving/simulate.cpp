@@ -50,10 +50,14 @@ struct Aggregated {
     Aggregated(const Scenario& s_, const StepSurface& sf_, const EngineConstants& k_)
         : s(s_), sf(sf_), k(k_), tiers(s_, sf_.kv_bytes_per_token) {}
 
-    // KV tokens a request takes at admission: its context so far (and its whole output with kv_reserve_output)
+    // KV slots a request takes at admission, in whole pages of sf.kv_block_tokens (seed 002 §10's fragmentation,
+    // request by request): with kv_reserve_output its whole prompt + output rounded up to pages; else its context so
+    // far plus the half-empty last page a growing context leaves on average ((block - 1) / 2 slots)
     double reserve(const Req& r) const {
+        const double B = sf.kv_block_tokens;
+        if (k.kv_reserve_output) return std::ceil(double(r.isl + r.osl) / B) * B;
         const double gen = double(r.osl - 1 - r.out_left);
-        return k.kv_reserve_output ? r.isl + r.osl : r.isl + gen;
+        return r.isl + gen + 0.5 * (B - 1.0);
     }
     // its context now (decoding): the context it started decoding with plus the steps since
     double ctx_of(const Req& r) const { return r.ctx + double(G - r.g_start) * tps; }
@@ -324,8 +328,11 @@ struct Disaggregated {
         const double ranks_d = double(sv.decode.workers) * std::max(1, sf.dp);
         const double tps = std::max(1.0, sf.tokens_per_step);
         const int ranks_p = std::max(1, sv.prefill.workers * std::max(1, sf.prefill_dp));
-        const double cap_rank = std::max(1.0, std::min<double>(sv.decode.batch, std::floor(sf.kv_tokens_per_rank /
-                                                 std::max(1.0, sv.mean_isl() + (k.kv_reserve_output ? 1.0 : 0.5) * sv.mean_osl()))));
+        // the decode slots a rank's KV holds: the mean request in whole pages (its output reserved, or half of it)
+        const double B = sf.kv_block_tokens;
+        const double per_request = k.kv_reserve_output ? std::ceil((sv.mean_isl() + sv.mean_osl()) / B) * B
+                                                       : sv.mean_isl() + 0.5 * sv.mean_osl() + 0.5 * (B - 1.0);
+        const double cap_rank = std::max(1.0, std::min<double>(sv.decode.batch, std::floor(sf.kv_tokens_per_rank / std::max(1.0, per_request))));
         const double cap = cap_rank * ranks_d;
         const int clients = std::max(1, sv.concurrency);  // closed-loop clients; the decode slots are cap
         w.make(s, clients, 1);

@@ -162,7 +162,11 @@ StepSurface step_surface(const Scenario& s, const Tables& t) {
         return out;
     }
     out.weights_fit = m->memory.max_batch >= 1 || m->memory.fits;
-    out.kv_tokens_per_rank = m->memory.max_batch * std::max(1.0, isl + 0.5 * osl);
+    // KV slots: the memory model's max batch at the mean context, each request's KV in whole pages (as the memory
+    // model rounds it); the simulation charges each request its own page waste (simulate.cpp)
+    out.kv_block_tokens = std::max(1, s.runtime.block_tokens());
+    const double ctx = std::max(1.0, std::round(isl + 0.5 * osl));
+    out.kv_tokens_per_rank = m->memory.max_batch * std::ceil(ctx / out.kv_block_tokens) * out.kv_block_tokens;
     out.kv_bytes_per_token = m->memory.kv_bytes_per_token;
     if (m->decode.tpot_ms > 0 && m->decode.step_ms > m->decode.tpot_ms) out.tokens_per_step = m->decode.step_ms / m->decode.tpot_ms;
     out.ok = true;

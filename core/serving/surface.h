@@ -48,9 +48,10 @@ struct StepSurface {
     PoolSurface agg;                 // aggregated: the replica's steps (per attention-DP rank)
     PoolSurface prefill, decode;     // disaggregated: each pool's
     double chunk_tokens = 0;         // aggregated: a forward's token budget per rank (workload.prefill_tokens)
-    // Memory: KV tokens one DP rank holds next to the weights (the memory model's max batch at the mean context x
-    // that context), and whether the weights fit at all.
+    // Memory: KV token slots one DP rank holds next to the weights (the memory model's max batch at the mean context
+    // x that context in whole blocks), and whether the weights fit at all.
     double kv_tokens_per_rank = 0;
+    double kv_block_tokens = 1;      // the paged-KV block (runtime.kv_block_tokens, by default the engine's)
     bool weights_fit = false;
     // Output tokens a request gets per decode step: 1, or with MTP 1 + the expected accepted drafts (the step
     // model's decode step over its TPOT).

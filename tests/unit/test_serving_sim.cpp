@@ -315,3 +315,23 @@ TEST_CASE("serving simulation: a benchmark too large to simulate is refused, nam
     CHECK(moe::simulated_requests(at) == 200000);
     CHECK(moe::evaluate(at, T()).ok);
 }
+
+TEST_CASE("serving simulation: KV in whole pages, request by request (seed 002 §10's fragmentation)") {
+    // TensorRT-LLM reserves each request's prompt + output (GUARANTEED_NO_EVICT) in 32-token blocks: 900 + 100 tokens
+    // take ceil(1,000 / 32) x 32 = 1,024 slots, so a memory-bound rank runs floor(slots / 1,024) requests at once;
+    // with 1-token pages the same slots would hold floor(slots / 1,000)
+    const std::string j = R"({"model":"qwen3-32b","hardware":"h100-sxm","runtime":{"engine":"trtllm"},
+        "serving":{"mode":"aggregated","isl":900,"osl":100,"length_spread":0,"concurrency":512,"requests_per_client":2}})";
+    const moe::Scenario s = moe_test::scenario(j);
+    const moe::StepSurface sf = moe::step_surface(s, T());
+    REQUIRE(sf.ok);
+    CHECK(sf.kv_block_tokens == 32);
+    // the slots: the memory model's max batch (a whole number) at the mean context, 950 tokens = 960 in whole blocks
+    CHECK(std::fmod(sf.kv_tokens_per_rank, 960.0) == 0.0);
+    CHECK(sf.kv_tokens_per_rank >= 960.0 * 8);
+    const moe::Estimate e = moe::evaluate(s, T());
+    REQUIRE(e.ok);
+    INFO("slots " << sf.kv_tokens_per_rank << ", peak " << e.serving.peak_running_batch);
+    CHECK(e.serving.peak_running_batch == std::floor(sf.kv_tokens_per_rank / 1024.0));
+    CHECK(e.serving.peak_running_batch < std::floor(sf.kv_tokens_per_rank / 1000.0));
+}
