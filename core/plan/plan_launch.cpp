@@ -75,12 +75,6 @@ std::string num(double v) {
     return buf;
 }
 
-// The memory fraction a command for engine `e` passes: the scenario's, else that engine's default (not the
-// scenario's engine's: a vLLM command for an SGLang scenario gets vLLM's 0.9).
-double fraction_for(const Scenario& s, EngineKind e) {
-    return s.runtime.mem_fraction >= 0 ? s.runtime.mem_fraction : engine_mem_fraction(e);
-}
-
 // The weight format the point asks for, when it differs from the checkpoint's: an online quantisation flag.
 Dtype requested_weights(const Scenario& s, const PlanPoint& p, bool& changed) {
     changed = !p.weights.is_auto && p.weights.value != s.model.weight_dtype;
@@ -118,7 +112,7 @@ std::string sglang_command(const Scenario& s, const PlanPoint& p) {
     const Dtype w = requested_weights(s, p, changed);
     if (changed) c += std::string(" --quantization ") + (w == Dtype::fp8 ? "fp8" : is_fp4_like(w) ? "modelopt_fp4" : dtype_name(w));
     if (!p.kv_cache.is_auto && p.kv_cache.value == Dtype::fp8) c += " --kv-cache-dtype fp8_e4m3";
-    c += " --mem-fraction-static " + num(fraction_for(s, EngineKind::sglang));
+    c += " --mem-fraction-static " + num(s.runtime.memory_fraction(EngineKind::sglang));
     // SGLang divides both by the DP size under --enable-dp-attention: give the totals of all DP ranks.
     c += " --chunked-prefill-size " + std::to_string(s.workload.prefill_tokens * p.dp);
     c += " --max-running-requests " + std::to_string(p.batch * p.dp);
@@ -156,7 +150,7 @@ std::string vllm_command(const Scenario& s, const PlanPoint& p) {
     const Dtype w = requested_weights(s, p, changed);
     if (changed) c += std::string(" --quantization ") + (w == Dtype::fp8 ? "fp8" : is_fp4_like(w) ? "modelopt_fp4" : dtype_name(w));
     if (!p.kv_cache.is_auto && p.kv_cache.value == Dtype::fp8) c += " --kv-cache-dtype fp8";
-    c += " --gpu-memory-utilization " + num(fraction_for(s, EngineKind::vllm));
+    c += " --gpu-memory-utilization " + num(s.runtime.memory_fraction(EngineKind::vllm));
     c += " --max-num-seqs " + std::to_string(p.batch);
     c += " --max-num-batched-tokens " + std::to_string(s.workload.prefill_tokens);
     if (p.mode == PlanMode::disaggregated) c += " --kv-transfer-config '{\"kv_connector\":\"NixlConnector\",\"kv_role\":\"kv_both\"}'";
@@ -171,7 +165,7 @@ std::string trtllm_command(const Scenario& s, const PlanPoint& p) {
     std::string yaml = "{";
     auto item = [&](const std::string& kv) { yaml += (yaml.size() > 1 ? ", " : "") + kv; };
     if (p.dp > 1) item("enable_attention_dp: true");
-    std::string kv = "kv_cache_config: {free_gpu_memory_fraction: " + num(fraction_for(s, EngineKind::trtllm));
+    std::string kv = "kv_cache_config: {free_gpu_memory_fraction: " + num(s.runtime.memory_fraction(EngineKind::trtllm));
     if (!p.kv_cache.is_auto && p.kv_cache.value == Dtype::fp8) kv += ", dtype: fp8";
     item(kv + "}");
     if (p.mtp > 0) {
@@ -192,7 +186,7 @@ std::string trtllm_command(const Scenario& s, const PlanPoint& p) {
     if (p.pp > 1) c += " --pp_size " + std::to_string(p.pp);
     c += " --max_batch_size " + std::to_string(p.batch);
     c += " --max_num_tokens " + std::to_string(s.workload.prefill_tokens);
-    c += " --kv_cache_free_gpu_memory_fraction " + num(fraction_for(s, EngineKind::trtllm));
+    c += " --kv_cache_free_gpu_memory_fraction " + num(s.runtime.memory_fraction(EngineKind::trtllm));
     c += " --extra_llm_api_options extra-llm-api.yml";
     bool changed = false;
     requested_weights(s, p, changed);

@@ -600,7 +600,6 @@ void validate_hardware_use(const Scenario& s, Issues& e) {
 }
 }  // namespace
 
-double RuntimeConfig::memory_fraction() const { return mem_fraction >= 0 ? mem_fraction : engine_mem_fraction(engine); }
 int RuntimeConfig::block_tokens() const { return kv_block_tokens > 0 ? kv_block_tokens : engine_kv_block_tokens(engine); }
 
 Issues validate_scenario(const Scenario& s) {

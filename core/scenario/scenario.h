@@ -176,8 +176,10 @@ struct RuntimeConfig {
     int moe_chunk_tokens = -1;  // tokens per fused-MoE chunk (seed 001: supports_chunking); -1: the engine's, 0: none
     KvOffloadConfig kv_offload;
     // The memory fraction and paged-KV block in effect: the scenario's, else the engine's default
-    // (engine_mem_fraction, engine_kv_block_tokens).
-    double memory_fraction() const;
+    // (engine_mem_fraction, engine_kv_block_tokens); memory_fraction(e): the same for engine e (a launch command
+    // for another engine than the scenario's).
+    double memory_fraction(EngineKind e) const { return mem_fraction >= 0 ? mem_fraction : engine_mem_fraction(e); }
+    double memory_fraction() const { return memory_fraction(engine); }
     int block_tokens() const;
 };
 
