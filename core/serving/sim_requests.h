@@ -164,6 +164,13 @@ struct Sums {
 // prompt: SGLang's min_new_token_ratio default (python/sglang/srt/server_args.py); vLLM keeps a watermark of blocks.
 constexpr double kGrowthReserve = 0.1;
 
+// KV slots a request holds in whole pages of `block` tokens (seed 002 §10's fragmentation, request by request): an
+// engine that reserves the output (kv_reserve_output) takes its whole prompt + output rounded up to pages
+// (`whole` tokens); else its context `now` plus the half-empty last page a growing context leaves on average.
+inline double kv_slots(double now, double whole, double block, bool reserve_output) {
+    return reserve_output ? std::ceil(whole / block) * block : now + 0.5 * (block - 1.0);
+}
+
 // Decode steps for `tokens` output tokens at `tps` tokens per step (MTP: each step makes 1 + the accepted drafts).
 long long steps_for(double tokens, double tps) { return tokens <= 0 ? 0 : (long long)std::ceil(tokens / tps - 1e-9); }
 

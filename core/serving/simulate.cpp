@@ -50,14 +50,11 @@ struct Aggregated {
     Aggregated(const Scenario& s_, const StepSurface& sf_, const EngineConstants& k_)
         : s(s_), sf(sf_), k(k_), tiers(s_, sf_.kv_bytes_per_token) {}
 
-    // KV slots a request takes at admission, in whole pages of sf.kv_block_tokens (seed 002 §10's fragmentation,
-    // request by request): with kv_reserve_output its whole prompt + output rounded up to pages; else its context so
-    // far plus the half-empty last page a growing context leaves on average ((block - 1) / 2 slots)
+    // KV slots a request takes at admission (kv_slots): its context so far, or with kv_reserve_output its whole
+    // prompt + output, in whole pages of sf.kv_block_tokens
     double reserve(const Req& r) const {
-        const double B = sf.kv_block_tokens;
-        if (k.kv_reserve_output) return std::ceil(double(r.isl + r.osl) / B) * B;
         const double gen = double(r.osl - 1 - r.out_left);
-        return r.isl + gen + 0.5 * (B - 1.0);
+        return kv_slots(r.isl + gen, double(r.isl + r.osl), sf.kv_block_tokens, k.kv_reserve_output);
     }
     // its context now (decoding): the context it started decoding with plus the steps since
     double ctx_of(const Req& r) const { return r.ctx + double(G - r.g_start) * tps; }
@@ -328,10 +325,9 @@ struct Disaggregated {
         const double ranks_d = double(sv.decode.workers) * std::max(1, sf.dp);
         const double tps = std::max(1.0, sf.tokens_per_step);
         const int ranks_p = std::max(1, sv.prefill.workers * std::max(1, sf.prefill_dp));
-        // the decode slots a rank's KV holds: the mean request in whole pages (its output reserved, or half of it)
-        const double B = sf.kv_block_tokens;
-        const double per_request = k.kv_reserve_output ? std::ceil((sv.mean_isl() + sv.mean_osl()) / B) * B
-                                                       : sv.mean_isl() + 0.5 * sv.mean_osl() + 0.5 * (B - 1.0);
+        // the decode slots a rank's KV holds: the mean request in whole pages (kv_slots), half-way through its output
+        const double per_request = kv_slots(sv.mean_isl() + 0.5 * sv.mean_osl(), sv.mean_isl() + sv.mean_osl(), sf.kv_block_tokens,
+                                            k.kv_reserve_output);
         const double cap_rank = std::max(1.0, std::min<double>(sv.decode.batch, std::floor(sf.kv_tokens_per_rank / std::max(1.0, per_request))));
         const double cap = cap_rank * ranks_d;
         const int clients = std::max(1, sv.concurrency);  // closed-loop clients; the decode slots are cap
