@@ -23,11 +23,7 @@ using nlohmann::json;
 namespace {
 const auto& preset = moe_test::preset_model;
 const auto& preset_json = moe_test::embedded_json;
-std::string messages(const moe::Issues& errs) {
-    std::string s;
-    for (const moe::Issue& e : errs) s += e.text() + "\n";
-    return s;
-}
+using moe_test::messages;
 // The first decode record `name` of the group labelled exactly `label`.
 const moe::OpRecord* op_in(const moe::Estimate& e, const char* name, const std::string& label) {
     for (const moe::OpRecord& o : e.ops)

@@ -18,11 +18,7 @@ using nlohmann::json;
 namespace {
 const auto& preset = moe_test::preset_model;
 const auto& preset_json = moe_test::embedded_json;
-std::string messages(const moe::Issues& errs) {
-    std::string s;
-    for (const moe::Issue& e : errs) s += e.text() + "\n";
-    return s;
-}
+using moe_test::messages;
 }  // namespace
 
 TEST_CASE("Gemma-4 26B-A4B: global layers, the MoE block beside the MLP, parameters against the card") {

@@ -49,6 +49,12 @@ inline nlohmann::json embedded_json(const char* path) {
     FAIL("missing embedded file ", path);
     return {};
 }
+// Every issue's text, a line each (for INFO).
+inline std::string messages(const moe::Issues& errs) {
+    std::string s;
+    for (const moe::Issue& e : errs) s += e.text() + "\n";
+    return s;
+}
 // An HF config.json as a model spec, its issues in `errs` (cleared first).
 inline moe::ModelSpec parse_config(const nlohmann::json& j, moe::Issues& errs) {
     errs.clear();
