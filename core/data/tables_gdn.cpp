@@ -13,7 +13,7 @@
 #include <string>
 #include <tuple>
 
-#include "core/data/csv_cells.h"
+#include "core/base/csv_cells.h"
 #include "core/data/tables.h"
 
 namespace moe {

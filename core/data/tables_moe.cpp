@@ -18,7 +18,7 @@
 #include <string>
 #include <tuple>
 
-#include "core/data/csv_cells.h"
+#include "core/base/csv_cells.h"
 #include "core/data/tables.h"
 #include "core/base/set_cache.h"
 

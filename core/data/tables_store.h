@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/data/csv_cells.h"
+#include "core/base/csv_cells.h"
 #include "core/data/tables.h"
 
 namespace moe {

@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdlib>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "core/base/csv_cells.h"
 #include "core/base/json_text.h"
 #include "core/base/json_util.h"
 #include "core/scenario/scenario.h"
@@ -150,25 +150,6 @@ std::string trim(std::string_view s) {
     return std::string(s);
 }
 
-std::vector<std::string> split_cells(const std::string& line) {
-    std::vector<std::string> cells;
-    for (std::size_t start = 0;;) {
-        const std::size_t comma = line.find(',', start);
-        cells.push_back(trim(std::string_view(line).substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-    }
-    return cells;
-}
-
-// a whole cell as a finite number (no trailing text)
-bool cell_number(const std::string& text, double& out) {
-    if (text.empty() || text.size() > 64) return false;
-    char* end = nullptr;
-    out = std::strtod(text.c_str(), &end);
-    return end == text.c_str() + text.size() && std::isfinite(out);
-}
-
 // The core's checks of one request; the first issue as "field: message" (empty: valid).
 std::string entry_issue(const json& o) {
     Issues errors;
@@ -210,10 +191,10 @@ bool trace_text_to_json(std::string_view text, bool csv, const std::string& wher
                 return false;
             }
         } else {
-            const std::vector<std::string> cells = split_cells(line);
+            const std::vector<std::string_view> cells = detail::split_cells(line);
             if (first && !cells.empty() && !cells[0].empty() && !std::isdigit(static_cast<unsigned char>(cells[0][0]))) {
                 // the header row: names the columns
-                columns = cells;
+                columns.assign(cells.begin(), cells.end());
                 for (const std::string& c : columns)
                     if (c != "isl" && c != "osl" && c != "prefix_id" && c != "prefix_len") {
                         error = at + "unknown column '" + shown_text(c) + "' (isl, osl, prefix_id, prefix_len)";
@@ -230,12 +211,12 @@ bool trace_text_to_json(std::string_view text, bool csv, const std::string& wher
             for (std::size_t i = 0; i < cells.size(); ++i) {
                 if (cells[i].empty()) continue;
                 if (columns[i] == "prefix_id") {
-                    o["prefix_id"] = cells[i];
+                    o["prefix_id"] = std::string(cells[i]);
                     continue;
                 }
                 double v = 0;
-                if (!cell_number(cells[i], v)) {
-                    error = at + columns[i] + " '" + shown_text(cells[i]) + "' is not a number";
+                if (!detail::cell_to_double(cells[i], v)) {
+                    error = at + columns[i] + " '" + shown_text(std::string(cells[i])) + "' is not a number";
                     return false;
                 }
                 if (std::fabs(v) < 9e15 && v == std::floor(v)) o[columns[i]] = static_cast<long long>(v);

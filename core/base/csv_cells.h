@@ -1,5 +1,5 @@
-// csv_cells.h — the cell-level parsing every bench_data table loader shares (tables.cpp, tables_moe.cpp,
-// tables_gdn.cpp).
+// csv_cells.h — the cell-level CSV parsing the bench_data table loaders (core/data: tables_load.cpp, tables_moe.cpp,
+// tables_gdn.cpp) and a CSV trace (core/scenario/trace.cpp) share.
 #pragma once
 
 #include <algorithm>
@@ -12,13 +12,13 @@
 
 namespace moe::detail {
 
-// Split a CSV line into trimmed cells (spaces, tabs, a trailing CR; no quoting in our tables).
+// Split a CSV line into trimmed cells (spaces, tabs, CRs at either end; no quoting in our tables or traces).
 inline std::vector<std::string_view> split_cells(std::string_view line) {
     std::vector<std::string_view> cells;
     while (true) {
         auto comma = line.find(',');
         std::string_view c = line.substr(0, comma);
-        while (!c.empty() && (c.front() == ' ' || c.front() == '\t')) c.remove_prefix(1);
+        while (!c.empty() && (c.front() == ' ' || c.front() == '\t' || c.front() == '\r')) c.remove_prefix(1);
         while (!c.empty() && (c.back() == ' ' || c.back() == '\t' || c.back() == '\r')) c.remove_suffix(1);
         cells.push_back(c);
         if (comma == std::string_view::npos) break;
