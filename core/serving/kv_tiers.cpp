@@ -66,7 +66,7 @@ void KvTiers::rebalance(double gpu_room, double now) {
             }
             place(id, e, next);
             st_.moved_tokens += e.tokens;  // written out to the slower tier
-            if (next == ssd) link_free_[ssd] = std::max(now, link_free_[ssd]) + e.tokens * bytes_per_token_ / (bw_GBps_[ssd] * 1e9) * 1000.0;
+            if (next == ssd) link_free_[ssd] = std::max(now, link_free_[ssd]) + link_ms(ssd, e.tokens);
         }
     }
 }
@@ -89,7 +89,7 @@ double KvTiers::arrive(long long id, int isl, int prefix_len, double now, double
         } else {
             (e.tier == host ? st_.hit_host : st_.hit_ssd) += hit;
             // read back over the tier's link, one reload after another
-            const double ms = hit * bytes_per_token_ / (bw_GBps_[e.tier] * 1e9) * 1000.0;
+            const double ms = link_ms(e.tier, hit);
             link_free_[e.tier] = std::max(now, link_free_[e.tier]) + ms;
             ready = link_free_[e.tier];
             st_.moved_tokens += hit;

@@ -103,6 +103,8 @@ private:
     KvTierStats st_;
     std::vector<char> seen_;
 
+    // time to move `tokens` of KV over tier's link (a reload, or a write into SSD)
+    double link_ms(int tier, double tokens) const { return tokens * bytes_per_token_ / (bw_GBps_[tier] * 1e9) * 1000.0; }
     void remove(long long id, Entry& e);
     void place(long long id, Entry& e, int tier);
     // Each tier down to its capacity at time `now`. A write into SSD takes the SSD's link like a reload does (one
