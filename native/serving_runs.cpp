@@ -305,16 +305,11 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
                 if (!r.steps.ok) r.skip = "step model: " + (r.steps.errors.empty() ? std::string("failed") : r.steps.errors.front().text());
                 else if (o.simulate && !(r.surface = moe::step_surface(r.scenario, tables)).ok)
                     r.skip = "step model: " + (r.surface.errors.empty() ? std::string("failed") : r.surface.errors.front().text());
-                // A row that names no worker counts was assumed to run one worker per pool. If one worker per pool
-                // cannot carry the run's concurrency even with no engine overheads (the decode batch the prefill
-                // worker can feed, or that memory holds, is below the clients'), the run had more workers, and how
-                // many is not recorded.
-                else if (r.mode != "agg" && get("decode_num_workers").empty()) {
-                    const moe::ServingResult ideal =
-                        moe::serving_model(r.scenario, r.steps, moe::active_engines().get(moe::EngineKind::ideal));
-                    if (ideal.running_batch < 0.99 * r.scenario.serving.decode.batch)
-                        r.skip = "disaggregated row without worker counts: one worker per pool cannot carry its concurrency";
-                }
+                // A row that names no worker counts (InferenceMAX's CSV exports of disaggregated runs) does not say
+                // how many GPUs served it: the decode pool's size sets its TPOT and the prefill pool's its queue, so
+                // no prediction of that row tests the model, only a guess of the deployment. Not evaluated.
+                else if (r.mode != "agg" && (get("decode_num_workers").empty() || get("prefill_num_workers").empty()))
+                    r.skip = "disaggregated row without worker counts: the deployment's size is not recorded";
             }
         }
         rows.push_back(std::move(r));

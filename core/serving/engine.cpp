@@ -30,10 +30,12 @@ EngineSet default_engines() {
     // (max_num_batched_tokens).
     EngineConstants& vl = s.get(EngineKind::vllm);
     vl.mixed_batches = true;
+    vl.disagg_serial_requests = true;
     // TensorRT-LLM (PyTorch backend): in-flight batching with chunked context.
     EngineConstants& tr = s.get(EngineKind::trtllm);
     tr.mixed_batches = true;
     tr.kv_reserve_output = true;  // CapacitySchedulerPolicy.GUARANTEED_NO_EVICT, the default
+    tr.disagg_serial_requests = true;
     // ideal: no host overhead, kernels exactly as the tables say, mixed batches.
     EngineConstants& id = s.get(EngineKind::ideal);
     id.mixed_batches = true;
@@ -92,7 +94,8 @@ bool parse_constant(const std::string& key, const nlohmann::json& v, const std::
     // engine_kv_block_tokens / engine_mem_fraction in core/scenario/scenario.h; read past)
     if (key == "kv_block_tokens" || key == "mem_fraction") return true;
     for (auto [name, field] : {std::pair{"mixed_batches", &EngineConstants::mixed_batches},
-                               std::pair{"kv_reserve_output", &EngineConstants::kv_reserve_output}})
+                               std::pair{"kv_reserve_output", &EngineConstants::kv_reserve_output},
+                               std::pair{"disagg_serial_requests", &EngineConstants::disagg_serial_requests}})
         if (key == name) {
             if (!v.is_boolean()) errors.push_back({path, "must be true or false"});
             else c.*field = v.get<bool>();
@@ -151,6 +154,7 @@ nlohmann::json engines_to_json(const EngineSet& set) {
 #undef X
         o["mixed_batches"] = c.mixed_batches;
         o["kv_reserve_output"] = c.kv_reserve_output;
+        o["disagg_serial_requests"] = c.disagg_serial_requests;
     }
     return j;
 }

@@ -47,6 +47,14 @@ struct EngineConstants {
                                           // are taken as tokens are made, preempting when they run out (vLLM, SGLang)
     // (the page size and static memory fraction are the scenario's: runtime.kv_block_tokens / mem_fraction, each
     // engine's default from engine_kv_block_tokens / engine_mem_fraction in core/scenario/scenario.h)
+    // Disaggregated: how the router hands a request to the two pools. true: the prefill request is answered before
+    // the decode request is sent, so a request passes two servers' request paths one after the other (vLLM's P/D
+    // proxies send the prompt with max_tokens 1 to the prefill server, then to the decode server:
+    // benchmarks/disagg_benchmarks/disagg_prefill_proxy_server.py; trtllm-serve's disaggregated server sends the
+    // context-only request, then the generation request; Dynamo's PrefillRouter waits for the prefill worker's
+    // transfer metadata before it routes to decode: docs/design_docs/disagg_serving.md). false: SGLang's PD router
+    // sends both at once with one bootstrap room, so the decode server's request path runs during the prefill.
+    bool disagg_serial_requests = false;
     // Disaggregated KV transfer (NIXL / Mooncake / UCX over RDMA).
     double kv_transfer_eff = 0.8;         // fraction of the link bandwidth the transfer reaches
     double kv_transfer_latency_ms = 1.0;  // per request: handshake and completion notification

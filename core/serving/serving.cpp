@@ -464,7 +464,8 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     const double cap = std::max(1.0, std::floor(running_cap(st, k, isl, osl)));
     r.fits = st.weights_fit && st.max_batch >= 1;
     double b = std::min<double>(sv.decode.batch, cap);
-    const double req_ovh = ov.request_ms;
+    // (disagg_serial_requests: the decode server's request path follows the prefill's answer)
+    const double req_ovh = ov.request_ms + (k.disagg_serial_requests ? ov.request_ms - k.request_overhead_per_client_ms * clients_in_flight(sv) : 0.0);
     const double ttft_base = req_ovh + Sp + r.kv_transfer_ms;
     // Fixed point: the decode batch that the prefill pool can feed. Decode-bound when the prefill pool keeps up.
     double tpot = decode_step_ms(k, decode_at(st, b) * dks + od, b);
@@ -491,10 +492,13 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     // First wave: N prompts at once through the prefill pool.
     const double wave = N / rate_p / 2.0;
     r.ttft_first_wave_ms = wave_share * std::max(0.0, wave - wait);
-    r.ttft_ms = ttft_base + wait + r.ttft_first_wave_ms;
+    // The decode worker streams the tokens: the first reaches the client with the second, at the end of the first
+    // decode step (simulate.cpp, disaggregated); the request's end does not move.
+    const double first_step = n_dec > 0 ? tpot : 0.0;
+    r.ttft_ms = ttft_base + wait + r.ttft_first_wave_ms + first_step;
     r.tpot_decode_ms = tpot;
-    r.tpot_ms = n_dec > 0 ? tpot : 0.0;
-    r.e2e_latency_ms = r.ttft_ms + n_dec * r.tpot_ms;
+    r.e2e_latency_ms = r.ttft_ms - first_step + n_dec * tpot;
+    r.tpot_ms = n_dec > 0 ? (r.e2e_latency_ms - r.ttft_ms) / n_dec : 0.0;
     r.requests_per_s = lambda * 1000.0;
     r.gpus = st.gpus;
     r.output_tokens_per_s_per_gpu = r.requests_per_s * osl / st.gpus;

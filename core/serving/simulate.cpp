@@ -347,14 +347,20 @@ struct Disaggregated {
         };
         // events: (time, id) of prompts reaching a prefill queue, and of KV reaching the decode pool
         std::vector<TimeHeap> to_prefill(queues);
-        TimeHeap to_decode;
+        // a prompt's KV reaching the decode worker: `to_decode` holds (prefill end, id): the decode scheduler
+        // sees the request at its next step boundary and starts pulling the KV then (TRT-LLM's transceiver, vLLM's
+        // NIXL connector, SGLang's transfer queue), `pulling` holds (pull done, id): the request joins the batch at
+        // the first step boundary after its KV is in
+        TimeHeap to_decode, pulling;
         std::deque<int> dec_queue;
         std::vector<double> rank_free(size_t(ranks_p), 0.0);  // when each prefill rank is next free
-        Frontend frontend;
+        Frontend frontend, decode_frontend;
         auto send = [&](int id, double when) {
             Req& r = w.reqs[id];
             r.send = when;
-            r.arrive = frontend.arrive(k, when, r.isl, clients);
+            // (disagg_serial_requests: the prefill server answers once, without streaming; the decode server's
+            // frontend streams every client's tokens, so the per-client share is its own)
+            r.arrive = frontend.arrive(k, when, r.isl, k.disagg_serial_requests ? 0 : clients);
             r.ovh = r.arrive - when;
             to_prefill[queue_of(id)].push({r.arrive, id});
         };
@@ -408,7 +414,13 @@ struct Disaggregated {
                 for (int id : batch) {
                     Req& r = w.reqs[id];
                     r.pf_start = start;
-                    to_decode.push({start + dt + kv_ms, id});
+                    // (disagg_serial_requests: the decode server's own request path starts when the prefill answers)
+                    double at_decode = start + dt;
+                    if (k.disagg_serial_requests) {
+                        at_decode = decode_frontend.arrive(k, at_decode, r.isl, clients);
+                        r.ovh += at_decode - (start + dt);
+                    }
+                    to_decode.push({at_decode, id});
                     // the prompt's KV stays in the prefill rank's cache under its key (the answer is made elsewhere)
                     if (cached) tiers[ri].finish(r.key, tiers[ri].kept_tokens(r.isl, r.osl, r.prefix_len, false), start + dt, room);
                 }
@@ -416,17 +428,25 @@ struct Disaggregated {
         };
         double t = 0, running = 0, ctx_sum = 0;
         std::priority_queue<std::pair<long long, int>, std::vector<std::pair<long long, int>>, std::greater<>> ends;
-        std::vector<int> run_ids;
+        std::vector<int> run_ids, joined;
         long long G = 0;
         long long guard = 0;
         const long long guard_max = 64LL * (long long)w.reqs.size() + 1000000LL;
         while (sum.n < double(w.reqs.size()) && ++guard < guard_max) {
             run_prefill(t);
             while (!to_decode.empty() && to_decode.top().first <= t + 1e-9) {
-                dec_queue.push_back(to_decode.top().second);
+                pulling.push({t + kv_ms, to_decode.top().second});
                 to_decode.pop();
             }
-            // admission at the step boundary: the first token streams as the request joins the batch
+            while (!pulling.empty() && pulling.top().first <= t + 1e-9) {
+                dec_queue.push_back(pulling.top().second);
+                pulling.pop();
+            }
+            // admission at the step boundary. The decode worker streams the request's tokens (Dynamo's
+            // disaggregated flow, docs/design_docs/disagg_serving.md: the prefill worker returns only the transfer
+            // metadata; TRT-LLM's and SGLang's decode workers send the prefill's token with the first one they
+            // make): the first token reaches the client at the end of the first decode step that carries it.
+            joined.clear();
             while (!dec_queue.empty() && running < cap) {
                 const int id = dec_queue.front();
                 dec_queue.pop_front();
@@ -439,6 +459,7 @@ struct Disaggregated {
                     if (next < w.reqs.size()) send(int(next), t);
                     continue;
                 }
+                joined.push_back(id);
                 r.running = true;
                 running += 1;
                 ctx_sum += r.ctx;
@@ -448,11 +469,15 @@ struct Disaggregated {
             }
             if (running <= 0) {
                 // idle: until the next KV arrives (running the prefill side up to then)
-                double next = to_decode.empty() ? INFINITY : to_decode.top().first;
+                // (an idle decode worker polls at once: a pull starts as its request arrives)
+                auto next_event = [&] {
+                    return std::min(to_decode.empty() ? INFINITY : to_decode.top().first, pulling.empty() ? INFINITY : pulling.top().first);
+                };
+                double next = next_event();
                 if (!std::isfinite(next)) {
                     run_prefill(INFINITY);
-                    if (to_decode.empty()) break;
-                    next = to_decode.top().first;
+                    next = next_event();
+                    if (!std::isfinite(next)) break;
                 }
                 t = std::max(t, next);
                 continue;
@@ -460,10 +485,13 @@ struct Disaggregated {
             const double b = std::ceil(running / ranks_d);
             const double ctx_mean = ctx_sum / running;
             const double step = std::max(sf.decode.decode_ms(b, ctx_mean) + od, k.decode_host_per_request_us * b / 1000.0);
+            for (int id : joined) w.reqs[size_t(id)].first = t + step;
             long long n = std::max(1LL, ends.top().first - G);
             run_prefill(t + n * step);
-            if (!to_decode.empty() && !(running >= cap && dec_queue.empty()))
-                n = std::min(n, std::max(1LL, (long long)std::ceil((to_decode.top().first - t) / step)));
+            if (!(running >= cap && dec_queue.empty())) {
+                const double next = std::min(to_decode.empty() ? INFINITY : to_decode.top().first, pulling.empty() ? INFINITY : pulling.top().first);
+                if (std::isfinite(next)) n = std::min(n, std::max(1LL, (long long)std::ceil((next - t) / step)));
+            }
             const double dt = double(n) * std::max(sf.decode.decode_ms(b, ctx_mean + 0.5 * double(n - 1) * tps) + od,
                                                    k.decode_host_per_request_us * b / 1000.0);
             t += dt;

@@ -201,7 +201,10 @@ TEST_CASE("serving simulation: more clients never give a shorter TTFT or a highe
     }
 }
 
-TEST_CASE("serving simulation: disaggregated, one client — TTFT is the prefill forward plus the KV transfer") {
+// The decode worker streams the tokens (Dynamo's disaggregated flow; TRT-LLM's and SGLang's decode workers send the
+// prefill's token with their first): the first token arrives at the end of the first decode step, here of one
+// request at its prompt's context. An idle decode worker starts the KV pull as the request arrives.
+TEST_CASE("serving simulation: disaggregated, one client — TTFT is the prefill forward, the KV transfer and one decode step") {
     moe::Scenario s = moe_test::scenario(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":1,"dp":8,"ep":8},
         "runtime":{"engine":"ideal"},
         "serving":{"mode":"disaggregated","isl":4096,"osl":64,"requests_per_client":2,
@@ -217,7 +220,41 @@ TEST_CASE("serving simulation: disaggregated, one client — TTFT is the prefill
     REQUIRE(r.computed);
     const double kv_ms = sf.kv_bytes_per_request / (sf.kv_link_GBps * 1e9) * 1000.0;  // ideal: efficiency 1, no latency
     CHECK(r.kv_transfer_ms == doctest::Approx(kv_ms).epsilon(1e-9));
-    CHECK(r.ttft_ms == doctest::Approx(sf.prefill.forward_ms(4096) + kv_ms).epsilon(1e-6));
+    CHECK(r.ttft_ms == doctest::Approx(sf.prefill.forward_ms(4096) + kv_ms + sf.decode.decode_ms(1, 4096)).epsilon(1e-6));
+}
+
+// disagg_serial_requests (vLLM's P/D proxy, trtllm-serve's disaggregated server, Dynamo's PrefillRouter): the decode
+// server's request path starts when the prefill server has answered, so it adds to TTFT; the prefill server answers
+// once without streaming, so the per-client share is the decode server's alone. Worked, one client, 4,096-token
+// prompt, 10 ms + 2 ms per 1,000 prompt tokens + 1 ms per client: in parallel (SGLang's router) one path of
+// 10 + 8.192 + 1 = 19.192 ms; in series 10 + 8.192 (prefill server) then 10 + 8.192 + 1 (decode server) = 37.384 ms.
+TEST_CASE("serving simulation: disaggregated requests through two servers in series (disagg_serial_requests)") {
+    moe::Scenario s = moe_test::scenario(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":1,"dp":8,"ep":8},
+        "runtime":{"engine":"ideal"},
+        "serving":{"mode":"disaggregated","isl":4096,"osl":64,"requests_per_client":2,
+                   "prefill":{"parallel":{"tp":8,"ep":8},"workers":1,"batch":1},
+                   "decode":{"parallel":{"tp":8,"ep":8},"workers":1,"batch":1}}})");
+    s.serving.concurrency = 1;
+    const moe::StepSurface sf = moe::step_surface(s, T());
+    REQUIRE(sf.ok);
+    moe::EngineConstants k = ideal();
+    k.request_overhead_ms = 10;
+    k.request_overhead_per_ktoken_ms = 2;
+    k.request_overhead_per_client_ms = 1;
+    k.disagg_serial_requests = false;
+    const moe::ServingResult parallel = moe::simulate(s, sf, k);
+    k.disagg_serial_requests = true;
+    const moe::ServingResult serial = moe::simulate(s, sf, k);
+    REQUIRE(parallel.computed);
+    REQUIRE(serial.computed);
+    CHECK(parallel.ttft_overhead_ms == doctest::Approx(19.192).epsilon(1e-9));
+    CHECK(serial.ttft_overhead_ms == doctest::Approx(37.384).epsilon(1e-9));
+    CHECK(serial.ttft_ms - parallel.ttft_ms == doctest::Approx(37.384 - 19.192).epsilon(1e-6));
+    CHECK(serial.tpot_ms == doctest::Approx(parallel.tpot_ms).epsilon(1e-9));
+    // the engines' own flows (engine.cpp): vLLM and TRT-LLM in series, SGLang in parallel
+    CHECK(moe::builtin_engines().get(moe::EngineKind::vllm).disagg_serial_requests);
+    CHECK(moe::builtin_engines().get(moe::EngineKind::trtllm).disagg_serial_requests);
+    CHECK_FALSE(moe::builtin_engines().get(moe::EngineKind::sglang).disagg_serial_requests);
 }
 
 // Disaggregated clients are serving.concurrency and the decode batch is each rank's limit (DESIGN 11.3): a file
