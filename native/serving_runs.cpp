@@ -72,6 +72,33 @@ bool inferencemax_source(const std::string& source) {
 constexpr double kAicLengthSpread = 0.1;
 double length_spread_of(const std::string& source) { return inferencemax_source(source) ? 0.2 : kAicLengthSpread; }
 
+// SGLang's --scheduler-recv-interval in InferenceMAX's recipes (SemiAnalysisAI/InferenceX,
+// benchmarks/single_node/<model>_<precision>_<gpu>.sh, the stored version of each; launch flags, not measurements):
+// the scheduler takes in new requests every N decode forwards (serving.scheduler_recv_interval). "10/30": 10 below 16
+// clients, 30 from 16 (the recipes' `if [[ $CONC -ge 16 ]]`). A recipe that does not set it runs SGLang's default, 1.
+// Rows of another model, GPU or precision, and every AIConfigurator row, run the default.
+struct RecvRecipe {
+    const char* model;      // the CSV's model_path
+    const char* system;     // the CSV's system
+    const char* precision;  // the CSV's precision
+    int below16, from16;
+};
+constexpr RecvRecipe kSglangRecvRecipes[] = {
+    {"Qwen/Qwen3.5-397B-A17B", "b200_sxm", "bf16", 10, 30},  // qwen3.5_bf16_b200.sh
+    {"Qwen/Qwen3.5-397B-A17B", "b200_sxm", "fp8", 10, 30},   // qwen3.5_fp8_b200.sh
+    {"Qwen/Qwen3.5-397B-A17B", "b200_sxm", "fp4", 30, 30},   // qwen3.5_fp4_b200.sh
+    {"Qwen/Qwen3.5-397B-A17B", "b300_sxm", "bf16", 10, 30},  // qwen3.5_bf16_b300.sh
+    {"Qwen/Qwen3.5-397B-A17B", "b300_sxm", "fp8", 10, 10},   // qwen3.5_fp8_b300.sh
+    {"Qwen/Qwen3.5-397B-A17B", "b300_sxm", "fp4", 10, 30},   // qwen3.5_fp4_b300.sh
+    {"zhipuai/GLM-5", "b200_sxm", "fp4", 10, 10},            // glm5_fp4_b200.sh
+    // (qwen3.5_fp8_h200.sh, glm5_fp8_b200.sh, glm5_fp8_b300.sh, glm5_fp8_h200.sh: not set, 1)
+};
+int sglang_recv_interval(const std::string& model, const std::string& system, const std::string& precision, int conc) {
+    for (const RecvRecipe& r : kSglangRecvRecipes)
+        if (model == r.model && system == r.system && precision == r.precision) return conc >= 16 ? r.from16 : r.below16;
+    return 1;
+}
+
 // A short name for the row's source: InferenceMAX's dashboard export, database dump or gap analysis, or the file of
 // AIConfigurator's own collection; " (wip)" when the source marks the run work in progress (wip=True).
 std::string source_label(const std::string& source) {
@@ -260,6 +287,11 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             j["serving"]["isl"] = r.isl;
             j["serving"]["osl"] = r.osl;
             j["serving"]["length_spread"] = length_spread_of(get("silicon_data_source"));
+            if (r.backend == "sglang" && inferencemax_source(get("silicon_data_source"))) {
+                const int conc = source_concurrency(get("silicon_data_source"));
+                const int n = sglang_recv_interval(get("model_path"), get("system"), get("precision"), conc);
+                if (n > 1) j["serving"]["scheduler_recv_interval"] = n;
+            }
             auto layout = [&](const std::string& p, nlohmann::json& out) {
                 const int tp = to_int(get((p + "tp_size").c_str()), 1), dp = std::max(1, to_int(get((p + "attention_dp_size").c_str()), 1));
                 const int ep = std::max(1, to_int(get((p + "moe_ep_size").c_str()), 1)), pp = std::max(1, to_int(get((p + "pp_size").c_str()), 1));

@@ -27,7 +27,8 @@ using namespace detail;
 //   --deepep-mode auto|normal|low_latency and --enable-two-batch-overlap (the same page and `launch_server --help`);
 //   MTP as --speculative-algorithm EAGLE --speculative-num-steps N --speculative-eagle-topk 1
 //   --speculative-num-draft-tokens N+1 (https://docs.sglang.io/advanced_features/speculative_decoding.html,
-//   "Multi Token Prediction"); --stream-interval N (serving.stream_interval; InferenceMAX's SGLang recipes set it).
+//   "Multi Token Prediction"); --stream-interval N (serving.stream_interval; InferenceMAX's SGLang recipes set it);
+//   --scheduler-recv-interval N (serving.scheduler_recv_interval, SGLang only).
 //   TensorRT-LLM takes the same as stream_interval in the LLM API options; vLLM's command leaves it out (its flag
 //   is recent and not in every version).
 // - vLLM, vllm serve: --tensor-parallel-size, --data-parallel-size, --pipeline-parallel-size, --kv-cache-dtype fp8,
@@ -117,6 +118,7 @@ std::string sglang_command(const Scenario& s, const PlanPoint& p) {
     c += " --chunked-prefill-size " + std::to_string(s.workload.prefill_tokens * p.dp);
     c += " --max-running-requests " + std::to_string(p.batch * p.dp);
     if (s.serving.stream_interval > 1) c += " --stream-interval " + std::to_string(s.serving.stream_interval);
+    if (s.serving.scheduler_recv_interval > 1) c += " --scheduler-recv-interval " + std::to_string(s.serving.scheduler_recv_interval);
     if (p.mode == PlanMode::disaggregated) c += p.prefill_workers < 0 ? " --disaggregation-mode prefill" : " --disaggregation-mode decode";
     const int world = p.decode_world(), per_node = s.gpus_per_node();
     if (world > per_node)

@@ -241,7 +241,17 @@ struct ServingConfig {
     int requests_per_client = 10;   // benchmark length: each client sends this many requests (the first together)
     double length_spread = 0;       // each request's isl and osl drawn uniformly from [(1 - spread) x, x] (0: fixed)
     int stream_interval = 1;        // tokens the engine streams to a client at a time (--stream-interval)
+    int scheduler_recv_interval = 1;  // SGLang: forwards between the scheduler's polls for new requests
+                                      // (--scheduler-recv-interval); recv_wait_steps() is the mean wait it adds
     PoolConfig prefill{{1, 1, 1, 1, 0}, 1, 1};
+    // Decode steps a new request waits for SGLang's scheduler to take it in, beyond the step boundary: with
+    // --scheduler-recv-interval N the scheduler's SchedulerRecvSkipper (python/sglang/srt/managers/
+    // scheduler_recv_skipper.py) counts decode forwards (weight 1) and receives new requests when the count reaches N
+    // (after a prefill forward or an idle loop at once), so a request arriving while the batch decodes waits
+    // (N - 1) / 2 more forwards on average. 0 for vLLM and TensorRT-LLM, which take new requests at every step.
+    double recv_wait_steps(EngineKind engine) const {
+        return engine == EngineKind::sglang ? 0.5 * double(scheduler_recv_interval - 1) : 0.0;
+    }
     PoolConfig decode{{1, 1, 1, 1, 0}, 1, 64};
     SessionsConfig sessions;        // JSON: workload.sessions
     TraceConfig trace;              // JSON: workload.trace

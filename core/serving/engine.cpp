@@ -12,7 +12,7 @@ namespace moe {
 #define MOE_ENGINE_NUMBERS(X)                                                                                     \
     X(request_overhead_ms, 0, 60) X(request_overhead_per_ktoken_ms, 0, 10) X(request_overhead_per_client_ms, 0, 1)  \
     X(decode_overhead_per_layer_us, 0, 60) X(prefill_overhead_per_layer_us, 0, 300)                                 \
-    X(decode_host_per_request_us, 0, 80) X(request_wait_decode_steps, 0, 15)                                        \
+    X(decode_host_per_request_us, 0, 80)                                                                            \
     X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 100) X(wave_persistence, 0, 1)                          \
     X(ttft_typical_error, 0, 100) X(tpot_typical_error, 0, 100)                                                   \
     X(ttft_log_error_p10, -5, 5) X(ttft_log_error_p90, -5, 5) X(tpot_log_error_p10, -5, 5)                          \
@@ -59,8 +59,6 @@ const std::vector<EngineConstantInfo>& fitted_engine_constants() {
          "per layer per forward with prompt tokens (eager): kernel launches, attention metadata"},
         {"decode_host_per_request_us", &EngineConstants::decode_host_per_request_us, 0, 80, "us",
          "host work per running request per decode step, overlapped with the GPU's step"},
-        {"request_wait_decode_steps", &EngineConstants::request_wait_decode_steps, 0, 15, "steps",
-         "decode steps a new request waits before the scheduler polls it in"},
     };
     return info;
 }
@@ -93,6 +91,8 @@ bool parse_constant(const std::string& key, const nlohmann::json& v, const std::
     // (older files: the page size and memory fraction, now each engine's default in the scenario layer,
     // engine_kv_block_tokens / engine_mem_fraction in core/scenario/scenario.h; read past)
     if (key == "kv_block_tokens" || key == "mem_fraction") return true;
+    // (older files: the fitted wait for the scheduler's poll, now the scenario's serving.scheduler_recv_interval)
+    if (key == "request_wait_decode_steps") return true;
     for (auto [name, field] : {std::pair{"mixed_batches", &EngineConstants::mixed_batches},
                                std::pair{"kv_reserve_output", &EngineConstants::kv_reserve_output},
                                std::pair{"disagg_serial_requests", &EngineConstants::disagg_serial_requests}})

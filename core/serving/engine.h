@@ -23,10 +23,8 @@ struct EngineConstants {
     double request_overhead_per_ktoken_ms = 0;  // per 1000 prompt tokens, added to TTFT: tokenisation, input copy
     double request_overhead_per_client_ms = 0;  // per client in flight on the replica, added to TTFT: the one frontend
                                                 // (HTTP, tokeniser, detokeniser, streaming) serves every stream
-    // Decode steps a new request waits before the scheduler takes it in, added to TTFT: an engine that polls for new
-    // requests only every N forwards (SGLang's --scheduler-recv-interval, which serving recipes raise to 10-30 under
-    // load) leaves an arriving request N/2 steps of the running batch on average.
-    double request_wait_decode_steps = 0;
+    // (the scheduler's poll for new requests is the scenario's: serving.scheduler_recv_interval, SGLang's
+    // --scheduler-recv-interval, ServingConfig::recv_wait_steps)
     // Per step, in proportion to the model's layers (each layer's kernels are launches and gaps; scheduling and
     // sampling are spread over them): a 64-layer model's step carries 64 x these.
     double decode_overhead_per_layer_us = 0;   // per decode step under CUDA graphs: scheduling, sampling, launch gaps

@@ -406,7 +406,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     r.tpot_ms = n_dec > 0 ? Sd + tpot_pf : 0.0;
     const double ttft_kernels = ttft_sync_part + ttft_steady_part;
     // Requests beyond the running batch wait for a slot: B/Br - 1 request lifetimes.
-    const double req_ovh = ov.request_ms + k.request_wait_decode_steps * Sd;
+    const double req_ovh = ov.request_ms + s.serving.recv_wait_steps(s.runtime.engine) * Sd;
     const double life = req_ovh + ttft_kernels + n_dec * r.tpot_ms;
     double slot_wait = B > Br ? (B / Br - 1.0) * life : 0.0;
     // An engine that admits requests with KV for their prompt only (vLLM, SGLang) lets in as many as memory holds
@@ -576,6 +576,9 @@ void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines,
     serving_band(k, e.serving);
     if (energy) serving_energy(s, t, e);  // power and J/token under load (serving_power.cpp)
     if (want_warnings && !decode_fits) e.warnings.push_back("serving: the deployment does not fit one request's KV cache next to the weights");
+    if (want_warnings && s.serving.scheduler_recv_interval > 1 && s.runtime.engine != EngineKind::sglang)
+        e.warnings.push_back("serving.scheduler_recv_interval: SGLang's --scheduler-recv-interval; " +
+                             std::string(engine_kind_name(s.runtime.engine)) + " takes new requests at every step, so it is not applied");
 }
 
 Estimate evaluate(const Scenario& s, const Tables& t) { return evaluate(s, t, active_engines()); }

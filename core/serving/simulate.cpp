@@ -63,10 +63,10 @@ struct Aggregated {
         Req& r = w.reqs[id];
         r.send = when;
         // the frontend (its queue included), then the scheduler's poll: it takes new requests in every few forwards
-        // (request_wait_decode_steps: the mean wait)
+        // (serving.scheduler_recv_interval: the mean wait, ServingConfig::recv_wait_steps)
         const double at_scheduler = frontend.arrive(k, when, r.isl, clients_total);
         r.ovh = at_scheduler - when;
-        r.arrive = at_scheduler + k.request_wait_decode_steps * last_decode_ms;
+        r.arrive = at_scheduler + s.serving.recv_wait_steps(s.runtime.engine) * last_decode_ms;
         arrivals.push({r.arrive, id});
     }
     void leave(Req& r) {

@@ -101,7 +101,7 @@ for e in ("sglang", "vllm", "ideal"):
 t = cal["trtllm"]
 ranges = {"request_overhead_ms": (0, 60), "request_overhead_per_ktoken_ms": (0, 10), "request_overhead_per_client_ms": (0, 1),
           "decode_overhead_per_layer_us": (0, 60), "prefill_overhead_per_layer_us": (0, 300),
-          "decode_host_per_request_us": (0, 80), "request_wait_decode_steps": (0, 15)}
+          "decode_host_per_request_us": (0, 80)}
 for name, (lo, hi) in ranges.items():
     v = t[name]
     assert lo <= v["value"] <= hi, (name, v)

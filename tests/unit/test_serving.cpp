@@ -131,7 +131,7 @@ TEST_CASE("serving: a prefix-cache hit cuts the prompt work, not the memory a re
     }
 }
 
-TEST_CASE("serving: a decode step is host-bound past the engine's per-request host work, and a new request waits for the poll") {
+TEST_CASE("serving: a decode step is host-bound past the engine's per-request host work") {
     // Llama-3.1-8B on one H200 at 512 clients (docs/model.md, "Host-bound decode steps"): the kernels of a decode
     // step take ~10 ms; with 50 us of host work per running request the step takes the longer of the two.
     const moe::Scenario s = moe_test::scenario(R"({"model":"llama-3.1-8b","hardware":"h200","parallel":{"tp":8},
@@ -148,12 +148,47 @@ TEST_CASE("serving: a decode step is host-bound past the engine's per-request ho
     const moe::ServingResult host = moe::serving_model(s, st, k);
     CHECK(host.tpot_decode_ms == doctest::Approx(25.6).epsilon(1e-12));
     CHECK(moe::decode_step_ms(k, 30.0, 512) == 30.0);                     // a longer GPU step hides the host work
-    // waiting for the scheduler's poll: TTFT adds that many running-batch steps
-    moe::EngineConstants w = moe::builtin_engines().get(moe::EngineKind::ideal);
-    w.request_wait_decode_steps = 15;
-    const moe::ServingResult polled = moe::serving_model(s, st, w);
-    CHECK(polled.ttft_ms - gpu.ttft_ms == doctest::Approx(15 * gpu.tpot_decode_ms).epsilon(1e-9));
-    CHECK(polled.tpot_ms == gpu.tpot_ms);
+}
+
+// SGLang's --scheduler-recv-interval N (serving.scheduler_recv_interval): SchedulerRecvSkipper
+// (python/sglang/srt/managers/scheduler_recv_skipper.py) lets the scheduler take in new requests once every N decode
+// forwards, so a request that arrives while the batch decodes waits (N - 1) / 2 forwards more on average:
+// InferenceMAX's Qwen3.5 SGLang recipes (benchmarks/single_node/qwen3.5_fp8_b200.sh) set 10 below 16 clients, 30 from
+// 16: 4.5 and 14.5 steps. vLLM and TensorRT-LLM receive at every step.
+TEST_CASE("serving: SGLang's scheduler-recv-interval makes a new request wait (N - 1) / 2 decode steps") {
+    moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-30b-a3b","hardware":"h200","runtime":{"engine":"sglang"},
+        "serving":{"mode":"aggregated","isl":1024,"osl":256,"concurrency":8}})");
+    CHECK(s.serving.recv_wait_steps(moe::EngineKind::sglang) == 0.0);  // SGLang's default, 1: every forward
+    s.serving.scheduler_recv_interval = 10;
+    CHECK(s.serving.recv_wait_steps(moe::EngineKind::sglang) == 4.5);
+    s.serving.scheduler_recv_interval = 30;
+    CHECK(s.serving.recv_wait_steps(moe::EngineKind::sglang) == 14.5);
+    CHECK(s.serving.recv_wait_steps(moe::EngineKind::vllm) == 0.0);
+    CHECK(s.serving.recv_wait_steps(moe::EngineKind::trtllm) == 0.0);
+    // the closed form adds the wait in decode steps of the running batch
+    const moe::Tables& t = moe::builtin_tables();
+    const moe::EngineConstants& k = moe::builtin_engines().get(moe::EngineKind::sglang);
+    const moe::ServingSteps st = moe::serving_steps(s, t, k);
+    REQUIRE(st.ok);
+    s.serving.scheduler_recv_interval = 1;
+    const moe::ServingResult every = moe::serving_model(s, st, k);
+    s.serving.scheduler_recv_interval = 10;
+    const moe::ServingResult ten = moe::serving_model(s, st, k);
+    CHECK(ten.ttft_ms - every.ttft_ms == doctest::Approx(4.5 * every.tpot_decode_ms).epsilon(1e-6));
+    // the simulation: a later TTFT, and a flag a vLLM scenario does not take (a warning, no change)
+    const moe::Estimate sg1 = eval(R"({"model":"qwen3-30b-a3b","hardware":"h200","runtime":{"engine":"sglang"},
+        "serving":{"mode":"aggregated","isl":1024,"osl":256,"concurrency":8}})");
+    const moe::Estimate sg10 = eval(R"({"model":"qwen3-30b-a3b","hardware":"h200","runtime":{"engine":"sglang"},
+        "serving":{"mode":"aggregated","isl":1024,"osl":256,"concurrency":8,"scheduler_recv_interval":10}})");
+    CHECK(sg10.serving.ttft_ms > sg1.serving.ttft_ms + 3.0 * sg1.serving.tpot_decode_ms);
+    const moe::Estimate vl10 = eval(R"({"model":"qwen3-30b-a3b","hardware":"h200","runtime":{"engine":"vllm"},
+        "serving":{"mode":"aggregated","isl":1024,"osl":256,"concurrency":8,"scheduler_recv_interval":10}})");
+    const moe::Estimate vl1 = eval(R"({"model":"qwen3-30b-a3b","hardware":"h200","runtime":{"engine":"vllm"},
+        "serving":{"mode":"aggregated","isl":1024,"osl":256,"concurrency":8}})");
+    CHECK(vl10.serving.ttft_ms == vl1.serving.ttft_ms);
+    bool warned = false;
+    for (const std::string& w : vl10.warnings) warned = warned || w.find("serving.scheduler_recv_interval") != std::string::npos;
+    CHECK(warned);
 }
 
 TEST_CASE("serving: a stream interval changes no mean (the engines send the first token at once)") {
