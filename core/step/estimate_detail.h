@@ -247,6 +247,21 @@ void mamba2_ops(const Ctx& c, const PhaseShape& ps, LayerOps& L);            // 
 void dense_ffn_ops(const Ctx& c, Phase ph, double T, double inter, const char* up_name, const char* down_name,
                    Dtype w, std::vector<OpRecord>& out);
 void expert_ops(const Ctx& c, Phase ph, double T, bool masked, A2ABackend be, LayerOps& L);
+// Seed 001's TopK weight-and-reduce (vLLM's TopKWeightAndReduce): which object multiplies each token's expert rows
+// by its router weights and sums them, for the experts' kernel, activation layout and all-to-all (the sources beside
+// weight_reduce_placement in ops_ffn.cpp), and so which pass the layer pays for it.
+enum class WeightReduce : std::uint8_t {
+    epilogue_sum,      // Triton fused MoE / Marlin: the down GEMM's epilogue weights and scatters each pair's row to
+                       // token order (no permute pass either); moe_sum then reads pairs x h, writes tokens x h
+    unpermute_reduce,  // DeepGEMM's ep_gather, CUTLASS's moe_unpermute, TensorRT-LLM's finalizeMoeRoutingKernel:
+                       // one pass gathers the permuted rows, weights and sums them (pairs x h in, tokens x h out)
+    fused_epilogue,    // FlashInfer / TensorRT-LLM CUTLASS MoE with the FINALIZE epilogue: the down GEMM reduce-adds
+                       // into the zeroed output; only the zero-fill (tokens x h) is a pass of its own
+    combine,           // batched layout after DeepEP low-latency / pplx: the combine kernel weights and reduces
+    naive_batched,     // batched layout without such a combine: TopKWeightAndReduceNaiveBatched in finalize()
+    unpermute_only,    // mesh and unified-memory chips (MLX, TT-Metal): the unpermute pass, not derived further
+};
+WeightReduce weight_reduce_placement(const Ctx& c, bool masked, A2ABackend be);
 // comm.cpp
 OpRecord comm_op(const char* name, Phase ph, double bytes, Engine eng, double us);
 OpRecord allreduce_op(const Ctx& c, const char* name, Phase ph, double T, int n);

@@ -32,6 +32,49 @@ double marlin_moe_block_m(double rows_per_expert) {
     return 64.0;
 }
 
+// Where the TopK weight-and-reduce runs (seed 001: TopKWeightAndReduce{NoOp, Contiguous, NaiveBatched, Delegate}),
+// read from the engines' own source:
+// - batched (masked) layout: vLLM's batched experts (BatchedDeepGemmExperts, BatchedTritonExperts, the batched
+//   CUTLASS FP8 experts) return TopKWeightAndReduceDelegate from finalize_weight_and_reduce_impl, and
+//   DeepEPLLPrepareAndFinalize._finalize asserts it: "Weight application and reduction happens in the combine
+//   kernel" (DeepEP's low_latency_combine takes topk_weights; SGLang's DeepEP low-latency path the same). pplx's
+//   combine takes the weights too. A batched layout without such a combine falls to vLLM's
+//   TopKWeightAndReduceNaiveBatched (topk_weight_and_reduce.py), a reference class that loops over the experts.
+// - Triton fused MoE (vLLM fused_moe.py TritonExperts.apply / fused_experts_impl, SGLang fused_moe_triton): the down
+//   GEMM runs with MUL_ROUTED_WEIGHT and writes each pair's row at its token's slot of a (tokens, top_k, h) buffer;
+//   ops.moe_sum (SGLang moe_sum_reduce) then sums the k rows: NoOp in finalize. The kernel reads its input rows
+//   through sorted_token_ids, so no permute pass either. vLLM's fused_marlin_moe (W4A16) the same:
+//   moe_wna16_marlin_gemm(mul_topk_weights=...) then torch.sum(..., dim=1).
+// - DeepGEMM contiguous (vLLM deep_gemm_moe.py DeepGemmExperts.apply: ep_scatter permute, then
+//   deepgemm_unpermute_and_reduce = ep_gather; SGLang's DeepEP normal path forward_deepgemm_contiguous: ep_scatter /
+//   ep_gather): one pass gathers each token's k rows, weights and sums them; NoOp in finalize.
+// - CUTLASS grouped GEMM (vLLM cutlass_moe.py run_cutlass_moe_fp8: moe_permute, then moe_unpermute, "topk weights
+//   and reduction are fused in moe_unpermute cuda kernel"): the same one pass.
+// - FlashInfer's CUTLASS fused MoE (TensorRT-LLM's CutlassMoeFCRunner, moe_kernels.cu gemm2): with the TMA
+//   warp-specialised down GEMM (SM90 and later) and its FINALIZE epilogue fusion the GEMM reduce-adds the weighted
+//   rows into the output after a cudaMemsetAsync of it; otherwise (SM80 / SM89, or the DeepSeek FP8 block-scale
+//   runner's BlockScaleFC2, which returns before the fusion is considered) finalizeMoeRoutingKernelLauncher runs
+//   the one pass. flashinfer fused_moe/core.py cutlass_fused_moe defaults use_fused_finalize to True and vLLM's
+//   FlashInferExperts does not pass it; TensorRT-LLM's mayHaveFinalizeFused leaves W4A16 (use_wfp4a16) out.
+// `auto` is the kernel the tile of expert_ops assumes: DeepGEMM on Hopper / Blackwell / Rubin, Triton elsewhere,
+// Marlin for weights dequantised in the kernel.
+WeightReduce weight_reduce_placement(const Ctx& c, bool masked, A2ABackend be) {
+    if (masked)
+        return be == A2ABackend::deepep_low_latency || be == A2ABackend::pplx ? WeightReduce::combine
+                                                                               : WeightReduce::naive_batched;
+    const bool cuda = c.g.topology == Topology::switch_ || c.g.topology == Topology::rack;
+    if (!cuda) return WeightReduce::unpermute_only;
+    const MoeKernelSel k = c.s.runtime.moe_kernel;
+    if (k == MoeKernelSel::flashinfer_cutlass) {
+        const bool block_fp8 = c.w_exp == Dtype::fp8 && c.fp8_block;
+        return deepgemm_arch(c.g) && !dequantised(c.g, c.w_exp) && !block_fp8 ? WeightReduce::fused_epilogue
+                                                                               : WeightReduce::unpermute_reduce;
+    }
+    if (dequantised(c.g, c.w_exp)) return WeightReduce::epilogue_sum;  // Marlin
+    if (k == MoeKernelSel::triton || (k == MoeKernelSel::auto_ && !deepgemm_arch(c.g))) return WeightReduce::epilogue_sum;
+    return WeightReduce::unpermute_reduce;  // deepgemm, cutlass, auto on DeepGEMM's GPUs
+}
+
 namespace {
 
 // The monotone envelope of the routed experts' time over the grouped-GEMM table's token grid: at each grid point x
@@ -231,8 +274,12 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         if (standard && !fp8_tensor && kernel == MoeKernelSel::flashinfer_cutlass)
             layer = lookup(MoeKernel::flashinfer_cutlass, tokens_world);
     }
-    if (!masked && !per_token && !layer.found) {
-        // contiguous layout: permute tokens into expert order and back (read + write each way)
+    // Seed 001's finalize: where the TopK weight-and-reduce runs (weight_reduce_placement) and the passes it costs.
+    // A measured MoE layer includes its permutation and weighted combine; per-token execution has neither.
+    const WeightReduce reduce = weight_reduce_placement(c, masked, be);
+    const bool own_passes = !per_token && !layer.found;
+    if (own_passes && !masked && reduce != WeightReduce::epilogue_sum) {
+        // contiguous layout: permute the tokens into expert order (read + write every pair's row)
         L.post.push_back(memory_op(c, "moe.permute", ph, 2.0 * pairs * ew * act_b));
     }
     const char* family = nullptr;  // the first family with a table for this kernel
@@ -346,7 +393,32 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         const double capacity = c.ep * std::max(128.0, T_all * c.dp / c.ep);
         L.post.push_back(memory_op(c, "moe.act_padded", ph, local * capacity * 3.0 * inter * 2.0));
     }
-    if (!masked && !per_token && !layer.found) L.post.push_back(memory_op(c, "moe.unpermute", ph, 2.0 * pairs * ew * 2.0));
+    if (own_passes) {
+        // The output rows the reduce writes: a token all-to-all (DeepEP, pplx, MORI) delivers the rank only the tokens
+        // with a pick on its experts (the received tokens, moe_rank_token_share); after an all-gather, or without EP,
+        // every rank's reduce writes every token of the group (vLLM moe_sum / ep_gather over all M rows).
+        const bool delivered = be == A2ABackend::deepep_normal || be == A2ABackend::deepep_low_latency ||
+                               be == A2ABackend::pplx || be == A2ABackend::mori;
+        const double group_tokens = T_all * c.dp;
+        const double rows = delivered ? std::min({group_tokens, pairs, group_tokens * moe_rank_token_share(c)}) : group_tokens;
+        // BF16 throughout: the down GEMM's output dtype (vLLM / SGLang out_dtype, DeepGEMM's bf16 D) and the layer's.
+        const double in_b = pairs * ew * 2.0, out_b = rows * ew * 2.0;
+        switch (reduce) {
+            case WeightReduce::epilogue_sum:  // moe_sum: read the k weighted rows of each token, write the token
+            case WeightReduce::unpermute_reduce:  // ep_gather / moe_unpermute / finalizeMoeRoutingKernel: the same bytes
+            case WeightReduce::naive_batched:  // at least those bytes (a reference loop over the experts)
+                L.post.push_back(memory_op(c, "moe.finalize", ph, in_b + out_b));
+                break;
+            case WeightReduce::fused_epilogue:  // the zero-fill of the output the GEMM's epilogue reduce-adds into
+                L.post.push_back(memory_op(c, "moe.finalize", ph, out_b));
+                break;
+            case WeightReduce::combine:  // inside the combine kernel, priced with it (ep_comm)
+                break;
+            case WeightReduce::unpermute_only:  // read + write every pair's row, as the permute
+                L.post.push_back(memory_op(c, "moe.unpermute", ph, 2.0 * in_b));
+                break;
+        }
+    }
     offload_ops(c, ph, T_all * c.dp, per_token, L);
 }
 

@@ -31,7 +31,7 @@ double experts_us(const char* gpu, int ep, Phase ph, int tokens) {
                              R"(","two_batch_overlap":false}})";
     const moe::Estimate e = run(json);
     double us = 0;
-    for (const char* name : {"moe.routed_experts", "moe.permute", "moe.unpermute"})
+    for (const char* name : {"moe.routed_experts", "moe.permute", "moe.finalize"})
         if (const moe::OpRecord* o = find_op(e, name, ph)) us += o->time_us;
     return us;
 }
