@@ -468,6 +468,8 @@ void serving_section(AppState& st) {
         field_input_number(st, "serving.requests_per_client", "Requests / client");
         field_input_number(st, "serving.length_spread", "Length spread");
         field_input_number(st, "serving.stream_interval", "Stream interval");
+        // SGLang's --scheduler-recv-interval (the other engines take new requests at every step)
+        if (s.runtime.engine == moe::EngineKind::sglang) field_input_number(st, "serving.scheduler_recv_interval", "Recv interval");
         const int world = s.world();
         const double per_rank = double(s.serving.concurrency) / std::max(1, s.parallel.dp);
         std::snprintf(buf, sizeof buf, "one replica of the layout above: %d GPU%s, %s request%s per DP rank, chunk %s", world,
