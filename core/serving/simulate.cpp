@@ -127,9 +127,12 @@ struct Aggregated {
         }
     }
     // Prompt tokens of a forward, up to `budget`, from the waiting queue in order; prompts whose last token is in it
-    // go to `done_out`. A prompt enters only when the cache holds it (admission).
+    // go to `done_out`. A prompt enters only when the cache holds it (admission). fill_attn_ms: the attention of the
+    // chunks it took, each at its own prefix and length (seed 000 §8.1; PoolSurface::chunk_attn_ms).
+    double fill_attn_ms = 0;
     double fill(double budget, std::vector<int>& done_out) {
         double T = 0;
+        fill_attn_ms = 0;
         for (auto it = waiting.begin(); it != waiting.end() && T < budget;) {
             Req& r = w.reqs[*it];
             if (!r.admitted) {
@@ -150,6 +153,10 @@ struct Aggregated {
             }
             if (r.pf_start < 0) r.pf_start = t;
             const double take = std::min(r.pf_left, budget - T);
+            // its computed positions so far: a cached or found prefix, earlier chunks (a recomputed context after
+            // a preemption starts at 0)
+            const double prefix = std::max(0.0, double(r.isl) + double(r.osl - 1 - r.out_left) - r.pf_left);
+            fill_attn_ms += sf.agg.chunk_attn_ms(prefix, take);
             T += take;
             r.pf_left -= take;
             if (r.pf_left <= 0) {
@@ -228,7 +235,7 @@ struct Aggregated {
                     // SGLang: a prefill forward first, decoding paused
                     const double T = fill(C, done);
                     if (T > 0) {
-                        const double dt = sf.agg.forward_ms(T) + op;
+                        const double dt = sf.agg.forward_ms(T, fill_attn_ms) + op;
                         t += dt;
                         sum.prefill_time += dt;
                         sum.busy_time += dt;
@@ -240,8 +247,8 @@ struct Aggregated {
                     const double T = b < C ? fill(C - b, done) : 0.0;
                     if (T > 0) {
                         // (nothing decoding: a prefill forward alone, without the decode step's overhead)
-                        const double dt = b > 0 ? decode_step_ms(sf.agg.mixed_ms(b, ctx_mean, T) - sf.agg.decode_ms(b, ctx_mean) + op, b, ctx_mean)
-                                                : sf.agg.forward_ms(T) + op;
+                        const double mixed = sf.agg.mixed_ms(b, ctx_mean, T, fill_attn_ms);
+                        const double dt = b > 0 ? decode_step_ms(mixed - sf.agg.decode_ms(b, ctx_mean) + op, b, ctx_mean) : mixed + op;
                         t += dt;
                         sum.prefill_time += dt;
                         sum.busy_time += dt;
@@ -384,7 +391,7 @@ struct Disaggregated {
                 }
                 if (!std::isfinite(start) || start > until) return;  // nothing queued, or not before `until`
                 TimeHeap& h = to_prefill[cached ? ri : 0];
-                double T = 0;
+                double T = 0, own_attn = 0;  // its prompt tokens, and their attention at each one's own prefix and length
                 int n = 0;
                 batch.clear();
                 while (!h.empty() && h.top().first <= start + 1e-9 && n < per_forward && T < budget) {
@@ -401,6 +408,7 @@ struct Disaggregated {
                         }
                     }
                     T += r.pf_left;
+                    own_attn += sf.prefill.chunk_attn_ms(r.isl - r.pf_left, r.pf_left);
                     ++n;
                     batch.push_back(id);
                 }
@@ -408,7 +416,7 @@ struct Disaggregated {
                     rank_free[ri] = std::max(rank_free[ri], start);  // its prompts wait for a reload
                     continue;
                 }
-                const double dt = sf.prefill.forward_ms(T) + op;
+                const double dt = sf.prefill.forward_ms(T, own_attn) + op;
                 rank_free[ri] = start + dt;
                 sum.prefill_time += dt;
                 for (int id : batch) {

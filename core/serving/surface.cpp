@@ -26,11 +26,16 @@ double PoolSurface::decode_ms(double b, double ctx) const {
     return std::max(0.0, lo + f * (decode_hi.at(b) - lo));
 }
 
-double PoolSurface::mixed_ms(double b, double ctx, double P) const {
+double PoolSurface::attn_scale(double T, double own_ms) const {
+    if (!(own_ms >= 0) || !(T > 0) || !(attn_per_token_mean > 0)) return 1.0;
+    return own_ms / (T * attn_per_token_mean);
+}
+
+double PoolSurface::mixed_ms(double b, double ctx, double P, double own_ms) const {
     if (P <= 0) return decode_ms(b, ctx);
-    if (b <= 0) return forward_ms(P);
+    if (b <= 0) return forward_ms(P, own_ms);
     const double na_T = forward.at(P + b) - forward_attn.at(P + b), na_b = forward.at(b) - forward_attn.at(b);
-    return decode_ms(b, ctx) + std::max(0.0, na_T - na_b) + forward_attn.at(P);
+    return decode_ms(b, ctx) + std::max(0.0, na_T - na_b) + forward_attn.at(P) * attn_scale(P, own_ms);
 }
 
 namespace {
@@ -46,6 +51,30 @@ std::vector<double> grid(double hi) {
 }
 
 int gpus_of(const ParallelConfig& p) { return p.tp * p.dp * p.pp; }
+
+// A prefill forward's attention whose work follows its prompts' lengths (ms, all layers): the attention cores and
+// the sparse-attention indexers (the records core/step/mixed.cpp takes per request).
+double prefill_attn_ms(const Estimate& e) {
+    double us = 0;
+    for (const OpRecord& o : e.ops) {
+        const std::string_view n(o.name);
+        if (o.phase == Phase::prefill && (n == "attn.core" || n == "attn.indexer")) us += o.time_us * o.count;
+    }
+    return us / 1000.0;
+}
+
+// The longest prompt + output a request of s can have (its lengths are drawn at or below the nominal ones; a
+// session's last turn holds the system prompt and every turn before it; a trace's longest request).
+double longest_request(const ServingConfig& sv) {
+    if (sv.trace.on()) {
+        double m = 1;
+        for (const TraceRequest& q : sv.trace.data->reqs) m = std::max(m, double(q.isl) + q.osl);
+        return m;
+    }
+    if (sv.sessions.on())
+        return double(sv.sessions.system_prompt_len) + double(sv.sessions.user_len + sv.osl) * std::max(1, sv.sessions.turns);
+    return double(sv.isl) + sv.osl;
+}
 
 struct Builder {
     const Tables& t;
@@ -92,14 +121,50 @@ struct Builder {
             const Estimate e = estimate(x, t);
             ++out.estimates;
             if (!e.ok) return fail(e, what);
-            double attn = 0;
-            for (const OpRecord& o : e.ops)
-                if (o.phase == Phase::prefill && std::string_view(o.name) == "attn.core") attn += o.time_us * o.count;
             ps.forward.x.push_back(T);
             ps.forward.y.push_back(e.prefill.step_ms);
             ps.forward_attn.x.push_back(T);
-            ps.forward_attn.y.push_back(attn / 1000.0);
+            ps.forward_attn.y.push_back(prefill_attn_ms(e));
         }
+        return true;
+    }
+    // A prompt's attention per token at lengths 2^k and 1.5 x 2^k from 16 tokens (or lmax / 2,048) up to lmax (the
+    // kernel tables' points are powers of two; the prefill table interpolates between them in log length), and
+    // at the lengths where the model's attention changes shape (a sliding window, a sparse layer's keys, DSA's
+    // switch to the sparse kernel past index_topk): a forward of `tokens` (the pool's forward budget) of prompts of
+    // that length computed whole (or of one such prompt's average chunk, when longer), so the kernels keep a full
+    // forward's parallelism (tile waves) and only the lengths differ, as moe::prefill_step_mixed does. Then the mean
+    // prompt's per computed token, at the forwards' prompt length and cached prefix (base's workload).
+    bool lengths(const Scenario& base, double lmax, double tokens, PoolSurface& ps, const char* what) {
+        Scenario x = base;
+        x.workload.phase = PhaseSel::prefill;
+        x.workload.batch = 1;
+        x.workload.prefix_cache_hit = 0;
+        x.workload.prefill_tokens = int(std::clamp(tokens, 16.0, 1e7));
+        lmax = std::min(1e7, std::ceil(std::max(16.0, lmax)));
+        std::vector<double> ls;
+        for (double l : grid(lmax))
+            if (l >= std::max(16.0, lmax / 2048)) ls.push_back(l);
+        const ModelSpec& m = base.model;
+        std::vector<double> knees;
+        for (const auto& [w, n] : m.window_groups) knees.push_back(w);
+        if (m.compress_window > 0) knees.push_back(m.compress_window);
+        if (m.block_sparse()) knees.push_back(m.sparse_keys());
+        if (m.index_topk > 0) knees.insert(knees.end(), {double(m.index_topk), m.index_topk + 1.0});
+        for (double k : knees)
+            if (k > 16 && k < lmax) ls.push_back(k);
+        std::sort(ls.begin(), ls.end());
+        ls.erase(std::unique(ls.begin(), ls.end()), ls.end());
+        for (double l : ls) {
+            x.workload.prompt_len = int(l);
+            const Estimate e = estimate(x, t);
+            ++out.estimates;
+            if (!e.ok) return fail(e, what);
+            ps.prompt_attn_per_token.x.push_back(l);
+            ps.prompt_attn_per_token.y.push_back(prefill_attn_ms(e) / x.workload.prefill_tokens);
+        }
+        const double L = base.workload.prompt_len, cached = base.prefill_cached_tokens();
+        ps.attn_per_token_mean = L > cached ? ps.chunk_attn_ms(cached, L - cached) / (L - cached) : 0.0;
         return true;
     }
 };
@@ -124,6 +189,7 @@ StepSurface step_surface(const Scenario& s, const Tables& t) {
         if (!b.decode(x, bmax, isl, osl, out.agg, &m, mem)) return out;
         // forwards up to the budget (a mixed step's prefill tokens and decode tokens share it)
         if (!b.forward(x, std::max<double>(out.chunk_tokens, 16), out.agg, "serving.prefill step")) return out;
+        if (!b.lengths(x, longest_request(sv), out.chunk_tokens, out.agg, "serving.prefill step")) return out;
     } else if (sv.mode == ServingMode::disaggregated) {
         const PoolConfig& pp = sv.prefill;
         const PoolConfig& dp = sv.decode;
@@ -136,6 +202,7 @@ StepSurface step_surface(const Scenario& s, const Tables& t) {
         const Scenario xp = serving_step_scenario(s, pp.parallel);
         out.prefill_forward_tokens = std::min(1e7, double(pp.batch) * isl_c);
         if (!b.forward(xp, std::max(16.0, out.prefill_forward_tokens), out.prefill, "serving.prefill")) return out;
+        if (!b.lengths(xp, longest_request(sv), out.prefill_forward_tokens, out.prefill, "serving.prefill")) return out;
         {
             Scenario y = xp;
             y.workload.phase = PhaseSel::prefill;

@@ -6,7 +6,11 @@
 //                       rank can hold), linear in ctx between the shortest and the longest context of a request
 //   forward_ms(T)       a prefill-shaped forward of T tokens of the workload's prompts (chunked prefill, several
 //                       prompts, or a vLLM/TRT-LLM mixed step's prefill part), with its attention part apart
-//   mixed_ms(b, ctx, P) a mixed step: b decode tokens and P prefill tokens in one forward
+//   forward_ms(T, own)  the same forward whose attention follows its requests' own lengths (seed 000 §8.1): `own`
+//                       is the sum over its requests' chunks of chunk_attn_ms(prefix, chunk), one prompt's attention
+//                       a(l) over a geometric grid of lengths; the forward's attention is scaled by `own` over
+//                       what the same tokens cost at the mean prompt
+//   mixed_ms(b, ctx, P) a mixed step: b decode tokens and P prefill tokens in one forward (and with `own`, as above)
 //
 // Kernel time only: the engines' host time and overheads are added by the simulation, so a fit can change the
 // engine constants without building the surface again. The test test_serving_sim.cpp holds the interpolation to
@@ -31,14 +35,30 @@ struct PoolSurface {
     // decode steps at two contexts: ctx_lo (a request's first decode step) and ctx_hi (its last)
     Curve decode_lo, decode_hi;
     double ctx_lo = 0, ctx_hi = 0;
-    // prefill-shaped forwards of T tokens: the whole forward and its attention cores
+    // prefill-shaped forwards of T tokens: the whole forward and its attention (attn.core and attn.indexer, the
+    // records whose work follows a prompt's length, as moe::prefill_step_mixed takes them)
     Curve forward, forward_attn;
+    // One prompt's attention (the same records) computed whole at length l, per token: a(l) / l over a geometric
+    // grid of lengths up to the longest prompt + output. Stored per token so that a full-attention layer's a(l),
+    // quadratic, interpolates exactly (a(l) / l is linear in l); sliding windows, MLA, sparse indexers and the rest
+    // keep whatever shape estimate() gives them. Empty: every forward at the mean prompt.
+    Curve prompt_attn_per_token;
+    // The mean prompt's (the forward curves') attention per computed token: (a(L) - a(cached)) / (L - cached)
+    double attn_per_token_mean = 0;
     double decode_ms(double b, double ctx) const;
     double forward_ms(double T) const { return forward.at(T); }
+    // one prompt's attention at length l, a(l) (ms), and a chunk of c tokens after a prefix of p: a(p + c) - a(p)
+    double prompt_attn_ms(double l) const { return l > 0 ? l * prompt_attn_per_token.at(l) : 0.0; }
+    double chunk_attn_ms(double p, double c) const { return prompt_attn_ms(p + c) - prompt_attn_ms(p); }
+    // T tokens whose chunks' own attention sums to own_ms: the forward's attention at T tokens of the mean prompt,
+    // scaled by own_ms over the mean prompt's attention on T tokens (exactly 1 when the chunks are whole mean
+    // prompts, so the forward then costs forward_ms(T))
+    double forward_ms(double T, double own_ms) const { return forward.at(T) + forward_attn.at(T) * (attn_scale(T, own_ms) - 1.0); }
+    double attn_scale(double T, double own_ms) const;
     // b decode tokens and P prefill tokens in one forward (vLLM, TRT-LLM): the decode step plus what the prefill
     // tokens add to its token-proportional work (the non-attention part of a forward of P + b tokens over one of
-    // b) plus their own attention.
-    double mixed_ms(double b, double ctx, double P) const;
+    // b) plus their own attention (with own_ms >= 0: scaled as in forward_ms(T, own_ms)).
+    double mixed_ms(double b, double ctx, double P, double own_ms = -1) const;
 };
 
 struct StepSurface {
