@@ -25,6 +25,7 @@ EngineSet default_engines() {
     // engine_mem_fraction in core/scenario/scenario.h, read by the memory model.)
     EngineConstants& sg = s.get(EngineKind::sglang);
     sg.mixed_batches = false;
+    sg.overlap_schedule = true;  // --disable-overlap-schedule is off by default
     sg.wave_persistence = 1.0;  // prefill-first scheduling re-aligns each round (docs/model.md, "Serving")
     // vLLM V1: chunked prefill always on, prefill chunks share a step with the decode batch under a token budget
     // (max_num_batched_tokens).
@@ -36,6 +37,7 @@ EngineSet default_engines() {
     tr.mixed_batches = true;
     tr.kv_reserve_output = true;  // CapacitySchedulerPolicy.GUARANTEED_NO_EVICT, the default
     tr.disagg_serial_requests = true;
+    tr.overlap_schedule = true;  // PyTorch backend: disable_overlap_scheduler False by default
     // ideal: no host overhead, kernels exactly as the tables say, mixed batches.
     EngineConstants& id = s.get(EngineKind::ideal);
     id.mixed_batches = true;
@@ -95,7 +97,8 @@ bool parse_constant(const std::string& key, const nlohmann::json& v, const std::
     if (key == "request_wait_decode_steps") return true;
     for (auto [name, field] : {std::pair{"mixed_batches", &EngineConstants::mixed_batches},
                                std::pair{"kv_reserve_output", &EngineConstants::kv_reserve_output},
-                               std::pair{"disagg_serial_requests", &EngineConstants::disagg_serial_requests}})
+                               std::pair{"disagg_serial_requests", &EngineConstants::disagg_serial_requests},
+                               std::pair{"overlap_schedule", &EngineConstants::overlap_schedule}})
         if (key == name) {
             if (!v.is_boolean()) errors.push_back({path, "must be true or false"});
             else c.*field = v.get<bool>();
@@ -155,6 +158,7 @@ nlohmann::json engines_to_json(const EngineSet& set) {
         o["mixed_batches"] = c.mixed_batches;
         o["kv_reserve_output"] = c.kv_reserve_output;
         o["disagg_serial_requests"] = c.disagg_serial_requests;
+        o["overlap_schedule"] = c.overlap_schedule;
     }
     return j;
 }

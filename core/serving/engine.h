@@ -37,6 +37,12 @@ struct EngineConstants {
     // Scheduling.
     double wave_persistence = 0;          // share of a benchmark's rounds after the first in which the clients'
                                           // requests stay aligned (arrive together, wait for each other's prompts)
+    // The scheduler builds and launches the next forward before it reads the last one's results (SGLang's
+    // event_loop_overlap, TensorRT-LLM's overlap scheduler, both on by default): a request received while a decode
+    // forward runs joins the forward after the one already launched, one decode step later than a synchronous loop
+    // would take it (vLLM V1's default loop schedules, runs, then reads). The first token is not delayed: the
+    // prefill's result is read while the next forward runs.
+    bool overlap_schedule = false;
     bool mixed_batches = true;            // prefill chunks ride along with the decode batch (vLLM, TRT-LLM); false:
                                           // separate prefill forwards that pause decoding (SGLang's default)
     // Memory.

@@ -406,7 +406,9 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     r.tpot_ms = n_dec > 0 ? Sd + tpot_pf : 0.0;
     const double ttft_kernels = ttft_sync_part + ttft_steady_part;
     // Requests beyond the running batch wait for a slot: B/Br - 1 request lifetimes.
-    const double req_ovh = ov.request_ms + s.serving.recv_wait_steps(s.runtime.engine) * Sd;
+    // (the scheduler's poll and an overlap schedule's launched forward, while other requests decode: simulate.cpp)
+    const double wait_steps = clients_in_flight(s.serving) > 1 ? s.serving.recv_wait_steps(s.runtime.engine) + (k.overlap_schedule ? 1.0 : 0.0) : 0.0;
+    const double req_ovh = ov.request_ms + wait_steps * Sd;
     const double life = req_ovh + ttft_kernels + n_dec * r.tpot_ms;
     double slot_wait = B > Br ? (B / Br - 1.0) * life : 0.0;
     // An engine that admits requests with KV for their prompt only (vLLM, SGLang) lets in as many as memory holds

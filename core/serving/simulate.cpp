@@ -62,11 +62,13 @@ struct Aggregated {
     void send(int id, double when) {
         Req& r = w.reqs[id];
         r.send = when;
-        // the frontend (its queue included), then the scheduler's poll: it takes new requests in every few forwards
-        // (serving.scheduler_recv_interval: the mean wait, ServingConfig::recv_wait_steps)
+        // the frontend (its queue included), then, while other requests decode, the scheduler's poll (it takes new
+        // requests in every few forwards: serving.scheduler_recv_interval, ServingConfig::recv_wait_steps) and with
+        // an overlap schedule the forward already launched; an idle scheduler takes a request at once
         const double at_scheduler = frontend.arrive(k, when, r.isl, clients_total);
         r.ovh = at_scheduler - when;
-        r.arrive = at_scheduler + s.serving.recv_wait_steps(s.runtime.engine) * last_decode_ms;
+        const double wait_steps = b > 0 ? s.serving.recv_wait_steps(s.runtime.engine) + (k.overlap_schedule ? 1.0 : 0.0) : 0.0;
+        r.arrive = at_scheduler + wait_steps * last_decode_ms;
         arrivals.push({r.arrive, id});
     }
     void leave(Req& r) {

@@ -175,6 +175,15 @@ TEST_CASE("serving: SGLang's scheduler-recv-interval makes a new request wait (N
     s.serving.scheduler_recv_interval = 10;
     const moe::ServingResult ten = moe::serving_model(s, st, k);
     CHECK(ten.ttft_ms - every.ttft_ms == doctest::Approx(4.5 * every.tpot_decode_ms).epsilon(1e-6));
+    // an overlap schedule (SGLang's event_loop_overlap, TensorRT-LLM's overlap scheduler: the next forward is
+    // launched before the last one's results are read) takes a request in one forward later: one decode step more
+    moe::EngineConstants sync = k;
+    sync.overlap_schedule = false;
+    const moe::ServingResult synchronous = moe::serving_model(s, st, sync);
+    CHECK(ten.ttft_ms - synchronous.ttft_ms == doctest::Approx(1.0 * every.tpot_decode_ms).epsilon(1e-6));
+    CHECK(moe::builtin_engines().get(moe::EngineKind::sglang).overlap_schedule);
+    CHECK(moe::builtin_engines().get(moe::EngineKind::trtllm).overlap_schedule);
+    CHECK_FALSE(moe::builtin_engines().get(moe::EngineKind::vllm).overlap_schedule);
     // the simulation: a later TTFT, and a flag a vLLM scenario does not take (a warning, no change)
     const moe::Estimate sg1 = eval(R"({"model":"qwen3-30b-a3b","hardware":"h200","runtime":{"engine":"sglang"},
         "serving":{"mode":"aggregated","isl":1024,"osl":256,"concurrency":8}})");

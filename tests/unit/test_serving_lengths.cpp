@@ -258,8 +258,10 @@ TEST_CASE("serving simulation (seed 000 §8.1): whole prompts of the mean length
                 CHECK(a.requests_per_s == doctest::Approx(b.requests_per_s).epsilon(1e-9));
                 CHECK(a.ttft_prefill_ms == doctest::Approx(b.ttft_prefill_ms).epsilon(1e-9));
             } else {
-                // a spread: the prompts' own attention is more than the mean's (E[l^2] > E[l]^2), TTFT moves up
-                CHECK(a.ttft_ms > b.ttft_ms * (1 + 1e-6));
+                // a spread: the prompts' own attention is more than the mean's (E[l^2] > E[l]^2), so the prefill
+                // each request waits through moves up (the TTFT as a whole need not: a longer forward also gathers
+                // more arrivals into one, and the closed loop re-times the sends)
+                CHECK(a.ttft_prefill_ms > b.ttft_prefill_ms * (1 + 1e-6));
             }
             MESSAGE(s.model.name << " spread " << spread << ": TTFT " << a.ttft_ms << " vs " << b.ttft_ms << ", TPOT " << a.tpot_ms << " vs " << b.tpot_ms);
         }
