@@ -368,6 +368,10 @@ ModelSpec parse_hf_config(const json& root, const std::string& path_in, Issues& 
                                : has(c, "num_experts_per_token") && !has(c, "num_experts_per_tok") ? "num_experts_per_token"  // Kimi-K3
                                                                                             : "num_experts_per_tok";
         m.top_k = read_int(c, topk_key, path, errors, 0, true, 1, m.num_experts);
+        if (m.n_group > 0 && m.num_experts % m.n_group == 0 && m.top_k > m.topk_group * (m.num_experts / m.n_group))
+            errors.push_back({path + ".topk_group", std::to_string(m.topk_group) + " of " + std::to_string(m.n_group) + " groups hold " +
+                                                        std::to_string(m.topk_group * (m.num_experts / m.n_group)) + " experts, fewer than the " +
+                                                        std::to_string(m.top_k) + " a token picks"});
         if (llama4) {
             // Llama 4: routed and shared experts use intermediate_size; dense layers use intermediate_size_mlp.
             m.moe_intermediate = m.intermediate;

@@ -38,8 +38,33 @@ struct MeshExpectation {
     double dispatch_hops = 0;  // link-hops of the dispatch walk
     double combine_hops = 0;   // link-hops of the combine messages
     double chips = 0;          // distinct destination chips (combine writes, after local reduction)
+    double experts = 0;        // experts on the axis (dispatch writes: each expert's copy is written)
+    double token_chips = 0;    // mesh_expected_routed only: distinct chips a token reaches over every column
 };
 MeshExpectation mesh_expected(const MeshAxis& axis, double experts);
+
+// How a model's routed experts sit on the mesh and how a token picks them. Layout (seed 004's optimized MoE; the
+// mapping of tenstorrent/tt-metal models/demos/deepseek_v3/tt/moe_expert_mapping.py, cluster axis 0): experts in
+// order fill one column's chips top to bottom, then the next column, experts / (columns x n) per chip, so expert e
+// sits on chip floor(e x chips / experts) of that order. Routing (DeepSeek's group-limited gate: HF config n_group,
+// topk_group): a token picks `topk_groups` of the `groups` equal groups of consecutive experts, then `top_k`
+// distinct experts among the chosen groups' experts. The real gate picks by score (balanced by the aux-free bias);
+// taken here as uniform: every set of groups equally likely, every set of experts inside them equally likely.
+// groups = 1 is unconstrained routing (k distinct experts of all).
+struct MeshRouting {
+    int experts = 1;      // routed experts
+    int top_k = 1;        // experts per token
+    int groups = 1;       // expert groups (n_group), dividing `experts`
+    int topk_groups = 1;  // groups a token may use (topk_group)
+    int columns = 1;      // columns the experts are split over, each one dispatch axis
+    MeshAxis axis;        // the chips of one column
+};
+// Exact expected per-token costs on a token's own column, averaged over the columns and the chip (row) the token
+// starts on; `token_chips` counts the distinct chips it reaches on the whole mesh.
+MeshExpectation mesh_expected_routed(const MeshRouting& r);
+// P(E = e), e = 0..top_k: how many of a token's experts live in its column (seed 004's "active experts within a
+// column", its dispatch table's E), averaged over the columns.
+std::vector<double> mesh_column_experts_pmf(const MeshRouting& r);
 
 // Time of one all-to-all phase on a mesh axis, busiest chip: a fixed cost (launch and the handshake of the
 // kernel), the token-hops over the link to one neighbour, and the tokens written into the destinations' memory.

@@ -359,15 +359,17 @@ TEST_CASE("topology: DeepSeek-V3 decode on the Galaxy mesh names its hops") {
     REQUIRE(d);
     REQUIRE(c);
     CHECK(d->engine == moe::Engine::mesh);
-    // Expected link-hops per token (core/step/topology.cpp). tp 8 splits the experts over the 8 columns; a token's
-    // experts in its chip's column are Binomial(k = 8, 1/8), each on one of the column's 4 chips (a ring: mesh_wrap),
-    // uniformly. From chip 0 the dispatch walks to the farthest destination each way (chips 1 and 3 are one hop; the
-    // far chip 2 is reached by both directions, each carrying half the token); the combine sends one result back per
-    // destination chip over its distance (0, 1, 2, 1). Enumerating the 4^e placements of e experts: e = 1 gives
-    // 1.0 / 1.0 hops, e = 2 gives 1.625 / 1.75, e = 3 gives 2.03125 / 2.3125; weighted by Binomial(8, 1/8) over
-    // e = 1..8 (e = 0: nothing to send), 0.851881 dispatch and 0.897200 combine hops.
-    CHECK(d->hops == doctest::Approx(0.851881).epsilon(1e-5));
-    CHECK(c->hops == doctest::Approx(0.897200).epsilon(1e-5));
+    // Expected link-hops per token (core/step/topology.cpp). tp 8 splits the experts over the 8 columns, 32 a
+    // column in order (tt-metal moe_expert_mapping.py); DeepSeek-V3's gate keeps a token's 8 experts inside 4 of its
+    // 8 groups of 32, so its chip's column is one of them with probability 1/2 and then holds 8 of the chosen 128
+    // experts' 32 (Hypergeometric). From chip 0 of a ring of 4 (mesh_wrap) the dispatch walks to the farthest
+    // destination each way (chips 1 and 3 one hop; the far chip 2 reached by both directions, each carrying half
+    // the token): 3 - 2 n1 - n2 with n1, n2 = P(no expert on one / two given chips) = 0.745992; the combine sends one
+    // result back per destination chip over its distance (0, 1, 2, 1): 4 (1 - n1) = 0.824564. By hand and against
+    // an enumeration: test_seed004_routing.cpp. (Before issue 30, Binomial(8, 1/8) experts per column with no
+    // groups: 0.851881 / 0.897200.)
+    CHECK(d->hops == doctest::Approx(0.745992).epsilon(1e-5));
+    CHECK(c->hops == doctest::Approx(0.824564).epsilon(1e-5));
     // k = 8 experts over 8 columns: about one per column, so the dispatch sits near the seed's E = 1..2 cells
     CHECK(d->time_us > kBest[0]);
     CHECK(d->time_us < kAvg[1]);
