@@ -17,7 +17,7 @@
 
 namespace calib {
 
-// A constant the fit moves: core's list (each a physical quantity with its range, docs/model.md "Serving"), with
+// A constant the fit moves: core's list (each a physical quantity with its range, docs/serving.md "Serving"), with
 // the search's first step (a twelfth of the range).
 struct Param {
     const char* name;

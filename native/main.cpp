@@ -130,7 +130,7 @@ const char* kCalibrateFooter = R"TXT(
 RUNS.csv has the columns of reference/serving_public.csv (one measured serving run per line: backend, model_path,
 system, mode, isl, osl, quant modes, layout, batch, silicon_ttft_ms, silicon_tpot_ms; docs/cli.md lists them).
 model_path and system may be HuggingFace names and systems of that file or our preset ids. Each engine with runs
-gets its seven constants fitted inside their documented ranges (docs/model.md, "Serving"); the report gives the
+gets its six constants fitted inside their documented ranges (docs/serving.md, "Serving"); the report gives the
 median |error| with the shipped constants, after the fit (in sample) and held out (leave-one-out up to 10 runs,
 else 5-fold: each run predicted by constants fitted without it), each constant with a 90% bootstrap interval, and
 warns when the runs cannot pin a constant. ENGINES.json is presets/engines.json with the calibrated engines

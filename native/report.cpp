@@ -269,7 +269,7 @@ void serving(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
         appendf(out, "  typical error of %s's serving numbers against measured runs: TTFT %.0f%%, TPOT %.0f%% (median, each "
                      "model family left out of the fit; docs/validation.md)\n",
                 engine, 100 * k.ttft_typical_error, 100 * k.tpot_typical_error);
-    if (r.has_band)  // issue 28: the p10 .. p90 band from the engine's held-out residuals (docs/model.md, "Uncertainty")
+    if (r.has_band)  // issue 28: the p10 .. p90 band from the engine's held-out residuals (docs/serving.md, "Uncertainty")
         appendf(out, "  band (p10 .. p90): TTFT %s .. %s ms, TPOT %s .. %s ms, output tokens/s per GPU %s .. %s\n",
                 sig3(r.ttft_ms_p10).c_str(), sig3(r.ttft_ms_p90).c_str(), sig3(r.tpot_ms_p10).c_str(), sig3(r.tpot_ms_p90).c_str(),
                 sig3(r.output_tokens_per_s_per_gpu_p10).c_str(), sig3(r.output_tokens_per_s_per_gpu_p90).c_str());

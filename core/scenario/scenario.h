@@ -146,7 +146,7 @@ struct KvOffloadConfig {
 };
 
 // Each engine's documented memory defaults, used where the scenario leaves runtime.mem_fraction / kv_block_tokens
-// unset (docs/model.md, "Serving"): SGLang's --page-size 1 and a mem_fraction_static of about 0.88 on 80-192 GB GPUs
+// unset (docs/serving.md, "Serving"): SGLang's --page-size 1 and a mem_fraction_static of about 0.88 on 80-192 GB GPUs
 // (server_args.py picks it from the GPU's memory and the TP size), vLLM's 16-token blocks and gpu_memory_utilization
 // 0.9, TensorRT-LLM's 32 tokens per block and free_gpu_memory_fraction 0.9 (of what the weights leave: taken here as
 // a share of HBM like the others'); the ideal engine pages by the token.

@@ -26,7 +26,7 @@ EngineSet default_engines() {
     EngineConstants& sg = s.get(EngineKind::sglang);
     sg.mixed_batches = false;
     sg.overlap_schedule = true;  // --disable-overlap-schedule is off by default
-    sg.wave_persistence = 1.0;  // prefill-first scheduling re-aligns each round (docs/model.md, "Serving")
+    sg.wave_persistence = 1.0;  // prefill-first scheduling re-aligns each round (docs/serving.md, "Serving")
     // vLLM V1: chunked prefill always on, prefill chunks share a step with the decode batch under a token budget
     // (max_num_batched_tokens).
     EngineConstants& vl = s.get(EngineKind::vllm);

@@ -32,7 +32,7 @@ struct EngineConstants {
     // Host work per running request per decode step (batch metadata, sampling bookkeeping, output processing and
     // streaming). The engines overlap it with the GPU's step (SGLang's overlap scheduler, vLLM's async scheduling,
     // TRT-LLM's overlap scheduler), so a step takes the longer of the two: a small model at a large batch is
-    // host-bound (docs/model.md, "Serving").
+    // host-bound (docs/serving.md, "Serving").
     double decode_host_per_request_us = 0;
     // Scheduling.
     double wave_persistence = 0;          // share of a benchmark's rounds after the first in which the clients'
@@ -67,7 +67,7 @@ struct EngineConstants {
     // fitted without it (moe-validate --serving; docs/validation.md). 0: not validated (the ideal engine).
     double ttft_typical_error = 0;
     double tpot_typical_error = 0;
-    // The band around the model's numbers (issue 28, docs/model.md, "Uncertainty"): the 10th and 90th percentiles
+    // The band around the model's numbers (issue 28, docs/serving.md, "Uncertainty"): the 10th and 90th percentiles
     // of log(measured / predicted) over held-out predictions of the engine's runs (moe-validate --serving: each model
     // family predicted by constants fitted without it; moe-roofline calibrate: k-fold). Throughput's is log(predicted
     // E2E / measured E2E): at a fixed number of clients throughput is clients x OSL / E2E (Little's law). All 0 (the
@@ -91,7 +91,7 @@ inline double decode_step_ms(const EngineConstants& k, double gpu_ms, double run
     return gpu_ms > host_ms ? gpu_ms : host_ms;
 }
 
-// The engine constants a fit may move, each a physical quantity with its unit and range (docs/model.md, "Serving",
+// The engine constants a fit may move, each a physical quantity with its unit and range (docs/serving.md, "Serving",
 // gives each range its source). parse_engines() refuses a value outside its range; moe-validate --fit-serving
 // searches inside it. Kernel time has no factor here: a kernel error is the kernel layer's to fix.
 struct EngineConstantInfo {

@@ -1,5 +1,5 @@
 // kv_tiers.h — multi-turn sessions, request traces and the KV cache's tiers in the serving simulation (issue 29;
-// docs/model.md, "Sessions and KV tiers").
+// docs/serving.md, "Sessions and KV tiers").
 //
 // Room: core/serving/. The simulation (simulate.cpp) asks three things of it, per rank that holds a prefix cache (an
 // aggregated attention-DP rank, or a disaggregated prefill rank):

@@ -1,4 +1,4 @@
-// serving.cpp — the serving layer (DESIGN §8; formulas derived in docs/model.md, "Serving").
+// serving.cpp — the serving layer (DESIGN §8; formulas derived in docs/serving.md, "Serving").
 //
 // [SECTION] step evaluations: the few estimate() calls a deployment needs
 // [SECTION] aggregated: closed-loop clients on one replica, continuous batching with chunked prefill
@@ -240,7 +240,7 @@ namespace {
 // ---------------------------------------------------------------------------------------------------------------
 
 // The per-step overheads (the scenario's runtime fields when set, else the engine's) and the per-request overhead
-// (docs/model.md, "Serving").
+// (docs/serving.md, "Serving").
 struct Overheads {
     double decode_ms, prefill_ms, request_ms;
 };
@@ -254,7 +254,7 @@ Overheads overheads(const Scenario& s, const EngineConstants& k) {
 // The weight q of synchronised rounds in the run's mean: the first of k rounds always; each later one by the
 // engine's wave_persistence (fixed lengths), times the share g = W / (W + D) of a round that still arrives together
 // when the requests' lengths differ: the previous round's finishes are spread over D = spread x osl x the decode
-// step, its prompts take W to prefill (docs/model.md, "Serving").
+// step, its prompts take W to prefill (docs/serving.md, "Serving").
 double first_round_weight(const Scenario& s, const EngineConstants& k, double round_prefill_ms, double decode_step_ms) {
     const double rounds = std::max(1, s.serving.requests_per_client);
     const double spread_ms = s.serving.length_spread * s.serving.osl * decode_step_ms;
@@ -314,7 +314,7 @@ double prefill_wait(double N, double S, double Z) {
     return std::max(0.0, R - S);
 }
 
-// Aggregated serving of B requests per DP rank (docs/model.md, "Serving"). Two regimes bound what a benchmark sees:
+// Aggregated serving of B requests per DP rank (docs/serving.md, "Serving"). Two regimes bound what a benchmark sees:
 //  - synchronised rounds: the clients' requests arrive together (the first round always; later rounds too when the
 //    engine re-aligns them, as prefill-first scheduling does), wait for each other's prompts, then decode together;
 //  - steady state: requests arrive spread out, each prompt is prefilled on arrival and its work lands on the

@@ -10,7 +10,7 @@
 // Two layers, so that a fit can change the engine constants without re-running the kernels:
 //   serving_steps()  the step-model evaluations one deployment needs (kernel time only, no engine overhead)
 //   serving_model()  closed-loop clients, continuous batching / disaggregated pools, with one engine's constants
-// docs/model.md ("Serving") derives every formula.
+// docs/serving.md ("Serving") derives every formula.
 #pragma once
 #include "core/serving/engine.h"
 #include "core/step/estimate.h"

@@ -1,11 +1,11 @@
-// simulate.h — the serving benchmark, simulated (docs/model.md, "Serving"): closed-loop clients started together,
+// simulate.h — the serving benchmark, simulated (docs/serving.md, "Serving"): closed-loop clients started together,
 // each sending serving.requests_per_client requests one after the other; the engine's scheduler admitting, batching
 // and stepping them, each step priced by the step-time surface (surface.h) plus the engine's host time (engine.h).
 //
 //   const moe::StepSurface sf = moe::step_surface(scenario, tables);          // estimate() at a few grid points
 //   const moe::ServingResult r = moe::simulate(scenario, sf, engine_constants);  // the benchmark's means
 //
-// Policies (each from the engine's own scheduler, docs/model.md "Serving"):
+// Policies (each from the engine's own scheduler, docs/serving.md "Serving"):
 //   separate prefill (SGLang, mixed_batches = false): waiting prompts go first, in forwards of up to the chunk's
 //     tokens (a long prompt split over several), which pause decoding; otherwise every running request decodes.
 //   mixed batches (vLLM, TensorRT-LLM): every step decodes all running requests and fills the rest of the token
@@ -33,7 +33,7 @@ double simulated_requests(const Scenario& s);
 constexpr double kMaxSimulatedRequests = 200000;
 
 // The per-request overhead before a request reaches the scheduler (ms): HTTP, tokenisation, admission
-// (docs/model.md, "Serving"): k.request_overhead_ms + per 1000 prompt tokens + per client in flight.
+// (docs/serving.md, "Serving"): k.request_overhead_ms + per 1000 prompt tokens + per client in flight.
 double request_overhead_ms(const EngineConstants& k, double isl, double clients);
 
 }  // namespace moe

@@ -1,5 +1,5 @@
 // surface.h — the step-time surface of one deployment: the kernel time of every step shape the serving simulation
-// (simulate.h) visits, from estimate() at a few grid points and interpolated between them (docs/model.md, "Serving").
+// (simulate.h) visits, from estimate() at a few grid points and interpolated between them (docs/serving.md, "Serving").
 //
 //   decode_ms(b, ctx)   a decode step of b requests per attention-DP rank whose mean context is ctx tokens:
 //                       piecewise linear in b over a geometric grid (1, 2, 3, 4, 6, 8, 12, ... up to the batch the

@@ -116,7 +116,7 @@ const std::vector<Column> kColumns = {
     {"serving.joules_per_token_total", "J/token", ColumnType::number, [](const Estimate& e) { return e.ok && e.serving.computed && e.serving.joules_per_token_total > 0 ? e.serving.joules_per_token_total : kNA; }, nullptr, "GPU board energy per token served, prompt and output counted alike (isl + osl per request; InferenceX's J/total token)."},
 #define B(field) [](const Estimate& e) { return e.ok && e.serving.computed && e.serving.has_band ? e.serving.field : kNA; }
     {"serving.ttft_ms_p10", "ms", ColumnType::number, B(ttft_ms_p10), nullptr, "Band of serving.ttft_ms, low end: the mean times exp of the 10th percentile of log(measured / predicted) over the engine's held-out runs (engines.json; empty: the engine has no band)."},
-    {"serving.ttft_ms_p90", "ms", ColumnType::number, B(ttft_ms_p90), nullptr, "Band of serving.ttft_ms, high end (the 90th percentile; docs/model.md, \"Uncertainty\")."},
+    {"serving.ttft_ms_p90", "ms", ColumnType::number, B(ttft_ms_p90), nullptr, "Band of serving.ttft_ms, high end (the 90th percentile; docs/serving.md, \"Uncertainty\")."},
     {"serving.tpot_ms_p10", "ms", ColumnType::number, B(tpot_ms_p10), nullptr, "Band of serving.tpot_ms, low end (as serving.ttft_ms_p10)."},
     {"serving.tpot_ms_p90", "ms", ColumnType::number, B(tpot_ms_p90), nullptr, "Band of serving.tpot_ms, high end."},
     {"serving.output_tokens_per_s_per_gpu_p10", "tokens/s", ColumnType::number, B(output_tokens_per_s_per_gpu_p10), nullptr, "Band of serving.output_tokens_per_s_per_gpu, low end: from the held-out runs' E2E residuals (at a fixed number of clients, throughput goes as 1 / E2E)."},

@@ -132,7 +132,7 @@ TEST_CASE("serving: a prefix-cache hit cuts the prompt work, not the memory a re
 }
 
 TEST_CASE("serving: a decode step is host-bound past the engine's per-request host work") {
-    // Llama-3.1-8B on one H200 at 512 clients (docs/model.md, "Host-bound decode steps"): the kernels of a decode
+    // Llama-3.1-8B on one H200 at 512 clients (docs/serving.md, "Host-bound decode steps"): the kernels of a decode
     // step take ~10 ms; with 50 us of host work per running request the step takes the longer of the two.
     const moe::Scenario s = moe_test::scenario(R"({"model":"llama-3.1-8b","hardware":"h200","parallel":{"tp":8},
         "runtime":{"engine":"ideal"},"serving":{"mode":"aggregated","isl":1000,"osl":1000,"concurrency":512}})");
@@ -216,7 +216,7 @@ TEST_CASE("serving: a stream interval changes no mean (the engines send the firs
 }
 
 TEST_CASE("serving: the steady-state wait for other prompts grows with concurrency and vanishes alone") {
-    // Mean value analysis of the closed loop (docs/model.md, "Serving"): one client never waits; at a steady
+    // Mean value analysis of the closed loop (docs/serving.md, "Serving"): one client never waits; at a steady
     // state the others' prompts queue ahead. vLLM on Qwen3-32B, 8K prompts: the wait at 32 clients is larger
     // than at 8.
     auto queue_at = [](int c) {

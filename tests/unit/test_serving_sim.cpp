@@ -138,7 +138,7 @@ TEST_CASE("serving simulation: with MTP a decode step gives each request its acc
     CHECK(r.tpot_ms == doctest::Approx(500 * step / 900).epsilon(0.01));
 }
 
-TEST_CASE("serving simulation: engine constants land where docs/model.md says") {
+TEST_CASE("serving simulation: engine constants land where docs/serving.md says") {
     moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-32b","hardware":"h100-sxm","parallel":{"tp":2},
         "runtime":{"engine":"ideal"},
         "serving":{"mode":"aggregated","isl":1000,"osl":101,"concurrency":1,"requests_per_client":2}})");

@@ -530,7 +530,7 @@ int serving_main(int argc, char** argv) {
                   "(%.1f%%). Each model family is predicted by engine constants fitted without it (leave one family "
                   "out): median |error| **TTFT %s, TPOT %s** (issue 25's bar: TTFT 20%%, TPOT 12%%); aggregated runs (%d) TTFT %s, "
                   "TPOT %s; **disaggregated runs (%d) TTFT %s, TPOT %s**, the serving "
-                  "model is the simulation of the benchmark with seven physical constants per engine (issue 25). Regenerate with `moe-validate --serving --write "
+                  "model is the simulation of the benchmark with six physical constants per engine (issue 25). Regenerate with `moe-validate --serving --write "
                   "docs/validation.md --readme README.md`.\n\n",
                   rows.size(), evaluable, 100.0 * evaluable / std::max<size_t>(1, rows.size()), pct(sl.ttft_median, false).c_str(),
                   pct(sl.tpot_median, false).c_str(), sa.rows, pct(sa.ttft_median, false).c_str(), pct(sa.tpot_median, false).c_str(),
@@ -551,9 +551,9 @@ int serving_main(int argc, char** argv) {
                            "\n" + floor_text + "\n### Rows not evaluated\n\n";
         for (const auto& [why, n] : skipped) body += "- " + std::to_string(n) + " rows: " + why + "\n";
         if (skipped.empty()) body += "None.\n";
-        // The shipped constants (presets/engines.json): the fit on all rows, each in [lo, hi] (docs/model.md, "Serving").
+        // The shipped constants (presets/engines.json): the fit on all rows, each in [lo, hi] (docs/serving.md, "Serving").
         body += "\n### Fitted engine constants (all rows; presets/engines.json)\n\nOne set per engine, shared by every GPU; "
-                "each a physical quantity searched inside its range (docs/model.md, \"Serving\"). No kernel scale and no "
+                "each a physical quantity searched inside its range (docs/serving.md, \"Serving\"). No kernel scale and no "
                 "per-GPU refinement.\n\n| constant | range | sglang | vllm | trtllm |\n|---|---|---:|---:|---:|\n";
         for (const Param& p : kParams) {
             body += std::string("| `") + p.name + "` | " + sig4(p.lo) + " .. " + sig4(p.hi) + " |";
