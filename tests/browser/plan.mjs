@@ -48,7 +48,9 @@ test('(o) plan: the Plan tab runs a search in slices, its front equals moe-roofl
   const p = h1.plan;
   console.log(`plan on the page: ${p.points} points in ${(p.wall_ms / 1000).toFixed(2)} s (${(p.compute_ms / 1000).toFixed(2)} s computing), ` +
               `${frames} frames in the first second; front ${p.front.length} rows (${p.front_aggregated} aggregated, ${p.front_disaggregated} disaggregated front points)`);
-  assert.ok(frames >= 5, `the page froze while planning: ${frames} frames in a second`);
+  // (a page that plans in one frame shows 0-1 frames here; 6-7 on an idle machine, 3 seen with the other browser
+  // tests and a build sharing the two cores)
+  assert.ok(frames >= 3, `the page froze while planning: ${frames} frames in a second`);
   assert.ok(Date.now() - t0 < 120000);
   assert.equal(p.progress, 1);
   assert.equal(p.evaluated, p.points);
