@@ -133,6 +133,9 @@ struct ExpertOffloadConfig {
     int cached_experts_per_layer = 0;
     bool prefetch = false;   // stream the next layer's experts during this layer's compute
     double skew = 0.0;
+    // Batches over which the cache counts selections to pick its members (the C largest counts; seed 003: 128).
+    // 0: the cache knows the true popularity ranking and holds the C hottest (an oracle).
+    int window_batches = 0;
 };
 
 // The KV cache's tiers below HBM (issue 29, DESIGN §11.4 runtime.kv_offload): an idle session's KV cache, evicted from
