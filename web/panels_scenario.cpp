@@ -569,6 +569,7 @@ void runtime_section(AppState& st) {
         field_input_number(st, "runtime.expert_offload.cached_experts_per_layer", "Cached experts");
         field_checkbox(st, "runtime.expert_offload.prefetch", "Prefetch");
         field_slider_double(st, "runtime.expert_offload.skew", "Popularity skew", 0.0, 2.0, "%.2f");
+        field_input_number(st, "runtime.expert_offload.window_batches", "Cache window", "oracle");
     }
     speculative_controls(st);
     field_input_number(st, "runtime.mem_fraction", "Memory fraction", "engine's");
