@@ -25,6 +25,8 @@ inline moe::Estimate run(const std::string& json_text) {
     return e;
 }
 
+// (a temporary Estimate would leave the pointer dangling: keep the estimate in a variable)
+const moe::OpRecord* find_op(const moe::Estimate&& e, const char* name, moe::Phase phase, const char* group_prefix = "MoE") = delete;
 inline const moe::OpRecord* find_op(const moe::Estimate& e, const char* name, moe::Phase phase, const char* group_prefix = "MoE") {
     for (const moe::OpRecord& o : e.ops) {
         const moe::PhaseResult& p = o.phase == moe::Phase::prefill ? e.prefill : e.decode;

@@ -109,7 +109,8 @@ TEST_CASE("mesh routing: DeepSeek-V3 on the Galaxy, group-limited vs unconstrain
                         {"parallel", {{"tp", 8}, {"dp", 4}, {"ep", 32}}},
                         {"workload", {{"phase", "decode"}, {"batch", 32}}},
                         {"precision", {{"experts", "mxfp4"}, {"dispatch", "bf16"}}}};
-    const moe::OpRecord* d = find_op(run(s.dump()), "comm.dispatch", Phase::decode);
+    const moe::Estimate est_grouped = run(s.dump());  // (kept alive: find_op points into it)
+    const moe::OpRecord* d = find_op(est_grouped, "comm.dispatch", Phase::decode);
     REQUIRE(d);
     CHECK(d->hops == doctest::Approx(0.745992).epsilon(1e-6));
     CHECK(d->time_us == doctest::Approx(45.80).epsilon(0.001));
@@ -118,7 +119,8 @@ TEST_CASE("mesh routing: DeepSeek-V3 on the Galaxy, group-limited vs unconstrain
     cfg["n_group"] = 1;
     cfg["topk_group"] = 1;
     s["model"] = cfg;
-    const moe::OpRecord* d1 = find_op(run(s.dump()), "comm.dispatch", Phase::decode);
+    const moe::Estimate est_ungrouped = run(s.dump());
+    const moe::OpRecord* d1 = find_op(est_ungrouped, "comm.dispatch", Phase::decode);
     REQUIRE(d1);
     CHECK(d1->hops == doctest::Approx(0.861880).epsilon(1e-6));
     CHECK(d1->time_us == doctest::Approx(48.88).epsilon(0.001));
