@@ -84,6 +84,12 @@ struct EngineConstants {
 // The engine's per-step overheads for a model of `layers` layers (ms).
 inline double decode_step_overhead_ms(const EngineConstants& k, int layers) { return k.decode_overhead_per_layer_us * layers / 1000.0; }
 inline double prefill_step_overhead_ms(const EngineConstants& k, int layers) { return k.prefill_overhead_per_layer_us * layers / 1000.0; }
+// Decode steps a request that reaches the scheduler while other requests decode waits beyond the step boundary: the
+// scheduler's poll (serving.scheduler_recv_interval, ServingConfig::recv_wait_steps) and, with an overlap schedule,
+// the forward already launched (docs/serving.md, "Serving"). An idle scheduler takes a request at once.
+inline double scheduler_wait_steps(const Scenario& s, const EngineConstants& k) {
+    return s.serving.recv_wait_steps(s.runtime.engine) + (k.overlap_schedule ? 1.0 : 0.0);
+}
 // A decode step of `running` requests per scheduler whose GPU side takes `gpu_ms` (kernels and per-step overhead):
 // the host's per-request work overlaps it, the longer sets the step.
 inline double decode_step_ms(const EngineConstants& k, double gpu_ms, double running) {

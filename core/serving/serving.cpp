@@ -407,7 +407,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     const double ttft_kernels = ttft_sync_part + ttft_steady_part;
     // Requests beyond the running batch wait for a slot: B/Br - 1 request lifetimes.
     // (the scheduler's poll and an overlap schedule's launched forward, while other requests decode: simulate.cpp)
-    const double wait_steps = clients_in_flight(s.serving) > 1 ? s.serving.recv_wait_steps(s.runtime.engine) + (k.overlap_schedule ? 1.0 : 0.0) : 0.0;
+    const double wait_steps = clients_in_flight(s.serving) > 1 ? scheduler_wait_steps(s, k) : 0.0;
     const double req_ovh = ov.request_ms + wait_steps * Sd;
     const double life = req_ovh + ttft_kernels + n_dec * r.tpot_ms;
     double slot_wait = B > Br ? (B / Br - 1.0) * life : 0.0;

@@ -67,7 +67,7 @@ struct Aggregated {
         // an overlap schedule the forward already launched; an idle scheduler takes a request at once
         const double at_scheduler = frontend.arrive(k, when, r.isl, clients_total);
         r.ovh = at_scheduler - when;
-        const double wait_steps = b > 0 ? s.serving.recv_wait_steps(s.runtime.engine) + (k.overlap_schedule ? 1.0 : 0.0) : 0.0;
+        const double wait_steps = b > 0 ? scheduler_wait_steps(s, k) : 0.0;
         r.arrive = at_scheduler + wait_steps * last_decode_ms;
         arrivals.push({r.arrive, id});
     }
@@ -438,7 +438,11 @@ struct Disaggregated {
         };
         double t = 0, running = 0, ctx_sum = 0;
         std::priority_queue<std::pair<long long, int>, std::vector<std::pair<long long, int>>, std::greater<>> ends;
-        std::vector<int> run_ids, joined;
+        std::vector<int> joined;
+        // the next KV hand-over event: a prefill's end reaching the decode worker, or a pull done
+        auto next_event = [&] {
+            return std::min(to_decode.empty() ? INFINITY : to_decode.top().first, pulling.empty() ? INFINITY : pulling.top().first);
+        };
         long long G = 0;
         long long guard = 0;
         const long long guard_max = 64LL * (long long)w.reqs.size() + 1000000LL;
@@ -480,9 +484,6 @@ struct Disaggregated {
             if (running <= 0) {
                 // idle: until the next KV arrives (running the prefill side up to then)
                 // (an idle decode worker polls at once: a pull starts as its request arrives)
-                auto next_event = [&] {
-                    return std::min(to_decode.empty() ? INFINITY : to_decode.top().first, pulling.empty() ? INFINITY : pulling.top().first);
-                };
                 double next = next_event();
                 if (!std::isfinite(next)) {
                     run_prefill(INFINITY);
@@ -494,16 +495,15 @@ struct Disaggregated {
             }
             const double b = std::ceil(running / ranks_d);
             const double ctx_mean = ctx_sum / running;
-            const double step = std::max(sf.decode.decode_ms(b, ctx_mean) + od, k.decode_host_per_request_us * b / 1000.0);
+            const double step = decode_step_ms(k, sf.decode.decode_ms(b, ctx_mean) + od, b);
             for (int id : joined) w.reqs[size_t(id)].first = t + step;
             long long n = std::max(1LL, ends.top().first - G);
             run_prefill(t + n * step);
             if (!(running >= cap && dec_queue.empty())) {
-                const double next = std::min(to_decode.empty() ? INFINITY : to_decode.top().first, pulling.empty() ? INFINITY : pulling.top().first);
+                const double next = next_event();
                 if (std::isfinite(next)) n = std::min(n, std::max(1LL, (long long)std::ceil((next - t) / step)));
             }
-            const double dt = double(n) * std::max(sf.decode.decode_ms(b, ctx_mean + 0.5 * double(n - 1) * tps) + od,
-                                                   k.decode_host_per_request_us * b / 1000.0);
+            const double dt = double(n) * decode_step_ms(k, sf.decode.decode_ms(b, ctx_mean + 0.5 * double(n - 1) * tps) + od, b);
             t += dt;
             G += n;
             ctx_sum += double(n) * running * tps;
