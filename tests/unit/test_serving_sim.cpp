@@ -35,6 +35,18 @@ double direct_forward_ms(const moe::Scenario& s, int tokens) {
 
 moe::EngineConstants ideal() { return moe::builtin_engines().get(moe::EngineKind::ideal); }
 
+// DeepSeek-V3 disaggregated on H200, one prefill and one decode worker (TP 8, EP 8 each), one prompt at a time:
+// one client in flight (serving.concurrency), two requests, 4,096-token prompts, 64 output tokens.
+moe::Scenario one_client_disaggregated() {
+    moe::Scenario s = moe_test::scenario(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":1,"dp":8,"ep":8},
+        "runtime":{"engine":"ideal"},
+        "serving":{"mode":"disaggregated","isl":4096,"osl":64,"requests_per_client":2,
+                   "prefill":{"parallel":{"tp":8,"ep":8},"workers":1,"batch":1},
+                   "decode":{"parallel":{"tp":8,"ep":8},"workers":1,"batch":1}}})");
+    s.serving.concurrency = 1;
+    return s;
+}
+
 }  // namespace
 
 TEST_CASE("serving surface: between its grid points within 1% of a direct estimate()") {
@@ -205,15 +217,7 @@ TEST_CASE("serving simulation: more clients never give a shorter TTFT or a highe
 // prefill's token with their first): the first token arrives at the end of the first decode step, here of one
 // request at its prompt's context. An idle decode worker starts the KV pull as the request arrives.
 TEST_CASE("serving simulation: disaggregated, one client — TTFT is the prefill forward, the KV transfer and one decode step") {
-    moe::Scenario s = moe_test::scenario(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":1,"dp":8,"ep":8},
-        "runtime":{"engine":"ideal"},
-        "serving":{"mode":"disaggregated","isl":4096,"osl":64,"requests_per_client":2,
-                   "prefill":{"parallel":{"tp":8,"ep":8},"workers":1,"batch":1},
-                   "decode":{"parallel":{"dp":8,"ep":8},"workers":1,"batch":1}}})");
-    // one client in flight (serving.concurrency; the file names none, so it read the 8 decode slots) on one rank
-    s.serving.decode.parallel.dp = 1;
-    s.serving.decode.parallel.tp = 8;
-    s.serving.concurrency = 1;
+    const moe::Scenario s = one_client_disaggregated();
     const moe::StepSurface sf = moe::step_surface(s, T());
     REQUIRE(sf.ok);
     const moe::ServingResult r = moe::simulate(s, sf, ideal());
@@ -229,12 +233,7 @@ TEST_CASE("serving simulation: disaggregated, one client — TTFT is the prefill
 // prompt, 10 ms + 2 ms per 1,000 prompt tokens + 1 ms per client: in parallel (SGLang's router) one path of
 // 10 + 8.192 + 1 = 19.192 ms; in series 10 + 8.192 (prefill server) then 10 + 8.192 + 1 (decode server) = 37.384 ms.
 TEST_CASE("serving simulation: disaggregated requests through two servers in series (disagg_serial_requests)") {
-    moe::Scenario s = moe_test::scenario(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":1,"dp":8,"ep":8},
-        "runtime":{"engine":"ideal"},
-        "serving":{"mode":"disaggregated","isl":4096,"osl":64,"requests_per_client":2,
-                   "prefill":{"parallel":{"tp":8,"ep":8},"workers":1,"batch":1},
-                   "decode":{"parallel":{"tp":8,"ep":8},"workers":1,"batch":1}}})");
-    s.serving.concurrency = 1;
+    const moe::Scenario s = one_client_disaggregated();
     const moe::StepSurface sf = moe::step_surface(s, T());
     REQUIRE(sf.ok);
     moe::EngineConstants k = ideal();
