@@ -61,21 +61,22 @@ TEST_CASE("topology: seed 004's DUAL (8, 8) and QUAD (16, 8) meshes, hops agains
             return k < 0 || k > n ? 0.0 : c;
         };
         std::vector<double> hops_given(9, 0.0);  // E[hops | e experts in the column]
-        std::vector<int> x(size_t(rows), 0);
-        for (;;) {  // every occupancy with at most 8 experts (an odometer over 0..cap per chip)
-            int total = 0;
-            double w = 1;
-            std::vector<int> targets;
-            for (int j = 0; j < rows; ++j) {
-                total += x[size_t(j)];
-                w *= choose(cap, x[size_t(j)]);
-                for (int t = 0; t < x[size_t(j)]; ++t) targets.push_back(j);
+        std::vector<int> targets;                 // the chip of each expert placed so far
+        // every occupancy with at most 8 experts: chip j takes 0..cap of them (a depth-first walk over the chips that
+        // stops a branch once it holds more than 8, instead of an odometer over all (cap + 1)^rows occupancies)
+        auto walk = [&](auto&& self, int j, double w) -> void {
+            if (j == rows) {
+                const size_t total = targets.size();
+                hops_given[total] += w / choose(32, int(total)) * moe::mesh_dispatch_hops({rows, true}, 0, targets);
+                return;
             }
-            if (total <= 8) hops_given[size_t(total)] += w / choose(32, total) * moe::mesh_dispatch_hops({rows, true}, 0, targets);
-            int i = 0;
-            while (i < rows && ++x[size_t(i)] > cap) x[size_t(i++)] = 0;
-            if (i == rows) break;
-        }
+            for (int k = 0; k <= cap && targets.size() + size_t(k) <= 8; ++k) {
+                for (int t = 0; t < k; ++t) targets.push_back(j);
+                self(self, j + 1, w * choose(cap, k));
+                targets.resize(targets.size() - size_t(k));
+            }
+        };
+        walk(walk, 0, 1.0);
         double expect = 0;
         for (int k = 1; k <= 8; ++k) expect += 0.5 * choose(32, k) * choose(96, 8 - k) / choose(128, 8) * hops_given[size_t(k)];
         MESSAGE(rows << " x 8 mesh: " << d->hops << " dispatch link-hops per token, " << 256 / chips << " experts per chip");
