@@ -2,7 +2,9 @@
 #include "serving_runs.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -71,6 +73,73 @@ bool inferencemax_source(const std::string& source) {
 // its own serving.length_spread.
 constexpr double kAicLengthSpread = 0.1;
 double length_spread_of(const std::string& source) { return inferencemax_source(source) ? 0.2 : kAicLengthSpread; }
+
+// The layout an InferenceMAX run was launched with, from its id: the recipe's TP (the GPUs one server uses) and EP_SIZE,
+// written "_tp4_ep4_" or "_tp4_0_ep4_0_" (the dashboard exports, the gap-analysis files). {0, 0}: the id names none.
+struct IdLayout {
+    int gpus = 0, ep = 0;
+};
+IdLayout id_layout(const std::string& id) {
+    for (size_t at = id.find("_tp"); at != std::string::npos; at = id.find("_tp", at + 1)) {
+        size_t i = at + 3;
+        auto number = [&](int& out) {
+            const size_t start = i;
+            while (i < id.size() && std::isdigit(static_cast<unsigned char>(id[i]))) ++i;
+            if (i == start || i - start > 4) return false;
+            out = std::atoi(id.c_str() + start);
+            if (id.compare(i, 2, "_0") == 0 && (i + 2 == id.size() || id[i + 2] == '_')) i += 2;  // "4_0": 4.0
+            return out > 0;
+        };
+        IdLayout l;
+        if (!number(l.gpus) || id.compare(i, 3, "_ep") != 0) continue;
+        i += 3;
+        if (number(l.ep) && i < id.size() && id[i] == '_') return l;
+    }
+    return {};
+}
+
+// The layout columns of an aggregated row, as the model's parallel {tp, dp, ep}. Two of the serving set's sources
+// write the columns of expert-parallel runs scaled by the EP size: InferenceMAX's 2026-04-06 dashboard export and its
+// database dump. The same measurement (identical TTFT and TPOT) appears in the 2026-03-25 export or a gap-analysis
+// file with the columns its id names: Qwen3.5 on B200 launched TP 4, EP 4 (4 GPUs) is tp_size 4, moe_tp 1, ep 4 there
+// and tp_size 16, moe_tp 4, ep 4 in the dump and the later export; gpt-oss on B200 with attention DP, TP 4, EP 4 is
+// attention DP 4 there and 16 in the later export; vLLM's attention-DP runs, TP 4, EP 4, write ep 16. So:
+//   * a row whose id names the launch (IdLayout) takes it: gpus = TP, ep = EP_SIZE, attention DP over all of them
+//     when the row marks attention DP (the recipes' DP_ATTENTION), else TP over them;
+//   * a database-dump row (its id names no layout) with ep > 1 reverses the dump's scaling, as every dump row with a
+//     twin in the exports shows (58 pairs, three layouts): without attention DP the GPUs are moe_tp_size (tp_size
+//     is moe_tp x ep), with it the GPUs are tp_size and ep is ep / attention DP.
+// `fixed` says the columns were not taken as written.
+struct AggLayout {
+    int tp = 1, dp = 1, ep = 1, pp = 1;
+    bool fixed = false;     // the columns disagreed with the id, or a dump row's scaling was reversed
+    bool from_id = false;   // the id names the launch and the columns agree with it
+};
+AggLayout agg_layout(const std::string& id, const std::string& source, int tp_col, int dp_col, int moe_tp_col, int ep_col, int pp_col) {
+    AggLayout l;
+    l.tp = std::max(1, tp_col), l.dp = std::max(1, dp_col), l.ep = std::max(1, ep_col), l.pp = std::max(1, pp_col);
+    const IdLayout n = id_layout(id);
+    if (n.gpus > 0) {
+        const bool agree = l.tp * l.dp == n.gpus && l.ep == n.ep;
+        l.from_id = agree;
+        if (!agree && n.gpus % n.ep == 0) {
+            l.dp = dp_col > 1 ? n.gpus : 1;
+            l.tp = n.gpus / l.dp;
+            l.ep = n.ep;
+            l.fixed = true;
+        }
+    } else if (source.rfind("db-dump/", 0) == 0 && ep_col > 1) {
+        const int gpus = dp_col > 1 ? std::max(1, tp_col) : std::max(1, moe_tp_col);
+        const int ep = dp_col > 1 ? ep_col / dp_col : ep_col;
+        if (ep >= 1 && gpus % ep == 0 && (dp_col <= 1 || ep_col % dp_col == 0)) {
+            l.dp = dp_col > 1 ? gpus : 1;
+            l.tp = gpus / l.dp;
+            l.ep = ep;
+            l.fixed = true;
+        }
+    }
+    return l;
+}
 
 // SGLang's --scheduler-recv-interval in InferenceMAX's recipes (SemiAnalysisAI/InferenceX,
 // benchmarks/single_node/<model>_<precision>_<gpu>.sh, the stored version of each; launch flags, not measurements):
@@ -215,6 +284,44 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             err = path + ": no column " + need;
             return {};
         }
+    // The same measurement in several sources (InferenceMAX's runs appear in its dashboard exports, its database dump
+    // and the gap-analysis files, up to four times): counted once. Key: model, system, engine, mode, lengths, the
+    // source's concurrency and the measured TTFT and TPOT to 0.01 ms (the sources print different digits). Kept: the
+    // row whose columns its id confirms (or that no id contradicts), then a row whose layout came from its id, then a
+    // database-dump row; the first in the file among equals.
+    std::map<std::string, std::pair<int, int>> best;  // key -> (rank, line) of the row kept
+    std::vector<std::pair<std::string, int>> keys;    // each line's key and rank (index: line - 2)
+    {
+        std::istringstream g(text);
+        std::string l;
+        std::getline(g, l);
+        int n = 1;
+        while (std::getline(g, l)) {
+            ++n;
+            if (l.empty() || l == "\r") {
+                keys.push_back({"", 0});
+                continue;
+            }
+            const std::vector<std::string> v = split_csv_line(l);
+            auto get = [&](const char* c) -> std::string {
+                const auto it = col.find(c);
+                return it != col.end() && it->second < v.size() ? v[it->second] : "";
+            };
+            const std::string source = get("silicon_data_source");
+            const double ttft = std::strtod(get("silicon_ttft_ms").c_str(), nullptr), tpot = std::strtod(get("silicon_tpot_ms").c_str(), nullptr);
+            char cell[64];
+            std::snprintf(cell, sizeof cell, "|%.2f|%.2f", ttft, tpot);
+            const std::string key = get("model_path") + "|" + get("system") + "|" + get("backend") + "|" + get("mode") + "|" +
+                                    get("isl") + "|" + get("osl") + "|" + std::to_string(source_concurrency(source)) + cell;
+            const AggLayout la = agg_layout(get("id"), source, to_int(get("tp_size"), 1), to_int(get("attention_dp_size"), 1),
+                                            to_int(get("moe_tp_size"), 1), to_int(get("moe_ep_size"), 1), 1);
+            const int rank = source.rfind("db-dump/", 0) == 0 ? 2 : la.fixed ? 1 : 0;
+            keys.push_back({key, rank});
+            if (!(ttft > 0) || !(tpot > 0)) continue;  // nothing measured: not a repeat of anything
+            auto [it, fresh] = best.insert({key, {rank, n}});
+            if (!fresh && rank < it->second.first) it->second = {rank, n};
+        }
+    }
     std::vector<Run> rows;
     while (std::getline(f, line)) {
         ++line_no;
@@ -273,6 +380,13 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             r.skip = "unknown quant mode " + get("gemm_quant_mode") + "/" + get("moe_quant_mode");
         else if (!(r.ttft > 0) || !(r.tpot > 0) || r.isl <= 0 || r.osl <= 0)
             r.skip = "no measured TTFT/TPOT";
+        if (r.skip.empty() && size_t(line_no - 2) < keys.size()) {
+            const auto it = best.find(keys[size_t(line_no - 2)].first);
+            if (it != best.end() && it->second.second != line_no) {
+                r.repeat = true;
+                r.skip = "a repeat of another source's measurement (the same run, counted once)";
+            }
+        }
         if (r.skip.empty()) {
             nlohmann::json j = {{"model", mm->preset}, {"hardware", hw}};
             j["runtime"]["engine"] = r.backend;
@@ -300,8 +414,14 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             };
             if (r.mode == "agg") {
                 j["serving"]["mode"] = "aggregated";
-                const int dp = layout("", j["parallel"]);
-                j["serving"]["concurrency"] = std::max(1, to_int(get("batch_size"), 1)) * dp;
+                const AggLayout l = agg_layout(r.id, get("silicon_data_source"), to_int(get("tp_size"), 1), to_int(get("attention_dp_size"), 1),
+                                               to_int(get("moe_tp_size"), 1), to_int(get("moe_ep_size"), 1), to_int(get("pp_size"), 1));
+                j["parallel"] = {{"tp", l.tp}, {"dp", l.dp}, {"ep", l.ep}, {"pp", l.pp}};
+                r.layout_fixed = l.fixed;
+                // the clients: the run's concurrency where the source names it and the layout was rescaled (the batch
+                // column is per attention-DP rank of the scaled layout), else the batch per rank x the ranks
+                const int conc = source_concurrency(get("silicon_data_source"));
+                j["serving"]["concurrency"] = l.fixed && conc > 0 ? conc : std::max(1, to_int(get("batch_size"), 1)) * l.dp;
             } else {
                 j["serving"]["mode"] = "disaggregated";
                 int decode_dp = 1;

@@ -25,6 +25,9 @@ struct Run {
     int isl = 0, osl = 0;
     double ttft = 0, tpot = 0;   // measured
     std::string skip;            // why the run cannot be evaluated ("" = it can)
+    bool repeat = false;         // the same measurement as an earlier kept row of another source (skip says which):
+                                 // counted once, so not a run the model failed to evaluate either
+    bool layout_fixed = false;   // the layout columns were not taken as written (serving_runs.cpp, agg_layout())
     bool aic_client = false;     // measured by AIConfigurator's own collection (not InferenceMAX's sa-bench client)
     std::string source;          // where the run comes from, for the validator's table by source (source_label())
     bool sim = true;             // predicted by the simulation (surface), else the closed form (steps)

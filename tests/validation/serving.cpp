@@ -315,6 +315,7 @@ int serving_main(int argc, char** argv) {
     }
     const moe::Tables& tables = moe::builtin_tables();
     std::string err;
+    if (!dump_id.empty()) g_sim = false;  // --dump prints a scenario: no step surfaces to build
     std::vector<Row> rows = load_rows(csv, moe::builtin_catalog(), tables, err);
     if (!err.empty()) {
         std::fprintf(stderr, "moe-validate: %s\n", err.c_str());
@@ -330,12 +331,15 @@ int serving_main(int argc, char** argv) {
         std::fprintf(stderr, "moe-validate: no run %s in %s\n", dump_id.c_str(), csv.c_str());
         return 2;
     }
-    int evaluable = 0;
+    // runs: the rows less the repeats of another source's measurement (native/serving_runs.cpp: counted once)
+    int evaluable = 0, repeats = 0, fixed_layouts = 0;
     std::map<std::string, int> skipped;
     for (const Row& r : rows) {
-        if (r.skip.empty()) ++evaluable;
+        if (r.skip.empty()) ++evaluable, fixed_layouts += r.layout_fixed;
+        else if (r.repeat) ++repeats;
         else skipped[r.skip]++;
     }
+    const size_t runs = rows.size() - size_t(repeats);
     if (quick) {  // the shipped constants on every row, no fit (a model change's first look); --rows lists them
         std::vector<const Row*> all, agg, dis;
         const auto t0 = std::chrono::steady_clock::now();
@@ -371,6 +375,9 @@ int serving_main(int argc, char** argv) {
         std::printf("quick (%s constants, in sample): TTFT %.1f%% TPOT %.1f%% | agg %.1f%% / %.1f%% | disagg %.1f%% / %.1f%% | %.1f us per row\n",
                     do_fit ? "refitted" : "shipped", 100 * a.ttft_median, 100 * a.tpot_median, 100 * g.ttft_median,
                     100 * g.tpot_median, 100 * d.ttft_median, 100 * d.tpot_median, us / std::max<size_t>(1, all.size()));
+        std::printf("%zu runs (%d repeats of another source's measurement not counted), %d evaluated (%d agg, %d disagg; %d with "
+                    "the layout their id names or the dump's scaling reversed)\n",
+                    runs, repeats, evaluable, int(agg.size()), int(dis.size()), fixed_layouts);
         if (per_group) std::printf("\nby source (in sample):\n%s", table_markdown(rows, By::source).c_str());
         // the gate on the shipped constants in sample (the leave-one-family-out gate is the slow ctest's)
         if (!gate.empty() && (!(a.ttft_median <= gate_ttft) || !(a.tpot_median <= gate_tpot))) {
@@ -378,8 +385,8 @@ int serving_main(int argc, char** argv) {
                          100 * a.ttft_median, 100 * a.tpot_median, 100 * gate_ttft, 100 * gate_tpot);
             return 1;
         }
-        if (double(evaluable) < 0.9 * double(rows.size())) {
-            std::fprintf(stderr, "serving set: only %d of %zu rows evaluate (< 90%%)\n", evaluable, rows.size());
+        if (double(evaluable) < 0.9 * double(runs)) {
+            std::fprintf(stderr, "serving set: only %d of %zu runs evaluate (< 90%%)\n", evaluable, runs);
             return 1;
         }
         return 0;
@@ -461,7 +468,9 @@ int serving_main(int argc, char** argv) {
             std::printf("%s,%s,%s,%s,%s,%d,%d,%.4g,%.4g,%.4g,%.4g,%s,%s\n", r.id.c_str(), r.family.c_str(), r.backend.c_str(),
                         r.system.c_str(), r.mode.c_str(), r.isl, r.osl, r.ttft, r.pred_ttft, r.tpot, r.pred_tpot, r.skip.c_str(),
                         r.parts.c_str());
-    std::printf("serving set: %zu rows, %d evaluated (%.1f%%)\n", rows.size(), evaluable, 100.0 * evaluable / std::max<size_t>(1, rows.size()));
+    std::printf("serving set: %zu rows, %d repeats of another source's measurement, %zu runs, %d evaluated (%.1f%%; %d with "
+                "their layout read from their id or the dump's scaling reversed)\n",
+                rows.size(), repeats, runs, evaluable, 100.0 * evaluable / std::max<size_t>(1, runs), fixed_layouts);
     for (const auto& [why, n] : skipped) std::printf("  not evaluated: %d rows: %s\n", n, why.c_str());
     const Floor floor = replicate_floor(rows);
     char floor_text[640];
@@ -483,9 +492,9 @@ int serving_main(int argc, char** argv) {
         std::printf(" (AIConfigurator collection's client: %s ms)\n", sig4(fit.client_ms[e]).c_str());
     }
     int status = 0;
-    const double share = double(evaluable) / std::max<size_t>(1, rows.size());
+    const double share = double(evaluable) / std::max<size_t>(1, runs);
     if (share < 0.9) {
-        std::fprintf(stderr, "serving set: only %.1f%% of rows evaluate (< 90%%)\n", 100 * share);
+        std::fprintf(stderr, "serving set: only %.1f%% of runs evaluate (< 90%%)\n", 100 * share);
         status = 1;
     }
     if (!(sl.ttft_median <= gate_ttft) || !(sl.tpot_median <= gate_tpot)) {
@@ -526,13 +535,14 @@ int serving_main(int argc, char** argv) {
     char head[1536];
     std::snprintf(head, sizeof head,
                   "Serving set: %zu measured serving runs (tests/validation/serving_public.csv: AIConfigurator's "
-                  "silicon sample, TTFT and TPOT of SGLang, vLLM and TensorRT-LLM, Kimi-K2.5 included), %d evaluated "
-                  "(%.1f%%). Each model family is predicted by engine constants fitted without it (leave one family "
+                  "silicon sample, TTFT and TPOT of SGLang, vLLM and TensorRT-LLM, Kimi-K2.5 included; %zu rows, %d of them "
+                  "repeats of another source's measurement, counted once), %d evaluated (%.1f%%; %d of them with the layout "
+                  "their id names, where the columns were scaled by the EP size). Each model family is predicted by engine constants fitted without it (leave one family "
                   "out): median |error| **TTFT %s, TPOT %s** (issue 25's bar: TTFT 20%%, TPOT 12%%); aggregated runs (%d) TTFT %s, "
                   "TPOT %s; **disaggregated runs (%d) TTFT %s, TPOT %s**, the serving "
                   "model is the simulation of the benchmark with six physical constants per engine (issue 25). Regenerate with `moe-validate --serving --write "
                   "docs/validation.md --readme README.md`.\n\n",
-                  rows.size(), evaluable, 100.0 * evaluable / std::max<size_t>(1, rows.size()), pct(sl.ttft_median, false).c_str(),
+                  runs, rows.size(), repeats, evaluable, 100.0 * evaluable / std::max<size_t>(1, runs), fixed_layouts, pct(sl.ttft_median, false).c_str(),
                   pct(sl.tpot_median, false).c_str(), sa.rows, pct(sa.ttft_median, false).c_str(), pct(sa.tpot_median, false).c_str(),
                   sd.rows, pct(sd.ttft_median, false).c_str(), pct(sd.tpot_median, false).c_str());
     std::printf("aggregated: TTFT %s, TPOT %s over %d runs; disaggregated: TTFT %s, TPOT %s over %d runs\n",

@@ -44,3 +44,7 @@ add_test(NAME validation_serving COMMAND moe-validate --serving --quick --gate 0
 add_test(NAME validation_serving_lofo COMMAND moe-validate --serving --gate 0.25,0.13 --check-fit)
 set_tests_properties(validation validation_coverage validation_fit validation_serving PROPERTIES LABELS validation TIMEOUT 600)
 set_tests_properties(validation_serving_lofo PROPERTIES LABELS "validation;slow" TIMEOUT 3600)
+# The serving set's layouts: the columns of expert-parallel runs scaled by the EP size in two sources, read back to the
+# launch their ids (or their twins) name, and a measurement found in several sources counted once.
+add_test(NAME validation_serving_layouts COMMAND bash "${CMAKE_CURRENT_LIST_DIR}/serving_layouts.sh" "$<TARGET_FILE:moe-validate>")
+set_tests_properties(validation_serving_layouts PROPERTIES LABELS validation TIMEOUT 600)

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# serving_layouts.sh — the serving set's layouts and repeats as moe-validate reads them (native/serving_runs.cpp,
+# agg_layout() and the repeat pass), each against the launch its id or its twin names:
+#   bash tests/validation/serving_layouts.sh build-native/moe-validate
+set -u
+bin=$1
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# parallel ID: the scenario's parallel block of run ID as "tp dp ep" (1 where the dump leaves the default)
+parallel() {
+    "$bin" --serving --dump "$1" 2>/dev/null | python3 -c '
+import json, sys
+p = json.load(sys.stdin).get("parallel", {})
+print(p.get("tp", 1), p.get("dp", 1), p.get("ep", 1))'
+}
+expect() {  # expect ID "tp dp ep" WHY
+    local got
+    got=$(parallel "$1") || fail "$1: no scenario"
+    [[ $got == "$2" ]] || fail "$1: parallel $got, expected $2 ($3)"
+}
+# The 2026-03-25 export writes Qwen3.5 on B200, TP 4 EP 4, as its id says: tp 4, ep 4 (4 GPUs), taken as written.
+expect 2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c32_tp4_0_ep4_0_342 "4 1 4" "columns that agree with the id"
+# The 2026-04-06 export writes gpt-oss on H200, TP 2 EP 2, as tp_size 4, moe_tp 2, ep 2: the id's launch, 2 GPUs.
+expect 2026_04_06_gpt_oss_120b_h200_sxm_trtllm_fp4_agg_8192x1024_c16_tp2_ep2_927 "2 1 2" "the id's TP and EP"
+# The database dump: SGLang without attention DP, tp_size 4 = moe_tp 2 x ep 2 -> 2 GPUs, TP 2, EP 2.
+expect qwen3_5_b300_sglang_fp4_agg_1024x1024_c64_cfg736 "2 1 2" "the dump's scaling reversed (moe_tp_size GPUs)"
+# The database dump: vLLM with attention DP 4, ep 16 -> 4 GPUs, attention DP 4, EP 4.
+expect minimaxm2_5_b300_vllm_fp8_agg_1024x1024_c512_cfg734 "1 4 4" "the dump's scaling reversed (ep / attention DP)"
+# One measurement in four sources (1040.04 ms / 30.10 ms): the dump and the later export are repeats, not runs.
+for id in qwen3_5_b200_sglang_fp8_agg_1024x1024_c128_cfg615 2026_04_06_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c128_tp4_ep4_1965; do
+    "$bin" --serving --dump "$id" 2>&1 >/dev/null | grep -q "a repeat of another source's measurement" || fail "$id: not a repeat"
+done
+# and the 2026-03-25 export's copy is the one evaluated, with its id's layout
+expect 2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c128_tp4_0_ep4_0_351 "4 1 4" "the kept copy"
+echo "serving layouts: 6 layouts and 2 repeats as their launches name them"
