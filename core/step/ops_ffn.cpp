@@ -393,6 +393,24 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         const double capacity = c.ep * std::max(128.0, T_all * c.dp / c.ep);
         L.post.push_back(memory_op(c, "moe.act_padded", ph, local * capacity * 3.0 * inter * 2.0));
     }
+    // The Triton fused MoE of the standard format under EP (vLLM / SGLang fused_moe.py, the all-gather or TP-attention
+    // layout: every rank routes all of the group's tokens): moe_align_block_size sorts all tokens x top_k pairs, those
+    // on other ranks' experts under expert id -1, and fused_moe_kernel writes zeros for their rows ("Write back zeros to
+    // the output when the expert is not in the current expert parallel rank": write_zeros_to_output) instead of
+    // skipping them; the activation (silu_and_mul) runs over the whole (tokens x top_k, 2 x inter) buffer and moe_sum
+    // reads the whole (tokens, top_k, hidden) one. Per such pair: the gate/up GEMM's zero row (2 x inter BF16), the
+    // activation's read of it and its write (inter at the GEMM's input format), the down GEMM's zero row (hidden BF16).
+    // (AIC's SGLang rows: at fixed group tokens the time stops falling with EP, ~0.15 us per group token on Kimi-K2's
+    // shape, bench_data/README.md "moe"; these bytes at 0.9 of H100's HBM are 0.147 us.) The weight-and-reduce's read
+    // of the non-local rows is below (moe.finalize).
+    const bool triton_kernel = kernel == MoeKernelSel::triton || (kernel == MoeKernelSel::auto_ && !deepgemm_arch(c.g));
+    const bool token_a2a = be == A2ABackend::deepep_normal || be == A2ABackend::deepep_low_latency || be == A2ABackend::pplx ||
+                           be == A2ABackend::mori;
+    const bool zero_rows = own_passes && !masked && !token_a2a && triton_kernel && !dequant && cuda && c.ep > 1;
+    const double group_pairs = T_all * c.dp * m.top_k;
+    const double nonlocal_pairs = zero_rows ? std::max(0.0, group_pairs - pairs) : 0.0;
+    if (nonlocal_pairs > 0)
+        L.post.push_back(memory_op(c, "moe.nonlocal_rows", ph, nonlocal_pairs * (2.0 * inter * 2.0 * 2.0 + inter * act_b + ew * 2.0)));
     if (own_passes) {
         // The output rows the reduce writes: a token all-to-all (DeepEP, pplx, MORI) delivers the rank only the tokens
         // with a pick on its experts (the received tokens, moe_rank_token_share); after an all-gather, or without EP,
@@ -402,7 +420,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         const double group_tokens = T_all * c.dp;
         const double rows = delivered ? std::min({group_tokens, pairs, group_tokens * moe_rank_token_share(c)}) : group_tokens;
         // BF16 throughout: the down GEMM's output dtype (vLLM / SGLang out_dtype, DeepGEMM's bf16 D) and the layer's.
-        const double in_b = pairs * ew * 2.0, out_b = rows * ew * 2.0;
+        const double in_b = (pairs + nonlocal_pairs) * ew * 2.0, out_b = rows * ew * 2.0;
         switch (reduce) {
             case WeightReduce::epilogue_sum:  // moe_sum: read the k weighted rows of each token, write the token
             case WeightReduce::unpermute_reduce:  // ep_gather / moe_unpermute / finalizeMoeRoutingKernel: the same bytes
