@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/base/log_choose.h"
+
 namespace moe::kernels {
 
 struct Cost {
@@ -44,8 +46,7 @@ inline double expected_tiles_random(double tokens, double p, double tile) {
     if (sd < 16.0) {
         // P(X = x) from the floor of the mean outwards (log space: (1 - p)^tokens may underflow)
         const double x0 = std::min(std::floor(mu), std::floor(tokens));
-        const double log_p0 = std::lgamma(tokens + 1) - std::lgamma(x0 + 1) - std::lgamma(tokens - x0 + 1) +
-                              x0 * std::log(p) + (tokens - x0) * std::log1p(-p);
+        const double log_p0 = log_choose(tokens, x0) + x0 * std::log(p) + (tokens - x0) * std::log1p(-p);
         const double odds = p / (1.0 - p), span = 12.0 * sd + 2.0;
         double mass = 0, tiles = 0, pmf = std::exp(log_p0);
         for (double x = x0; x <= tokens && x <= mu + span && pmf > 0; ++x) {  // upwards from x0

@@ -1,6 +1,8 @@
 // topology.cpp — all-to-all on a mesh of chips, counted in link-hops (see topology.h; DESIGN §10, seed 004).
 #include "core/step/topology.h"
 
+#include "core/base/log_choose.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -82,11 +84,6 @@ MeshExpectation mesh_expected(const MeshAxis& axis, double experts) {
 }
 
 namespace {
-
-double log_choose(double n, double k) {
-    if (k < 0 || k > n) return -INFINITY;
-    return std::lgamma(n + 1) - std::lgamma(k + 1) - std::lgamma(n - k + 1);
-}
 
 // One column's view of a token's routing (MeshRouting): for a set of the column's chips, the probability that none of
 // the token's experts is on them, and the law of how many of its experts the column holds.
