@@ -71,13 +71,42 @@ void block_sparse_indexer(const Ctx& c, Phase ph, const AttnShape& a, double hea
 }
 
 // The indexer's projections, replicated on every TP rank: its queries from the q latent (wq_b), and the per-head
-// weights (plus, for DSA, its key wk) from the hidden state.
+// weights (plus, for DSA, its key wk) from the hidden state. DSA's key and weights are two linears (SGLang's
+// nsa_indexer.py: `wk` and `weights_proj`, each a ReplicatedLinear), so two GEMMs; DeepSeek-V4's CSA has the weights
+// only (its keys come from the compressor).
 void indexer_projections(const Ctx& c, Phase ph, double T, bool with_key, LayerOps& L) {
     const ModelSpec& m = c.m;
     L.pre.push_back(gemm_op(c, "attn.indexer_q_proj", ph, T, m.q_lora_rank > 0 ? m.q_lora_rank : m.hidden,
                             double(m.index_n_heads) * m.index_head_dim, c.w_attn));
-    L.pre.push_back(gemm_op(c, "attn.indexer_k_proj", ph, T, m.hidden, double(m.index_n_heads) + (with_key ? m.index_head_dim : 0),
-                            c.w_attn));
+    if (!with_key) {
+        L.pre.push_back(gemm_op(c, "attn.indexer_k_proj", ph, T, m.hidden, double(m.index_n_heads), c.w_attn));
+        return;
+    }
+    L.pre.push_back(gemm_op(c, "attn.indexer_k_proj", ph, T, m.hidden, double(m.index_head_dim), c.w_attn));
+    L.pre.push_back(gemm_op(c, "attn.indexer_weights_proj", ph, T, m.hidden, double(m.index_n_heads), c.w_attn));
+    // Between the projections and the scoring, DSA's indexer runs ten elementwise kernels on its queries and key
+    // (SGLang's nsa_indexer.py, _get_q_k_bf16 and the forward after it): the key's LayerNorm (k_norm), the rotary
+    // embedding of the query and key rope parts, the two copies of those parts back into the query and key, the
+    // Hadamard rotation of each (rotate_activation), the FP8 quantisation of each with its scales (act_quant), the
+    // scaling of the per-head weights, and the key's store into the indexer cache with its scale. Their bytes are
+    // small; each is a kernel, so at decode sizes each takes the shortest kernel's time (kernel_floor_us).
+    const double H = m.index_n_heads, d = m.index_head_dim, r = m.qk_rope_head_dim;
+    const double rows = H + 1.0;  // the query's heads and the key
+    const double bytes = T * (4.0 * d                  // k_norm: read and write the key (BF16)
+                              + 2.0 * 4.0 * rows * r   // rope, then the copy back: read and write the rope parts
+                              + 4.0 * rows * d         // Hadamard: read and write query and key
+                              + 3.0 * rows * d + 4.0 * rows  // act_quant: read BF16, write FP8 and an FP32 scale
+                              + 8.0 * H                // the weights' scaling (FP32)
+                              + d + 4.0);              // the key's store (FP8 and its scale)
+    OpRecord prep = memory_op(c, "attn.indexer_prep", ph, bytes);
+    prep.time_us = std::max(prep.time_us, 10.0 * c.cal.kernel_floor_us);
+    L.pre.push_back(prep);
+}
+
+// DSA's top-k selection of index_topk keys per query from the indexer's logits (SGLang's topk_transform, a kernel of
+// its own after the scoring; the logits' read is in attn.indexer's bytes): the selected indices written, int32.
+void indexer_topk(const Ctx& c, Phase ph, double T, LayerOps& L) {
+    L.pre.push_back(memory_op(c, "attn.indexer_topk", ph, T * double(c.m.index_topk) * 4.0));
 }
 
 // Context parallelism, per layer: prefill all-gathers the chunk's new KV entries (`kv_bytes_per_token` each) among
@@ -174,6 +203,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
             time_op(c, qk_op, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
             L.pre.push_back(qk_op);
             indexer_core(c, ph, a, prefill_keys(a, 1.0, 0.0), a.hi, m.dsa_index_bytes_per_token_layer(), L);
+            indexer_topk(c, ph, T, L);
             const double keys = prefill_keys(a, 1.0, cap);
             const double lat = m.kv_lora_rank + m.qk_rope_head_dim;
             OpRecord core = make_op("attn.core", ph, 2.0 * T * Hr * keys * (lat + m.kv_lora_rank), 0,
@@ -192,7 +222,10 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
                                      Hr * m.qk_nope_head_dim * m.kv_lora_rank * wb, T * Hr * (m.qk_nope_head_dim + m.kv_lora_rank) * 2.0);
             time_op(c, qk_op, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
             L.pre.push_back(qk_op);
-            if (dsa) indexer_core(c, ph, a, a.hi / a.key_div, a.hi / a.key_div, m.dsa_index_bytes_per_token_layer(), L);
+            if (dsa) {
+                indexer_core(c, ph, a, a.hi / a.key_div, a.hi / a.key_div, m.dsa_index_bytes_per_token_layer(), L);
+                indexer_topk(c, ph, T, L);
+            }
             const double ctx = (cap > 0 ? std::min(a.hi, cap) : a.hi) / a.key_div;
             const double q_per_seq = T / std::max(1.0, ps.batch);  // > 1 with MTP verification
             kernels::Cost k = kernels::mla_decode(ps.batch, ctx, Hr, m.kv_lora_rank, m.qk_rope_head_dim, kvb);
@@ -211,7 +244,10 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
         } else {
             // non-absorbed prefill: kv_b expands the latent to per-head k_nope and v
             L.pre.push_back(gemm_op(c, "attn.kv_b_proj", ph, T, m.kv_lora_rank, Hr * (m.qk_nope_head_dim + m.v_head_dim), c.w_attn));
-            if (dsa) indexer_core(c, ph, a, prefill_keys(a, 1.0, 0.0), a.hi, m.dsa_index_bytes_per_token_layer(), L);
+            if (dsa) {
+                indexer_core(c, ph, a, prefill_keys(a, 1.0, 0.0), a.hi, m.dsa_index_bytes_per_token_layer(), L);
+                indexer_topk(c, ph, T, L);
+            }
             const double attended = prefill_keys(a, 1.0, cap);
             kernels::Cost k = kernels::mla_prefill(T, attended, Hr, qk, m.v_head_dim);
             // a cached prefix is read back from the latent cache (expanded by kv_b in the same pass)
