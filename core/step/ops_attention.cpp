@@ -2,7 +2,7 @@
 // sliding windows, Gemma-4's global layers; DSA sparse attention with its lightning indexer; MiniMax-M3's
 // block-sparse attention and its indexer; DeepSeek-V4's compressed CSA / HCA attention;
 // context parallelism and a cached prefix), and the Gated DeltaNet linear-attention layer (projections, short conv,
-// recurrent core). The formulas are in docs/model.md, "Attention by kind".
+// recurrent core). The formulas are in docs/attention.md.
 // Part of the step model; core/estimate_detail.h lists the files and what each computes.
 #include "core/step/estimate_detail.h"
 

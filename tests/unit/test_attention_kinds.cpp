@@ -1,7 +1,7 @@
 // Attention by kind (issue 14): DeepSeek-V4 compressed CSA / HCA layers, DSA sparse attention (DeepSeek-V3.2,
 // GLM-5), context parallelism, a cached prompt prefix, the MTP layer's own KV cache, hyper-connections. Each case
-// pins a number worked by hand beside it from the model's config (presets/models/*.json) and docs/model.md,
-// "Attention by kind"; the measured-table comparisons cite their bench_data file.
+// pins a number worked by hand beside it from the model's config (presets/models/*.json) and docs/attention.md;
+// the measured-table comparisons cite their bench_data file.
 #include <cstring>
 #include <sstream>
 

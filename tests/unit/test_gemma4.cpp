@@ -3,7 +3,7 @@
 // cards with the arithmetic beside them, the KV cache of sliding and global layers, a decode step's projections and
 // attention worked by hand, and the refusals that remain. Configs: presets/models/gemma-4-26b-a4b.json (=
 // google/gemma-4-26B-A4B config.json) and gemma-4-31b-it-nvfp4.json (= nvidia/Gemma-4-31B-IT-NVFP4); layer structure
-// from Hugging Face transformers' models/gemma4 (docs/model.md, "Attention by kind").
+// from Hugging Face transformers' models/gemma4 (docs/attention.md).
 #include <nlohmann/json.hpp>
 
 #include "core/base/embedded.h"
