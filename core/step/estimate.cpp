@@ -296,19 +296,25 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     // is DeepEP low-latency decode, whose kernels take no SMs; and two-batch overlap puts the shared experts in
     // the attention slot, so shared_expert_overlap (seed 001's prepare_no_receive) changes nothing under it.
     if (want_warnings && s.overlap() != OverlapKind::none) {
-        auto has_ep_comm = [&](Phase ph) {
-            for (const OpRecord& o : e.ops)
-                if (o.phase == ph && (std::string_view(o.name) == "comm.dispatch" || std::string_view(o.name) == "comm.combine"))
-                    return true;
-            return false;
+        // The EP communication the step hides (layer_time's dispatch_us / combine_us): the all-to-all's dispatch and
+        // combine, or the all-gather backend's all-gather and reduce-scatter (comm.cpp, attention DP).
+        auto ep_comm_of = [&](Phase ph) -> const char* {
+            for (const OpRecord& o : e.ops) {
+                if (o.phase != ph) continue;
+                const std::string_view n(o.name);
+                if (n == "comm.dispatch" || n == "comm.combine") return "dispatch and combine";
+                if (n == "comm.allgather" || n == "comm.reduce_scatter") return "all-gather and reduce-scatter";
+            }
+            return nullptr;
         };
         for (Phase ph : {Phase::prefill, Phase::decode}) {
             if (ph == Phase::prefill ? !want_prefill : !want_decode) continue;
             const A2ABackend be = ph == Phase::prefill ? e.prefill_backend : e.decode_backend;
-            if (!has_ep_comm(ph)) continue;
+            const char* what = ep_comm_of(ph);
+            if (!what) continue;
             const char* phase = ph == Phase::prefill ? "prefill" : "decode";
             if (s.overlap() == OverlapKind::full && (ph == Phase::prefill || be != A2ABackend::deepep_low_latency))
-                warn({"runtime.overlap = full hides the ", phase, " dispatch and combine (", a2a_backend_name(be),
+                warn({"runtime.overlap = full hides the ", phase, " ", what, " (", a2a_backend_name(be),
                       "): seed 000's fully hidden mode is DeepEP low-latency decode only",
                       be == A2ABackend::deepep_normal ? "; DeepEP normal kernels' runtime.comm_sms SMs are taken from the compute they hide under"
                                                       : "",

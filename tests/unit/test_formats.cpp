@@ -3,6 +3,7 @@
 // knobs (runtime.overlap, micro_batches, shared_expert_overlap, imbalance on the wire). Each number is worked by hand
 // in the comment beside it.
 #include <algorithm>
+#include <cmath>
 
 #include "core/base/embedded.h"
 #include "test_helpers.h"
@@ -215,6 +216,15 @@ TEST_CASE("grouped GEMM: the analytical fallback is reachable and says so") {
     CHECK(std::string(op->table).empty());
     CHECK(op->time_us == doctest::Approx(651.26).epsilon(1e-4));
     CHECK(op->bound == moe::Bound::memory);
+    // The compute side the model takes (not only the one worked above): with the A100's HBM made ~5,000x faster the
+    // op's time is its compute side, 15.487 us / (0.585 x 0.25408) = 104.19 us.
+    moe::Estimate fast = run(R"({"model":"qwen3-30b-a3b","hardware":{"base":"a100-sxm-80g","hbm_bandwidth_GBps":1e7},"workload":{"phase":"decode","batch":64}})");
+    const moe::OpRecord* cop = find_op(fast, "moe.routed_experts", Phase::decode);
+    REQUIRE(cop);
+    CHECK(cop->bound == moe::Bound::compute);
+    const double active = 128 * (1 - std::pow(1 - 8.0 / 128, 64));
+    CHECK(cop->time_us == doctest::Approx(6.0 * 512 * 2048 * 768 / 312e12 * 1e6 / (0.585 * 512 / (active * 16))).epsilon(1e-6));
+    CHECK(cop->time_us == doctest::Approx(104.19).epsilon(1e-4));
     CHECK(has_warning(a, "analytical fallback"));
     // MI300X: another architecture, the fallback too.
     moe::Estimate m = run(R"({"model":"qwen3-30b-a3b","hardware":"mi300x","workload":{"phase":"decode","batch":64}})");
@@ -419,6 +429,41 @@ TEST_CASE("guards: overlap = full outside DeepEP low-latency decode, and shared_
     moe::Estimate tbo = run(std::string(decode) + R"(,"runtime":{"overlap":"tbo"}})");
     moe::Estimate tbo_shared = run(std::string(decode) + R"(,"runtime":{"overlap":"tbo","shared_expert_overlap":true}})");
     CHECK(tbo_shared.decode.step_ms == tbo.decode.step_ms);
+    CHECK(has_warning(tbo_shared, "runtime.shared_expert_overlap has no effect on decode under two-batch overlap"));
+    CHECK_FALSE(has_warning(tbo, "shared_expert_overlap"));
+}
+
+TEST_CASE("guards: the all-gather backend's all-gather and reduce-scatter are EP communication too") {
+    // a2a_backend = allgather under attention DP records comm.allgather / comm.reduce_scatter, not comm.dispatch /
+    // comm.combine, and the step hides them under overlap = full all the same: the guards looked for the
+    // all-to-all's names only and said nothing (issue 30 audit). Qwen3-30B-A3B dp 4 / ep 4 on H100, batch 64: the
+    // all-gather and the reduce-scatter each move 64 x 3 x 2048 x 2 = 786,432 B per GPU per layer, read from AIC's
+    // measured NCCL rows (bench_data/comm/h100/collectives.csv: 13.58 + 11.57 us), 48 layers = 1.2072 ms a step.
+    const char* decode = R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm","parallel":{"dp":4,"ep":4},"workload":{"phase":"decode","batch":64})";
+    moe::Estimate serial = run(std::string(decode) + R"(,"runtime":{"a2a_backend":"allgather"}})");
+    moe::Estimate full = run(std::string(decode) + R"(,"runtime":{"a2a_backend":"allgather","overlap":"full"}})");
+    CHECK(serial.decode.comm_ms == doctest::Approx(48 * (13.58 + 11.57) / 1000).epsilon(1e-6));
+    CHECK(serial.decode.exposed_comm_ms == doctest::Approx(serial.decode.comm_ms).epsilon(1e-9));
+    CHECK_FALSE(has_warning(serial, "runtime.overlap"));
+    CHECK(full.decode.comm_ms == doctest::Approx(serial.decode.comm_ms).epsilon(1e-9));
+    CHECK(full.decode.exposed_comm_ms == doctest::Approx(0));
+    CHECK(has_warning(full, "runtime.overlap = full hides the decode all-gather and reduce-scatter (allgather)"));
+    // Prefill (the default 8,192-token chunk per rank): 33.864 ms of all-gather and reduce-scatter, hidden, and said so.
+    const char* prefill = R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm","parallel":{"dp":4,"ep":4},"workload":{"phase":"prefill","prefill_tokens":8192})";
+    moe::Estimate pf = run(std::string(prefill) + R"(,"runtime":{"a2a_backend":"allgather","overlap":"full"}})");
+    CHECK(pf.prefill.comm_ms == doctest::Approx(33.864).epsilon(1e-4));
+    CHECK(pf.prefill.exposed_comm_ms == doctest::Approx(0));
+    CHECK(has_warning(pf, "runtime.overlap = full hides the prefill all-gather and reduce-scatter (allgather)"));
+    // dp 1: the backend leaves an all-reduce (comm.moe_allreduce), which full does not hide: nothing to warn about.
+    moe::Estimate tp4 = run(R"({"model":"qwen3-30b-a3b","hardware":"h100-sxm","parallel":{"tp":4,"ep":4},"workload":{"phase":"decode","batch":64},"runtime":{"a2a_backend":"allgather","overlap":"full"}})");
+    CHECK_FALSE(has_warning(tp4, "runtime.overlap"));
+    // shared_expert_overlap under tbo with the all-gather backend (DeepSeek-V2-Lite, 2 shared experts): the same
+    // step with and without it (16.8792 ms), and now a warning naming the field.
+    const char* lite = R"({"model":"deepseek-v2-lite","hardware":"h100-sxm","parallel":{"dp":4,"ep":4},"workload":{"phase":"decode","batch":64},"runtime":{"a2a_backend":"allgather","overlap":"tbo")";
+    moe::Estimate tbo = run(std::string(lite) + "}}");
+    moe::Estimate tbo_shared = run(std::string(lite) + R"(,"shared_expert_overlap":true}})");
+    CHECK(tbo_shared.decode.step_ms == tbo.decode.step_ms);
+    CHECK(tbo.decode.step_ms == doctest::Approx(16.8792).epsilon(1e-5));
     CHECK(has_warning(tbo_shared, "runtime.shared_expert_overlap has no effect on decode under two-batch overlap"));
     CHECK_FALSE(has_warning(tbo, "shared_expert_overlap"));
 }

@@ -20,6 +20,10 @@ TEST_CASE("seed 003's figures, the model's side worked: experts by hand, streame
     const double grouped = seed003_tok_s(8, "{}", &g);
     CHECK(experts_us(g) == doctest::Approx(6.0 * 32 * 2048 * 8192 * 2 / (13.6e12 * 0.585) * 1e6).epsilon(1e-6));
     CHECK(grouped == doctest::Approx(46.78).epsilon(1e-3));  // a 21.377 ms step
+    // The labels docs/seeds.md quotes: the grouped experts' compute at 0.585 (809.7 us) outlasts their memory time
+    // (8 experts x 25,952,256 B = 207.6 MB at 400 GB/s x 0.9 = 576.7 us): compute-bound. Per token, 64 expert reads
+    // (4,623.9 us of memory against the same 809.7 us of compute): memory-bound.
+    CHECK(find_op(g, "moe.routed_experts", Phase::decode)->bound == moe::Bound::compute);
     // router (seed 0.8 ms), grouping (1.2) and combine (0.7): each a layer's pass under the 3 us kernel floor
     // (kernel_floor_us; the permute moves 64 pairs x 2048 x 2 B in and out, 524,288 B, 1.5 us at 360 GB/s): 16 x 3 us
     for (const char* n : {"moe.router", "moe.permute", "moe.unpermute"}) CHECK(find_op(g, n, Phase::decode)->time_us == doctest::Approx(3.0));
@@ -32,6 +36,7 @@ TEST_CASE("seed 003's figures, the model's side worked: experts by hand, streame
     CHECK(pt_op->weight_bytes == doctest::Approx(64 * expert_B).epsilon(1e-12));
     CHECK(experts_us(pt) == doctest::Approx((64 * expert_B + pt_op->activation_bytes) / (400e9 * 0.9) * 1e6).epsilon(1e-6));
     CHECK(experts_us(pt) == doctest::Approx(4623.9).epsilon(1e-4));
+    CHECK(pt_op->bound == moe::Bound::memory);
     CHECK(per_token == doctest::Approx(12.15).epsilon(1e-3));
     // Streamed from the CPU side (host link 200 GB/s), no cache: per pair 16 x 64 x 25,952,256 = 26.58 GB a step;
     // grouped, each selected expert once: 16 x 8 (1 - 0.75^32) x 25,952,256 = 3.32 GB a step.
