@@ -86,9 +86,10 @@ export const hook = (page) => page.evaluate(() => window.__moe);
 // The rectangles of the named widgets (ui[name], undefined when not published): a small read, not the whole hook.
 export const rects = (page, names) => page.evaluate((ns) => ns.map((n) => window.__moe.ui[n]), names);
 
-// Waits `n` frames of the page. Its main loop runs on requestAnimationFrame (Emscripten, fps 0) and was queued before
-// this call's callback, so after n >= 1 the page has run at least one whole frame that began after this call: input
-// sent before it (mouse, keys) has been seen by ImGui, which reads input once per frame.
+// Waits `n` frames of the page. Its main loop runs on requestAnimationFrame (Emscripten, fps 0) and queues its next
+// frame while drawing this one, before this call queues its callback: in every frame the page draws first, so after
+// n frames the page has drawn n whole frames that began after this call, and input sent before it (mouse, keys) has
+// been seen by ImGui, which reads input once per frame.
 export function frames(page, n) {
   return page.evaluate((k) => new Promise((resolve) => {
     const tick = () => (--k <= 0 ? resolve() : requestAnimationFrame(tick));
@@ -96,10 +97,10 @@ export function frames(page, n) {
   }), n);
 }
 
-// Frames without a newer publication before the page counts as settled: ImGui can take a frame to size a window that
-// appears (a popup, a combo's list) before it draws it; 3 frames (at least 2 whole ones) cover that. (The fixed
-// 150 ms this replaced was 2 frames of a page drawing at 13 fps, as it does with the two cores busy.)
-const QUIET_FRAMES = 3;
+// Whole frames without a newer publication before the page counts as settled: ImGui can take a frame to size a window
+// that appears (a popup, a combo's list) before it draws it; 2 frames cover that. (The fixed 150 ms this replaced was
+// 1 to 2 frames of a page drawing at 7 to 13 fps, as it does with the two cores busy.)
+const QUIET_FRAMES = 2;
 
 // Waits for a publication newer than `seq`, then for the page to settle (no newer one for a few frames).
 export async function nextHook(page, seq) {
@@ -205,8 +206,9 @@ export async function scrollIntoView(page, name) {
   assert.fail(`could not scroll ${name} into view`);
 }
 
-// A real click at the centre of ui[name] (hover first, so ImGui sees the item under the mouse): each of move, press
-// and release is followed by a frame of the page, so ImGui sees them in three frames, in order.
+// A real click at the centre of ui[name]: hover first (a frame sees the item under the mouse), then press and release
+// and a frame. (ImGui 1.86's GLFW backend keeps a press seen between two frames as held for one frame, so a press
+// and release in the same frame is still a click on the hovered item; the next input comes after that frame.)
 export async function click(page, name, { scroll = true } = {}) {
   if (scroll) await scrollIntoView(page, name);
   const [r] = await rects(page, [name]);
@@ -214,16 +216,15 @@ export async function click(page, name, { scroll = true } = {}) {
   await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
   await frames(page, 1);
   await page.mouse.down();
-  await frames(page, 1);
   await page.mouse.up();
   await frames(page, 1);
 }
 
 // A key held long enough for ImGui to see it (1.86 reads key states once per frame; a press and release between
-// two frames would be lost): held for two frames, then a frame after the release.
+// two frames would be lost): held for a whole frame, then a frame after the release.
 export async function press(page, key) {
   await page.keyboard.down(key);
-  await frames(page, 2);
+  await frames(page, 1);
   await page.keyboard.up(key);
   await frames(page, 1);
 }
