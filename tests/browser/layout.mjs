@@ -18,7 +18,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { cli, cliEval } from './lib.mjs';
-import { assertSameAsCli, browserSuite, choose, click, ctx, hook, open, screenshot, settle, typeInto, waitHook } from './page.mjs';
+import { assertSameAsCli, browserSuite, choose, click, ctx, frames, hook, open, screenshot, settle, typeInto, waitHook } from './page.mjs';
 
 const opt = browserSuite();
 
@@ -199,14 +199,14 @@ test('(v) the Plan tab: launch command and Copy, CSV as the CLI prints it, hover
   // the results panel scrolls down to the table first (600 px do not hold the chart, the table and the command)
   const ch = h4.ui['chart.plan'];
   await page.mouse.move(ch.x + ch.w / 2, ch.y + 20);
-  for (let i = 0; i < 4; i++) { await page.mouse.wheel(0, 300); await page.waitForTimeout(80); }
+  for (let i = 0; i < 4; i++) { await page.mouse.wheel(0, 300); await frames(page, 1); }
   h4 = await settle(page);
   const t = h4.ui['table.plan'];
   assert.ok(t && t.x + t.w <= 800.5 && t.y + t.h <= 600.5, JSON.stringify(t));
   assert.ok(h4.plan.table_scroll_max_x > 0, `the table does not scroll sideways at 800x600: ${JSON.stringify(t)}`);
   await page.mouse.move(t.x + t.w / 2, t.y + t.h / 2);
   await page.keyboard.down('Shift');  // ImGui: Shift + wheel scrolls sideways
-  for (let i = 0; i < 12; i++) { await page.mouse.wheel(0, 300); await page.waitForTimeout(80); }
+  for (let i = 0; i < 12; i++) { await page.mouse.wheel(0, 300); await frames(page, 1); }
   await page.keyboard.up('Shift');
   const h5 = await waitHook(page, () => window.__moe.plan.table_scroll_x >= window.__moe.plan.table_scroll_max_x - 1);
   const cell = h5.ui['plan.cell.prefill.1'];

@@ -5,6 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
 const require = createRequire(import.meta.url);
 
@@ -63,6 +64,19 @@ export function cli(cliPath, args, input) {
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+// The same as cli(), without blocking: the page keeps being driven while a long command (calibrate) runs.
+export function cliAsync(cliPath, args, input) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(cliPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '', stderr = '';
+    proc.stdout.setEncoding('utf8').on('data', (d) => { stdout += d; });
+    proc.stderr.setEncoding('utf8').on('data', (d) => { stderr += d; });
+    proc.on('error', reject);
+    proc.on('close', (status) => resolve({ status, stdout, stderr }));
+    proc.stdin.end(input === undefined ? undefined : (typeof input === 'string' ? input : JSON.stringify(input)));
+  });
+}
+
 // `moe-roofline eval - --format json [--set ...]` -> the JSON object (also for an invalid scenario: exit 2 still
 // prints it).
 export function cliEvalSet(cliPath, scenario, sets = []) {
@@ -109,4 +123,49 @@ export function chromiumArgs() {
   return ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
           '--disable-component-update', '--disable-sync', '--enable-unsafe-swiftshader', '--use-gl=angle',
           '--use-angle=swiftshader'];
+}
+
+// How many distinct colours a PNG (a Chromium screenshot: 8-bit RGB or RGBA, not interlaced) has, counting every 7th
+// pixel in raster order: a rendered page has many, a blank or half-drawn one few. Decoded here (zlib and the five
+// PNG row filters) rather than by a second browser page, which costs a renderer start per screenshot.
+export function pngColours(png) {
+  if (png.readUInt32BE(0) !== 0x89504e47) throw new Error('not a PNG');
+  let off = 8, width = 0, height = 0, channels = 0;
+  const idat = [];
+  while (off < png.length) {
+    const len = png.readUInt32BE(off), type = png.toString('latin1', off + 4, off + 8), data = png.subarray(off + 8, off + 8 + len);
+    if (type === 'IHDR') {
+      width = data.readUInt32BE(0);
+      height = data.readUInt32BE(4);
+      const [depth, colourType, , , interlace] = data.subarray(8, 13);
+      channels = colourType === 6 ? 4 : colourType === 2 ? 3 : 0;
+      if (depth !== 8 || !channels || interlace !== 0) throw new Error(`PNG: depth ${depth}, colour type ${colourType}, interlace ${interlace} not handled`);
+    } else if (type === 'IDAT') idat.push(data);
+    else if (type === 'IEND') break;
+    off += 12 + len;
+  }
+  const raw = zlib.inflateSync(Buffer.concat(idat));
+  const stride = width * channels, px = Buffer.alloc(stride * height);
+  for (let y = 0; y < height; y++) {
+    const filter = raw[y * (stride + 1)], src = y * (stride + 1) + 1, dst = y * stride;
+    for (let i = 0; i < stride; i++) {
+      const a = i >= channels ? px[dst + i - channels] : 0, b = y ? px[dst - stride + i] : 0;
+      const c = i >= channels && y ? px[dst - stride + i - channels] : 0;
+      let pred = 0;
+      if (filter === 1) pred = a;
+      else if (filter === 2) pred = b;
+      else if (filter === 3) pred = (a + b) >> 1;
+      else if (filter === 4) {
+        const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+        pred = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      px[dst + i] = (raw[src + i] + pred) & 0xff;
+    }
+  }
+  const seen = new Set();
+  for (let p = 0; p < width * height; p += 7) {
+    const i = p * channels;
+    seen.add((px[i] << 16) | (px[i + 1] << 8) | px[i + 2]);
+  }
+  return seen.size;
 }

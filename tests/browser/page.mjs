@@ -7,7 +7,7 @@ import path from 'node:path';
 import { after, before } from 'node:test';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
-import { DESIGN_COLUMNS, chromiumArgs, cliEval, cliEvalSet, flatten, loadCore, serve } from './lib.mjs';
+import { DESIGN_COLUMNS, chromiumArgs, cliEval, cliEvalSet, flatten, loadCore, pngColours, serve } from './lib.mjs';
 
 export const ctx = {};
 
@@ -60,7 +60,47 @@ export async function reload(page, url) {
   await page.waitForFunction(() => window.__moe && window.__moe.seq >= 1, null, { timeout: 60000 });
 }
 
+// A same-document navigation to `fragment` ("#..."), as a link to this page does in an open tab: the page reads it on
+// its hashchange (the same load_fragment as at start-up). Resolves with the settled hook once a frame after the
+// event has published (loading a fragment always recomputes, and a recompute always publishes).
+export async function gotoHash(page, fragment) {
+  await page.evaluate((f) => {
+    window.__moeHashSeq = undefined;
+    const before = window.location.href;
+    window.location.hash = f;
+    const want = window.location.href;
+    if (want === before) throw new Error('gotoHash: the page is already at ' + f.slice(0, 80));
+    const onHash = (e) => {
+      if (e.newURL !== want) return;  // (an earlier write of the page's own fragment)
+      window.__moeHashSeq = window.__moe.seq;
+      window.removeEventListener('hashchange', onHash);
+    };
+    window.addEventListener('hashchange', onHash);
+  }, fragment);
+  await page.waitForFunction(() => window.__moeHashSeq !== undefined && window.__moe.seq > window.__moeHashSeq, null, { timeout: 30000 });
+  return settle(page);
+}
+
 export const hook = (page) => page.evaluate(() => window.__moe);
+
+// The rectangles of the named widgets (ui[name], undefined when not published): a small read, not the whole hook.
+export const rects = (page, names) => page.evaluate((ns) => ns.map((n) => window.__moe.ui[n]), names);
+
+// Waits `n` frames of the page. Its main loop runs on requestAnimationFrame (Emscripten, fps 0) and queues its next
+// frame while drawing this one, before this call queues its callback: in every frame the page draws first, so after
+// n frames the page has drawn n whole frames that began after this call, and input sent before it (mouse, keys) has
+// been seen by ImGui, which reads input once per frame.
+export function frames(page, n) {
+  return page.evaluate((k) => new Promise((resolve) => {
+    const tick = () => (--k <= 0 ? resolve() : requestAnimationFrame(tick));
+    requestAnimationFrame(tick);
+  }), n);
+}
+
+// Whole frames without a newer publication before the page counts as settled: ImGui can take a frame to size a window
+// that appears (a popup, a combo's list) before it draws it; 2 frames cover that. (The fixed 150 ms this replaced was
+// 1 to 2 frames of a page drawing at 7 to 13 fps, as it does with the two cores busy.)
+const QUIET_FRAMES = 2;
 
 // Waits for a publication newer than `seq`, then for the page to settle (no newer one for a few frames).
 export async function nextHook(page, seq) {
@@ -68,14 +108,31 @@ export async function nextHook(page, seq) {
   return settle(page);
 }
 
-export async function settle(page) {
-  let h = await hook(page);
-  for (;;) {
-    await page.waitForTimeout(150);
-    const h2 = await hook(page);
-    if (h2.seq === h.seq) return h2;
-    h = h2;
-  }
+// The hook once QUIET_FRAMES frames in a row brought no newer publication (counted in the page, one round trip).
+export function settle(page) {
+  return page.evaluate((quiet) => new Promise((resolve) => {
+    let seq = window.__moe.seq, still = 0;
+    const tick = () => {
+      if (window.__moe.seq !== seq) {
+        seq = window.__moe.seq;
+        still = 0;
+      } else if (++still >= quiet) {
+        resolve(window.__moe);
+        return;
+      }
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  }), QUIET_FRAMES);
+}
+
+// After input that may or may not move anything (a wheel at the end of its range): the hook after the next
+// publication, or after `n` frames without one.
+function publishedWithin(page, seq, n) {
+  return page.evaluate(({ s, k }) => new Promise((resolve) => {
+    const tick = () => (window.__moe.seq > s || --k <= 0 ? resolve(window.__moe.seq) : requestAnimationFrame(tick));
+    requestAnimationFrame(tick);
+  }), { s: seq, k: n });
 }
 
 // Waits until the hook satisfies `pred` (a function of the hook, run in the page).
@@ -84,35 +141,14 @@ export async function waitHook(page, pred, arg) {
   return settle(page);
 }
 
-// How many distinct colours a PNG has (decoded by the browser, in a blank page): a rendered page has many.
-export async function distinctColours(png) {
-  const page = await ctx.browser.newPage();
-  try {
-    return await page.evaluate(async (b64) => {
-      const img = new Image();
-      img.src = 'data:image/png;base64,' + b64;
-      await img.decode();
-      const c = document.createElement('canvas');
-      c.width = img.width;
-      c.height = img.height;
-      const g = c.getContext('2d');
-      g.drawImage(img, 0, 0);
-      const d = g.getImageData(0, 0, c.width, c.height).data;
-      const seen = new Set();
-      for (let i = 0; i < d.length; i += 4 * 7) seen.add((d[i] << 16) | (d[i + 1] << 8) | d[i + 2]);
-      return seen.size;
-    }, png.toString('base64'));
-  } finally {
-    await page.close();
-  }
-}
-
+// Saves a screenshot of the page, after the page has settled with the mouse in a corner (no hover tooltip in the
+// picture), and checks that it is a rendered page (many colours, lib.mjs pngColours).
 export async function screenshot(page, name) {
-  await page.mouse.move(2, 2);  // no hover tooltip in the picture
-  await page.waitForTimeout(250);
+  await page.mouse.move(2, 2);
+  await settle(page);
   const file = path.join(ctx.out, name);
   const png = await page.screenshot({ path: file });
-  const colours = await distinctColours(png);
+  const colours = pngColours(png);
   assert.ok(colours > 20, `${name}: only ${colours} colours, the page did not render`);
   return file;
 }
@@ -146,50 +182,59 @@ export function cliScenarioAfter(scenario, sets) {
   return s;
 }
 
-// Scrolls the scenario panel until ui[name] is inside it.
+// Scrolls the scenario panel with the mouse wheel until ui[name] is inside it. The first notch (100 px of wheel, one
+// ImGui step) measures how far a notch moves the panel; the rest of the way is then one wheel of as many notches.
 export async function scrollIntoView(page, name) {
+  let step = 0;  // CSS px the panel moves per 100 px of wheel, once measured
   for (let i = 0; i < 40; i++) {
-    const h = await hook(page);
-    const r = h.ui[name];
-    const p = h.ui['panel.scenario'];
+    const [r, p, seq] = await page.evaluate((n) => [window.__moe.ui[n], window.__moe.ui['panel.scenario'], window.__moe.seq], name);
     assert.ok(r && p, `ui["${name}"] / ui["panel.scenario"] not published`);
     if (r.x < p.x || r.x > p.x + p.w) return;  // not in the panel
     const above = r.y < p.y + 6, below = r.y + r.h > p.y + p.h - 6;
     if (!above && !below) return;
+    // the distance that brings the item's far edge 12 px inside the panel (6 px margin and 6 more)
+    const need = below ? r.y + r.h - (p.y + p.h - 12) : p.y + 12 - r.y;
+    const notches = step > 0 ? Math.max(1, Math.min(Math.ceil(need / step), Math.floor((p.h - r.h - 24) / step) || 1)) : 1;
     await page.mouse.move(p.x + p.w / 2, p.y + p.h / 2);
-    await page.mouse.wheel(0, below ? 100 : -100);
-    await page.waitForTimeout(120);
+    await page.mouse.wheel(0, (below ? 100 : -100) * notches);
+    await publishedWithin(page, seq, 4);
+    if (notches === 1 && !step) {
+      const [r2] = await rects(page, [name]);
+      step = Math.abs(r2.y - r.y);
+    }
   }
   assert.fail(`could not scroll ${name} into view`);
 }
 
-// A real click at the centre of ui[name] (hover first, so ImGui sees the item under the mouse).
+// A real click at the centre of ui[name]: hover first (a frame sees the item under the mouse), then press and release
+// and a frame. (ImGui 1.86's GLFW backend keeps a press seen between two frames as held for one frame, so a press
+// and release in the same frame is still a click on the hovered item; the next input comes after that frame.)
 export async function click(page, name, { scroll = true } = {}) {
   if (scroll) await scrollIntoView(page, name);
-  const r = (await hook(page)).ui[name];
+  const [r] = await rects(page, [name]);
   assert.ok(r, `ui["${name}"] not published`);
   await page.mouse.move(r.x + r.w / 2, r.y + r.h / 2);
-  await page.waitForTimeout(80);
+  await frames(page, 1);
   await page.mouse.down();
-  await page.waitForTimeout(80);
   await page.mouse.up();
-  await page.waitForTimeout(80);
+  await frames(page, 1);
 }
 
 // A key held long enough for ImGui to see it (1.86 reads key states once per frame; a press and release between
-// two frames would be lost).
+// two frames would be lost): held for a whole frame, then a frame after the release.
 export async function press(page, key) {
   await page.keyboard.down(key);
-  await page.waitForTimeout(100);
+  await frames(page, 1);
   await page.keyboard.up(key);
-  await page.waitForTimeout(50);
+  await frames(page, 1);
 }
 
-// Types a value into the text field ui[name]: click (which selects all of it), type, Enter.
+// Types a value into the text field ui[name]: click (which selects all of it), type, Enter. The characters go to
+// ImGui's input queue (none is lost between frames); a frame passes before Enter.
 export async function typeInto(page, name, text) {
   await click(page, name);
-  await page.waitForTimeout(100);
-  await page.keyboard.type(text, { delay: 30 });
+  await page.keyboard.type(text);
+  await frames(page, 1);
   await press(page, 'Enter');
 }
 
@@ -253,4 +298,3 @@ export async function choose(page, path, value) {
   await waitHook(page, (n) => n in window.__moe.ui, `${path}=${value}`);
   await click(page, `${path}=${value}`, { scroll: false });
 }
-

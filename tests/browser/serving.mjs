@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { cli, cliEval, cliEvalSet, flatten } from './lib.mjs';
+import { cli, cliAsync, cliEval, cliEvalSet, flatten } from './lib.mjs';
 import { CHARTS, SCENARIO_B, SERVING_CARDS, STEP_CARDS, assertCardsAsCli, assertEditAsCli, assertOnScreen,
          assertSameAsCli, browserSuite, choose, click, ctx, open, reload, screenshot, scrollIntoView, settle, typeInto,
          waitHook } from './page.mjs';
@@ -66,6 +66,13 @@ test('(m) Copy link puts a link to exactly this page on the clipboard', async ()
 });
 
 test('(n) serving: the Serving section by real clicks, cards to the last digit, the link, charts and sweeps', async () => {
+  // issue 28's engines file (below) from `moe-roofline calibrate`, started first: it runs while the page is driven
+  const runsCsv = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'validation', 'serving_public.csv');
+  const [head, ...rest] = fs.readFileSync(runsCsv, 'utf8').split('\n').filter((l) => l !== '');
+  const mine = [head, ...['sglang', 'vllm', 'trtllm'].flatMap((e) => rest.filter((l) => l.split(',')[2] === e).slice(0, 12))];
+  const runsPath = path.join(opt.out, 'calibration-runs.csv'), calPath = path.join(opt.out, 'calibration.json');
+  fs.writeFileSync(runsPath, mine.join('\n') + '\n');
+  const calibrating = cliAsync(opt.cli, ['calibrate', runsPath, '-o', calPath, '--bootstrap', '3', '-q']);
   const { page, context, problems } = await open(ctx.server.url);
   const urlScenario = async () => ctx.core.urlDecode(await page.evaluate(() => window.location.hash)).scenario;
   const h0 = await settle(page);
@@ -157,12 +164,7 @@ test('(n) serving: the Serving section by real clicks, cards to the last digit, 
 
   // issue 28: Load calibration (an engines file from `moe-roofline calibrate`): every number and the cards' p10 .. p90
   // band are `moe-roofline eval --engines FILE`'s; the chart shades the band; Shipped constants goes back
-  const runsCsv = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'validation', 'serving_public.csv');
-  const [head, ...rest] = fs.readFileSync(runsCsv, 'utf8').split('\n').filter((l) => l !== '');
-  const mine = [head, ...['sglang', 'vllm', 'trtllm'].flatMap((e) => rest.filter((l) => l.split(',')[2] === e).slice(0, 12))];
-  const runsPath = path.join(opt.out, 'calibration-runs.csv'), calPath = path.join(opt.out, 'calibration.json');
-  fs.writeFileSync(runsPath, mine.join('\n') + '\n');
-  const cal = cli(opt.cli, ['calibrate', runsPath, '-o', calPath, '--bootstrap', '3', '-q']);
+  const cal = await calibrating;
   assert.equal(cal.status, 0, cal.stderr);
   const [chooser] = await Promise.all([page.waitForEvent('filechooser'), click(page, 'button.load_calibration', { scroll: false })]);
   await chooser.setFiles(calPath);
