@@ -4,7 +4,7 @@
 # explore as much as one after the other, in half the time).
 # A finding fails the script; its input is saved as tests/fuzz/corpus/<target>/crash-<sha1> — a regression input that
 # ctest's fuzz_<target>_replay (and every later run of this script) replays, so commit it with the fix.
-#   bash scripts/fuzz.sh                      # 30 s per target (scripts/test.sh: 20 s and a fixed SEED)
+#   bash scripts/fuzz.sh                      # 30 s per target (scripts/test.sh: 12 s and a fixed SEED)
 #   SECONDS_PER_TARGET=600 bash scripts/fuzz.sh scenario csv     # longer, only some targets
 #   RUNS=1000000 bash scripts/fuzz.sh         # a fixed number of executions per target instead of a time
 #   JOBS=2 (build parallelism, and how many targets fuzz at once)

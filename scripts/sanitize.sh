@@ -28,7 +28,11 @@ if ! { cmake -S . -B build-asan "${cxx[@]}" -DMOE_SANITIZE=ON -DMOE_UNITY=ON -DC
 fi
 # Natively only (their code paths run under ASan through the other tests of their group): the calibration round trip
 # (about 60 s under ASan: a fit of 181 runs plus a 5-fold refit; cli_calibrate_errors and cli_calibrate_engines run
-# here), and the two longest planner cases (about 30 s each under ASan: a 64-GPU DeepSeek-V3 serving plan twice, and a
+# here), the two longest planner cases (about 30 s each under ASan: a 64-GPU DeepSeek-V3 serving plan twice, and a
 # space-size refusal after a 100-batch plan; cli_plan_front_sla, cli_plan_serving_disaggregated and the other plan
-# cases run here).
-ctest --test-dir build-asan -j"$jobs" -LE slow -E '^(cli_calibrate_roundtrip|cli_plan_default_ttft|cli_plan_large_space)$'
+# cases run here), every HF config of the model catalogue through the CLI (43 s under ASan: the config parser runs
+# here through the unit tests and the hf_config fuzz target, and the CLI's eval path through the other CLI tests), the
+# serving set's 2,204 simulations (31 s: the simulation runs here through the unit tests, the runs loader and the fit
+# through cli_calibrate_errors / cli_calibrate_engines and validation_serving_layouts), and bench_data_distill (Python).
+ctest --test-dir build-asan -j"$jobs" -LE slow \
+  -E '^(cli_calibrate_roundtrip|cli_plan_default_ttft|cli_plan_large_space|cli_model_configs|validation_serving|bench_data_distill)$'
