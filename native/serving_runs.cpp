@@ -46,6 +46,12 @@ int to_int(const std::string& s, int dflt) {
     return end && *end == 0 && std::isfinite(v) ? int(v) : dflt;
 }
 
+// Cell `c` of a CSV line `v` by the header's column map; "" when the column or the cell is missing.
+std::string cell_of(const std::map<std::string, size_t>& col, const std::vector<std::string>& v, const char* c) {
+    const auto it = col.find(c);
+    return it != col.end() && it->second < v.size() ? v[it->second] : "";
+}
+
 // The run's concurrency from the source column ("...; silicon_concurrency=5; ..."), 0 if absent.
 int source_concurrency(const std::string& source) {
     const std::string key = "silicon_concurrency=";
@@ -113,7 +119,6 @@ IdLayout id_layout(const std::string& id) {
 struct AggLayout {
     int tp = 1, dp = 1, ep = 1, pp = 1;
     bool fixed = false;     // the columns disagreed with the id, or a dump row's scaling was reversed
-    bool from_id = false;   // the id names the launch and the columns agree with it
 };
 AggLayout agg_layout(const std::string& id, const std::string& source, int tp_col, int dp_col, int moe_tp_col, int ep_col, int pp_col) {
     AggLayout l;
@@ -121,7 +126,6 @@ AggLayout agg_layout(const std::string& id, const std::string& source, int tp_co
     const IdLayout n = id_layout(id);
     if (n.gpus > 0) {
         const bool agree = l.tp * l.dp == n.gpus && l.ep == n.ep;
-        l.from_id = agree;
         if (!agree && n.gpus % n.ep == 0) {
             l.dp = dp_col > 1 ? n.gpus : 1;
             l.tp = n.gpus / l.dp;
@@ -290,7 +294,7 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
     // row whose columns its id confirms (or that no id contradicts), then a row whose layout came from its id, then a
     // database-dump row; the first in the file among equals.
     std::map<std::string, std::pair<int, int>> best;  // key -> (rank, line) of the row kept
-    std::vector<std::pair<std::string, int>> keys;    // each line's key and rank (index: line - 2)
+    std::vector<std::string> keys;                    // each line's key (index: line - 2)
     {
         std::istringstream g(text);
         std::string l;
@@ -299,14 +303,11 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
         while (std::getline(g, l)) {
             ++n;
             if (l.empty() || l == "\r") {
-                keys.push_back({"", 0});
+                keys.push_back("");
                 continue;
             }
             const std::vector<std::string> v = split_csv_line(l);
-            auto get = [&](const char* c) -> std::string {
-                const auto it = col.find(c);
-                return it != col.end() && it->second < v.size() ? v[it->second] : "";
-            };
+            auto get = [&](const char* c) { return cell_of(col, v, c); };
             const std::string source = get("silicon_data_source");
             const double ttft = std::strtod(get("silicon_ttft_ms").c_str(), nullptr), tpot = std::strtod(get("silicon_tpot_ms").c_str(), nullptr);
             char cell[64];
@@ -316,7 +317,7 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             const AggLayout la = agg_layout(get("id"), source, to_int(get("tp_size"), 1), to_int(get("attention_dp_size"), 1),
                                             to_int(get("moe_tp_size"), 1), to_int(get("moe_ep_size"), 1), 1);
             const int rank = source.rfind("db-dump/", 0) == 0 ? 2 : la.fixed ? 1 : 0;
-            keys.push_back({key, rank});
+            keys.push_back(key);
             if (!(ttft > 0) || !(tpot > 0)) continue;  // nothing measured: not a repeat of anything
             auto [it, fresh] = best.insert({key, {rank, n}});
             if (!fresh && rank < it->second.first) it->second = {rank, n};
@@ -327,10 +328,7 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
         ++line_no;
         if (line.empty() || line == "\r") continue;
         const std::vector<std::string> v = split_csv_line(line);
-        auto get = [&](const char* c) -> std::string {
-            const auto it = col.find(c);
-            return it != col.end() && it->second < v.size() ? v[it->second] : "";
-        };
+        auto get = [&](const char* c) { return cell_of(col, v, c); };
         if (o.strict && !strict_row(path, line_no, header, v, err)) return {};
         Run r;
         r.line = line_no;
@@ -381,7 +379,7 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
         else if (!(r.ttft > 0) || !(r.tpot > 0) || r.isl <= 0 || r.osl <= 0)
             r.skip = "no measured TTFT/TPOT";
         if (r.skip.empty() && size_t(line_no - 2) < keys.size()) {
-            const auto it = best.find(keys[size_t(line_no - 2)].first);
+            const auto it = best.find(keys[size_t(line_no - 2)]);
             if (it != best.end() && it->second.second != line_no) {
                 r.repeat = true;
                 r.skip = "a repeat of another source's measurement (the same run, counted once)";
