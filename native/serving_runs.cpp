@@ -185,6 +185,22 @@ std::string source_label(const std::string& source) {
     return label;
 }
 
+// The engine build of a row: the container image its source names (a "repo/name:tag" field, as InferenceMAX's
+// sources write it), else the backend and its backend_version column ("sglang 0.5.1.post1").
+std::string build_label(const std::string& source, const std::string& backend, const std::string& version) {
+    size_t start = 0;
+    while (start < source.size()) {
+        size_t end = source.find(';', start);
+        if (end == std::string::npos) end = source.size();
+        std::string f = source.substr(start, end - start);
+        while (!f.empty() && f.front() == ' ') f.erase(f.begin());
+        while (!f.empty() && f.back() == ' ') f.pop_back();
+        if (f.find('/') != std::string::npos && f.find(':') != std::string::npos && f.find('=') == std::string::npos) return f;
+        start = end + 1;
+    }
+    return version.empty() ? backend : backend + " " + version;
+}
+
 // A quant mode of the CSV as our dtype ("" = the checkpoint's own).
 bool quant_dtype(const std::string& q, std::string& out) {
     if (q.empty()) { out = "auto"; return true; }
@@ -343,6 +359,7 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
         r.ttft = std::strtod(get("silicon_ttft_ms").c_str(), nullptr);
         r.aic_client = !inferencemax_source(get("silicon_data_source"));
         r.source = source_label(get("silicon_data_source"));
+        r.build = build_label(get("silicon_data_source"), r.backend, get("backend_version"));
         r.tpot = std::strtod(get("silicon_tpot_ms").c_str(), nullptr);
         const ModelMap* mm = nullptr;
         for (const ModelMap& m : kModels)

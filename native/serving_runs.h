@@ -30,6 +30,8 @@ struct Run {
     bool layout_fixed = false;   // the layout columns were not taken as written (serving_runs.cpp, agg_layout())
     bool aic_client = false;     // measured by AIConfigurator's own collection (not InferenceMAX's sa-bench client)
     std::string source;          // where the run comes from, for the validator's table by source (source_label())
+    std::string build;           // the engine build that ran it: the container image the source names
+                                 // (lmsysorg/sglang:v0.5.9-cu130), else backend and backend_version (build_label())
     bool sim = true;             // predicted by the simulation (surface), else the closed form (steps)
     moe::Scenario scenario;
     moe::ServingSteps steps;

@@ -144,34 +144,59 @@ Stats stats_of(const std::vector<const Row*>& rs) {
     return s;
 }
 
-// The table: one line per (engine, GPU, mode), or each family, or each (source, engine, mode); then everything.
-enum class By { engine_gpu_mode, family, source };
+// The table: one line per (engine, GPU, mode), or each family, or each (source, engine, mode), or each engine build
+// (the image or version that ran the rows, with the median signed error: whether one build is faster or slower than
+// the constants its engine shares); then everything.
+enum class By { engine_gpu_mode, family, source, build };
+double median_signed(const std::vector<const Row*>& rs, bool ttft) {
+    std::vector<double> v;
+    for (const Row* r : rs)
+        if (r->skip.empty()) v.push_back(ttft ? r->pred_ttft / r->ttft - 1 : r->pred_tpot / r->tpot - 1);
+    return v.empty() ? NAN : median(v);
+}
 std::string table_markdown(const std::vector<Row>& rows, By by) {
-    const bool by_family = by == By::family;
+    const bool by_family = by == By::family, by_build = by == By::build;
     std::map<std::string, std::vector<const Row*>> groups;
     std::vector<const Row*> all;
     for (const Row& r : rows) {
         if (!r.skip.empty()) continue;
-        const std::string key = by == By::family ? r.family
+        const std::string key = by_family ? r.family
                                 : by == By::source ? r.source + " | " + r.backend + " | " + r.mode
-                                                   : r.backend + " | " + r.system + " | " + r.mode;
+                                : by_build ? r.backend + " | " + r.build + " | " + r.family + " | " + r.system
+                                           : r.backend + " | " + r.system + " | " + r.mode;
         groups[key].push_back(&r);
         all.push_back(&r);
     }
     std::string s = by_family ? "| model family (left out of the fit) | rows | TTFT median | TTFT worst | TPOT median | TPOT worst |\n|---|---:|---:|---:|---:|---:|\n"
                     : by == By::source ? "| source | engine | mode | rows | TTFT median | TTFT worst | TPOT median | TPOT worst |\n|---|---|---|---:|---:|---:|---:|---:|\n"
-                                       : "| engine | GPU | mode | rows | TTFT median | TTFT worst | TPOT median | TPOT worst |\n|---|---|---|---:|---:|---:|---:|---:|\n";
-    char b[512];
+                    : by_build ? "| engine | build | model family | GPU | rows | TTFT median | TTFT signed median | TPOT median | TPOT signed median |\n|---|---|---|---|---:|---:|---:|---:|---:|\n"
+                               : "| engine | GPU | mode | rows | TTFT median | TTFT worst | TPOT median | TPOT worst |\n|---|---|---|---:|---:|---:|---:|---:|\n";
+    char b[640];
+    auto signed_pct = [](double v) {
+        char t[32];
+        std::snprintf(t, sizeof t, "%+.1f%%", 100 * v);
+        return std::string(t);
+    };
     for (const auto& [key, rs] : groups) {
         const Stats st = stats_of(rs);
-        std::snprintf(b, sizeof b, "| %s | %d | %s | %s | %s | %s |\n", key.c_str(), st.rows, pct(st.ttft_median, false).c_str(),
-                      pct(st.ttft_worst, false).c_str(), pct(st.tpot_median, false).c_str(), pct(st.tpot_worst, false).c_str());
+        if (by_build)
+            std::snprintf(b, sizeof b, "| %s | %d | %s | %s | %s | %s |\n", key.c_str(), st.rows, pct(st.ttft_median, false).c_str(),
+                          signed_pct(median_signed(rs, true)).c_str(), pct(st.tpot_median, false).c_str(),
+                          signed_pct(median_signed(rs, false)).c_str());
+        else
+            std::snprintf(b, sizeof b, "| %s | %d | %s | %s | %s | %s |\n", key.c_str(), st.rows, pct(st.ttft_median, false).c_str(),
+                          pct(st.ttft_worst, false).c_str(), pct(st.tpot_median, false).c_str(), pct(st.tpot_worst, false).c_str());
         s += b;
     }
     const Stats st = stats_of(all);
-    std::snprintf(b, sizeof b, by_family ? "| **all** | %d | %s | %s | %s | %s |\n" : "| **all** | | | %d | %s | %s | %s | %s |\n",
-                  st.rows, pct(st.ttft_median, false).c_str(), pct(st.ttft_worst, false).c_str(), pct(st.tpot_median, false).c_str(),
-                  pct(st.tpot_worst, false).c_str());
+    if (by_build)
+        std::snprintf(b, sizeof b, "| **all** | | | | %d | %s | %s | %s | %s |\n", st.rows, pct(st.ttft_median, false).c_str(),
+                      signed_pct(median_signed(all, true)).c_str(), pct(st.tpot_median, false).c_str(),
+                      signed_pct(median_signed(all, false)).c_str());
+    else
+        std::snprintf(b, sizeof b, by_family ? "| **all** | %d | %s | %s | %s | %s |\n" : "| **all** | | | %d | %s | %s | %s | %s |\n",
+                      st.rows, pct(st.ttft_median, false).c_str(), pct(st.ttft_worst, false).c_str(), pct(st.tpot_median, false).c_str(),
+                      pct(st.tpot_worst, false).c_str());
     s += b;
     return s;
 }
@@ -378,7 +403,10 @@ int serving_main(int argc, char** argv) {
         std::printf("%zu runs (%d repeats of another source's measurement not counted), %d evaluated (%d agg, %d disagg; %d with "
                     "the layout their id names or the dump's scaling reversed)\n",
                     runs, repeats, evaluable, int(agg.size()), int(dis.size()), fixed_layouts);
-        if (per_group) std::printf("\nby source (in sample):\n%s", table_markdown(rows, By::source).c_str());
+        if (per_group) {
+            std::printf("\nby source (in sample):\n%s", table_markdown(rows, By::source).c_str());
+            std::printf("\nby engine build (in sample):\n%s", table_markdown(rows, By::build).c_str());
+        }
         // the gate on the shipped constants in sample (the leave-one-family-out gate is the slow ctest's)
         if (!gate.empty() && (!(a.ttft_median <= gate_ttft) || !(a.tpot_median <= gate_tpot))) {
             std::fprintf(stderr, "serving set: in-sample median |error| TTFT %.1f%%, TPOT %.1f%% (bar: %.1f%%, %.1f%%)\n",
@@ -558,6 +586,13 @@ int serving_main(int argc, char** argv) {
                            "\n### By model family (each left out of the fit that predicts it)\n\n" + table_markdown(lofo, By::family) +
                            "\n### By source (the benchmark harness that measured the runs; leave one family out)\n\n" +
                            table_markdown(lofo, By::source) +
+                           "\n### By engine build (the image or version that ran the rows; leave one family out)\n\n"
+                           "One set of constants per engine stands for every build of it, and builds differ: on the same "
+                           "8 B300, SGLang serving Qwen3.5-397B FP8 at TP 4, 1,024 / 1,024 tokens, measures a TTFT of "
+                           "498 ms at 16 clients and 1,472 ms at 128 with image v0.5.9-cu130, and 218 and 408 ms with "
+                           "v0.5.10.post1-cu130, at the same TPOT (9.2 / 27.2 ms against 12.0 / 26.0). A signed median "
+                           "below zero: the build is slower than its engine's shared constants predict.\n\n" +
+                           table_markdown(lofo, By::build) +
                            "\n" + floor_text + "\n### Rows not evaluated\n\n";
         for (const auto& [why, n] : skipped) body += "- " + std::to_string(n) + " rows: " + why + "\n";
         if (skipped.empty()) body += "None.\n";
