@@ -6,8 +6,8 @@ Reads  ../shared/anchors/aic/perf/<system>/<backend>-<version>/<family>/<table>.
        units and column meanings in ../shared/anchors/aic/SOURCE.md)
 Writes bench_data/comm/<gpu family>/collectives.csv, bench_data/gemm/<gpu family>/<engine>_cuda_graph.csv and
        bench_data/mha/{decode,prefill}/<gpu family>/<heads>-<kv heads>-<head dim>.csv (h200, b200) and
-       bench_data/moe/<gpu family>/sglang.csv (h100, h200, b200) and bench_data/moe/<gpu family>/vllm_mxfp4.csv
-       (h100, h200), bench_data/moe/<gpu family>/vllm_flashinfer_cutlass.csv (h100, h200),
+       bench_data/moe/<gpu family>/sglang.csv (h100, h200, b200), bench_data/moe/b200/sglang_triton.csv,
+       bench_data/moe/<gpu family>/vllm_mxfp4.csv (h100, h200), bench_data/moe/<gpu family>/vllm_flashinfer_cutlass.csv (h100, h200),
        bench_data/gdn/<gpu family>/sglang.csv (h100, h200, b200).
 
     python3 scripts/distill_aic.py [--aic DIR] [--out DIR]      # from the repository root; re-runs are byte-identical
@@ -36,6 +36,11 @@ Python standard library only (csv, gzip). What is kept, and why (bench_data/READ
     (bf16, fp8 = fp8_block, nvfp4 and mxfp4 = w4a8_mxfp4_mxfp8 on B200, int4 = int4_wo),
     every (moe_tp, moe_ep) with tp x ep <= 64, tokens in MOE_TOKENS. Per key the kernel_source with the smallest
     summed latency over those tokens; latencies made non-decreasing in tokens (running max; the script counts them).
+  * moe, Triton (b200): SGLang 0.5.14's Triton fused MoE alone (kernel_source sglang_fused_moe_triton: bf16 and
+    fp8_block), the same selection otherwise: on B200 the fastest kernel of most keys is TensorRT-LLM's
+    (sglang_flashinfer_trtllm_moe), so runtime.moe_kernel = triton needs Triton's own rows. On h100 and h200 the
+    fastest is Triton's for every bf16 / fp8 key; the script checks that (sglang.csv's bf16 / fp8 rows equal the
+    Triton-only selection) and writes no separate file there.
   * moe, Hopper MXFP4 (h100, h200): vLLM 0.24's routed-expert layer for gpt-oss's MXFP4 experts (w4a16_mxfp4:
     triton_kernels, 4-bit weights dequantised to BF16 inside the kernel; Hopper has no FP4 tensor cores), the one
     FP4 expert path SGLang's Hopper tables lack (see MOE_DTYPES); same selection, written as dtype mxfp4.
@@ -114,6 +119,8 @@ MOE_DTYPES = {
     "blackwell": {"bfloat16": "bf16", "fp8_block": "fp8", "nvfp4": "nvfp4", "w4a8_mxfp4_mxfp8": "mxfp4", "int4_wo": "int4"},
 }
 MOE_ARCH = {"h100_sxm": "hopper", "h200_sxm": "hopper", "b200_sxm": "blackwell"}
+# SGLang's Triton fused MoE alone (runtime.moe_kernel = triton): {(kernel_source, moe_dtype): dtype written}.
+MOE_TRITON_KERNELS = {("sglang_fused_moe_triton", "bfloat16"): "bf16", ("sglang_fused_moe_triton", "fp8_block"): "fp8"}
 # Hopper's MXFP4 experts: vLLM 0.24's gpt-oss triton_kernels path, the kernel vLLM (and SGLang) serve gpt-oss with there.
 MOE_HOPPER_MXFP4_SOURCE = "vllm-0.24.0/moe/moe_perf.csv.gz"
 MOE_HOPPER_MXFP4_DTYPES = {"w4a16_mxfp4": "mxfp4"}
@@ -470,7 +477,14 @@ def main():
                 total += write_csv(os.path.join(a.out, "moe", family, f"sglang_deepep_{phase}.csv"),
                                    *moe_deepep(sysdir, phase, log))
         if system in MOE_ARCH:
-            total += write_csv(os.path.join(a.out, "moe", family, "sglang.csv"), *moe_wide(moe(sysdir, MOE_ARCH[system], log)))
+            fused = moe(sysdir, MOE_ARCH[system], log)
+            total += write_csv(os.path.join(a.out, "moe", family, "sglang.csv"), *moe_wide(fused))
+            triton = moe(sysdir, MOE_ARCH[system], log, kernels=MOE_TRITON_KERNELS)
+            if MOE_ARCH[system] == "blackwell":
+                total += write_csv(os.path.join(a.out, "moe", family, "sglang_triton.csv"), *moe_wide(triton))
+            elif sorted(triton) != sorted(r for r in fused if r[0] in ("bf16", "fp8")):
+                # the core reads sglang.csv as Triton's where no sglang_triton.csv exists (core/step/ops_ffn.cpp)
+                sys.exit(f"{system}: sglang.csv's bf16 / fp8 rows are not all Triton's: write a sglang_triton.csv")
             if MOE_ARCH[system] == "hopper":
                 total += write_csv(os.path.join(a.out, "moe", family, "vllm_mxfp4.csv"),
                                    *moe_wide(moe(sysdir, "hopper", log, MOE_HOPPER_MXFP4_SOURCE, MOE_HOPPER_MXFP4_DTYPES)))

@@ -83,8 +83,9 @@ struct MoeHit {
 // moe_perf: every rank handed the EP group's tokens, `sglang.csv`), or DeepEP's expert compute after its dispatch,
 // contiguous for DeepEP normal (prefill, `*deepep_prefill.csv`) or masked for DeepEP low-latency (decode, CUDA graph,
 // `*deepep_decode.csv`); or vLLM's FlashInfer-CUTLASS fused MoE (FlashInferExperts, the same setup as `fused`: every
-// rank handed the group's tokens; `*flashinfer_cutlass.csv`).
-enum class MoeKernel : std::uint8_t { fused, deepep_contiguous, deepep_masked, flashinfer_cutlass };
+// rank handed the group's tokens; `*flashinfer_cutlass.csv`); or SGLang's Triton fused MoE alone where the fused table
+// holds another kernel's time for some keys (B200's `sglang_triton.csv`; on h100 / h200 the fused table is Triton's).
+enum class MoeKernel : std::uint8_t { fused, deepep_contiguous, deepep_masked, flashinfer_cutlass, triton };
 
 // One (kernel, dtype, shape, layout) series of a bench_data/moe table: latency over the tokens entering the MoE layer.
 struct MoeSeries {
@@ -157,6 +158,8 @@ public:
     // (interpolated). Not found: no such key.
     MoeHit moe_layer(std::string_view family, Dtype dtype, int hidden, int inter, int top_k, int experts, int tp, int ep,
                      double tokens, MoeKernel kernel = MoeKernel::fused) const;
+    // Whether `family` has any MoE series measured with `kernel` (a table file of that kernel was loaded for it).
+    bool has_moe_kernel(std::string_view family, MoeKernel kernel) const;
     // Gated DeltaNet prefill of one sequence of `tokens` (bench_data/gdn/<family>/*.csv, core/tables_gdn.cpp): the
     // exact (k heads, v heads per GPU, k dim, v dim) key, the conv and the chunked delta-rule kernels, each
     // interpolated log-log in tokens (below the first point its time, past the last linear in tokens).

@@ -10,7 +10,7 @@
 // distilled tables are wide (the key is written once per series: half the gzip size of the long form). The file's
 // name says which kernel path it measured (MoeKernel, tables.h): `*deepep_prefill.csv` / `*deepep_decode.csv` are
 // DeepEP's contiguous / masked expert compute (AIC's wideep collector), `*flashinfer_cutlass.csv` vLLM's FlashInfer
-// CUTLASS fused MoE, any other name the engine's fused MoE.
+// CUTLASS fused MoE, `*triton.csv` SGLang's Triton fused MoE alone, any other name the engine's fused MoE.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -41,6 +41,7 @@ MoeKernel kernel_of(const std::string& path) {
     if (ends("deepep_prefill.csv")) return MoeKernel::deepep_contiguous;
     if (ends("deepep_decode.csv")) return MoeKernel::deepep_masked;
     if (ends("flashinfer_cutlass.csv")) return MoeKernel::flashinfer_cutlass;
+    if (ends("triton.csv")) return MoeKernel::triton;
     return MoeKernel::fused;
 }
 
@@ -192,6 +193,11 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
     moe_ = std::move(merged);
     gen_ = next_gen();  // moe_layer's per-thread results are keyed on it
     return true;
+}
+
+bool Tables::has_moe_kernel(std::string_view family, MoeKernel kernel) const {
+    const FamilyRef* ref = family_ref(family);
+    return ref && std::any_of(moe_.begin(), moe_.end(), [&](const MoeSeries& m) { return m.ref == ref && m.kernel == kernel; });
 }
 
 MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int inter, int top_k, int experts, int tp,

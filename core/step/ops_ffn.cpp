@@ -265,8 +265,16 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         // or pplx all-to-all, which delivers a rank its own pairs only (those go to the grouped-GEMM tables).
         const bool standard = !masked && be != A2ABackend::deepep_normal && be != A2ABackend::deepep_low_latency &&
                               be != A2ABackend::pplx && be != A2ABackend::mori;
-        if (standard && !layer.found && (kernel == MoeKernelSel::auto_ || kernel == MoeKernelSel::triton))
-            layer = lookup(MoeKernel::fused, tokens_world);
+        if (standard && !layer.found && kernel == MoeKernelSel::auto_) layer = lookup(MoeKernel::fused, tokens_world);
+        // Triton's own rows: B200's fused table holds TensorRT-LLM's kernel for most keys, so Triton reads its own
+        // table there (sglang_triton.csv); a GPU without one has a fused table that is Triton's for every bf16 / fp8
+        // key (scripts/distill_aic.py checks it on h100 / h200; their int4 keys are Marlin's).
+        if (standard && !layer.found && kernel == MoeKernelSel::triton) {
+            layer = lookup(MoeKernel::triton, tokens_world);
+            const Dtype td = table_dtype(c.g, c.w_exp);
+            if (!layer.found && (td == Dtype::bf16 || td == Dtype::fp8) && !c.t.has_moe_kernel(c.family_views[0], MoeKernel::triton))
+                layer = lookup(MoeKernel::fused, tokens_world);
+        }
         // vLLM's FlashInferExperts (FlashInfer's cutlass_fused_moe) runs the standard format only, after vLLM's
         // all-gather or without EP (AIC's vLLM 0.24 rows: the same setup as the fused MoE's). Its FP8 rows are
         // block-scaled (128 x 128 weight blocks): per-tensor FP8 weights are another kernel and take the fallback.

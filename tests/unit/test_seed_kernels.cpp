@@ -63,6 +63,35 @@ TEST_CASE("runtime.moe_kernel: only the kernel's own tables (DeepGEMM grouped GE
     }
 }
 
+TEST_CASE("runtime.moe_kernel = triton on B200: Triton's own measured rows, never TensorRT-LLM's kernel") {
+    // B200's fused table (bench_data/moe/b200/sglang.csv) keeps the fastest kernel per key, TensorRT-LLM's
+    // (sglang_flashinfer_trtllm_moe) for 531 of 734 keys; Triton reads sglang_triton.csv, AIC's Triton rows alone.
+    auto experts = [](const char* model, const char* gpu, const char* kernel) {
+        moe::Estimate e = run(std::string(R"({"model":")") + model + R"(","hardware":")" + gpu +
+                              R"(","workload":{"phase":"prefill","prefill_tokens":1024,"prompt_len":1024},"runtime":{"moe_kernel":")" +
+                              kernel + R"("}})");
+        return *find_op(e, "moe.routed_experts", Phase::prefill);
+    };
+    // Qwen3-30B-A3B BF16, 1,024 tokens on one B200: auto reads TensorRT-LLM's kernel, 0.2177888 ms (AIC
+    // b200_sxm/sglang-0.5.14/moe/moe_perf.csv, line 2853 of the unpacked file, sglang_flashinfer_trtllm_moe); AIC
+    // measured no Triton row of this shape on B200, so triton is analytical.
+    const moe::OpRecord a = experts("qwen3-30b-a3b", "b200", "auto"), t = experts("qwen3-30b-a3b", "b200", "triton");
+    CHECK(a.source == moe::Source::measured);
+    CHECK(a.time_us == doctest::Approx(217.8).epsilon(1e-3));
+    CHECK(t.source == moe::Source::analytical);
+    // Mixtral-8x7B BF16, 1,024 tokens: Triton is the fastest kernel measured, so auto and triton read the same row,
+    // 1.7519743 ms (line 1964, sglang_fused_moe_triton).
+    const moe::OpRecord ma = experts("mixtral-8x7b", "b200", "auto"), mt = experts("mixtral-8x7b", "b200", "triton");
+    CHECK(mt.source == moe::Source::measured);
+    CHECK(mt.time_us == doctest::Approx(1752.0).epsilon(1e-3));
+    CHECK(ma.time_us == doctest::Approx(mt.time_us).epsilon(1e-12));
+    // H200 has no Triton-only table: its fused table is Triton's for every bf16 / fp8 key (scripts/distill_aic.py
+    // checks it), so triton reads it: Qwen3-30B-A3B BF16 at 1,024 tokens, 388.7 us.
+    const moe::OpRecord h = experts("qwen3-30b-a3b", "h200", "triton");
+    CHECK(h.source == moe::Source::measured);
+    CHECK(h.time_us == doctest::Approx(388.7).epsilon(1e-3));
+}
+
 TEST_CASE("masked layout: DeepGEMM runs each expert's own rows; Triton's batched kernel pads the activation (seed 001)") {
     // DeepSeek-V3 EP128 decode on H800, batch 64, DeepEP low-latency -> the batched (masked) layout.
     // vLLM's BatchedTritonExperts: the GEMMs return early past each expert's rows, the SiLU-and-mul between them runs
