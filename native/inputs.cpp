@@ -286,6 +286,26 @@ json field_value(const moe::FieldDesc* field, const std::string& path, const std
             }
             return list;
         }
+        case moe::FieldType::lengths: {
+            // token counts: 1024,7168 (or a JSON list); an empty value or [] turns the list off
+            json list = json::array();
+            std::string rest = !text.empty() && text[0] == '[' ? text.substr(1, text.size() - (text.back() == ']' ? 2 : 1)) : text;
+            if (rest.find_first_not_of(" ") == std::string::npos) return list;
+            for (std::size_t start = 0; start <= rest.size();) {
+                std::size_t comma = rest.find(',', start);
+                if (comma == std::string::npos) comma = rest.size();
+                std::string piece = rest.substr(start, comma - start);
+                piece.erase(0, piece.find_first_not_of(' '));
+                piece.erase(piece.find_last_not_of(' ') + 1);
+                double v = 0;
+                if (!parse_number(piece, v))
+                    throw UsageError(origin + ": '" + shown(text) + "' is not a list of token counts (1024,7168)");
+                if (v == double(static_cast<long long>(v))) list.push_back(static_cast<long long>(v));
+                else list.push_back(v);
+                start = comma + 1;
+            }
+            return list;
+        }
         case moe::FieldType::choice:
         case moe::FieldType::dtype:
             break;

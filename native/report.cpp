@@ -106,9 +106,32 @@ void headline(std::string& out, const moe::Scenario& s, const moe::Estimate& e) 
     const std::string gpu = s.gpu.name.empty() ? s.hardware_ref : s.gpu.name;
     appendf(out, "%s on %s: tp %d, dp %d, ep %d, pp %d = %d GPUs (%d per node)\n", model.c_str(), gpu.c_str(), p.tp,
             p.dp, p.ep, p.pp, s.world(), s.gpus_per_node());
-    appendf(out, "%s params (%s active); batch %d per attention-DP rank, context %d, prefill chunk %d, prompt %d\n",
-            params(e.total_params).c_str(), params(e.active_params).c_str(), s.workload.batch, s.context_len(),
-            s.workload.prefill_tokens, s.workload.prompt_len);
+    const moe::WorkloadConfig& w = s.workload;
+    if (!w.mixed_lengths()) {
+        appendf(out, "%s params (%s active); batch %d per attention-DP rank, context %d, prefill chunk %d, prompt %d\n",
+                params(e.total_params).c_str(), params(e.active_params).c_str(), w.batch, s.context_len(),
+                w.prefill_tokens, w.prompt_len);
+    } else {
+        // requests of mixed lengths (workload.prompt_lens / context_lens): the lists, the first few of each
+        auto listed = [](const std::vector<int>& v) {
+            std::string t;
+            for (std::size_t i = 0; i < v.size() && i < 8; ++i) t += (i ? ", " : "") + std::to_string(v[i]);
+            if (v.size() > 8) t += ", ... (" + std::to_string(v.size()) + ")";
+            return t;
+        };
+        std::string shape;
+        if (!w.prompt_lens.empty()) {
+            shape += "prompts " + listed(w.prompt_lens);
+            if (!w.prefill_bucket_lens.empty()) shape += " in buckets " + listed(w.prefill_bucket_lens);
+        } else {
+            shape += "prefill chunk " + std::to_string(w.prefill_tokens) + ", prompt " + std::to_string(w.prompt_len);
+        }
+        shape += "; ";
+        if (!w.context_lens.empty()) shape += "decode contexts " + listed(w.context_lens);
+        else shape += "batch " + std::to_string(w.batch) + " per attention-DP rank, context " + std::to_string(s.context_len());
+        appendf(out, "%s params (%s active); %s\n", params(e.total_params).c_str(), params(e.active_params).c_str(),
+                shape.c_str());
+    }
     appendf(out, "weights %s, experts %s, KV cache %s; all-to-all: prefill %s, decode %s%s\n\n",
             moe::dtype_name(e.weights_dtype), moe::dtype_name(e.experts_dtype), moe::dtype_name(e.kv_dtype),
             moe::a2a_backend_name(e.prefill_backend), moe::a2a_backend_name(e.decode_backend),
@@ -323,6 +346,7 @@ bool presets_listing(const moe::Catalog& catalog, std::string_view kind, std::st
                 case moe::FieldType::dtype: return "dtype";
                 case moe::FieldType::ref: return "preset";
                 case moe::FieldType::rates: return "rates";
+                case moe::FieldType::lengths: return "lengths";
             }
             return "";
         };
@@ -335,6 +359,8 @@ bool presets_listing(const moe::Catalog& catalog, std::string_view kind, std::st
                 const moe::AcceptanceCurve* curves = moe::acceptance_curves(&n);
                 range = "rates in 0 .. 1";
                 for (int k = 0; k < n; ++k) range += std::string(", ") + curves[k].name;
+            } else if (f.type == moe::FieldType::lengths) {
+                range = "list of " + number_text(f.min) + " .. " + number_text(f.max);
             } else if (f.choices) {
                 for (const char* const* c = f.choices; *c; ++c) range += (range.empty() ? "" : ", ") + std::string(*c);
             }

@@ -312,13 +312,17 @@ void draw_headline(AppState& st) {
     const moe::Estimate& pea = st.a.steps.on && st.a.steps.disaggregated ? st.a.steps.prefill : ea;
     std::vector<Card> cards(6);
     std::string n, u;
+    // requests of mixed lengths (workload.prompt_lens / context_lens): one forward holds every prompt, the batch is
+    // the contexts' count
+    const int batch = s.workload.context_lens.empty() ? s.workload.batch : int(s.workload.context_lens.size());
 
     Card& ttft = cards[0];
     ttft.caption = !serving ? "Time to first token" : disagg ? "Step TTFT, prefill worker" : "Step TTFT, one prompt";
     ttft.help = "prefill.ttft_ms";
     split_time(pe.prefill.computed ? pe.prefill.ttft_ms : std::nan(""), ttft.value, ttft.unit);
     if (pe.prefill.computed) {
-        const int forwards = static_cast<int>(std::ceil(double(s.workload.prompt_len) / std::max(1, s.workload.prefill_tokens)));
+        const int forwards = !s.workload.prompt_lens.empty() ? 1
+                             : static_cast<int>(std::ceil(double(s.workload.prompt_len) / std::max(1, s.workload.prefill_tokens)));
         ttft.sub = std::to_string(forwards) + " \u00d7 " + fmt::time_ms(pe.prefill.step_ms) + (serving ? ", no queue" : " forward");
     } else {
         ttft.sub = "prefill not computed";
@@ -328,15 +332,15 @@ void draw_headline(AppState& st) {
 
     Card& tpot = cards[1];
     char caption[64];
-    std::snprintf(caption, sizeof caption, "Step TPOT, batch %d", s.workload.batch);
+    std::snprintf(caption, sizeof caption, "Step TPOT, batch %d", batch);
     tpot.caption = serving ? caption : "Time per output token";
     tpot.help = "decode.tpot_ms";
     split_time(e.decode.computed ? e.decode.tpot_ms : std::nan(""), tpot.value, tpot.unit);
     if (e.decode.computed) {
         tpot.sub = "step " + fmt::time_ms(e.decode.step_ms);
-        if (e.decode.tokens_per_step > s.workload.batch + 1e-9)
+        if (e.decode.tokens_per_step > batch + 1e-9)
             tpot.sub += std::string(s.runtime.speculative.method == moe::SpecMethod::mtp ? ", MTP \u00d7" : ", spec \u00d7") +
-                        fmt::number(e.decode.tokens_per_step / s.workload.batch, 3);
+                        fmt::number(e.decode.tokens_per_step / batch, 3);
         if (serving) tpot.sub += ", no prefill";
     } else {
         tpot.sub = "decode not computed";
@@ -357,7 +361,7 @@ void draw_headline(AppState& st) {
     user.help = "decode.tokens_per_s_per_user";
     user.value = e.decode.computed ? fmt::number(e.decode.tokens_per_s_per_user, 3) : "\u2014";
     user.unit = "tok/s";
-    user.sub = "batch " + std::to_string(s.workload.batch) + " \u00d7 DP " + std::to_string(s.parallel.dp);
+    user.sub = "batch " + std::to_string(batch) + " \u00d7 DP " + std::to_string(s.parallel.dp);
     compare_sub(user, st, "decode.tokens_per_s_per_user", true, fmt::number(column_value(ea, "decode.tokens_per_s_per_user"), 3), &ea, &e);
 
     Card& mem = cards[4];

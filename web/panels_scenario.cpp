@@ -416,6 +416,20 @@ void workload_section(AppState& st) {
     field_slider_int(st, "workload.output_len", "Output", 1, 131072, true);
     field_slider_int(st, "workload.context_len", "Decode context", 128, 1048576, true, st.scenario.context_len());
     field_slider_double(st, "workload.prefix_cache_hit", "Prefix cache hit", 0.0, 1.0, "%.2f");
+    // requests of mixed lengths (seed 000 §8.1): each request's attention at its own length
+    field_lengths(st, "workload.prompt_lens", "Prompt lengths", "e.g. 1024, 7168 (prefill)");
+    if (!st.scenario.workload.prompt_lens.empty() || !st.scenario.workload.prefill_bucket_lens.empty())
+        field_lengths(st, "workload.prefill_bucket_lens", "Buckets", "e.g. 1024, 4096");
+    field_lengths(st, "workload.context_lens", "Decode contexts", "e.g. 1024, 7168 (decode)");
+    const moe::WorkloadConfig& w = st.scenario.workload;
+    if (w.mixed_lengths()) {
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextDisabled("%s%s%s", !w.prompt_lens.empty() ? "Prompt lengths set the prefill forward (Prompt and Prefill chunk unused). " : "",
+                            !w.context_lens.empty() ? "Decode contexts set the batch and its contexts (Batch and Decode context unused). " : "",
+                            "Clear a list to go back.");
+        ImGui::PopTextWrapPos();
+        record_last_item(st, "workload.lengths_note");
+    }
     section_errors(st, {"workload"});
 }
 

@@ -3,6 +3,7 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -319,6 +320,45 @@ bool field_checkbox(AppState& st, const char* path, const char* label) {
     record_last_item(st, path);
     help_for_field(path);
     return changed && edit_field(st, path, value);
+}
+
+bool field_lengths(AppState& st, const char* path, const char* label, const char* hint) {
+    const std::string key = path;
+    std::string& buf = st.edit_text[key];
+    if (st.active_edit != key) {  // the scenario's list, while not being typed in
+        buf.clear();
+        const nlohmann::json v = moe::get_path(st.scenario, path);
+        if (v.is_array())
+            for (const nlohmann::json& x : v) buf += (buf.empty() ? "" : ", ") + x.dump();
+    }
+    buf.resize(std::max<std::size_t>(buf.size() + 1, 4096), '\0');
+    form_label(label);
+    const std::string id = std::string("##") + path;
+    ImGui::InputTextWithHint(id.c_str(), hint, buf.data(), buf.size(), ImGuiInputTextFlags_AutoSelectAll);
+    if (ImGui::IsItemActive()) st.active_edit = key;
+    const bool done = ImGui::IsItemDeactivatedAfterEdit();
+    if (ImGui::IsItemDeactivated() && st.active_edit == key) st.active_edit.clear();
+    record_last_item(st, path);
+    help_for_field(path);
+    if (!done) return false;
+    // "1024, 7168" (commas, spaces or tabs between) -> [1024, 7168]; the core checks the values
+    nlohmann::json list = nlohmann::json::array();
+    const char* p = buf.c_str();
+    for (int i = 0;; ++i) {
+        while (*p == ' ' || *p == ',' || *p == '\t') ++p;
+        if (!*p) break;
+        char* end = nullptr;
+        const double v = std::strtod(p, &end);
+        if (end == p || !std::isfinite(v)) {
+            st.edit_errors = {{key + "[" + std::to_string(i) + "]", "'" + std::string(p).substr(0, 16) + "' is not a token count"}};
+            st.edit_error_path = key;
+            return false;
+        }
+        if (v == std::floor(v) && std::fabs(v) < 1e15) list.push_back(static_cast<long long>(v));
+        else list.push_back(v);
+        p = end;
+    }
+    return edit_field(st, path, list);
 }
 
 }  // namespace web

@@ -44,5 +44,8 @@ bool field_input_number(AppState& st, const char* path, const char* label, const
 // "%.0f" for integers, else up to 6 significant digits ("" for NaN).
 std::string number_text(double v, bool integer);
 bool field_checkbox(AppState& st, const char* path, const char* label);
+// A list of token counts typed as "1024, 7168" (workload.prompt_lens), applied when the field loses focus or on
+// Enter; empty text turns the list off. A piece that is not a number is an error under the path (section_errors).
+bool field_lengths(AppState& st, const char* path, const char* label, const char* hint);
 
 }  // namespace web

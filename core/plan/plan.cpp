@@ -496,6 +496,11 @@ bool PlanEnumerator::start(const Scenario& base, const PlanRequest& req, Issues&
         errors.push_back({"gpus", std::to_string(req.gpus) + " is out of range [1, 65536]"});
         return false;
     }
+    if (!base.workload.context_lens.empty()) {
+        errors.push_back({"workload.context_lens", "the planner chooses the decode batch: leave the list of contexts out "
+                                                   "(workload.context_len gives the context)"});
+        return false;
+    }
     base_ = base;
     req_ = req;
     space_ = resolve_space(base, req);

@@ -55,6 +55,9 @@ const std::vector<FieldImpl>& field_impls() {
         {{"workload.output_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Generated tokens per request."}, MOE_PTR(workload.output_len)},
         {{"workload.context_len", FieldType::integer, "tokens", 0, kBig, nullptr, "KV length seen by a decode step (0: prompt_len + output_len/2)."}, MOE_PTR(workload.context_len)},
         {{"workload.prefix_cache_hit", FieldType::number, "", 0, 1, nullptr, "Share of each prompt found in the prefix cache: prefill computes only the missed tokens (at least the last) but they attend to the whole prompt."}, MOE_PTR(workload.prefix_cache_hit)},
+        {{"workload.prompt_lens", FieldType::lengths, "tokens", 1, kBig, nullptr, "Step-level, a prefill forward of prompts of mixed lengths (seed 000 §8.1): the prompt tokens of each request, each request's attention priced at its own length; the forward's tokens are their sum (prompt_len and prefill_tokens are then not used by the prefill step). At most 4096 prompts; [] is off."}, MOE_PTR(workload.prompt_lens)},
+        {{"workload.context_lens", FieldType::lengths, "tokens", 1, kBig, nullptr, "Step-level, a decode step over sequences of mixed lengths (seed 000 §8.1): the KV length of each sequence of the batch, each one's attention at its own length; the batch is their count (batch and context_len are then not used by the decode step). At most 4096; [] is off."}, MOE_PTR(workload.context_lens)},
+        {{"workload.prefill_bucket_lens", FieldType::lengths, "tokens", 1, kBig, nullptr, "Prefill bucketing (seed 000 §8.1): ascending bucket lengths; each prompt of workload.prompt_lens is padded to the smallest bucket that holds it and the padding is computed. At most 64; [] is off (no padding)."}, MOE_PTR(workload.prefill_bucket_lens)},
         {{"workload.sessions.turns", FieldType::integer, "requests", 0, 1e5, nullptr, "Serving: requests per multi-turn session (0: off); each client runs sessions one after the other, a turn's prompt carrying the system prompt and the session's history, found in the KV cache's tiers when still held (serving.isl is then not used)."}, MOE_PTR(serving.sessions.turns)},
         {{"workload.sessions.system_prompt_len", FieldType::integer, "tokens", 0, kBig, nullptr, "Serving with sessions: tokens of the system prompt every session shares (cached once)."}, MOE_PTR(serving.sessions.system_prompt_len)},
         {{"workload.sessions.user_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Serving with sessions: new user tokens per turn (serving.length_spread draws them like the prompts); the answer is serving.osl tokens and joins the history."}, MOE_PTR(serving.sessions.user_len)},
@@ -290,6 +293,7 @@ bool set_value(Scenario& s, const FieldImpl& f, const json& v, const Catalog& ca
             return true;
         }
         case FieldType::rates: return set_acceptance(*static_cast<AcceptanceSel*>(f.ptr(s)), path, v, errors);
+        case FieldType::lengths: return set_token_lengths(*static_cast<std::vector<int>*>(f.ptr(s)), d, v, errors);
         case FieldType::dtype: {
             DtypeSel sel;
             if (v.is_string() && v.get<std::string>() == "auto") {
@@ -325,6 +329,7 @@ json value_of(const Scenario& s, const FieldImpl& f) {
             for (int k = 0; k < a.n; ++k) list.push_back(a.rates[k]);
             return list;
         }
+        case FieldType::lengths: return *static_cast<std::vector<int>*>(f.ptr(m));
         case FieldType::boolean: return *static_cast<bool*>(f.ptr(m));
         case FieldType::choice: return f.desc.choices[*static_cast<std::uint8_t*>(f.ptr(m))];
         case FieldType::dtype: {
@@ -658,6 +663,7 @@ Issues validate_scenario(const Scenario& s) {
     if (kv.ssd_GB > 0 && !(kv.ssd_bandwidth_GBps > 0) && !(s.gpu.ssd_bandwidth_GBps > 0))
         e.push_back({"runtime.kv_offload.ssd_GB", "an SSD KV tier needs runtime.kv_offload.ssd_bandwidth_GBps or hardware.ssd_bandwidth_GBps > 0"});
     validate_hardware_use(s, e);
+    validate_workload_lengths(s, e);
     if (s.runtime.comm_sms >= s.gpu.sm_count)
         e.push_back({"runtime.comm_sms", std::to_string(s.runtime.comm_sms) + " leaves no SMs for compute (the GPU has " +
                                              std::to_string(s.gpu.sm_count) + ")"});

@@ -112,7 +112,18 @@ struct WorkloadConfig {
     // budget that a prefix-cache hit fills with more prompts. The serving layer sets it (its queue supplies the
     // prompts); a step-level forward holds the prompts its prefill_tokens take in, a hit computing fewer of them.
     bool prefill_tokens_computed = false;
+    // A step over requests of mixed lengths (seed 000 §8.1; core/step/mixed.cpp), step-level only. Empty: off.
+    // prompt_lens: the prompts one prefill forward holds, each request's attention at its own length; the forward's
+    // tokens are their sum (prompt_len and prefill_tokens are then not used by the prefill step).
+    // context_lens: the decode batch's KV lengths (the batch is their count; batch and context_len not used).
+    // prefill_bucket_lens: each prompt padded to the smallest bucket that holds it (needs prompt_lens).
+    std::vector<int> prompt_lens, context_lens, prefill_bucket_lens;
+    bool mixed_lengths() const { return !prompt_lens.empty() || !context_lens.empty(); }
 };
+// The longest list workload.prompt_lens / context_lens take (one estimate() per distinct length), and the most
+// buckets. prompt_lens' padded sum is also held to prefill_tokens' range (1e7 tokens).
+constexpr int kMaxLengthsListed = 4096;
+constexpr int kMaxBuckets = 64;
 
 struct PrecisionConfig {
     DtypeSel weights, attention, experts, shared_experts, embedding;  // parts default to `weights`
@@ -337,7 +348,8 @@ struct Scenario {
 
 // ---- the field table --------------------------------------------------------------------------------------
 // rates: a list of numbers in [0, 1] or the name of a published curve (runtime.speculative.acceptance).
-enum class FieldType : std::uint8_t { integer, number, boolean, choice, dtype, ref, rates };
+// lengths: a list of whole token counts in [min, max] (workload.prompt_lens; an empty list is off).
+enum class FieldType : std::uint8_t { integer, number, boolean, choice, dtype, ref, rates, lengths };
 
 struct FieldDesc {
     const char* path;        // "workload.batch"
@@ -388,6 +400,14 @@ bool trace_text_to_json(std::string_view text, bool csv, const std::string& wher
 
 // Cross-field validation (ep divides tp*dp and the experts, tp divides heads, ...). Empty = valid.
 Issues validate_scenario(const Scenario& s);
+
+// workload.prompt_lens / context_lens / prefill_bucket_lens (workload_lengths.cpp): a list of whole token counts
+// into `out`, errors naming the entry ("workload.prompt_lens[2]: 0 is not a positive token count"); buckets must
+// ascend. validate_workload_lengths: the cross-field checks (buckets need prompts and hold every prompt, the
+// padded prompts fit one forward, step-level only). pad_to_bucket: a prompt's tokens after bucketing (0: none holds it).
+bool set_token_lengths(std::vector<int>& out, const FieldDesc& field, const nlohmann::json& v, Issues& errors);
+void validate_workload_lengths(const Scenario& s, Issues& errors);
+int pad_to_bucket(int prompt_len, const std::vector<int>& ascending_buckets);
 
 const char* a2a_backend_name(A2ABackend b);
 const char* phase_sel_name(PhaseSel p);

@@ -152,6 +152,10 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     e.total_params = m.total_params;
     e.active_params = m.active_params;
     if (!e.errors.empty()) return;
+    if (s.workload.mixed_lengths()) {  // requests of mixed lengths (seed 000 §8.1): mixed.cpp
+        estimate_mixed_lengths(s, tables, e, want_warnings);
+        return;
+    }
     e.prefill_backend = resolve_a2a_backend(s, Phase::prefill);
     e.decode_backend = resolve_a2a_backend(s, Phase::decode);
     for (A2ABackend b : {e.prefill_backend, e.decode_backend})

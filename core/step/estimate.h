@@ -192,6 +192,8 @@ Estimate estimate(const Scenario& s, const Tables& tables);
 // step's parallelism). Causal prefill attention is quadratic in the prompt, so a mixed batch costs more than its
 // mean; decode attention is linear in the context (without windows) and costs the same. The rest of the step
 // follows the tokens alone. The difference is added to the step as it is: exact without micro-batch overlap.
+// A scenario reaches it through estimate() with workload.prompt_lens / context_lens / prefill_bucket_lens: its
+// prefill (decode) phase is then the step here, its attention records scaled to the requests' own lengths.
 struct MixedStep {
     bool ok = false;
     Issues errors;
@@ -200,6 +202,7 @@ struct MixedStep {
     double attention_ms = 0;          // attention over each request's own length
     double attention_ms_at_mean = 0;
     double attention_flops = 0, attention_flops_at_mean = 0;  // the same records' work, per GPU
+    double attention_bytes = 0, attention_bytes_at_mean = 0;  // and their HBM bytes (KV cache, activations)
     double tokens = 0;                // tokens the step computes (prefill: after bucket padding)
 };
 // A prefill forward of prompts of `prompt_lens` tokens; with `bucket_lens`, each prompt is first padded up to the

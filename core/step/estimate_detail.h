@@ -303,5 +303,9 @@ void memory(const Ctx& c, Estimate& e);
 // written, or 0 where it leaves v to printf (negative, not finite, 1e15 and up, tiny, or an exact tie between two
 // tenths, whose rounding printf implementations may choose differently).
 std::size_t format_fixed1(double v, char* out);
+// mixed.cpp: estimate_into() of a scenario with workload.prompt_lens / context_lens (Scenario::mixed_lengths(),
+// already validated): the step at the requests' mean length, each phase with a list then made the mixed step
+// (prefill_step_mixed / decode_step_mixed), its attention records and the times that follow from the step rescaled.
+void estimate_mixed_lengths(const Scenario& s, const Tables& tables, Estimate& e, bool warnings);
 
 }  // namespace moe::detail

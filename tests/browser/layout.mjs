@@ -14,11 +14,14 @@
 //       scrolls sideways instead of cutting columns; Compare A/B lists the serving outputs.
 //   (w) at 1280x720 and 800x600, on the Overview (serving off and on), the Serving and the Plan tabs: no text box the
 //       page drew overlaps another, none is cut by its clip, tabs and the phase switch do not overlap; screenshots.
+//   (x) requests of mixed lengths (seed 000 §8.1): prompt lengths and decode contexts typed in the Workload section
+//       give `moe-roofline eval`'s numbers for the same lists; a prompt past the largest bucket and a piece that is
+//       not a number are errors shown under the section; screenshot.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { cli, cliEval } from './lib.mjs';
-import { assertSameAsCli, browserSuite, choose, click, ctx, frames, hook, open, screenshot, settle, typeInto, waitHook } from './page.mjs';
+import { assertSameAsCli, browserSuite, choose, click, ctx, frames, hook, open, screenshot, scrollIntoView, settle, typeInto, waitHook } from './page.mjs';
 
 const opt = browserSuite();
 
@@ -253,4 +256,41 @@ test('(w) no text overlaps another or is cut, at 1280x720 and 800x600', async ()
     assert.deepEqual(problems, []);
     await context.close();
   }
+});
+
+test('(x) mixed request lengths: typed prompt lengths and contexts as the CLI, bad entries inline', async () => {
+  const s0 = { model: 'qwen3-30b-a3b', hardware: 'h200' };
+  const { page, context, problems } = await open(ctx.server.url + '#' + ctx.core.urlEncode(s0));
+  await typeInto(page, 'workload.prompt_lens', '1024, 7168');
+  const h1 = await waitHook(page, () => JSON.stringify(window.__moe.scenario.workload?.prompt_lens) === '[1024,7168]');
+  assertSameAsCli(h1, 'typed prompt lengths');
+  // causal attention is quadratic in the prompt: the spread costs more than two prompts of the mean, 4,096
+  const mean = cliEval(ctx.cli, { ...s0, workload: { prompt_len: 4096, prefill_tokens: 8192 } });
+  assert.ok(h1.results['prefill.step_ms'] > mean.prefill.step_ms, `${h1.results['prefill.step_ms']} vs ${mean.prefill.step_ms}`);
+  await typeInto(page, 'workload.context_lens', '1024, 7168');
+  const h2 = await waitHook(page, () => JSON.stringify(window.__moe.scenario.workload?.context_lens) === '[1024,7168]');
+  assertSameAsCli(h2, 'typed decode contexts');
+  // the buckets' field shows with prompt lengths; a prompt past the largest bucket is the estimate's error
+  await typeInto(page, 'workload.prefill_bucket_lens', '2048, 4096');
+  const h3 = await waitHook(page, () => window.__moe.results.status === 'error');
+  assert.ok(h3.errors.includes('workload.prompt_lens[1]: 7168 tokens is longer than the largest bucket, 4096 (workload.prefill_bucket_lens)'),
+            JSON.stringify(h3.errors));
+  await scrollIntoView(page, 'workload.prefill_bucket_lens');
+  await screenshot(page, 'x-mixed-lengths-error.png');
+  await typeInto(page, 'workload.prefill_bucket_lens', '2048, 8192');
+  const h4 = await waitHook(page, () => window.__moe.results.status === 'ok' && window.__moe.scenario.workload?.prefill_bucket_lens?.length === 2);
+  assertSameAsCli(h4, 'typed buckets');
+  // a piece that is not a number: the widget's error under the section, the scenario unchanged
+  await typeInto(page, 'workload.context_lens', '1024, x');
+  const h5 = await waitHook(page, () => window.__moe.edit_errors.length > 0);
+  assert.equal(h5.edit_errors[0], "workload.context_lens[1]: 'x' is not a token count");
+  assert.deepEqual(h5.scenario, h4.scenario);
+  assert.equal(h5.results['decode.tokens_per_s_per_gpu'], h4.results['decode.tokens_per_s_per_gpu']);
+  await scrollIntoView(page, 'workload.lengths_note');
+  const p = h5.ui['panel.scenario'];
+  await page.mouse.move(p.x + p.w / 2, p.y + p.h / 2);
+  await page.mouse.wheel(0, 200);  // the error lines under the note
+  await screenshot(page, 'x-mixed-lengths.png');
+  assert.deepEqual(problems, []);
+  await context.close();
 });

@@ -186,3 +186,41 @@ case_messages() {  # issue 27: each error on its own line naming its own field, 
     expect_bad_input "parallel.dp: 4096 with ep 1" "$bin" eval dsv3.json --set parallel.dp=4096 --set parallel.ep=1
 }
 
+
+case_eval_mixed_lengths() {  # seed 000 §8.1: workload.prompt_lens / context_lens / prefill_bucket_lens end to end
+    local m2='"model":"qwen3-30b-a3b","hardware":"m2-max"'
+    echo "{$m2,\"workload\":{\"phase\":\"prefill\",\"prompt_lens\":[1024,7168]}}" >mixed.json
+    echo "{$m2,\"workload\":{\"phase\":\"prefill\"}}" >plain.json
+    expect_ok "$bin" eval mixed.json
+    cp .stdout mixed_out.json
+    # by hand (tests/unit/test_mixed_lengths.cpp): the step of two 4,096-token prompts with its attention,
+    # 1,915.0 ms, replaced by the prompts' own 2,992.2 ms: 8,814.1 ms
+    [[ $(json_get mixed_out.json 'abs(j["prefill"]["step_ms"] - 8814.1) / 8814.1 < 1e-4') == True ]] ||
+        fail "prefill.step_ms $(json_get mixed_out.json 'j["prefill"]["step_ms"]'), expected 8814.1"
+    # --set with comma-separated tokens (spaces allowed) gives the same output as the file
+    expect_ok "$bin" eval plain.json --set 'workload.prompt_lens=1024, 7168'
+    cmp -s .stdout mixed_out.json || fail "--set workload.prompt_lens=1024,7168 differs from the file"
+    expect_ok "$bin" eval plain.json --set 'workload.prompt_lens=[1024,7168]'
+    cmp -s .stdout mixed_out.json || fail "--set workload.prompt_lens=[1024,7168] differs from the file"
+    # the table names the requests
+    expect_ok "$bin" eval mixed.json --format table --set workload.prefill_bucket_lens=2048,8192
+    grep -qF "prompts 1024, 7168 in buckets 2048, 8192" .stdout || fail "table: $(sed -n 2p .stdout)"
+    # bad input: one line naming the entry
+    expect_bad_input "workload.prompt_lens[2]: 0 is not a positive token count" "$bin" eval plain.json --set workload.prompt_lens=1024,7168,0
+    expect_lines 1
+    expect_bad_input "workload.prompt_lens[1]: 5000 tokens is longer than the largest bucket, 4096" \
+        "$bin" eval plain.json --set workload.prompt_lens=1000,5000 --set workload.prefill_bucket_lens=1024,4096
+    expect_bad_input "is not a list of token counts" "$bin" eval plain.json --set workload.context_lens=1024,x
+    # the link round-trips the lists and evaluates to the same numbers
+    expect_ok "$bin" url mixed.json --set workload.context_lens=1024,7168 --set workload.phase=both
+    expect_ok "$bin" url --decode "$(cat .stdout)"
+    cp .stdout decoded.json
+    [[ $(json_get decoded.json 'j["workload"]["prompt_lens"] == [1024, 7168] and j["workload"]["context_lens"] == [1024, 7168]') == True ]] ||
+        fail "decoded link: $(cat decoded.json)"
+    # sweep: the lists hold over the grid; a field they replace cannot be an axis
+    expect_ok "$bin" sweep mixed.json --axis workload.prefix_cache_hit=0,0.5 --columns prefill.step_ms
+    [[ $(sed -n 2p .stdout | cut -d, -f2 | python3 -c 'import sys; print(abs(float(sys.stdin.read()) - 8814.1) / 8814.1 < 1e-4)') == True ]] ||
+        fail "sweep row 1: $(sed -n 2p .stdout)"
+    expect_bad_input "workload.prompt_lens set the prefill forward's prompts" "$bin" sweep mixed.json --axis workload.prompt_len=1024,2048
+    rm -f mixed.json plain.json mixed_out.json decoded.json
+}

@@ -17,7 +17,7 @@ set_tests_properties(cli_values PROPERTIES LABELS cli)
 set(_moe_cli_cases
     grid default_columns determinism invalid_point bad_json unknown_path malformed_range unknown_column
     unreadable_scenario unwritable_output keeps_old_file interrupt progress eval_json eval_invalid eval_table
-    url_roundtrip presets_dir presets help limits plan_front_sla plan_default_ttft plan_scale_out plan_serving_disaggregated sweep_scale_out plan_bad_flags serving number_overflow messages plan_large_space output_links_and_kills plan_hardware_objective serving_trace)
+    url_roundtrip presets_dir presets help limits plan_front_sla plan_default_ttft plan_scale_out plan_serving_disaggregated sweep_scale_out plan_bad_flags serving number_overflow messages plan_large_space output_links_and_kills plan_hardware_objective serving_trace eval_mixed_lengths)
 foreach(_case IN LISTS _moe_cli_cases)
   add_test(NAME cli_${_case}
            COMMAND bash "${CMAKE_CURRENT_LIST_DIR}/cli_test.sh" "$<TARGET_FILE:moe-roofline>" ${_case})
