@@ -223,8 +223,9 @@ TEST_CASE("serving simulation (seed 000 §8.1): a chunked prompt's chunks cost i
 TEST_CASE("serving simulation (seed 000 §8.1): whole prompts of the mean length give the numbers of before") {
     // length_spread 0 and forwards that never split a prompt: every forward holds whole prompts of the mean length,
     // whose own attention is the mean's, so each engine's numbers are those of the surface without the length
-    // curve (within 1e-9); with a spread they move (up: by 0.004% for 4 vLLM clients at 1,000 tokens, where the
-    // attention is a small share of a forward, to 1.1% for the disaggregated DeepSeek-V3 at 4,096).
+    // curve (within 1e-9); with a spread of 0.3 the prefill each request waits through (ttft_prefill_ms) moves up: by
+    // 0.007% for 4 vLLM clients at 1,000 tokens, where the attention is a small share of a forward, to 0.26% for the
+    // disaggregated DeepSeek-V3 at 4,096 (whose TTFT as a whole is 0.6% lower: 443.7 vs 446.5 ms).
     const char* cases[] = {
         // SGLang: forwards of 8,192 tokens, four 2,048-token prompts each
         R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":1,"dp":8,"ep":8},"runtime":{"engine":"sglang"},
