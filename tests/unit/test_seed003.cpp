@@ -77,3 +77,32 @@ TEST_CASE("seed 003's expert memory footprint, by hand (8 experts, 2048 -> 8192,
     // the seed's scaling: 64 experts hold 8x the bytes of 8 (512 MB vs 64 MB)
     CHECK(e64.memory.weights_experts_bytes / e8.memory.weights_experts_bytes == doctest::Approx(8.0).epsilon(1e-12));
 }
+
+TEST_CASE("seed 003's runtime memory (batch 32, seq 512) beside the model's seed 002 accounting, by hand") {
+    // Seed 003, "Memory Usage": a 32 x 512 = 16,384-token forward of its 8-expert 2048 -> 8192 top-2 layer holds
+    // activations 32 x 512 x 2048 x 2 B = 64 MiB, dispatch indices 32 x 512 x 2 x 8 B = 0.5 MiB and expert outputs
+    // 32 x 512 x 2 x 8192 x 2 B = 512 MiB. The model sizes the same forward by seed 002 §4-§5 (the run below: one
+    // prefill forward of 16,384 tokens, 32 prompts of 512, on the M2 Max).
+    const double C = 32.0 * 512;
+    nlohmann::json model = {{"architectures", {"MixtralForCausalLM"}}, {"model_type", "mixtral"}, {"hidden_size", 2048},
+                            {"intermediate_size", 8192}, {"num_hidden_layers", 16}, {"num_attention_heads", 16},
+                            {"num_key_value_heads", 8}, {"head_dim", 128}, {"num_local_experts", 8},
+                            {"num_experts_per_tok", 2}, {"vocab_size", 32000}, {"torch_dtype", "float16"}};
+    nlohmann::json s = {{"model", model}, {"hardware", "m2-max"},
+                        {"workload", {{"phase", "prefill"}, {"prefill_tokens", 16384}, {"prompt_len", 512}}},
+                        {"precision", {{"weights", "fp16"}, {"experts", "int4"}}}};
+    const moe::Estimate e = moe_test::run(s.dump());
+    // Activations: the residual stream is two bf16 tensors a token (hidden and residual: 2 x the seed's 64 MiB), plus
+    // the attention's q, k, v (16 heads x 128 x 2 B x 3) and the fp32 logits of each prompt's last token; the seed
+    // counts the one hidden tensor.
+    const double seed_act = C * 2048 * 2;
+    CHECK(seed_act == 64.0 * 1024 * 1024);
+    CHECK(e.memory.activation_prefill_bytes == doctest::Approx(2 * seed_act + C * 16 * 128 * 2 * 3 + 32.0 * 32000 * 4).epsilon(1e-12));
+    CHECK(e.memory.activation_prefill_bytes == doctest::Approx(339640320.0).epsilon(1e-12));
+    // Expert outputs: the model's grouped-GEMM workspace holds the gate / up output of every token-expert pair in fp32
+    // (2 bytes more than the seed's bf16) sized for the busiest expert (grouped_load_factor 1.3 over the mean):
+    // 512 MiB x 2 x 1.3 = 1,395,864,371.2 B, plus cuBLAS's 64 MB. The dispatch indices (0.5 MiB) are not counted.
+    const double seed_out = C * 2 * 8192 * 2;
+    CHECK(seed_out == 512.0 * 1024 * 1024);
+    CHECK(e.memory.workspace_bytes == doctest::Approx(std::ceil(seed_out * 2 * 1.3 + 64e6)).epsilon(1e-12));
+}
