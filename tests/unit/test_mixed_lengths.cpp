@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/plan/plan.h"
 #include "tests/unit/test_helpers.h"
 
 namespace {
@@ -123,6 +124,20 @@ TEST_CASE("workload lengths: bad lists are errors naming the entry, never a cras
           "workload.context_lens: lists 4097 entries, more than the 4096 requests it takes (one estimate per distinct length)");
     CHECK(parse_errors(std::string("{") + kM2 + R"(,"serving":{"mode":"aggregated"},"workload":{"prompt_lens":[100]}})")[0].path ==
           "workload.prompt_lens");
+    // at most kMaxBuckets (64) buckets
+    std::string buckets = "[";
+    for (int i = 1; i <= moe::kMaxBuckets + 1; ++i) buckets += (i > 1 ? "," : "") + std::to_string(64 * i);
+    CHECK(first(R"({"prompt_lens":[100],"prefill_bucket_lens":)" + buckets + "]}") ==
+          "workload.prefill_bucket_lens: lists 65 entries, more than the 64 buckets it takes");
+    CHECK(parse_errors(w + R"({"prompt_lens":[100],"prefill_bucket_lens":)" + buckets.substr(0, buckets.rfind(',')) + "]}}").empty());
+    // the planner chooses the decode batch itself: a list of contexts is refused, naming the field
+    moe::PlanRequest req;
+    req.gpus = 1;
+    moe::Issues plan_errs;
+    moe::Scenario with_contexts = moe_test::scenario(std::string("{") + kM2 + R"(,"workload":{"context_lens":[512,1024]}})");
+    CHECK(moe::enumerate_plan(with_contexts, req, plan_errs).empty());
+    REQUIRE_FALSE(plan_errs.empty());
+    CHECK(plan_errs[0].path == "workload.context_lens");
     // [] turns a list off; the longest list parses
     CHECK(parse_errors(w + R"({"prompt_lens":[]})" + "}").empty());
     CHECK(parse_errors(w + R"({"context_lens":)" + long_list.substr(0, long_list.size() - 2) + "]}}").empty());

@@ -1,6 +1,6 @@
 // test_moe_offtable.cpp — the routed experts' analytical path (off the measured tables) of runtime.moe_kernel =
 // triton and flashinfer_cutlass, held against the rows of the tables it stands in for: AIC's SGLang Triton fused MoE
-// (bench_data/moe/{h100,h200,b200}/sglang.csv) and vLLM's FlashInfer-CUTLASS MoE (bench_data/moe/{h100,h200}/
+// (bench_data/moe/{h100,h200}/sglang.csv, b200/sglang_triton.csv) and vLLM's FlashInfer-CUTLASS MoE (bench_data/moe/{h100,h200}/
 // vllm_flashinfer_cutlass.csv), leave-some-out: each point is read with the GPU's tables (the measured row, which checks
 // the scenario is that row's shape and layout) and again with them switched off (hardware "tables" and
 // "tables_fallback" empty: the analytical path alone), and the measured layer (permutation, both GEMMs, activation,
