@@ -352,10 +352,16 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     };
     OpRecord op = op_at(T, family ? &hit_T : nullptr);
     if (layer.found) {  // the measured time; flops and bytes stay the model's (efficiency = roofline / measured)
-        const double roof_us = 1e6 * std::max(op.flops / (c.g.peak_tflops(comp) * 1e12),
-                                              (op.weight_bytes + op.activation_bytes) / c.bw);
+        const double compute_us = 1e6 * op.flops / (c.g.peak_tflops(comp) * 1e12);
+        const double memory_us = 1e6 * (op.weight_bytes + op.activation_bytes) / c.bw;
+        const double roof_us = std::max(compute_us, memory_us);
         op.time_us = layer.latency_us;
         op.efficiency = roof_us / layer.latency_us;
+        // The label read from the measurement: the side whose roof the measured time comes closest to (the larger
+        // fraction of its peak), not the fallback's side at its efficiencies (issue 30: labels that disagree with
+        // the time they carry).
+        op.bound = compute_us >= memory_us ? Bound::compute : Bound::memory;
+        op.engine = op.bound == Bound::compute ? Engine::tensor : Engine::hbm;
         op.source = layer.source;
         op.table = layer.table;
     } else if (family) {

@@ -272,6 +272,25 @@ TEST_CASE("labels: a time held up by the monotone envelope is not labelled measu
     CHECK_FALSE(std::string(at512.table).empty());
 }
 
+TEST_CASE("labels: a measured MoE layer is labelled by the roof its measured time comes closest to") {
+    // Mixtral-8x7B block-scaled FP8, 1,024 tokens on one H100 with SGLang's Triton fused MoE: AIC measured 1,162 us
+    // (h100_sxm/sglang-0.5.14/moe/moe_perf.csv, line 1421). The layer's 721.55 GFLOP at 1,978.9 TFLOPS take 364.6 us,
+    // its 1.58 GB (weights and activations) at 3.35 TB/s 472.1 us: the measured time reaches 41% of the memory roof
+    // and 31% of the compute roof, so memory-bound. The fallback at its efficiencies (compute at 0.52 after the tile
+    // fill, 698.6 us, against memory at 0.9, 524.6 us) says compute: the label named the fallback's side before.
+    moe::Estimate e = run(R"({"model":"mixtral-8x7b","hardware":"h100-sxm","workload":{"phase":"decode","batch":1024,"context_len":128},)"
+                          R"("precision":{"experts":"fp8","fp8_scaling":"block"},"runtime":{"a2a_backend":"allgather","moe_kernel":"triton"}})");
+    const moe::OpRecord* o = find_op(e, "moe.routed_experts", Phase::decode);
+    REQUIRE(o);
+    CHECK(o->source == moe::Source::measured);
+    CHECK(o->time_us == doctest::Approx(1162.0));
+    const double compute_us = o->flops / 1978.9e12 * 1e6, memory_us = (o->weight_bytes + o->activation_bytes) / 3.35e12 * 1e6;
+    CHECK(compute_us == doctest::Approx(364.6).epsilon(1e-3));
+    CHECK(memory_us == doctest::Approx(472.1).epsilon(1e-3));
+    CHECK(o->bound == moe::Bound::memory);
+    CHECK(o->efficiency == doctest::Approx(memory_us / 1162.0).epsilon(1e-9));
+}
+
 TEST_CASE("labels: bound names the side that sets the time after efficiencies (seed 003's experts on the M2 Max)") {
     // Mixtral int4 decode batch 32 on the M2 Max (13.6 TFLOPS FP16, 400 GB/s): the routed experts move 733.1 MB
     // (1.83 ms at 400 GB/s, 2.04 ms at the 0.9 streaming efficiency) and compute 22.55 GFLOP (1.66 ms at peak),
