@@ -23,9 +23,10 @@ targets=("$@")
 if ! command -v clang++ >/dev/null; then echo "fuzz: clang++ is missing (scripts/setup.sh installs it)" >&2; exit 1; fi
 log=$root/build-fuzz/build.log
 mkdir -p build-fuzz
-# -DMOE_UNITY=ON: the core compiled a few files per translation unit (the same code, about half the build time)
+# -DMOE_UNITY=ON: the core compiled a few files per translation unit (the same code, about half the build time);
+# -gline-tables-only: a finding's stack still has files and lines, for less build time than full -g
 if ! { CXX=clang++ cmake -S . -B build-fuzz -DMOE_FUZZ=ON -DMOE_UNITY=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" --log-level=WARNING &&
+         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" --log-level=WARNING &&
        cmake --build build-fuzz -j"$jobs" --target moe_fuzz; } >"$log" 2>&1; then
   cat "$log" >&2
   echo "fuzz: build failed" >&2

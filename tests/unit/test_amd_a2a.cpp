@@ -15,7 +15,7 @@ using moe_test::run;
 using nlohmann::json;
 
 namespace {
-const auto& preset_json = moe_test::embedded_json;
+using moe_test::embedded_json;
 double op_us(const moe::Estimate& e, const char* name, Phase ph) {
     const moe::OpRecord* o = find_op(e, name, ph);
     REQUIRE(o);
@@ -54,7 +54,7 @@ TEST_CASE("EP8 dispatch on MI355X worked by hand: Qwen3-235B-A22B, 128 tokens pe
 
 TEST_CASE("MoRI-EP against its published EP8 rows on MI355X (256 experts, top-8, hidden 7168)") {
     // The benchmark routes uniformly over 256 experts (no expert groups): DeepSeek-V3's shape with n_group 1.
-    json cfg = preset_json("presets/models/deepseek-v3.json");
+    json cfg = embedded_json("presets/models/deepseek-v3.json");
     cfg["n_group"] = 1;
     cfg["topk_group"] = 1;
     auto at = [&](const char* phase, int tokens) {

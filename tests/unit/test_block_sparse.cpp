@@ -13,8 +13,8 @@ using moe_test::run;
 using nlohmann::json;
 
 namespace {
-const auto& preset = moe_test::preset_model;
-const auto& parse = moe_test::parse_config;
+using moe_test::preset_model;
+using moe_test::parse_config;
 // A small MiniMax-M3-shaped config: 4 layers, the first dense and full attention, the rest MoE and sparse.
 json tiny_m3() {
     return {{"model_type", "minimax_m3"}, {"hidden_size", 1024}, {"num_hidden_layers", 4}, {"num_attention_heads", 16},
@@ -48,7 +48,7 @@ const char* kDecode1M = R"({"phase":"decode","batch":1,"context_len":1048576})";
 }  // namespace
 
 TEST_CASE("MiniMax-M3: 57 block-sparse layers, parameters against the model card") {
-    const ModelSpec& m = preset("minimax-m3");
+    const ModelSpec& m = preset_model("minimax-m3");
     CHECK(m.block_sparse());
     CHECK_FALSE(m.dsa());
     CHECK(m.n_sparse_layers == 57);  // sparse_attention_freq: 0, 0, 0, then 1 on layers 3..59
@@ -161,7 +161,7 @@ TEST_CASE("MiniMax-M3 against MiniMax-M2.5 at 1M tokens: the card's 9x prefill a
 
 TEST_CASE("sparse_attention_config: the small case, use_sparse_attention false, and the refusals naming their key") {
     moe::Issues errs;
-    ModelSpec m = parse(tiny_m3(), errs);
+    ModelSpec m = parse_config(tiny_m3(), errs);
     REQUIRE(errs.empty());
     CHECK(m.n_sparse_layers == 3);
     CHECK_FALSE(m.layers[0].sparse);
@@ -170,7 +170,7 @@ TEST_CASE("sparse_attention_config: the small case, use_sparse_attention false, 
     // Indexer per sparse layer: 1024 x 4 x 64 + 1024 x 64 + 2 x 64 = 327,808 parameters; switched off, they go.
     json off = tiny_m3();
     off["sparse_attention_config"]["use_sparse_attention"] = false;
-    const ModelSpec f = parse(off, errs);
+    const ModelSpec f = parse_config(off, errs);
     REQUIRE(errs.empty());
     CHECK(f.n_sparse_layers == 0);
     CHECK_FALSE(f.block_sparse());
@@ -178,28 +178,28 @@ TEST_CASE("sparse_attention_config: the small case, use_sparse_attention false, 
 
     json j = tiny_m3();
     j["sparse_attention_config"]["sparse_attention_freq"] = {0, 1, 1};
-    parse(j, errs);
+    parse_config(j, errs);
     CHECK(has_error(errs, "model.sparse_attention_config.sparse_attention_freq"));
     j = tiny_m3();
     j["sparse_attention_config"]["sparse_attention_freq"] = {0, 1, 2, 1};
-    parse(j, errs);
+    parse_config(j, errs);
     CHECK(has_error(errs, "model.sparse_attention_config.sparse_attention_freq[2]"));
     j = tiny_m3();
     j["sparse_attention_config"]["sparse_topk_blocks"] = 1;
     j["sparse_attention_config"]["sparse_init_block"] = 1;
-    parse(j, errs);
+    parse_config(j, errs);
     CHECK(has_error(errs, "model.sparse_attention_config.sparse_topk_blocks"));
     j = tiny_m3();
     j["sparse_attention_config"]["sparse_disable_index_value"] = {0, 1, 0, 1};
-    parse(j, errs);
+    parse_config(j, errs);
     REQUIRE(has_error(errs, "model.sparse_attention_config.sparse_disable_index_value[2]"));
     CHECK(errs[0].message.find("not modelled") != std::string::npos);
     j = tiny_m3();
     j["sparse_attention_config"].erase("sparse_index_dim");
-    parse(j, errs);
+    parse_config(j, errs);
     CHECK(has_error(errs, "model.sparse_attention_config.sparse_index_dim"));
     j = tiny_m3();
     j["sparse_attention_config"] = 3;
-    parse(j, errs);
+    parse_config(j, errs);
     CHECK(has_error(errs, "model.sparse_attention_config"));
 }

@@ -21,8 +21,8 @@ using moe_test::run;
 using nlohmann::json;
 
 namespace {
-const auto& preset = moe_test::preset_model;
-const auto& preset_json = moe_test::embedded_json;
+using moe_test::preset_model;
+using moe_test::embedded_json;
 using moe_test::messages;
 // The first decode record `name` of the group labelled exactly `label`.
 const moe::OpRecord* op_in(const moe::Estimate& e, const char* name, const std::string& label) {
@@ -34,7 +34,7 @@ const moe::OpRecord* op_in(const moe::Estimate& e, const char* name, const std::
 }  // namespace
 
 TEST_CASE("Kimi-K3: 69 KDA + 24 MLA layers, latent experts, attention residuals; parameters against the card") {
-    const ModelSpec& m = preset("kimi-k3");
+    const ModelSpec& m = preset_model("kimi-k3");
     CHECK(m.num_layers == 93);
     CHECK(m.kda);
     CHECK(m.kda_full_rank_gate);
@@ -69,7 +69,7 @@ TEST_CASE("Kimi-K3: 69 KDA + 24 MLA layers, latent experts, attention residuals;
 }
 
 TEST_CASE("Kimi-K3: KDA keeps a fixed state per request, MLA the latent cache; the decode step's KDA projections") {
-    const ModelSpec& m = preset("kimi-k3");
+    const ModelSpec& m = preset_model("kimi-k3");
     // per KDA layer: state 96 heads x 128 x 128 x 4 B (fp32) = 6,291,456 + conv state 3 x (3 x 12,288) x 2 B =
     // 221,184; x 69 layers = 449,372,160 B per request at tp 1
     CHECK(m.linear_state_bytes_per_request(1, 1.0) == doctest::Approx(449372160.0));
@@ -98,7 +98,7 @@ TEST_CASE("Kimi-K3: KDA keeps a fixed state per request, MLA the latent cache; t
 }
 
 TEST_CASE("MiMo-V2-Flash: sliding and full layers of their own heads and widths; parameters against the card") {
-    const ModelSpec& m = preset("mimo-v2-flash");
+    const ModelSpec& m = preset_model("mimo-v2-flash");
     CHECK(m.num_layers == 48);
     CHECK(m.n_window_layers == 39);  // hybrid_layer_pattern 1
     CHECK(m.layers[0].window == 0);
@@ -120,7 +120,7 @@ TEST_CASE("MiMo-V2-Flash: sliding and full layers of their own heads and widths;
 }
 
 TEST_CASE("MiMo-V2-Flash KV cache and decode step by hand") {
-    const ModelSpec& m = preset("mimo-v2-flash");
+    const ModelSpec& m = preset_model("mimo-v2-flash");
     // tp 1, bf16, 32,768 tokens: 9 full layers x 32,768 x 4 heads x (192 + 128) x 2 B = 754,974,720; 39 sliding
     // layers x 128 x 8 x 320 x 2 = 25,559,040 -> 780,533,760.
     CHECK(m.kv_bytes_per_request(32768, 4, 2.0, 1.0) == doctest::Approx(780533760.0));
@@ -155,7 +155,7 @@ TEST_CASE("MiMo-V2-Flash KV cache and decode step by hand") {
 }
 
 TEST_CASE("Llama-3.3-Nemotron-Super-49B: NAS blocks priced layer by layer; parameters against the card") {
-    const ModelSpec& m = preset("llama-3.3-nemotron-super-49b");
+    const ModelSpec& m = preset_model("llama-3.3-nemotron-super-49b");
     CHECK(m.per_layer_blocks);
     CHECK(m.num_layers == 80);
     CHECK(m.n_mixerless_layers == 31);  // attention no_op
@@ -203,7 +203,7 @@ TEST_CASE("Llama-3.3-Nemotron-Super-49B: NAS blocks priced layer by layer; param
 TEST_CASE("Errors name their key: NAS blocks, KDA layer lists, MiMo head counts") {
     moe::Issues errs;
     {
-        json c = preset_json("presets/models/llama-3.3-nemotron-super-49b.json");
+        json c = embedded_json("presets/models/llama-3.3-nemotron-super-49b.json");
         c["block_configs"][3]["attention"]["num_sink_tokens"] = 4;
         moe::parse_hf_config(c, "model", errs);
         INFO(messages(errs));
@@ -213,7 +213,7 @@ TEST_CASE("Errors name their key: NAS blocks, KDA layer lists, MiMo head counts"
     }
     {
         errs.clear();
-        json c = preset_json("presets/models/llama-3.3-nemotron-super-49b.json");
+        json c = embedded_json("presets/models/llama-3.3-nemotron-super-49b.json");
         c["block_configs"][0]["attention"]["n_heads_in_group"] = 7;
         moe::parse_hf_config(c, "model", errs);
         INFO(messages(errs));
@@ -222,7 +222,7 @@ TEST_CASE("Errors name their key: NAS blocks, KDA layer lists, MiMo head counts"
     }
     {
         errs.clear();
-        json c = preset_json("presets/models/llama-3.3-nemotron-super-49b.json");
+        json c = embedded_json("presets/models/llama-3.3-nemotron-super-49b.json");
         c["block_configs"][5]["ffn"]["replace_with_linear"] = true;
         c["block_configs"][5]["attention"]["replace_with_linear"] = true;
         c["block_configs"][5]["attention"]["n_heads_in_group"] = nullptr;
@@ -235,7 +235,7 @@ TEST_CASE("Errors name their key: NAS blocks, KDA layer lists, MiMo head counts"
     }
     {
         errs.clear();
-        json c = preset_json("presets/models/kimi-k3.json");
+        json c = embedded_json("presets/models/kimi-k3.json");
         c["text_config"]["linear_attn_config"]["kda_layers"][0] = 0;  // the lists are 1-based
         moe::parse_hf_config(c, "model", errs);
         INFO(messages(errs));
@@ -244,7 +244,7 @@ TEST_CASE("Errors name their key: NAS blocks, KDA layer lists, MiMo head counts"
     }
     {
         errs.clear();
-        json c = preset_json("presets/models/mimo-v2-flash.json");
+        json c = embedded_json("presets/models/mimo-v2-flash.json");
         c["swa_num_key_value_heads"] = 7;
         moe::parse_hf_config(c, "model", errs);
         INFO(messages(errs));

@@ -13,11 +13,7 @@ using moe_test::find_op;
 using moe_test::run;
 
 namespace {
-bool has_warning(const moe::Estimate& e, const char* needle) {
-    for (const auto& w : e.warnings)
-        if (w.find(needle) != std::string::npos) return true;
-    return false;
-}
+using moe_test::has_warning;
 // gpt-oss-120b (presets/models/gpt-oss-120b.json): 36 MoE layers, 128 experts of 3 x 2880 x 2880 each.
 constexpr double kGptOssExpertParams = 36.0 * 128 * 3 * 2880 * 2880;
 // The built-in tables without Hopper's measured MXFP4 MoE layers (bench_data/moe/<family>/vllm_mxfp4.csv): the

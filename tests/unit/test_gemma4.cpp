@@ -16,13 +16,13 @@ using moe_test::run;
 using nlohmann::json;
 
 namespace {
-const auto& preset = moe_test::preset_model;
-const auto& preset_json = moe_test::embedded_json;
+using moe_test::preset_model;
+using moe_test::embedded_json;
 using moe_test::messages;
 }  // namespace
 
 TEST_CASE("Gemma-4 26B-A4B: global layers, the MoE block beside the MLP, parameters against the card") {
-    const ModelSpec& m = preset("gemma-4-26b-a4b");
+    const ModelSpec& m = preset_model("gemma-4-26b-a4b");
     CHECK(m.num_layers == 30);
     CHECK(m.n_global_layers == 5);   // layer_types: full_attention at 5, 11, 17, 23, 29
     CHECK(m.n_window_layers == 25);  // sliding_window 1024
@@ -48,7 +48,7 @@ TEST_CASE("Gemma-4 26B-A4B: global layers, the MoE block beside the MLP, paramet
 }
 
 TEST_CASE("Gemma-4 31B: dense, 10 global layers of 512-wide heads, parameters against the card") {
-    const ModelSpec& m = preset("gemma-4-31b-it-nvfp4");
+    const ModelSpec& m = preset_model("gemma-4-31b-it-nvfp4");
     CHECK_FALSE(m.is_moe());
     CHECK(m.n_global_layers == 10);
     // hidden 5376, 32 heads; sliding: 16 KV heads of 256: q 5376 x 8192 = 44,040,192, k and v 2 x 5376 x 4096 =
@@ -61,7 +61,7 @@ TEST_CASE("Gemma-4 31B: dense, 10 global layers of 512-wide heads, parameters ag
 }
 
 TEST_CASE("Gemma-4 KV cache: sliding layers hold 1024 tokens, global layers every token at their own width") {
-    const ModelSpec& m = preset("gemma-4-26b-a4b");
+    const ModelSpec& m = preset_model("gemma-4-26b-a4b");
     // tp 1, bf16, 131,072 tokens: 25 sliding layers x 1024 x (2 x 8 x 256 x 2 = 8192 B) = 209,715,200;
     // 5 global layers x 131,072 x (K and V: 2 x 2 x 512 x 2 = 4096 B) = 2,684,354,560 -> 2,894,069,760.
     CHECK(m.kv_bytes_per_request(131072, 8, 2.0, 1.0) == doctest::Approx(2894069760.0));
@@ -106,7 +106,7 @@ TEST_CASE("Gemma-4 26B-A4B decode step: global and sliding projections and atten
 }
 
 TEST_CASE("Gemma-4 refusals and errors name their key") {
-    json cfg = preset_json("presets/models/gemma-4-26b-a4b.json");
+    json cfg = embedded_json("presets/models/gemma-4-26b-a4b.json");
     moe::Issues errs;
     {
         json c = cfg;

@@ -6,22 +6,14 @@
 #include "test_helpers.h"
 
 namespace {
-const moe::GpuSpec& gpu(const char* id) {
-    const moe::GpuSpec* g = moe::builtin_catalog().gpu(id);
-    REQUIRE_MESSAGE(g != nullptr, id);
-    return *g;
-}
-bool has_warning(const moe::Estimate& e, const std::string& part) {
-    for (const std::string& w : e.warnings)
-        if (w.find(part) != std::string::npos) return true;
-    return false;
-}
+using moe_test::preset_gpu;
+using moe_test::has_warning;
 }  // namespace
 
 TEST_CASE("AMD MI325X and MI355X carry their datasheet numbers (issue 29)") {
     // AMD Instinct MI325X data sheet: 1,307.4 TFLOPS BF16, 2,614.9 FP8 dense; 256 GB HBM3E at 6 TB/s; 7 Infinity
     // Fabric links x 64 GB/s one way; PCIe Gen5 x16 (128 GB/s bidirectional); CDNA 3 has no FP4.
-    const moe::GpuSpec& a = gpu("mi325x");
+    const moe::GpuSpec& a = preset_gpu("mi325x");
     CHECK(a.dense_tflops_bf16 == doctest::Approx(1307.4));
     CHECK(a.dense_tflops_fp8 == doctest::Approx(2614.9));
     CHECK(a.dense_tflops_fp4 == 0);
@@ -31,7 +23,7 @@ TEST_CASE("AMD MI325X and MI355X carry their datasheet numbers (issue 29)") {
     CHECK(a.host_bandwidth_GBps == 64);
     // AMD Instinct MI355X data sheet: 2.5 PFLOPS BF16, 5.0 FP8, 10 MXFP6 / MXFP4 dense; 288 GB HBM3E at 8 TB/s;
     // 7 links x 153.6 GB/s bidirectional; 256 CUs.
-    const moe::GpuSpec& b = gpu("mi355x");
+    const moe::GpuSpec& b = preset_gpu("mi355x");
     CHECK(b.dense_tflops_bf16 == doctest::Approx(2500).epsilon(0.01));
     CHECK(b.dense_tflops_fp8 == doctest::Approx(5000).epsilon(0.01));
     CHECK(b.dense_tflops_fp4 == doctest::Approx(10000).epsilon(0.01));
@@ -68,7 +60,7 @@ TEST_CASE("AMD MI325X and MI355X carry their datasheet numbers (issue 29)") {
 TEST_CASE("Vera Rubin NVL72 is one 72-GPU NVLink 6 domain with HBM4 and a Vera host (issue 29)") {
     // NVIDIA Vera Rubin NVL72 per GPU: NVFP4 35 PFLOPS dense (training), 288 GB HBM4 at 22 TB/s, NVLink 6
     // 3.6 TB/s bidirectional, ConnectX-9 1.6 Tb/s; Vera: NVLink-C2C 1.8 TB/s, 54 TB LPDDR5X per rack (750 GB per GPU).
-    const moe::GpuSpec& g = gpu("vr200");
+    const moe::GpuSpec& g = preset_gpu("vr200");
     CHECK(g.topology == moe::Topology::rack);
     CHECK(g.gpus_per_node == 72);
     CHECK(g.dense_tflops_fp4 == 35000);
@@ -97,7 +89,7 @@ TEST_CASE("Vera Rubin NVL72 is one 72-GPU NVLink 6 domain with HBM4 and a Vera h
 
 TEST_CASE("GH200 streams offloaded experts over NVLink-C2C; H20 141 GB; B200 / B300 host link (issue 29)") {
     // GH200 datasheet: NVLink-C2C 900 GB/s bidirectional = 450 GB/s host -> GPU; up to 480 GB LPDDR5X.
-    const moe::GpuSpec& g = gpu("gh200");
+    const moe::GpuSpec& g = preset_gpu("gh200");
     CHECK(g.host_bandwidth_GBps == 450);
     CHECK(g.host_memory_bytes == 480e9);
     CHECK(g.hbm_capacity_GiB == 96);
@@ -116,10 +108,10 @@ TEST_CASE("GH200 streams offloaded experts over NVLink-C2C; H20 141 GB; B200 / B
 
     // The H20 preset is the 96 GB part (HGX H20: 96 GB HBM3 at 4.0 TB/s); its 141 GB version has the same compute
     // and more memory, so a larger batch fits.
-    CHECK(gpu("h20").hbm_capacity_GiB == 96);
-    const moe::GpuSpec& h141 = gpu("h20-141g");
+    CHECK(preset_gpu("h20").hbm_capacity_GiB == 96);
+    const moe::GpuSpec& h141 = preset_gpu("h20-141g");
     CHECK(h141.hbm_capacity_GiB == 141);
-    CHECK(h141.dense_tflops_fp8 == gpu("h20").dense_tflops_fp8);
+    CHECK(h141.dense_tflops_fp8 == preset_gpu("h20").dense_tflops_fp8);
     auto max_batch = [](const char* hw) {
         return moe_test::run(std::string(R"({"model":"qwen3-30b-a3b","hardware":")") + hw +
                              R"(","workload":{"phase":"decode","batch":8,"context_len":8192}})").memory.max_batch;
@@ -129,7 +121,7 @@ TEST_CASE("GH200 streams offloaded experts over NVLink-C2C; H20 141 GB; B200 / B
     // DGX B200 / B300: PCIe Gen5 hosts (64 GB/s one way), 2 TB of system memory over 8 GPUs.
     for (const char* id : {"b200", "b300"}) {
         INFO(id);
-        CHECK(gpu(id).host_bandwidth_GBps == 64);
-        CHECK(gpu(id).host_memory_bytes == 250e9);
+        CHECK(preset_gpu(id).host_bandwidth_GBps == 64);
+        CHECK(preset_gpu(id).host_memory_bytes == 250e9);
     }
 }

@@ -43,6 +43,18 @@ inline const moe::ModelSpec& preset_model(const char* id) {
     REQUIRE_MESSAGE(m != nullptr, id);
     return *m;
 }
+// A GPU preset's spec (the test fails naming the id when there is none).
+inline const moe::GpuSpec& preset_gpu(const char* id) {
+    const moe::GpuSpec* g = moe::builtin_catalog().gpu(id);
+    REQUIRE_MESSAGE(g != nullptr, id);
+    return *g;
+}
+// Whether one of the estimate's warnings contains `part`.
+inline bool has_warning(const moe::Estimate& e, const std::string& part) {
+    for (const std::string& w : e.warnings)
+        if (w.find(part) != std::string::npos) return true;
+    return false;
+}
 // A file compiled into the binary (presets/..., as core/base/embedded.h lists them) parsed as JSON.
 inline nlohmann::json embedded_json(const char* path) {
     for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i)

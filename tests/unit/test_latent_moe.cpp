@@ -9,7 +9,7 @@ using moe::ModelSpec;
 using nlohmann::json;
 
 namespace {
-const auto& preset = moe_test::preset_model;
+using moe_test::preset_model;
 json preset_json(const char* id) {
     for (const moe::CatalogEntry& e : moe::builtin_catalog().models())
         if (e.id == id) return e.json;
@@ -20,7 +20,7 @@ double stored_bytes(moe::Dtype d) { return moe::dtype_bytes(d) + moe::dtype_scal
 }  // namespace
 
 TEST_CASE("LatentMoE parameters: Nemotron-3 Super and Ultra against NVIDIA's totals") {
-    const ModelSpec& super = preset("nemotron-3-super-120b-a12b");
+    const ModelSpec& super = preset_model("nemotron-3-super-120b-a12b");
     // The config: 88 blocks (40 Mamba-2, 8 attention, 40 MoE), 512 relu2 experts top-22 of width 2688 in a latent of
     // 1024 (hidden 4096), one shared expert of 5376 at hidden width.
     CHECK(super.num_layers == 88);
@@ -43,7 +43,7 @@ TEST_CASE("LatentMoE parameters: Nemotron-3 Super and Ultra against NVIDIA's tot
     CHECK(std::fabs(super.active_params - 12.7e9) <= 0.1e9);
     CHECK(std::fabs(super.active_compute_params - 12e9) <= 0.5e9);
 
-    const ModelSpec& ultra = preset("nemotron-3-ultra-550b-a55b");
+    const ModelSpec& ultra = preset_model("nemotron-3-ultra-550b-a55b");
     // layers_block_type (no num_hidden_layers): 108 blocks, 48 Mamba-2, 12 attention, 48 MoE; latent 2048 of 8192.
     CHECK(ultra.num_layers == 108);
     CHECK(ultra.n_mamba_layers == 48);
@@ -120,7 +120,7 @@ TEST_CASE("LatentMoE all-to-all: dispatch and combine carry moe_latent_size valu
 }
 
 TEST_CASE("LatentMoE memory: experts at the latent width, projections replicated, in the checkpoint's formats") {
-    const ModelSpec& super = preset("nemotron-3-super-120b-a12b");
+    const ModelSpec& super = preset_model("nemotron-3-super-120b-a12b");
     // The FP8 checkpoint (its hf_quant_config.json: quant_algo FP8), ep 8 / tp 2: 64 local experts per MoE layer.
     moe::Estimate e = moe_test::run(R"({"model":"nemotron-3-super-120b-a12b","hardware":"h200","parallel":{"tp":2,"dp":4,"ep":8}})");
     CHECK(e.memory.weights_experts_bytes == doctest::Approx(40.0 * 64 * 2 * 1024 * 2688 * stored_bytes(moe::Dtype::fp8)).epsilon(1e-12));

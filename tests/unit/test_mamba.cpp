@@ -9,8 +9,8 @@ using moe::ModelSpec;
 using nlohmann::json;
 
 namespace {
-const auto& preset = moe_test::preset_model;
-const auto& parse = moe_test::parse_config;
+using moe_test::preset_model;
+using moe_test::parse_config;
 // A small Nemotron-H config: 2 Mamba-2, 1 attention, 1 MoE block.
 json tiny_hybrid() {
     return {{"model_type", "nemotron_h"}, {"hidden_size", 1024}, {"num_attention_heads", 8}, {"num_key_value_heads", 2},
@@ -24,7 +24,7 @@ json tiny_hybrid() {
 TEST_CASE("Nemotron-H block patterns: one block per layer, parameters against the model cards") {
     // NVIDIA-Nemotron-3-Nano-30B-A3B: "MEMEM*EMEMEM*E..." = 23 Mamba-2, 6 attention and 23 MoE blocks (the card:
     // "23 Mamba-2 and MoE layers, along with 6 Attention layers").
-    const ModelSpec& nano = preset("nemotron-3-nano-30b-a3b");
+    const ModelSpec& nano = preset_model("nemotron-3-nano-30b-a3b");
     CHECK(nano.num_layers == 52);
     CHECK(nano.n_mamba_layers == 23);
     CHECK(nano.n_attention_layers() == 6);
@@ -46,7 +46,7 @@ TEST_CASE("Nemotron-H block patterns: one block per layer, parameters against th
     CHECK(nano.active_compute_params == doctest::Approx(3.2e9).epsilon(0.015));
     // Nemotron-H-56B-Base: 54 Mamba-2, 54 MLP and 10 attention blocks (NVIDIA ADLR's Nemotron-H page). Only the
     // rounded "56B" is published: we count 56.3B, within 1%.
-    const ModelSpec& h56 = preset("nemotron-h-56b");
+    const ModelSpec& h56 = preset_model("nemotron-h-56b");
     CHECK(h56.num_layers == 118);
     CHECK(h56.n_mamba_layers == 54);
     CHECK(h56.n_dense_layers == 54);
@@ -116,7 +116,7 @@ TEST_CASE("a Mamba-2 decode step grows with the batch, not with the context; pre
 
 TEST_CASE("Nemotron-H configs: what is read and what is refused, naming the key") {
     moe::Issues errs;
-    ModelSpec m = parse(tiny_hybrid(), errs);
+    ModelSpec m = parse_config(tiny_hybrid(), errs);
     REQUIRE(errs.empty());
     CHECK(m.num_layers == 4);  // from the pattern (Nemotron-3-Ultra gives no num_hidden_layers)
     CHECK(m.layers[0].mixer == moe::Mixer::mamba2);
@@ -129,41 +129,41 @@ TEST_CASE("Nemotron-H configs: what is read and what is refused, naming the key"
     json j = tiny_hybrid();
     j.erase("hybrid_override_pattern");
     j["layers_block_type"] = {"mamba", "attention", "mamba", "moe"};
-    ModelSpec m2 = parse(j, errs);
+    ModelSpec m2 = parse_config(j, errs);
     REQUIRE(errs.empty());
     CHECK(m2.total_params == m.total_params);
     // An unknown block, a count that disagrees, groups that do not divide the heads: each names its key.
     j = tiny_hybrid();
     j["hybrid_override_pattern"] = "M*XE";
-    parse(j, errs);
+    parse_config(j, errs);
     REQUIRE(!errs.empty());
     CHECK(errs[0].path == "model.hybrid_override_pattern[2]");
     j = tiny_hybrid();
     j["num_hidden_layers"] = 5;
-    parse(j, errs);
+    parse_config(j, errs);
     REQUIRE(!errs.empty());
     CHECK(errs[0].path == "model.num_hidden_layers");
     j = tiny_hybrid();
     j["n_groups"] = 3;
-    parse(j, errs);
+    parse_config(j, errs);
     REQUIRE(!errs.empty());
     CHECK(errs[0].path == "model.n_groups");
     j = tiny_hybrid();
     j["mamba_ssm_cache_dtype"] = "int8";
-    parse(j, errs);
+    parse_config(j, errs);
     REQUIRE(!errs.empty());
     CHECK(errs[0].path == "model.mamba_ssm_cache_dtype");
     // a latent MoE is read (tests/unit/test_latent_moe.cpp): its experts work at moe_latent_size
     j = tiny_hybrid();
     j["moe_latent_size"] = 512;
-    ModelSpec lat = parse(j, errs);
+    ModelSpec lat = parse_config(j, errs);
     REQUIRE(errs.empty());
     CHECK(lat.expert_width() == 512);
     CHECK(lat.total_params == m.total_params - 16 * 2.0 * (1024 - 512) * 256 + 2.0 * 1024 * 512);
     j = tiny_hybrid();
     j["n_routed_experts"] = 0;
     j.erase("num_experts_per_tok");
-    parse(j, errs);
+    parse_config(j, errs);
     REQUIRE(!errs.empty());
     CHECK(errs[0].path == "model.hybrid_override_pattern");
     // TP must divide the Mamba-2 heads and groups: Nemotron-3-Nano's 8 groups refuse tp 16, naming parallel.tp.

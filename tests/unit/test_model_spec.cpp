@@ -5,12 +5,8 @@ using moe::ModelSpec;
 using nlohmann::json;
 
 namespace {
-ModelSpec parse(const json& j, moe::Issues& errs) { return moe::parse_hf_config(j, "model", errs); }
-const ModelSpec& preset(const char* id) {
-    const ModelSpec* m = moe::builtin_catalog().model(id);
-    REQUIRE_MESSAGE(m != nullptr, id);
-    return *m;
-}
+ModelSpec parse_spec(const json& j, moe::Issues& errs) { return moe::parse_hf_config(j, "model", errs); }
+using moe_test::preset_model;
 }  // namespace
 
 TEST_CASE("every preset model, GPU and scenario parses") {
@@ -35,7 +31,7 @@ TEST_CASE("every preset model, GPU and scenario parses") {
 }
 
 TEST_CASE("DeepSeek-V3: MLA, 256 experts top-8, 1 shared, first 3 layers dense, FP8 blocks") {
-    const ModelSpec& m = preset("deepseek-v3");
+    const ModelSpec& m = preset_model("deepseek-v3");
     CHECK(m.attn == moe::AttnKind::mla);
     CHECK(m.num_experts == 256);
     CHECK(m.top_k == 8);
@@ -62,7 +58,7 @@ TEST_CASE("DeepSeek-V3 parameters: 671B main model + the MTP module, to the chec
     //   main: embedding + LM head 2 x 129,280 x 7168 + final norm 7168 + 3 dense + 58 MoE = 671,026,404,352
     //   MTP module: one MoE layer + eh_proj 2 x 7168 x 7168 (102,760,448) + enorm, hnorm, shared_head.norm 3 x 7168
     //     = 11,610,067,968 (before issue 30 the shared_head norm was missing: 7168 fewer)
-    const ModelSpec& m = preset("deepseek-v3");
+    const ModelSpec& m = preset_model("deepseek-v3");
     const double h = 7168, V = 129280;
     const double attn = 1536 * h + 24576.0 * 1536 + 576 * h + 32768.0 * 512 + h * 16384 + 1536 + 512;
     CHECK(attn == 187107328);
@@ -89,7 +85,7 @@ TEST_CASE("DeepSeek-V3 parameters: 671B main model + the MTP module, to the chec
 }
 
 TEST_CASE("Kimi-K2 (DeepSeek-V3 architecture) per DESIGN §6") {
-    const ModelSpec& m = preset("kimi-k2");
+    const ModelSpec& m = preset_model("kimi-k2");
     CHECK(m.num_layers == 61);
     CHECK(m.hidden == 7168);
     CHECK(m.num_heads == 64);
@@ -101,7 +97,7 @@ TEST_CASE("Kimi-K2 (DeepSeek-V3 architecture) per DESIGN §6") {
 }
 
 TEST_CASE("gpt-oss-120b: alternating sliding window, MXFP4 experts, bf16 attention") {
-    const ModelSpec& m = preset("gpt-oss-120b");
+    const ModelSpec& m = preset_model("gpt-oss-120b");
     CHECK(m.n_window_layers == 18);
     CHECK(m.layers[0].window == 128);
     CHECK(m.layers[1].window == 0);
@@ -112,7 +108,7 @@ TEST_CASE("gpt-oss-120b: alternating sliding window, MXFP4 experts, bf16 attenti
 }
 
 TEST_CASE("Llama 4 Scout: text_config nesting, shared expert, chunked attention on 3 of 4 layers") {
-    const ModelSpec& m = preset("llama-4-scout");
+    const ModelSpec& m = preset_model("llama-4-scout");
     CHECK(m.hidden == 5120);
     CHECK(m.num_experts == 16);
     CHECK(m.top_k == 1);
@@ -131,7 +127,7 @@ TEST_CASE("key spellings in the wild give the same model") {
         json j = base;
         j[key] = 16;
         moe::Issues errs;
-        ModelSpec m = parse(j, errs);
+        ModelSpec m = parse_spec(j, errs);
         CHECK_MESSAGE(errs.empty(), key);
         CHECK(m.num_experts == 16);
         CHECK(m.n_moe_layers == 4);
@@ -140,15 +136,15 @@ TEST_CASE("key spellings in the wild give the same model") {
     shared["num_experts"] = 16;
     shared["shared_expert_intermediate_size"] = 512;  // Qwen2-MoE / Qwen3-Next style (InferSim ignores it)
     moe::Issues errs;
-    CHECK(parse(shared, errs).shared_intermediate == 512);
+    CHECK(parse_spec(shared, errs).shared_intermediate == 512);
     shared.erase("shared_expert_intermediate_size");
     shared["n_shared_experts"] = 2;
-    CHECK(parse(shared, errs).shared_intermediate == 2 * 256);
+    CHECK(parse_spec(shared, errs).shared_intermediate == 2 * 256);
     json sparse = base;
     sparse["num_experts"] = 16;
     sparse["decoder_sparse_step"] = 2;  // Qwen: layers 1 and 3 are MoE
     sparse["mlp_only_layers"] = json::array({3});
-    ModelSpec m = parse(sparse, errs);
+    ModelSpec m = parse_spec(sparse, errs);
     CHECK(errs.empty());
     CHECK(m.n_moe_layers == 1);
     CHECK(m.layers[1].moe);
@@ -156,7 +152,7 @@ TEST_CASE("key spellings in the wild give the same model") {
     freq["n_routed_experts"] = 16;
     freq["first_k_dense_replace"] = 1;
     freq["moe_layer_freq"] = 2;  // DeepSeek: after the first dense layer, every second
-    m = parse(freq, errs);
+    m = parse_spec(freq, errs);
     CHECK(m.layers[1].moe);
     CHECK(!m.layers[2].moe);
     CHECK(m.layers[3].moe);
@@ -172,14 +168,14 @@ TEST_CASE("parameter counts match the model cards") {
         {"mixtral-8x7b", 46.7e9, 12.9e9, "Mixtral of Experts (arXiv 2401.04088): 46.7B total, 12.9B active"},
     };
     for (const Card& c : cards) {
-        const ModelSpec& m = preset(c.id);
+        const ModelSpec& m = preset_model(c.id);
         INFO(c.id << ": " << m.total_params / 1e9 << "B / " << m.active_params / 1e9 << "B (" << c.source << ")");
         CHECK(moe_test::rel_err(m.total_params, c.total) < 0.02);
         CHECK(moe_test::rel_err(m.active_params, c.active) < 0.05);
     }
     // gpt-oss model card (OpenAI, 2025-08): 116.83B total, 5.13B active. OpenAI counts active parameters without the
     // input embedding lookup; that is our active_compute_params.
-    const ModelSpec& g = preset("gpt-oss-120b");
+    const ModelSpec& g = preset_model("gpt-oss-120b");
     CHECK(moe_test::rel_err(g.total_params, 116.8e9) < 0.02);
     CHECK(moe_test::rel_err(g.active_compute_params, 5.1e9) < 0.05);
 }
@@ -187,11 +183,11 @@ TEST_CASE("parameter counts match the model cards") {
 TEST_CASE("bad configs give an error naming the field, never a crash") {
     moe::Issues errs;
     json ok = {{"hidden_size", 1024}, {"num_hidden_layers", 4}, {"num_attention_heads", 8}, {"vocab_size", 1000}, {"intermediate_size", 4096}};
-    parse(ok, errs);
+    parse_spec(ok, errs);
     REQUIRE(errs.empty());
     auto expect = [&](json j, const char* field) {
         moe::Issues e;
-        parse(j, e);
+        parse_spec(j, e);
         REQUIRE_MESSAGE(!e.empty(), j.dump());
         CHECK_MESSAGE(e[0].path == std::string("model.") + field, e[0].text());
     };
@@ -205,7 +201,7 @@ TEST_CASE("bad configs give an error naming the field, never a crash") {
     j = ok; j["num_experts"] = 8; expect(j, "num_experts_per_tok");
     j = ok; j["quantization_config"] = {{"quant_method", "magic"}}; expect(j, "quantization_config.quant_method");
     moe::Issues e;
-    parse(json::array(), e);
+    parse_spec(json::array(), e);
     CHECK(!e.empty());
     // NaN cannot be written in JSON; a parse of text with NaN is a parse error at the scenario level
     moe::ParseResult r = moe::parse_scenario(R"({"model": {"hidden_size": NaN}})", moe::builtin_catalog());
@@ -219,11 +215,11 @@ TEST_CASE("HF configs: unknown dtypes, zero or disagreeing expert counts, unknow
                          {"vocab_size", 1000}, {"intermediate_size", 4096}, {"moe_intermediate_size", 512}, {"num_experts", 32},
                          {"num_experts_per_tok", 4}, {"torch_dtype", "bfloat16"}};
     moe::Issues errs;
-    parse(moe_ok, errs);
+    parse_spec(moe_ok, errs);
     REQUIRE(errs.empty());
     auto first_error = [&](const json& j) {
         moe::Issues e;
-        parse(j, e);
+        parse_spec(j, e);
         return e.empty() ? std::string() : e[0].text();
     };
     json j = moe_ok;
@@ -267,13 +263,13 @@ TEST_CASE("issue 29: moe_layer_freq lists, ModelOpt hf_quant_config, and layers 
     // moe_layer_freq as one 0/1 per layer (MiniMax-M3, MiMo-V2-Flash)
     json listed = base;
     listed["moe_layer_freq"] = {0, 1, 0, 1};
-    ModelSpec m = parse(listed, errs);
+    ModelSpec m = parse_spec(listed, errs);
     REQUIRE(errs.empty());
     CHECK(m.n_moe_layers == 2);
     CHECK_FALSE(m.layers[0].moe);
     CHECK(m.layers[3].moe);
     listed["moe_layer_freq"] = {0, 1, 1};
-    parse(listed, errs);
+    parse_spec(listed, errs);
     REQUIRE(errs.size() == 1);
     CHECK(errs[0].path == "model.moe_layer_freq");
     errs.clear();
@@ -281,7 +277,7 @@ TEST_CASE("issue 29: moe_layer_freq lists, ModelOpt hf_quant_config, and layers 
     json q = base;
     q["quantization_config"] = {{"producer", {{"name", "modelopt"}, {"version", "0.37"}}},
                                 {"quantization", {{"quant_algo", "NVFP4"}, {"kv_cache_quant_algo", "FP8"}, {"group_size", 16}}}};
-    m = parse(q, errs);
+    m = parse_spec(q, errs);
     REQUIRE(errs.empty());
     CHECK(m.expert_dtype == moe::Dtype::nvfp4);
     CHECK(m.weight_dtype == moe::Dtype::nvfp4);
@@ -291,19 +287,19 @@ TEST_CASE("issue 29: moe_layer_freq lists, ModelOpt hf_quant_config, and layers 
         {"quant_algo", "MIXED_PRECISION"},
         {"quantized_layers", {{"model.layers.0.self_attn.q_proj", {{"quant_algo", "FP8"}}},
                               {"model.layers.0.mlp.experts.0.up_proj", {{"quant_algo", "NVFP4"}, {"group_size", 16}}}}}};
-    m = parse(q, errs);
+    m = parse_spec(q, errs);
     REQUIRE(errs.empty());
     CHECK(m.expert_dtype == moe::Dtype::nvfp4);
     CHECK(m.weight_dtype == moe::Dtype::fp8);
     q["quantization_config"]["quantization"]["quantized_layers"] = {{"layers.0.ffn.experts", {{"quant_algo", "NVFP4"}}}};
-    m = parse(q, errs);
+    m = parse_spec(q, errs);
     CHECK(m.expert_dtype == moe::Dtype::nvfp4);
     CHECK(m.weight_dtype == moe::Dtype::bf16);
     // Mamba-2 hybrids and their LatentMoE are modelled (tests/unit/test_mamba.cpp, test_latent_moe.cpp); an MTP block
     // list other than attention + MoE is refused naming that key and the mechanism.
     json nh = {{"model_type", "nemotron_h"}, {"hidden_size", 8192}, {"layers_block_type", {"mamba", "moe", "attention"}},
                {"moe_latent_size", 2048}, {"mtp_layers_block_type", {"mamba", "moe"}}};
-    parse(nh, errs);
+    parse_spec(nh, errs);
     REQUIRE(errs.size() == 1);
     CHECK(errs[0].path == "model");
     CHECK(errs[0].message.find("mtp_layers_block_type") == 0);

@@ -35,7 +35,7 @@ struct Plan {
     moe::PlanSummary sum;
 };
 
-Plan run(const FrontCase& c) {
+Plan run_front_case(const FrontCase& c) {
     Plan p;
     p.base = moe_test::scenario(c.scenario);
     p.req.gpus = c.gpus;
@@ -58,7 +58,7 @@ double rel(double a, double b) { return std::fabs(a - b) / std::max(std::fabs(a)
 
 TEST_CASE("plan fronts are monotone, meet their SLA and hold their scenarios' numbers") {
     for (const FrontCase& c : kCases) {
-        const Plan p = run(c);
+        const Plan p = run_front_case(c);
         INFO(c.scenario << " on " << c.gpus << " GPUs");
         REQUIRE(p.sum.front.size() >= 2);
         for (std::size_t k = 0; k < p.sum.front.size(); ++k) {
@@ -103,7 +103,7 @@ TEST_CASE("plan fronts are monotone, meet their SLA and hold their scenarios' nu
 TEST_CASE("a deployment's numbers do not depend on a decode batch limit it does not reach") {
     std::size_t checked = 0, failed = 0, seen = 0;
     for (const FrontCase& c : kCases) {
-        const Plan p = run(c);
+        const Plan p = run_front_case(c);
         moe::Scenario s = p.base;
         for (std::size_t i = 0; i < p.pts.size(); ++i) {
             const moe::PlanPoint& pt = p.pts[i];

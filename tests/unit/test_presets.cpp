@@ -11,16 +11,8 @@
 using moe::ModelSpec;
 
 namespace {
-const ModelSpec& preset(const char* id) {
-    const ModelSpec* m = moe::builtin_catalog().model(id);
-    REQUIRE_MESSAGE(m != nullptr, id);
-    return *m;
-}
-const moe::GpuSpec& gpu(const char* id) {
-    const moe::GpuSpec* g = moe::builtin_catalog().gpu(id);
-    REQUIRE_MESSAGE(g != nullptr, id);
-    return *g;
-}
+using moe_test::preset_model;
+using moe_test::preset_gpu;
 // Active parameters without the input-embedding lookup (the convention of OpenAI, MiniMax and DeepSeek-V4's cards).
 double active_without_embedding(const ModelSpec& m) { return m.active_compute_params; }
 
@@ -61,14 +53,14 @@ TEST_CASE("every AIConfigurator preset model loads and evaluates on 8 H200") {
                              "llama-4-maverick", "gpt-oss-20b"};
     for (const char* id : dense) {
         INFO(id);
-        CHECK_FALSE(preset(id).is_moe());
+        CHECK_FALSE(preset_model(id).is_moe());
         moe::Estimate e = moe_test::run(std::string(R"({"model":")") + id + R"(","hardware":"h200","parallel":{"tp":8}})");
         moe_test::check_all_finite(e);
         CHECK(e.decode.tpot_ms > 0);
     }
     for (const char* id : moe_ids) {
         INFO(id);
-        CHECK(preset(id).is_moe());
+        CHECK(preset_model(id).is_moe());
         moe::Estimate e =
             moe_test::run(std::string(R"({"model":")") + id + R"(","hardware":"h200","parallel":{"tp":8,"ep":8}})");
         moe_test::check_all_finite(e);
@@ -115,7 +107,7 @@ TEST_CASE("parameter counts of the new presets against their model cards") {
         {"llama-4-maverick", 400, 0.005, 17, 0.015, false},
     };
     for (const Card& c : cards) {
-        const ModelSpec& m = preset(c.id);
+        const ModelSpec& m = preset_model(c.id);
         INFO(c.id, ": ", m.total_params / 1e9, "B total, ", m.active_params / 1e9, "B active, ",
              active_without_embedding(m) / 1e9, "B without the embedding");
         CHECK(moe_test::rel_err(m.total_params / 1e9, c.total_B) < c.total_tol);
@@ -128,7 +120,7 @@ TEST_CASE("parameter counts of the new presets against their model cards") {
 
 TEST_CASE("layer kinds the parser reads from the AIConfigurator configs") {
     // Qwen3.5: layer_types in text_config, 3 linear_attention then 1 full_attention.
-    const ModelSpec& q35 = preset("qwen3.5-397b-a17b");
+    const ModelSpec& q35 = preset_model("qwen3.5-397b-a17b");
     CHECK(q35.num_layers == 60);
     CHECK(q35.n_linear_layers == 45);
     CHECK(q35.layers[0].mixer == moe::Mixer::gated_deltanet);
@@ -138,37 +130,37 @@ TEST_CASE("layer kinds the parser reads from the AIConfigurator configs") {
     CHECK(q35.lin_state_dtype == moe::Dtype::fp32);  // mamba_ssm_dtype: float32
     CHECK(q35.mtp_layers == 1);                       // mtp_num_hidden_layers
     // Qwen3-Next: no layer_types, full_attention_interval 4 (layer i is full when (i + 1) % 4 == 0).
-    const ModelSpec& next = preset("qwen3-next-80b-a3b");
+    const ModelSpec& next = preset_model("qwen3-next-80b-a3b");
     CHECK(next.n_linear_layers == 36);
     CHECK(next.layers[2].mixer == moe::Mixer::gated_deltanet);
     CHECK(next.layers[3].mixer == moe::Mixer::attention);
     CHECK(next.layers[47].mixer == moe::Mixer::attention);
     // Llama 4 Maverick: MoE on every other layer (interleave_moe_layer_step 2), dense layers at intermediate_size_mlp.
-    const ModelSpec& mav = preset("llama-4-maverick");
+    const ModelSpec& mav = preset_model("llama-4-maverick");
     CHECK(mav.n_moe_layers == 24);
     CHECK_FALSE(mav.layers[0].moe);
     CHECK(mav.layers[1].moe);
     CHECK(mav.intermediate == 16384);
     CHECK(mav.moe_intermediate == 8192);
     // GLM-5 / DeepSeek-V3.2: MLA with the DSA indexer.
-    CHECK(preset("glm-5").attn == moe::AttnKind::mla);
-    CHECK(preset("glm-5").index_n_heads == 32);
-    CHECK(preset("deepseek-v3.2").index_n_heads == 64);
-    CHECK(preset("deepseek-r1").index_n_heads == 0);
+    CHECK(preset_model("glm-5").attn == moe::AttnKind::mla);
+    CHECK(preset_model("glm-5").index_n_heads == 32);
+    CHECK(preset_model("deepseek-v3.2").index_n_heads == 64);
+    CHECK(preset_model("deepseek-r1").index_n_heads == 0);
     // DeepSeek-V4: grouped low-rank output, FP4 experts, hyper-connections, compressed KV.
-    const ModelSpec& v4 = preset("deepseek-v4-pro");
+    const ModelSpec& v4 = preset_model("deepseek-v4-pro");
     CHECK(v4.o_lora_rank == 1024);
     CHECK(v4.o_groups == 16);
     CHECK(v4.expert_dtype == moe::Dtype::mxfp4);
     CHECK(v4.weight_dtype == moe::Dtype::fp8);
     CHECK(v4.compressed_kv());
     // MiniMax-M2.5: 256 local experts top-8, no shared expert, 3 MTP modules.
-    const ModelSpec& mm = preset("minimax-m2.5");
+    const ModelSpec& mm = preset_model("minimax-m2.5");
     CHECK(mm.num_experts == 256);
     CHECK(mm.shared_intermediate == 0);
     CHECK(mm.mtp_layers == 3);
     // gpt-oss-20b: sliding window on alternate layers, MXFP4 experts.
-    const ModelSpec& oss = preset("gpt-oss-20b");
+    const ModelSpec& oss = preset_model("gpt-oss-20b");
     CHECK(oss.n_window_layers == 12);
     CHECK(oss.expert_dtype == moe::Dtype::mxfp4);
     CHECK(oss.n_linear_layers == 0);
@@ -263,36 +255,36 @@ TEST_CASE("analytical Gated DeltaNet prefill against the measured H20 chunked ke
 
 TEST_CASE("new hardware presets carry their datasheet numbers") {
     // NVIDIA GB200 NVL72 datasheet per GPU: 2.5 PFLOPS BF16 / 10 PFLOPS FP4 dense, 8 TB/s; one NVLink domain of 72.
-    CHECK(gpu("gb200").dense_tflops_bf16 == 2500);
-    CHECK(gpu("gb200").dense_tflops_fp4 == 10000);
-    CHECK(gpu("gb200").hbm_bandwidth_GBps == 8000);
-    CHECK(gpu("gb200").gpus_per_node == 72);
+    CHECK(preset_gpu("gb200").dense_tflops_bf16 == 2500);
+    CHECK(preset_gpu("gb200").dense_tflops_fp4 == 10000);
+    CHECK(preset_gpu("gb200").hbm_bandwidth_GBps == 8000);
+    CHECK(preset_gpu("gb200").gpus_per_node == 72);
     // GB300 NVL72: 1,080 PFLOPS dense FP4 per 72 GPUs = 15 PFLOPS per GPU; 72 GPUs per NVLink domain.
-    CHECK(gpu("gb300").dense_tflops_fp4 == 15000);
-    CHECK(gpu("gb300").gpus_per_node == 72);
+    CHECK(preset_gpu("gb300").dense_tflops_fp4 == 15000);
+    CHECK(preset_gpu("gb300").gpus_per_node == 72);
     // HGX B300: 4.5 PFLOPS FP8 dense, 7.75 TB/s (62 TB/s per 8 GPUs), ConnectX-8 800 Gb/s = 100 GB/s per GPU.
-    CHECK(gpu("b300").dense_tflops_fp8 == 4500);
-    CHECK(gpu("b300").hbm_bandwidth_GBps == 7750);
-    CHECK(gpu("b300").rdma_bandwidth_GBps == 100);
+    CHECK(preset_gpu("b300").dense_tflops_fp8 == 4500);
+    CHECK(preset_gpu("b300").hbm_bandwidth_GBps == 7750);
+    CHECK(preset_gpu("b300").rdma_bandwidth_GBps == 100);
     // H100 PCIe datasheet: 756 TFLOPS BF16 dense (1,513 with sparsity), 2.0 TB/s HBM2e, 114 SMs.
-    CHECK(gpu("h100-pcie").dense_tflops_bf16 == doctest::Approx(756.5));
-    CHECK(gpu("h100-pcie").hbm_bandwidth_GBps == 2000);
-    CHECK(gpu("h100-pcie").sm_count == 114);
+    CHECK(preset_gpu("h100-pcie").dense_tflops_bf16 == doctest::Approx(756.5));
+    CHECK(preset_gpu("h100-pcie").hbm_bandwidth_GBps == 2000);
+    CHECK(preset_gpu("h100-pcie").sm_count == 114);
     // L40S datasheet: 362.05 TFLOPS BF16 dense, 864 GB/s GDDR6, no FP4.
-    CHECK(gpu("l40s").dense_tflops_bf16 == doctest::Approx(362.05));
-    CHECK(gpu("l40s").hbm_bandwidth_GBps == 864);
-    CHECK(gpu("l40s").dense_tflops_fp4 == 0);
+    CHECK(preset_gpu("l40s").dense_tflops_bf16 == doctest::Approx(362.05));
+    CHECK(preset_gpu("l40s").hbm_bandwidth_GBps == 864);
+    CHECK(preset_gpu("l40s").dense_tflops_fp4 == 0);
     // RTX PRO 6000 Blackwell: 188 SMs, 1,792 GB/s GDDR7.
-    CHECK(gpu("rtx-pro-6000").sm_count == 188);
-    CHECK(gpu("rtx-pro-6000").hbm_bandwidth_GBps == 1792);
+    CHECK(preset_gpu("rtx-pro-6000").sm_count == 188);
+    CHECK(preset_gpu("rtx-pro-6000").hbm_bandwidth_GBps == 1792);
     // They borrow kernel tables (Blackwell B200's, presets/hardware/README.md), and evaluate; GB200 also has a family
     // of its own (AIC measured its collectives and DeepEP kernels).
-    CHECK(gpu("gb200").tables == "gb200");
-    for (const char* id : {"b300", "gb200", "gb300"}) CHECK(gpu(id).tables_fallback == "b200");
+    CHECK(preset_gpu("gb200").tables == "gb200");
+    for (const char* id : {"b300", "gb200", "gb300"}) CHECK(preset_gpu(id).tables_fallback == "b200");
     for (const char* id : {"b300", "gb200", "gb300", "h100-pcie", "l40s", "rtx-pro-6000"}) {
         INFO(id);
-        CHECK((gpu(id).tables.empty() || std::string(id) == "gb200"));
-        CHECK_FALSE(gpu(id).tables_fallback.empty());
+        CHECK((preset_gpu(id).tables.empty() || std::string(id) == "gb200"));
+        CHECK_FALSE(preset_gpu(id).tables_fallback.empty());
         moe::Estimate e = moe_test::run(std::string(R"({"model":"qwen3-8b","hardware":")") + id + R"("})");
         moe_test::check_all_finite(e);
     }
@@ -301,20 +293,20 @@ TEST_CASE("new hardware presets carry their datasheet numbers") {
 TEST_CASE("the flagships of late 2026 whose configs ship (issue 29): Kimi-K2.6, GLM-5.2 bf16, Qwen3.6-35B-A3B") {
     // Moonshot's Kimi-K2 family card: 1.04T total, 32B active; the NVIDIA NVFP4 checkpoint quantises the routed
     // experts only (its ignore list keeps self_attn, the shared experts and the dense layer in bf16).
-    const ModelSpec& k = preset("kimi-k2.6-nvfp4");
+    const ModelSpec& k = preset_model("kimi-k2.6-nvfp4");
     CHECK(k.total_params == doctest::Approx(1.04e12).epsilon(0.02));
     CHECK(k.active_params == doctest::Approx(32e9).epsilon(0.04));
     CHECK(k.expert_dtype == moe::Dtype::nvfp4);
     CHECK(k.weight_dtype == moe::Dtype::bf16);
     // Z.ai's GLM-5 card: 744B total, 40B active (GLM-5.2 keeps the architecture); the bf16 checkpoint.
-    const ModelSpec& g = preset("glm-5.2");
+    const ModelSpec& g = preset_model("glm-5.2");
     CHECK(g.total_params == doctest::Approx(744e9).epsilon(0.01));
     CHECK(g.active_compute_params == doctest::Approx(40e9).epsilon(0.03));
     CHECK(g.weight_dtype == moe::Dtype::bf16);
     CHECK(g.expert_dtype == moe::Dtype::bf16);
     CHECK(g.dsa());
     // Qwen3.6-35B-A3B: 35B total, 3B active; NVIDIA's MIXED_PRECISION checkpoint: FP8 attention, NVFP4 experts.
-    const ModelSpec& q = preset("qwen3.6-35b-a3b-nvfp4");
+    const ModelSpec& q = preset_model("qwen3.6-35b-a3b-nvfp4");
     CHECK(q.total_params == doctest::Approx(35e9).epsilon(0.02));
     CHECK(q.active_compute_params == doctest::Approx(3e9).epsilon(0.1));
     CHECK(q.n_linear_layers == 30);

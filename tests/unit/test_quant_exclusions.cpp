@@ -19,7 +19,7 @@ using moe_test::run;
 using nlohmann::json;
 
 namespace {
-const auto& preset_json = moe_test::embedded_json;
+using moe_test::embedded_json;
 // A ModelOpt hf_quant_config.json (NVFP4 weights, FP8 KV) with `exclude` as its exclude_modules, given to `cfg` as its
 // quantization_config, as tests/cli/model_configs_test.py does with the shipped files.
 json with_modelopt(json cfg, const json& exclude) {
@@ -63,7 +63,7 @@ TEST_CASE("GLM-5.1-NVFP4's exclusion list: whole first layers, attention, shared
         ex.push_back("model.layers." + std::to_string(i) + ".self_attn*");
     }
     moe::Issues errs;
-    const ModelSpec m = moe_test::parse_config(with_modelopt(preset_json("presets/models/glm-5.json"), ex), errs);
+    const ModelSpec m = moe_test::parse_config(with_modelopt(embedded_json("presets/models/glm-5.json"), ex), errs);
     REQUIRE(errs.empty());
     CHECK(m.quant_excluded.patterns == 155);  // the shipped file's 155 entries
     CHECK(m.quant_excluded.attention == doctest::Approx(1.0));
@@ -77,7 +77,7 @@ TEST_CASE("GLM-5.1-NVFP4's exclusion list: whole first layers, attention, shared
     // shared experts too: the FFN component is quantised.
     json attn_only = json::array({"lm_head"});
     for (int i = 0; i < 78; ++i) attn_only.push_back("model.layers." + std::to_string(i) + ".self_attn*");
-    const ModelSpec g5 = moe_test::parse_config(with_modelopt(preset_json("presets/models/glm-5.json"), attn_only), errs);
+    const ModelSpec g5 = moe_test::parse_config(with_modelopt(embedded_json("presets/models/glm-5.json"), attn_only), errs);
     REQUIRE(errs.empty());
     CHECK(g5.weight_dtype == Dtype::bf16);
     CHECK(g5.ffn_dtype == Dtype::nvfp4);
@@ -94,7 +94,7 @@ TEST_CASE("DeepSeek-V3.1-NVFP4: MLA's projections but not o_proj excluded; the c
         for (const char* p : {"kv_a_proj_with_mqa", "kv_b_proj", "q_a_proj", "q_b_proj"})
             ex.push_back("model.layers." + std::to_string(i) + ".self_attn." + p);
     moe::Issues errs;
-    const ModelSpec m = moe_test::parse_config(with_modelopt(preset_json("presets/models/deepseek-v3.json"), ex), errs);
+    const ModelSpec m = moe_test::parse_config(with_modelopt(embedded_json("presets/models/deepseek-v3.json"), ex), errs);
     REQUIRE(errs.empty());
     CHECK(m.quant_excluded.attention == doctest::Approx(69664768.0 / 187105280.0));
     CHECK(m.weight_dtype == Dtype::nvfp4);  // the larger part (o_proj) is NVFP4
@@ -137,13 +137,13 @@ TEST_CASE("compressed-tensors re: patterns and transformers' bare names") {
     CHECK(g.expert_dtype == Dtype::mxfp4);
     // A bare name matches the last parts of a module name only: `gate` is the router, not gate_proj.
     moe::Issues errs;
-    json cfg = with_modelopt(preset_json("presets/models/qwen3-8b.json"), json::array({"gate", "lm_head"}));
+    json cfg = with_modelopt(embedded_json("presets/models/qwen3-8b.json"), json::array({"gate", "lm_head"}));
     const ModelSpec q = moe_test::parse_config(cfg, errs);
     REQUIRE(errs.empty());
     CHECK(q.quant_excluded.ffn == doctest::Approx(0.0));
     CHECK(q.ffn_dtype == Dtype::nvfp4);
     // Regular-expression syntax beyond .*, ., \. and (a|b) is refused, naming the list.
-    cfg = preset_json("presets/models/qwen3-8b.json");
+    cfg = embedded_json("presets/models/qwen3-8b.json");
     cfg["quantization_config"] = {{"quant_method", "compressed-tensors"}, {"ignore", json::array({"re:.*layers\\.[0-3]\\.mlp.*"})},
                                   {"config_groups", {{"group_0", {{"weights", {{"num_bits", 8}, {"type", "float"}}}}}}}};
     (void)moe_test::parse_config(cfg, errs);

@@ -45,7 +45,7 @@ nlohmann::json dsv3_config() {
 }
 
 // Seed 004's dispatch table, average row (us), E = 1..8 (../shared/seeds/004_03368243205b3c02.txt).
-const double kAvg[8] = {55.258, 66.713, 78.169, 89.624, 101.079, 112.535, 123.990, 135.445};
+const double kSeed004Avg[8] = {55.258, 66.713, 78.169, 89.624, 101.079, 112.535, 123.990, 135.445};
 
 }  // namespace
 
@@ -130,8 +130,8 @@ TEST_CASE("mesh routing: DeepSeek-V3 on the Galaxy, group-limited vs unconstrain
     // its fixed 22.7 us (a kernel launch) is paid whatever E is; the table's cells include it at every E.
     double tg = 0, tf = 0;
     for (int e = 1; e <= 8; ++e) {
-        tg += pg[size_t(e)] * kAvg[e - 1];
-        tf += pf[size_t(e)] * kAvg[e - 1];
+        tg += pg[size_t(e)] * kSeed004Avg[e - 1];
+        tf += pf[size_t(e)] * kSeed004Avg[e - 1];
     }
     MESSAGE("seed 004 average row weighted by E's law: group-limited " << tg << " us, unconstrained " << tf << " us");
     CHECK(tg == doctest::Approx(31.33).epsilon(0.001));

@@ -11,7 +11,7 @@
 
 namespace {
 
-const moe::Tables& T() { return moe::builtin_tables(); }
+const moe::Tables& sim_tables() { return moe::builtin_tables(); }
 
 // A serving scenario's decode (or prefill) step straight from estimate(), as the surface's grid points are made.
 double direct_decode_ms(const moe::Scenario& s, int batch, int context) {
@@ -19,7 +19,7 @@ double direct_decode_ms(const moe::Scenario& s, int batch, int context) {
     x.workload.phase = moe::PhaseSel::decode;
     x.workload.batch = batch;
     x.workload.context_len = context;
-    const moe::Estimate e = moe::estimate(x, T());
+    const moe::Estimate e = moe::estimate(x, sim_tables());
     REQUIRE(e.ok);
     return e.decode.step_ms;
 }
@@ -28,7 +28,7 @@ double direct_forward_ms(const moe::Scenario& s, int tokens) {
     x.workload.phase = moe::PhaseSel::prefill;
     x.workload.batch = 1;
     x.workload.prefill_tokens = tokens;
-    const moe::Estimate e = moe::estimate(x, T());
+    const moe::Estimate e = moe::estimate(x, sim_tables());
     REQUIRE(e.ok);
     return e.prefill.step_ms;
 }
@@ -64,7 +64,7 @@ TEST_CASE("serving surface: between its grid points within 1% of a direct estima
     int points = 0;
     for (const char* text : cases) {
         const moe::Scenario s = moe_test::scenario(text);
-        const moe::StepSurface sf = moe::step_surface(s, T());
+        const moe::StepSurface sf = moe::step_surface(s, sim_tables());
         REQUIRE(sf.ok);
         const int bmax = int(std::ceil(double(s.serving.concurrency) / s.parallel.dp));
         for (int b : {5, 7, 10, 13, 20, 27, 40, 50}) {
@@ -101,7 +101,7 @@ TEST_CASE("serving surface: its grid never repeats a point, whatever the batch i
         const moe::Scenario s = moe_test::scenario(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":8,"dp":8,"ep":64},
             "runtime":{"engine":"sglang"},"serving":{"mode":"aggregated","isl":2048,"osl":1024,"concurrency":)" +
                                                    std::to_string(clients) + "}}");
-        const moe::StepSurface sf = moe::step_surface(s, T());
+        const moe::StepSurface sf = moe::step_surface(s, sim_tables());
         REQUIRE(sf.ok);
         const std::vector<double>& x = sf.agg.decode_lo.x;
         INFO(clients << " clients");
@@ -119,7 +119,7 @@ TEST_CASE("serving simulation: one client, the ideal engine — TTFT is the prom
     moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-32b","hardware":"h100-sxm","parallel":{"tp":2},
         "runtime":{"engine":"ideal"},
         "serving":{"mode":"aggregated","isl":3000,"osl":200,"concurrency":1,"requests_per_client":3}})");
-    const moe::StepSurface sf = moe::step_surface(s, T());
+    const moe::StepSurface sf = moe::step_surface(s, sim_tables());
     REQUIRE(sf.ok);
     const moe::ServingResult r = moe::simulate(s, sf, ideal());
     REQUIRE(r.computed);
@@ -140,7 +140,7 @@ TEST_CASE("serving simulation: with MTP a decode step gives each request its acc
     moe::Scenario s = moe_test::scenario(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":8,"ep":8},
         "runtime":{"engine":"ideal","mtp_draft_tokens":1,"mtp_acceptance_rate":0.8},
         "serving":{"mode":"aggregated","isl":2048,"osl":901,"concurrency":1,"requests_per_client":2}})");
-    const moe::StepSurface sf = moe::step_surface(s, T());
+    const moe::StepSurface sf = moe::step_surface(s, sim_tables());
     REQUIRE(sf.ok);
     CHECK(sf.tokens_per_step == doctest::Approx(1.8).epsilon(1e-6));  // 1 + 0.8 (one draft at acceptance 0.8)
     const moe::ServingResult r = moe::simulate(s, sf, ideal());
@@ -154,7 +154,7 @@ TEST_CASE("serving simulation: engine constants land where docs/serving.md says"
     moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-32b","hardware":"h100-sxm","parallel":{"tp":2},
         "runtime":{"engine":"ideal"},
         "serving":{"mode":"aggregated","isl":1000,"osl":101,"concurrency":1,"requests_per_client":2}})");
-    const moe::StepSurface sf = moe::step_surface(s, T());
+    const moe::StepSurface sf = moe::step_surface(s, sim_tables());
     REQUIRE(sf.ok);
     const moe::ServingResult base = moe::simulate(s, sf, ideal());
     moe::EngineConstants k = ideal();
@@ -174,7 +174,7 @@ TEST_CASE("serving simulation: the closed loop's bookkeeping") {
     moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-235b-a22b","hardware":"h200","parallel":{"tp":8,"ep":8},
         "runtime":{"engine":"vllm"},
         "serving":{"mode":"aggregated","isl":1024,"osl":512,"concurrency":64,"length_spread":0.2}})");
-    const moe::StepSurface sf = moe::step_surface(s, T());
+    const moe::StepSurface sf = moe::step_surface(s, sim_tables());
     REQUIRE(sf.ok);
     const moe::EngineConstants& k = moe::builtin_engines().get(moe::EngineKind::vllm);
     const moe::ServingResult r = moe::simulate(s, sf, k);
@@ -202,7 +202,7 @@ TEST_CASE("serving simulation: more clients never give a shorter TTFT or a highe
             moe::Scenario s = moe_test::scenario(std::string(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":1,"dp":8,"ep":8},
                 "runtime":{"engine":")") + engine + R"("},
                 "serving":{"mode":"aggregated","isl":2048,"osl":256,"concurrency":)" + std::to_string(c) + "}}");
-            const moe::Estimate e = moe::evaluate(s, T());
+            const moe::Estimate e = moe::evaluate(s, sim_tables());
             REQUIRE(e.ok);
             INFO(engine << " concurrency " << c << ": TTFT " << e.serving.ttft_ms << " per user " << e.serving.tokens_per_s_per_user);
             CHECK(e.serving.ttft_ms >= 0.97 * last_ttft);
@@ -218,7 +218,7 @@ TEST_CASE("serving simulation: more clients never give a shorter TTFT or a highe
 // request at its prompt's context. An idle decode worker starts the KV pull as the request arrives.
 TEST_CASE("serving simulation: disaggregated, one client — TTFT is the prefill forward, the KV transfer and one decode step") {
     const moe::Scenario s = one_client_disaggregated();
-    const moe::StepSurface sf = moe::step_surface(s, T());
+    const moe::StepSurface sf = moe::step_surface(s, sim_tables());
     REQUIRE(sf.ok);
     const moe::ServingResult r = moe::simulate(s, sf, ideal());
     REQUIRE(r.computed);
@@ -234,7 +234,7 @@ TEST_CASE("serving simulation: disaggregated, one client — TTFT is the prefill
 // 10 + 8.192 + 1 = 19.192 ms; in series 10 + 8.192 (prefill server) then 10 + 8.192 + 1 (decode server) = 37.384 ms.
 TEST_CASE("serving simulation: disaggregated requests through two servers in series (disagg_serial_requests)") {
     const moe::Scenario s = one_client_disaggregated();
-    const moe::StepSurface sf = moe::step_surface(s, T());
+    const moe::StepSurface sf = moe::step_surface(s, sim_tables());
     REQUIRE(sf.ok);
     moe::EngineConstants k = ideal();
     k.request_overhead_ms = 10;
@@ -267,17 +267,17 @@ TEST_CASE("serving simulation: disaggregated clients beyond the decode slots wai
     moe::Scenario s = moe_test::scenario(json);
     CHECK(s.serving.concurrency == 16);  // 1 worker x DP 1 x batch 16
     CHECK(moe::scenario_to_json(s, true)["serving"]["concurrency"] == 16);  // written, so a link keeps it
-    const moe::Estimate full = moe::evaluate(s, T());
+    const moe::Estimate full = moe::evaluate(s, sim_tables());
     REQUIRE(full.ok);
     CHECK(full.serving.peak_running_batch == 16);
     s.serving.concurrency = 32;
-    const moe::Estimate twice = moe::evaluate(s, T());
+    const moe::Estimate twice = moe::evaluate(s, sim_tables());
     REQUIRE(twice.ok);
     CHECK(twice.serving.peak_running_batch == 16);  // the limit holds
     CHECK(twice.serving.output_tokens_per_s_per_gpu == doctest::Approx(full.serving.output_tokens_per_s_per_gpu).epsilon(0.03));
     CHECK(twice.serving.ttft_ms - full.serving.ttft_ms == doctest::Approx(full.serving.e2e_latency_ms).epsilon(0.10));
     s.serving.concurrency = 8;  // fewer clients than slots: half of them run
-    const moe::Estimate half = moe::evaluate(s, T());
+    const moe::Estimate half = moe::evaluate(s, sim_tables());
     REQUIRE(half.ok);
     CHECK(half.serving.peak_running_batch == 8);
 }
@@ -301,7 +301,7 @@ TEST_CASE("serving simulation: requests/s is the clients over the request latenc
     };
     for (const char* json : cases) {
         const moe::Scenario s = moe_test::scenario(json);
-        const moe::Estimate e = moe::evaluate(s, T());
+        const moe::Estimate e = moe::evaluate(s, sim_tables());
         REQUIRE(e.ok);
         const double little = s.serving.concurrency / (e.serving.e2e_latency_ms / 1000.0);
         INFO(json);
@@ -322,8 +322,8 @@ TEST_CASE("serving: the closed form (the planner's screening pass) against the s
         REQUIRE(entry);
         const moe::Scenario p = moe_test::scenario(entry->json.dump());
         moe::Estimate sim, cf;
-        moe::evaluate_into(p, T(), moe::builtin_engines(), nullptr, sim, false, false, moe::ServingMethod::simulation);
-        moe::evaluate_into(p, T(), moe::builtin_engines(), nullptr, cf, false, false, moe::ServingMethod::closed_form);
+        moe::evaluate_into(p, sim_tables(), moe::builtin_engines(), nullptr, sim, false, false, moe::ServingMethod::simulation);
+        moe::evaluate_into(p, sim_tables(), moe::builtin_engines(), nullptr, cf, false, false, moe::ServingMethod::closed_form);
         REQUIRE(sim.ok);
         REQUIRE(cf.ok);
         INFO(id << ": TPOT sim " << sim.serving.tpot_ms << " closed " << cf.serving.tpot_ms << "; tok/s/GPU sim "
@@ -337,19 +337,19 @@ TEST_CASE("serving simulation: a benchmark too large to simulate is refused, nam
     // 10^6 clients x 10 requests would hold 10^7 requests (about 1 GB): refused, where the closed form answers.
     const moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-8b","hardware":"h200",
         "runtime":{"engine":"vllm"},"serving":{"mode":"aggregated","isl":128,"osl":16,"concurrency":1000000}})");
-    const moe::Estimate e = moe::evaluate(s, T());
+    const moe::Estimate e = moe::evaluate(s, sim_tables());
     REQUIRE_FALSE(e.ok);
     REQUIRE_FALSE(e.errors.empty());
     CHECK(e.errors.front().path == "serving.requests_per_client");
     CHECK(e.errors.front().message.find("200000") != std::string::npos);
     moe::Estimate cf;
-    moe::evaluate_into(s, T(), moe::builtin_engines(), nullptr, cf, false, false, moe::ServingMethod::closed_form);
+    moe::evaluate_into(s, sim_tables(), moe::builtin_engines(), nullptr, cf, false, false, moe::ServingMethod::closed_form);
     CHECK(cf.ok);
     // at the limit it runs: 20,000 clients x 10 requests
     moe::Scenario at = s;
     at.serving.concurrency = 20000;
     CHECK(moe::simulated_requests(at) == 200000);
-    CHECK(moe::evaluate(at, T()).ok);
+    CHECK(moe::evaluate(at, sim_tables()).ok);
 }
 
 TEST_CASE("serving simulation: KV in whole pages, request by request (seed 002 §10's fragmentation)") {
@@ -359,13 +359,13 @@ TEST_CASE("serving simulation: KV in whole pages, request by request (seed 002 �
     const std::string j = R"({"model":"qwen3-32b","hardware":"h100-sxm","runtime":{"engine":"trtllm"},
         "serving":{"mode":"aggregated","isl":900,"osl":100,"length_spread":0,"concurrency":512,"requests_per_client":2}})";
     const moe::Scenario s = moe_test::scenario(j);
-    const moe::StepSurface sf = moe::step_surface(s, T());
+    const moe::StepSurface sf = moe::step_surface(s, sim_tables());
     REQUIRE(sf.ok);
     CHECK(sf.kv_block_tokens == 32);
     // the slots: the memory model's max batch (a whole number) at the mean context, 950 tokens = 960 in whole blocks
     CHECK(std::fmod(sf.kv_tokens_per_rank, 960.0) == 0.0);
     CHECK(sf.kv_tokens_per_rank >= 960.0 * 8);
-    const moe::Estimate e = moe::evaluate(s, T());
+    const moe::Estimate e = moe::evaluate(s, sim_tables());
     REQUIRE(e.ok);
     INFO("slots " << sf.kv_tokens_per_rank << ", peak " << e.serving.peak_running_batch);
     CHECK(e.serving.peak_running_batch == std::floor(sf.kv_tokens_per_rank / 1024.0));
