@@ -36,6 +36,6 @@ fi
 # cases run here), every HF config of the model catalogue through the CLI (43 s under ASan: the config parser runs
 # here through the unit tests and the hf_config fuzz target, and the CLI's eval path through the other CLI tests), the
 # serving set's 2,204 simulations (31 s: the simulation runs here through the unit tests, the runs loader and the fit
-# through cli_calibrate_errors / cli_calibrate_engines and validation_serving_layouts), and bench_data_distill (Python).
+# through cli_calibrate_errors / cli_calibrate_engines and validation_serving_layouts), and the Python source checks (bench_data_distill, docs_test_citations).
 ctest --test-dir build-asan -j"$jobs" -LE slow \
-  -E '^(cli_calibrate_roundtrip|cli_plan_default_ttft|cli_plan_large_space|cli_model_configs|validation_serving|bench_data_distill)$'
+  -E '^(cli_calibrate_roundtrip|cli_plan_default_ttft|cli_plan_large_space|cli_model_configs|validation_serving|bench_data_distill|docs_test_citations)$'
