@@ -46,6 +46,15 @@ struct Calibration {
     double nccl_buffer_MB = 256;
     double grouped_load_factor = 1.3;      // max tokens per expert over the mean, for workspace sizing
     double dequant_flops_per_weight = 32;  // W4A16: ALU work to dequantise one weight, in tensor-FLOP equivalents
+    // The engines' fused-MoE kernels off the tables (core/step/ops_ffn.cpp): Triton's fused MoE (SGLang / vLLM
+    // fused_moe.py) and FlashInfer's CUTLASS MoE reach their own fraction of the tensor peak and of HBM, and carry a
+    // fixed time per layer (their 5-7 kernels' launches and tails), fitted on AIC's measured layers.
+    double triton_moe_compute_eff = 0.39;
+    double triton_moe_bw_eff = 0.81;
+    double triton_moe_fixed_us = 26;
+    double flashinfer_moe_compute_eff = 0.36;
+    double flashinfer_moe_bw_eff = 0.70;
+    double flashinfer_moe_fixed_us = 20;
 };
 
 bool parse_calibration(const nlohmann::json& j, Calibration& c, Issues& errors);

@@ -302,6 +302,19 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     // CUDA kernels (DeepGEMM, Marlin) on switch and rack systems; mesh and unified chips run their own.
     const bool cuda = c.g.topology == Topology::switch_ || c.g.topology == Topology::rack;
     const double eff0 = c.g.matmul_efficiency > 0 ? c.g.matmul_efficiency : c.cal.grouped_compute_eff;
+    // The engines' fused MoE: Triton's (runtime.moe_kernel = triton, or auto where DeepGEMM does not run: Ampere, Ada
+    // and AMD's CDNA run the engines' Triton fused MoE) or FlashInfer's CUTLASS MoE. Off the tables each reaches its own
+    // fraction of the tensor peak and of HBM (DeepGEMM's rows fit grouped_compute_eff) and carries a fixed time per
+    // layer, its 5-7 kernels' launches and tails (moe_align_block_size, the two GEMMs, the activation, moe_sum, the
+    // activations' quantisation): calibration.{triton,flashinfer}_moe_*, fitted on AIC's measured layers with each GPU
+    // held out in turn (tests/unit/test_moe_offtable.cpp). A GPU's own matmul_efficiency or tile (mesh chips) and
+    // W4A16 (Marlin) keep theirs.
+    const bool triton_kernel = kernel == MoeKernelSel::triton || (kernel == MoeKernelSel::auto_ && !deepgemm_arch(c.g));
+    const bool fused_kernel = cuda && !dequant && !per_token && c.g.matmul_efficiency <= 0 && c.g.tile_tokens <= 1 &&
+                              (triton_kernel || kernel == MoeKernelSel::flashinfer_cutlass);
+    const double fused_ce = !fused_kernel ? eff0 : triton_kernel ? c.cal.triton_moe_compute_eff : c.cal.flashinfer_moe_compute_eff;
+    const double fused_me = !fused_kernel ? c.cal.hbm_bw_eff : triton_kernel ? c.cal.triton_moe_bw_eff : c.cal.flashinfer_moe_bw_eff;
+    const double fused_fixed_us = !fused_kernel ? 0.0 : triton_kernel ? c.cal.triton_moe_fixed_us : c.cal.flashinfer_moe_fixed_us;
     // The kernel at t tokens per attention rank, timed from the table or the analytical fallback.
     auto op_at = [&](double t, const TableHit* known = nullptr) {
         const double p = pairs_of(t), active = active_of(t);
@@ -347,7 +360,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         const double tile_eff = tiles > 0 ? std::min(1.0, p / (tiles * tile)) : 1.0;
         // W4A16: every active expert's weights are dequantised once per M tile of its tokens
         const double dq = !marlin ? 0.0 : 3.0 * ew * inter * (per_token ? active : tiles);
-        time_op(c, op, comp, hit, eff0 * tile_eff, c.cal.hbm_bw_eff, dq);
+        time_op(c, op, comp, hit, std::max(1e-3, fused_ce) * tile_eff, std::max(1e-3, fused_me), dq);
         return op;
     };
     OpRecord op = op_at(T, family ? &hit_T : nullptr);
@@ -398,6 +411,15 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     }
     if (op.source == Source::analytical) c.analytical_experts = true;
     L.post.push_back(op);
+    if (fused_fixed_us > 0 && !layer.found && op.source == Source::analytical) {
+        // the fused MoE's fixed time per layer (its kernels' launches and tails), once per chunk
+        OpRecord fixed = make_op("moe.fused_fixed", ph, 0, 0, 0);
+        fixed.time_us = fused_fixed_us * n_chunks;
+        fixed.bound = Bound::latency;
+        fixed.engine = Engine::tensor;
+        fixed.source = Source::analytical;
+        L.post.push_back(fixed);
+    }
     if (masked && !per_token && kernel == MoeKernelSel::triton) {
         // vLLM's BatchedTritonExperts: both GEMMs skip each expert's blocks past its own rows (batched_triton_kernel
         // returns early), but the SiLU-and-mul between them runs over the whole batched buffer, every local expert's
@@ -417,14 +439,16 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     // (AIC's SGLang rows: at fixed group tokens the time stops falling with EP, ~0.15 us per group token on Kimi-K2's
     // shape, bench_data/README.md "moe"; these bytes at 0.9 of H100's HBM are 0.147 us.) The weight-and-reduce's read
     // of the non-local rows is below (moe.finalize).
-    const bool triton_kernel = kernel == MoeKernelSel::triton || (kernel == MoeKernelSel::auto_ && !deepgemm_arch(c.g));
     const bool token_a2a = be == A2ABackend::deepep_normal || be == A2ABackend::deepep_low_latency || be == A2ABackend::pplx ||
                            be == A2ABackend::mori;
     const bool zero_rows = own_passes && !masked && !token_a2a && triton_kernel && !dequant && cuda && c.ep > 1;
     const double group_pairs = T_all * c.dp * m.top_k;
     const double nonlocal_pairs = zero_rows ? std::max(0.0, group_pairs - pairs) : 0.0;
-    if (nonlocal_pairs > 0)
-        L.post.push_back(memory_op(c, "moe.nonlocal_rows", ph, nonlocal_pairs * (2.0 * inter * 2.0 * 2.0 + inter * act_b + ew * 2.0)));
+    if (nonlocal_pairs > 0) {  // the fused kernel's own writes and reads: at its HBM efficiency
+        OpRecord zeros = make_op("moe.nonlocal_rows", ph, 0, 0, nonlocal_pairs * (2.0 * inter * 2.0 * 2.0 + inter * act_b + ew * 2.0));
+        time_op(c, zeros, Dtype::bf16, TableHit{}, 1.0, std::max(1e-3, fused_me));
+        L.post.push_back(zeros);
+    }
     if (own_passes) {
         // The output rows the reduce writes: a token all-to-all (DeepEP, pplx, MORI) delivers the rank only the tokens
         // with a pick on its experts (the received tokens, moe_rank_token_share); after an all-gather, or without EP,

@@ -22,18 +22,19 @@ TEST_CASE("seed 000 §9.1: routed FLOPs = 6 * T * h * i * k") {
 TEST_CASE("seed 000 §9.1: at small batch moe_time == load_time > compute_time, by hand (analytical fallback)") {
     // Seed 000 §9.1 TestExpertWeightFloor. Qwen3-30B-A3B BF16 decode at batch 1 on an A100 (no grouped-GEMM tables:
     // the roofline itself). The token reads its 8 experts: 8 x 3 x 2048 x 768 x 2 B = 75,497,472 B a layer (+ 102,400
-    // B of activations), at 2,039 GB/s x hbm_bw_eff 0.9 = 41.20 us. Compute: 6 x 2048 x 768 x 8 = 75.5 MFLOP, in Triton's 16-row tiles
-    // (tokens <= experts: get_default_config; DeepGEMM does not run on SM80) each holding one row: 16 x 75.5 MFLOP
-    // at 312 TFLOPS x grouped_compute_eff 0.585 = 6.62 us. The op's time is the load time exactly.
+    // B of activations), at 2,039 GB/s x triton_moe_bw_eff 0.81 (the engines' Triton fused MoE: DeepGEMM does not run
+    // on SM80) = 45.77 us. Compute: 6 x 2048 x 768 x 8 = 75.5 MFLOP, in Triton's 16-row tiles (tokens <= experts:
+    // get_default_config) each holding one row: 16 x 75.5 MFLOP at 312 TFLOPS x triton_moe_compute_eff 0.39 = 9.93 us.
+    // The op's time is the load time exactly (the kernels' fixed time is an op of its own, moe.fused_fixed).
     moe::Estimate e = run(R"({"model":"qwen3-30b-a3b","hardware":"a100-sxm-80g","workload":{"phase":"decode","batch":1}})");
     const moe::OpRecord* op = find_op(e, "moe.routed_experts", Phase::decode);
     REQUIRE(op);
     CHECK(op->source == moe::Source::analytical);
     CHECK(op->weight_bytes == doctest::Approx(8.0 * 3 * 2048 * 768 * 2));
-    const double load_us = (op->weight_bytes + op->activation_bytes) / (2039e9 * 0.9) * 1e6;
-    const double compute_us = 16 * 6.0 * 2048 * 768 * 8 / (312e12 * 0.585) * 1e6;
-    CHECK(load_us == doctest::Approx(41.2).epsilon(0.002));
-    CHECK(compute_us == doctest::Approx(6.62).epsilon(0.002));
+    const double load_us = (op->weight_bytes + op->activation_bytes) / (2039e9 * 0.81) * 1e6;
+    const double compute_us = 16 * 6.0 * 2048 * 768 * 8 / (312e12 * 0.39) * 1e6;
+    CHECK(load_us == doctest::Approx(45.77).epsilon(0.002));
+    CHECK(compute_us == doctest::Approx(9.93).epsilon(0.002));
     CHECK(op->bound == moe::Bound::memory);
     CHECK(op->time_us == doctest::Approx(load_us).epsilon(1e-9));
     CHECK(op->time_us > compute_us);

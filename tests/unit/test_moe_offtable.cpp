@@ -5,8 +5,11 @@
 // the scenario is that row's shape and layout) and again with them switched off (hardware "tables" and
 // "tables_fallback" empty: the analytical path alone), and the measured layer (permutation, both GEMMs, activation,
 // weighted combine) is compared with the analytical ops that stand for it (moe.routed_experts, moe.permute,
-// moe.nonlocal_rows, moe.finalize / moe.unpermute). Nothing in the analytical path was fitted on these rows
-// (grouped_compute_eff is fitted on InferSim's DeepGEMM rows, hbm_bw_eff on InferSim's end-to-end rows).
+// moe.fused_fixed, moe.nonlocal_rows, moe.finalize / moe.unpermute). The kernels' own fallback constants
+// (calibration.triton_moe_* and flashinfer_moe_*: compute and HBM efficiency, a fixed time per layer) are fitted on
+// the H100 / H200 rows below by scripts/fit_fused_moe.py, so their medians here are in sample; the script reports
+// each Hopper GPU held out in turn (Triton 8.7%, FlashInfer-CUTLASS 12.2% median, against 25.4% / 30.4% with
+// DeepGEMM's constants), and the B200 Triton rows are never fitted on (34.9% median, 50.6% before).
 // AIC = ai-dynamo/aiconfigurator @ 095f58a5, files under shared/anchors/aic/perf/ (line numbers count the header as 1);
 // latencies at 4 significant digits, as the distilled tables hold them.
 #include <algorithm>
@@ -53,7 +56,7 @@ std::string scenario_of(const char* hw, const char* kernel, const Row& r, bool t
 
 double analytical_layer_us(const moe::Estimate& e) {
     double us = 0;
-    for (const char* name : {"moe.routed_experts", "moe.permute", "moe.nonlocal_rows", "moe.finalize", "moe.unpermute"})
+    for (const char* name : {"moe.routed_experts", "moe.fused_fixed", "moe.permute", "moe.nonlocal_rows", "moe.finalize", "moe.unpermute"})
         if (const moe::OpRecord* o = find_op(e, name, Phase::decode)) us += o->time_us;
     return us;
 }
@@ -71,7 +74,7 @@ TEST_CASE("routed experts off the tables: Triton and FlashInfer-CUTLASS against 
     // loaded), 1,024 and 16,384 (prefill: the GEMMs compute-bound).
     const Set sets[] = {
     // h100_sxm/sglang-0.5.14/moe/moe_perf.csv.gz, kernel_source sglang_fused_moe_triton, balanced, moe_tp 1: (model, experts format, ep, tokens, latency us, line)
-    {"h100-sxm", "triton", 0.255, 0.418, {
+    {"h100-sxm", "triton", 0.068, 0.418, {
         {"kimi-k2", "fp8", 8, 4, 95.16, 19924},
         {"kimi-k2", "fp8", 8, 64, 751.1, 19931},
         {"kimi-k2", "fp8", 8, 1024, 914.9, 19945},
@@ -86,7 +89,7 @@ TEST_CASE("routed experts off the tables: Triton and FlashInfer-CUTLASS against 
         {"mixtral-8x7b", "fp8", 1, 16384, 17500, 1444},
     }},
     // h200_sxm/sglang-0.5.14/moe/moe_perf.csv.gz, kernel_source sglang_fused_moe_triton, balanced, moe_tp 1: (model, experts format, ep, tokens, latency us, line)
-    {"h200", "triton", 0.252, 0.457, {
+    {"h200", "triton", 0.076, 0.457, {
         {"kimi-k2", "fp8", 8, 4, 83.9, 20007},
         {"kimi-k2", "fp8", 8, 64, 559.7, 20012},
         {"kimi-k2", "fp8", 8, 1024, 687.1, 20025},
@@ -101,7 +104,7 @@ TEST_CASE("routed experts off the tables: Triton and FlashInfer-CUTLASS against 
         {"mixtral-8x7b", "fp8", 1, 16384, 15234, 1440},
     }},
     // b200_sxm/sglang-0.5.14/moe/moe_perf.csv.gz, kernel_source sglang_fused_moe_triton, balanced, moe_tp 1: (model, experts format, ep, tokens, latency us, line)
-    {"b200", "triton", 0.506, 0.778, {
+    {"b200", "triton", 0.349, 0.667, {
         {"deepseek-v4-pro", "fp8", 8, 4, 96.26, 24950},
         {"deepseek-v4-pro", "fp8", 8, 64, 648.1, 24955},
         {"deepseek-v4-pro", "fp8", 8, 1024, 763.2, 24964},
@@ -116,7 +119,7 @@ TEST_CASE("routed experts off the tables: Triton and FlashInfer-CUTLASS against 
         {"deepseek-v4-flash", "fp8", 1, 16384, 5956.0, 275},
     }},
     // h100_sxm/vllm-0.24.0/moe/moe_perf.csv.gz, kernel_source vllm_fp8moe_flashinfer_cutlass_flashinferexperts, balanced, moe_tp 1: (model, experts format, ep, tokens, latency us, line)
-    {"h100-sxm", "flashinfer_cutlass", 0.304, 0.535, {
+    {"h100-sxm", "flashinfer_cutlass", 0.106, 0.286, {
         {"kimi-k2", "fp8", 8, 4, 93.9, 21340},
         {"kimi-k2", "fp8", 8, 64, 729.0, 21532},
         {"kimi-k2", "fp8", 8, 1024, 847.5, 21750},
@@ -131,7 +134,7 @@ TEST_CASE("routed experts off the tables: Triton and FlashInfer-CUTLASS against 
         {"mixtral-8x7b", "fp8", 2, 16384, 8222.0, 7735},
     }},
     // h200_sxm/vllm-0.24.0/moe/moe_perf.csv.gz, kernel_source vllm_fp8moe_flashinfer_cutlass_flashinferexperts, balanced, moe_tp 1: (model, experts format, ep, tokens, latency us, line)
-    {"h200", "flashinfer_cutlass", 0.326, 0.502, {
+    {"h200", "flashinfer_cutlass", 0.150, 0.345, {
         {"kimi-k2", "fp8", 8, 4, 76.93, 20193},
         {"kimi-k2", "fp8", 8, 64, 525.5, 20384},
         {"kimi-k2", "fp8", 8, 1024, 666.8, 20537},
@@ -159,9 +162,8 @@ TEST_CASE("routed experts off the tables: Triton and FlashInfer-CUTLASS against 
             const moe::Estimate off = run(scenario_of(s.hw, s.kernel, r, false));
             REQUIRE(find_op(off, "moe.routed_experts", Phase::decode)->source == Source::analytical);
             const double predicted = analytical_layer_us(off);
-            // The analytical path is optimistic at every point: no launch floor per kernel of the layer, the DeepGEMM
-            // rows' efficiency for kernels that reach less of the peak.
-            CHECK(predicted < r.us);
+            MESSAGE(s.hw << " " << s.kernel << " " << r.model << " ep " << r.ep << " " << r.tokens << " tokens: " << predicted
+                          << " us against " << r.us);
             errs.push_back(moe_test::rel_err(predicted, r.us));
         }
         INFO(s.hw << " " << s.kernel);

@@ -277,7 +277,11 @@ std::string report_markdown(const std::vector<Result>& rs, const FitReport& fr, 
          "- `kernel_floor_us`, `misc_passes`: no public row isolates launch floors or elementwise passes.\n"
          "- `allreduce_eff`, `allreduce_latency_us`, `allgather_eff`: the public set has no NCCL measurements.\n"
          "- `reserve_GB`, `cublas_workspace_MB`, `nccl_buffer_MB`, `grouped_load_factor`: memory constants; the "
-         "public set has no memory measurements.\n";
+         "public set has no memory measurements.\n"
+         "\nFitted elsewhere: `triton_moe_*` and `flashinfer_moe_*` (the engines' fused-MoE kernels off the tables: compute "
+         "and HBM efficiency, a fixed time per layer) by `scripts/fit_fused_moe.py` on AIConfigurator's measured H100 / "
+         "H200 layers, each Hopper GPU held out in turn (Triton 8.7%, FlashInfer-CUTLASS 12.2% median |error|) and "
+         "B200's Triton rows never fitted on (34.9%); tests/unit/test_moe_offtable.cpp pins them.\n";
 
     // ---- provenance ----
     o << "\n## Provenance of the six measured scenarios\n\n"
