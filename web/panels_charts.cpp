@@ -11,6 +11,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -559,13 +560,17 @@ void draw_sweep_chart(AppState& st, ImVec2 size) {
         // the current point: the deployment's on a serving axis or column, the shown steps' otherwise
         const moe::Estimate& ce = is_serving_axis(axis) || std::string_view(col->name).rfind("serving.", 0) == 0 ? st.estimate : e;
         const double cy = col->number(ce) * scale;
-        if (ce.ok && std::isfinite(cy)) plot::plot_marker(current_x(st, axis), cy, theme::kText, 6);
+        // (no curve on this axis, e.g. a list of lengths replaces it: no point to mark on it either)
+        if (ok > 0 && ce.ok && std::isfinite(cy)) plot::plot_marker(current_x(st, axis), cy, theme::kText, 6);
         plot::end_plot();
     }
-    if (ok == 0) {
+    if (ok == 0) {  // centred in the plot area
         const ImVec4 a = plot::plot_area();
-        draw_text(ImGui::GetWindowDrawList(), ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(a.x + theme::px(10), a.y + theme::px(10)),
-                  theme::kTextDim, "no valid point on this axis");
+        const char* msg = "no valid point on this axis";
+        const ImVec2 sz = ImGui::GetFont()->CalcTextSizeA(ImGui::GetFontSize(), FLT_MAX, 0.0f, msg);
+        draw_text(ImGui::GetWindowDrawList(), ImGui::GetFont(), ImGui::GetFontSize(),
+                  ImVec2(a.x + std::max(theme::px(10), (a.z - a.x - sz.x) * 0.5f), a.y + std::max(theme::px(10), (a.w - a.y - sz.y) * 0.5f)),
+                  theme::kTextDim, msg);
     }
     end_card();
 }
