@@ -249,6 +249,28 @@ const moe::FieldDesc* require_field(const std::string& path, std::string_view wh
     return field;
 }
 
+// The numbers of a comma list "a,b,c" or "[a,b,c]" into `out`; false at a piece that is not a number. With
+// `spaces`, each piece may have spaces around it and a list of nothing but spaces (or "[]") is empty.
+static bool comma_numbers(const std::string& text, bool spaces, std::vector<double>& out) {
+    out.clear();
+    const std::string rest = !text.empty() && text[0] == '[' ? text.substr(1, text.size() - (text.back() == ']' ? 2 : 1)) : text;
+    if (spaces && rest.find_first_not_of(' ') == std::string::npos) return true;
+    for (std::size_t start = 0; start <= rest.size();) {
+        std::size_t comma = rest.find(',', start);
+        if (comma == std::string::npos) comma = rest.size();
+        std::string piece = rest.substr(start, comma - start);
+        if (spaces) {
+            piece.erase(0, piece.find_first_not_of(' '));
+            piece.erase(piece.find_last_not_of(' ') + 1);
+        }
+        double v = 0;
+        if (!parse_number(piece, v)) return false;
+        out.push_back(v);
+        start = comma + 1;
+    }
+    return true;
+}
+
 json field_value(const moe::FieldDesc* field, const std::string& path, const std::string& text,
                  const std::string& base_dir, const moe::Catalog& catalog, std::string_view what) {
     const std::string origin = std::string(what) + " " + path;
@@ -273,37 +295,20 @@ json field_value(const moe::FieldDesc* field, const std::string& path, const std
             // a curve's name, or rates: 0.9,0.8,0.7 (or a JSON list)
             if (text.empty() || !(std::isdigit(static_cast<unsigned char>(text[0])) || text[0] == '.' || text[0] == '['))
                 return text;
-            json list = json::array();
-            std::string rest = text[0] == '[' ? text.substr(1, text.size() - (text.back() == ']' ? 2 : 1)) : text;
-            for (std::size_t start = 0; start <= rest.size();) {
-                std::size_t comma = rest.find(',', start);
-                if (comma == std::string::npos) comma = rest.size();
-                double v = 0;
-                if (!parse_number(rest.substr(start, comma - start), v))
-                    throw UsageError(origin + ": '" + shown(text) + "' is not a curve name or a list of rates (0.9,0.8,0.7)");
-                list.push_back(v);
-                start = comma + 1;
-            }
-            return list;
+            std::vector<double> rates;
+            if (!comma_numbers(text, false, rates))
+                throw UsageError(origin + ": '" + shown(text) + "' is not a curve name or a list of rates (0.9,0.8,0.7)");
+            return rates;
         }
         case moe::FieldType::lengths: {
             // token counts: 1024,7168 (or a JSON list); an empty value or [] turns the list off
             json list = json::array();
-            std::string rest = !text.empty() && text[0] == '[' ? text.substr(1, text.size() - (text.back() == ']' ? 2 : 1)) : text;
-            if (rest.find_first_not_of(" ") == std::string::npos) return list;
-            for (std::size_t start = 0; start <= rest.size();) {
-                std::size_t comma = rest.find(',', start);
-                if (comma == std::string::npos) comma = rest.size();
-                std::string piece = rest.substr(start, comma - start);
-                piece.erase(0, piece.find_first_not_of(' '));
-                piece.erase(piece.find_last_not_of(' ') + 1);
-                double v = 0;
-                if (!parse_number(piece, v))
-                    throw UsageError(origin + ": '" + shown(text) + "' is not a list of token counts (1024,7168)");
+            std::vector<double> counts;
+            if (!comma_numbers(text, true, counts))
+                throw UsageError(origin + ": '" + shown(text) + "' is not a list of token counts (1024,7168)");
+            for (double v : counts)
                 if (v == double(static_cast<long long>(v))) list.push_back(static_cast<long long>(v));
                 else list.push_back(v);
-                start = comma + 1;
-            }
             return list;
         }
         case moe::FieldType::choice:
