@@ -118,26 +118,28 @@ double mean_length(const std::vector<double>& lens) {
     return std::max(1.0, std::round(sum / double(lens.size())));
 }
 
-// A prefill forward of prompts all of one length: the scenario with that prompt length and `tokens` prompt tokens.
-Scenario prefill_of(const Scenario& s, double len, double tokens) {
+// The scenario without its lists of lengths: every request of a phase at the one length the workload gives.
+Scenario uniform_lengths(const Scenario& s) {
     Scenario x = s;
-    x.workload.phase = PhaseSel::prefill;
-    x.workload.prompt_len = int(len);
-    x.workload.prefill_tokens = int(tokens);
-    x.workload.prefill_tokens_computed = false;
     x.workload.prompt_lens.clear();
     x.workload.context_lens.clear();
     x.workload.prefill_bucket_lens.clear();
     return x;
 }
+// A prefill forward of prompts all of one length: the scenario with that prompt length and `tokens` prompt tokens.
+Scenario prefill_of(const Scenario& s, double len, double tokens) {
+    Scenario x = uniform_lengths(s);
+    x.workload.phase = PhaseSel::prefill;
+    x.workload.prompt_len = int(len);
+    x.workload.prefill_tokens = int(tokens);
+    x.workload.prefill_tokens_computed = false;
+    return x;
+}
 Scenario decode_of(const Scenario& s, double len, double batch) {
-    Scenario x = s;
+    Scenario x = uniform_lengths(s);
     x.workload.phase = PhaseSel::decode;
     x.workload.batch = int(batch);
     x.workload.context_len = int(len);
-    x.workload.prompt_lens.clear();
-    x.workload.context_lens.clear();
-    x.workload.prefill_bucket_lens.clear();
     return x;
 }
 
@@ -291,10 +293,7 @@ void estimate_mixed_lengths(const Scenario& s, const Tables& t, Estimate& e, boo
     if (decode) contexts.assign(w.context_lens.begin(), w.context_lens.end());
     // The step at the mean length: the prompts' tokens in one forward, the batch of the contexts' count. A phase
     // without a list keeps the scenario's own shape (the decode context stays prompt_len + output_len / 2).
-    Scenario x = s;
-    x.workload.prompt_lens.clear();
-    x.workload.context_lens.clear();
-    x.workload.prefill_bucket_lens.clear();
+    Scenario x = uniform_lengths(s);
     x.workload.context_len = s.context_len();
     if (prefill) {
         x.workload.prompt_len = int(mean_length(prompts));
