@@ -131,9 +131,7 @@ bool follow_serving_edit(const moe::Scenario& before, moe::Scenario& s, std::str
         s.serving.isl = std::max(1, s.workload.prompt_len);
         s.serving.osl = std::max(1, s.workload.output_len);
         // a step's lists of request lengths are step-level only (the simulation draws its own)
-        s.workload.prompt_lens.clear();
-        s.workload.context_lens.clear();
-        s.workload.prefill_bucket_lens.clear();
+        s.workload.clear_lengths();
     } else if (now == moe::ServingMode::off) {  // and back: the served lengths stay the workload's
         s.workload.prompt_len = s.serving.isl;
         s.workload.output_len = s.serving.osl;

@@ -119,6 +119,11 @@ struct WorkloadConfig {
     // prefill_bucket_lens: each prompt padded to the smallest bucket that holds it (needs prompt_lens).
     std::vector<int> prompt_lens, context_lens, prefill_bucket_lens;
     bool mixed_lengths() const { return !prompt_lens.empty() || !context_lens.empty(); }
+    void clear_lengths() {  // every request of a phase back at the one length the fields above give
+        prompt_lens.clear();
+        context_lens.clear();
+        prefill_bucket_lens.clear();
+    }
 };
 // The longest list workload.prompt_lens / context_lens take (one estimate() per distinct length), and the most
 // buckets. prompt_lens' padded sum is also held to prefill_tokens' range (1e7 tokens).

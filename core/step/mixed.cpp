@@ -121,9 +121,7 @@ double mean_length(const std::vector<double>& lens) {
 // The scenario without its lists of lengths: every request of a phase at the one length the workload gives.
 Scenario uniform_lengths(const Scenario& s) {
     Scenario x = s;
-    x.workload.prompt_lens.clear();
-    x.workload.context_lens.clear();
-    x.workload.prefill_bucket_lens.clear();
+    x.workload.clear_lengths();
     return x;
 }
 // A prefill forward of prompts all of one length: the scenario with that prompt length and `tokens` prompt tokens.
