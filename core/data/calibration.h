@@ -17,6 +17,7 @@ struct Calibration {
     double grouped_compute_eff = 0.65;     // grouped GEMM at full tiles
     double attn_prefill_compute_eff = 0.55;
     double attn_decode_bw_eff = 0.75;
+    double sparse_attn_prefill_eff = 0.645;  // DSA's sparse prefill kernel (FlashMLA), fraction of the BF16 peak: measured
     double hbm_bw_eff = 0.80;              // memory-bound kernels without a table
     double kernel_floor_us = 3.0;          // shortest kernel (launch + tail)
     double gemm_table_overhead_us = 4.0;   // per-call timing overhead inside the bench_data GEMM latencies

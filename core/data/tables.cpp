@@ -106,7 +106,7 @@ bool Tables::has_family(std::string_view family) const {
     X(grouped_load_factor) X(gemm_table_overhead_us) X(attn_tile_fixed_iters) X(attn_softmax_exposed) X(gemm_tile_fixed_iters) \
     X(dequant_flops_per_weight) X(mesh_latency_us) X(mesh_link_eff) X(mesh_write_eff) X(triton_moe_compute_eff)        \
     X(triton_moe_bw_eff) X(triton_moe_fixed_us) X(flashinfer_moe_compute_eff) X(flashinfer_moe_bw_eff)          \
-    X(flashinfer_moe_fixed_us)
+    X(flashinfer_moe_fixed_us) X(sparse_attn_prefill_eff)
 
 bool parse_calibration(const nlohmann::json& j, Calibration& c, Issues& errors) {
     if (!j.is_object()) {

@@ -21,6 +21,25 @@ struct AttnShape {
     double lo, hi;   // prefill: the computed positions of each prompt [cached, prompt); decode: hi = KV length
 };
 
+// Heads DSA's sparse prefill kernel computes for `Hr` query heads on this GPU. FlashMLA's sparse kernels take 64
+// heads (Hopper) or 128 (Blackwell and later) per query; with fewer, the engines pad the query with zero heads, and
+// the kernel's compute is that of the padded count:
+//  - SGLang, NSA backend (nsa_backend.py, `_forward_flashmla_sparse`): pads to 64 on SM90, 128 on SM100+;
+//  - vLLM, FlashMLA-sparse backend (v1/attention/backends/mla/flashmla_sparse.py): with fewer than 32 heads a rank
+//    (MIN_HEADS_FOR_BF16_PREFILL) it runs prefill tokens through the FP8 decode kernel, padded to 64; from 32 heads
+//    the BF16 prefill kernel, padded to the arch's tile.
+// TensorRT-LLM runs its own sparse MLA kernels (no padding rule verified) and the ideal engine pads nothing; AMD and
+// other GPUs do not run FlashMLA.
+double sparse_kernel_heads(const Ctx& c, double Hr) {
+    const EngineKind e = c.s.runtime.engine;
+    if (e != EngineKind::sglang && e != EngineKind::vllm) return Hr;
+    const bool hopper = c.g.arch == "hopper", later = c.g.arch == "blackwell" || c.g.arch == "rubin";
+    if (!hopper && !later) return Hr;
+    double tile = hopper ? 64.0 : 128.0;
+    if (e == EngineKind::vllm && Hr < 32.0) tile = 64.0;
+    return std::ceil(Hr / tile) * tile;
+}
+
 AttnShape attn_shape(const Ctx& c, const PhaseShape& ps) {
     const double cp = c.cp, attn_tp = double(c.tp) / cp;
     AttnShape a;
@@ -197,6 +216,9 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
         // to every key and run dense MHA (SGLang's choice), which the non-absorbed path below prices.
         const bool sparse_prefill = dsa && ph == Phase::prefill && a.hi > m.index_topk;
         if (sparse_prefill) {
+            // FlashMLA's sparse kernels compute a whole tile of heads per query: fewer heads on this GPU (TP) are
+            // padded with zero queries, and the padding costs compute (sparse_kernel_heads)
+            const double Hk = sparse_kernel_heads(c, Hr);
             const double wb = 2.0;
             OpRecord qk_op = make_op("attn.bmm_q_wk", ph, 2.0 * T * Hr * m.qk_nope_head_dim * m.kv_lora_rank,
                                      Hr * m.qk_nope_head_dim * m.kv_lora_rank * wb, T * Hr * (m.qk_nope_head_dim + m.kv_lora_rank) * 2.0);
@@ -204,11 +226,14 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
             L.pre.push_back(qk_op);
             indexer_core(c, ph, a, prefill_keys(a, 1.0, 0.0), a.hi, m.dsa_index_bytes_per_token_layer(), L);
             indexer_topk(c, ph, T, L);
-            const double keys = prefill_keys(a, 1.0, cap);
+            // every query runs all index_topk slots of its selection: a query with fewer keys before it fills the
+            // rest with -1 (masked, still loaded and multiplied). InferSim's H800 rows show it: one 4096-token prompt
+            // takes 3.69 ms against 4096 s_kv and 3.70 ms against 32,768 (bench_data/dsa/prefill/h800).
+            const double keys = cap > 0 ? cap : prefill_keys(a, 1.0, cap);
             const double lat = m.kv_lora_rank + m.qk_rope_head_dim;
-            OpRecord core = make_op("attn.core", ph, 2.0 * T * Hr * keys * (lat + m.kv_lora_rank), 0,
+            OpRecord core = make_op("attn.core", ph, 2.0 * T * Hk * keys * (lat + m.kv_lora_rank), 0,
                                     a.seqs * a.hi * lat * kvb + T * Hr * (lat + m.kv_lora_rank) * 2.0);
-            time_op(c, core, Dtype::bf16, TableHit{}, c.cal.attn_prefill_compute_eff, c.cal.hbm_bw_eff);
+            time_op(c, core, Dtype::bf16, TableHit{}, c.cal.sparse_attn_prefill_eff, c.cal.hbm_bw_eff);
             L.pre.push_back(core);
             OpRecord ov = make_op("attn.bmm_o_wv", ph, 2.0 * T * Hr * m.kv_lora_rank * m.v_head_dim,
                                   Hr * m.kv_lora_rank * m.v_head_dim * wb, T * Hr * (m.kv_lora_rank + m.v_head_dim) * 2.0);
