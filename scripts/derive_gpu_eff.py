@@ -15,7 +15,7 @@ Held out: the (k, n) shapes sorted and split alternately into two halves; the va
 fallback is tested on every row of the other half (each half in turn), against the calibration's global values.
 
 Measured time: a table's latency as the model reads it (bench_data/README.md, "gemm"): InferSim's (h800, h20) less
-calibration.gemm_table_overhead_us, AIC's CUDA-graph rows as they are. Bytes: FP8 inputs and weights, BF16 output
+calibration.gemm_table_overhead_us (never below the roofline), AIC's CUDA-graph rows as they are. Bytes: FP8 inputs and weights, BF16 output
 (core/data/kernels.h kernels::gemm). GPUs, tables and kernels:
   h800      bench_data/gemm/h800/data.csv (InferSim, DeepGEMM fp8_gemm_nt, H800 SXM)
   h20       bench_data/gemm/h20/data.csv (InferSim, DeepGEMM fp8_gemm_nt, H20 96 GB)
@@ -61,6 +61,8 @@ def load(gpu):
     df["bytes"] = df.m * df.k + df.k * df.n + 2.0 * df.m * df.n
     peak, bw = hw["dense_tflops_fp8"] * 1e12, hw["hbm_bandwidth_GBps"] * 1e9
     df["compute_bound"] = df.flops / peak >= df.bytes / bw
+    # never below the roofline (core/data/tables_store.h util_of: an overhead larger than the time left is capped)
+    df["t_s"] = df.t_s.clip(lower=(df.flops / peak).combine(df.bytes / bw, max))
     return df, peak, bw
 
 
