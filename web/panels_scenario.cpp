@@ -194,6 +194,7 @@ const GpuField kGpuFields[] = {
     {"mesh_rows", "Mesh rows", true, true}, {"mesh_cols", "Mesh columns", true, true},
     {"links_per_chip", "Links per chip", true, true}, {"link_bandwidth_GBps", "Link GB/s", false, true},
     {"tile_tokens", "Tile tokens", true},    {"matmul_efficiency", "Matmul efficiency", false},
+    {"gemm_efficiency", "GEMM efficiency", false}, {"gemm_hbm_efficiency", "GEMM HBM efficiency", false},
     {"host_memory_bytes", "Host memory bytes", false}, {"host_bandwidth_GBps", "Host GB/s", false},
     {"ssd_bandwidth_GBps", "SSD GB/s", false},
     {"board_power_w", "Board power W", false}, {"idle_power_w", "Idle power W", false},

@@ -41,6 +41,10 @@ struct GpuSpec {
     int links_per_chip = 0;             // mesh: point-to-point links of one chip, shared by its 4 neighbours
     double link_bandwidth_GBps = 0;     // mesh: one link, one direction (100 GbE = 12.5 GB/s)
     double matmul_efficiency = 0;       // fraction of peak a matmul reaches without a measured table (0: calibration's)
+    // The dense GEMM fallback's two efficiencies on this GPU, from its own measured GEMM table (presets cite
+    // scripts/derive_gpu_eff.py; 0: calibration.gemm_compute_eff / hbm_bw_eff). matmul_efficiency takes precedence.
+    double gemm_efficiency = 0;         // fraction of the dense peak (compute side)
+    double gemm_hbm_efficiency = 0;     // fraction of hbm_bandwidth_GBps a GEMM streams its weights at (memory side)
     int tile_tokens = 1;                // compute granularity: an expert's token count is rounded up to this (32 on Tensix)
     double host_memory_bytes = 0;       // memory tier below HBM (CPU DRAM; 0: none)
     double host_bandwidth_GBps = 0;     // host -> device, one direction (PCIe / C2C; unified: a copy in shared memory)
@@ -54,6 +58,13 @@ struct GpuSpec {
     std::string tables_fallback;        // family to borrow from when a table is missing (same arch preferred)
 
     int mesh_chips() const { return mesh_rows * mesh_cols; }
+    // The dense GEMM fallback's efficiencies on this GPU, given the calibration's defaults.
+    double gemm_compute_eff_or(double calibration_default) const {
+        return matmul_efficiency > 0 ? matmul_efficiency : gemm_efficiency > 0 ? gemm_efficiency : calibration_default;
+    }
+    double gemm_hbm_eff_or(double calibration_default) const {
+        return gemm_hbm_efficiency > 0 ? gemm_hbm_efficiency : calibration_default;
+    }
     // AMD Instinct platforms (CDNA on a switch-topology preset): the GPUs of a node are a fully connected Infinity Fabric
     // (xGMI) mesh, each GPU with one link to each of its gpus_per_node - 1 peers (MI300X / MI325X / MI355X OAM
     // platforms: 7 links; ROCm blog "Understanding RCCL Bandwidth and xGMI Performance on AMD Instinct MI300X"), so

@@ -99,11 +99,11 @@ inline bool same_bits(double a, double b) {
 }
 
 // Everything a GEMM's record depends on besides its shape and format (gemm_op_uncached, time_op, Tables::gemm): the
-// table set and its calibration, the families looked up in, and the GPU's peaks and bandwidth.
+// table set and its calibration, the families looked up in, and the GPU's peaks, bandwidth and fallback efficiencies.
 struct GemmEnv {
     std::uint64_t gen = 0;  // Tables::generation(): never 0 for a table set, so a fresh thread matches no estimate
     Calibration cal;
-    double tflops_bf16 = 0, tflops_fp8 = 0, tflops_fp4 = 0, matmul_efficiency = 0, bw = 0;
+    double tflops_bf16 = 0, tflops_fp8 = 0, tflops_fp4 = 0, compute_eff = 0, hbm_eff = 0, bw = 0;
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
     bool own_tables = false;
     GemmEngine engine = GemmEngine::sglang;
@@ -133,7 +133,8 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
         const bool same = env.gen == c.t.generation() && std::memcmp(&env.cal, &c.t.calibration, sizeof(Calibration)) == 0 &&
                           same_bits(env.tflops_bf16, c.g.dense_tflops_bf16) && same_bits(env.tflops_fp8, c.g.dense_tflops_fp8) &&
                           same_bits(env.tflops_fp4, c.g.dense_tflops_fp4) &&
-                          same_bits(env.matmul_efficiency, c.g.matmul_efficiency) && same_bits(env.bw, c.bw) &&
+                          same_bits(env.compute_eff, c.g.gemm_compute_eff_or(0)) &&
+                          same_bits(env.hbm_eff, c.g.gemm_hbm_eff_or(0)) && same_bits(env.bw, c.bw) &&
                           env.families[0] == c.families[0] && env.families[1] == c.families[1] &&
                           env.families[2] == c.families[2] && env.families[3] == c.families[3] &&
                           env.own_tables == c.own_tables && env.engine == c.gemm_engine && env.fp8_block == c.fp8_block;
@@ -143,7 +144,8 @@ OpRecord gemm_op(const Ctx& c, const char* name, Phase ph, double M, double K, d
             env.tflops_bf16 = c.g.dense_tflops_bf16;
             env.tflops_fp8 = c.g.dense_tflops_fp8;
             env.tflops_fp4 = c.g.dense_tflops_fp4;
-            env.matmul_efficiency = c.g.matmul_efficiency;
+            env.compute_eff = c.g.gemm_compute_eff_or(0);
+            env.hbm_eff = c.g.gemm_hbm_eff_or(0);
             env.bw = c.bw;
             for (int i = 0; i < 4; ++i) env.families[i] = c.families[i];
             env.own_tables = c.own_tables;
@@ -214,8 +216,8 @@ OpRecord gemm_op_uncached(const Ctx& c, const GemmPlan& plan, const char* name, 
         hit = c.t.gemm_at(plan.pick, M, plan.k_key, plan.n_key);
         if (!(plan.family == 0 && c.own_tables)) hit.source = Source::transferred;
     }
-    time_op(c, op, comp, hit, c.g.matmul_efficiency > 0 ? c.g.matmul_efficiency : c.cal.gemm_compute_eff, c.cal.hbm_bw_eff,
-            dequant);
+    // off the tables: the GPU's own fallback efficiencies where its preset has them (GpuSpec::gemm_efficiency)
+    time_op(c, op, comp, hit, c.g.gemm_compute_eff_or(c.cal.gemm_compute_eff), c.g.gemm_hbm_eff_or(c.cal.hbm_bw_eff), dequant);
     return op;
 }
 }  // namespace

@@ -33,7 +33,8 @@ std::vector<GroupDef> group_defs() {
     return {
         {FitGroup::fallback_gemm, false, false,
          {{"gemm_compute_eff", &C::gemm_compute_eff, 0.3, 1.0, "a fraction of peak"}},
-         "DeepGEMM dense FP8 GEMM rows (M=64/128 decode, M=4096 prefill 2025-04-09; 18 shapes) with the analytical fallback only"},
+         "DeepGEMM dense FP8 GEMM rows (M=64/128 decode, M=4096 prefill 2025-04-09; 18 shapes) with the analytical fallback only, "
+         "as the default of a GPU without its own hardware.gemm_efficiency (H800's own pair cleared)"},
         {FitGroup::fallback_grouped, false, false,
          {{"grouped_compute_eff", &C::grouped_compute_eff, 0.3, 1.0, "a fraction of peak"}},
          "DeepGEMM grouped FP8 GEMM rows (2 contiguous + 3 masked layouts, up+down combined) with the analytical fallback only"},
@@ -129,10 +130,16 @@ void descend(const Objective& f, moe::Calibration& cal, const std::vector<FitPar
 
 }  // namespace
 
-FitReport fit_all(const std::vector<Case>& cases, const moe::Calibration& start, bool with_loo) {
+FitReport fit_all(const std::vector<Case>& all_cases, const moe::Calibration& start, bool with_loo) {
     FitReport rep;
     rep.fitted = start;
+    // The fallback groups fit the calibration's defaults, the efficiencies of a GPU without values of its own: their
+    // cases run with the preset's own GEMM fallback efficiencies (hardware.gemm_efficiency, gemm_hbm_efficiency:
+    // H800's, from its InferSim table, scripts/derive_gpu_eff.py) cleared, as if the GPU had none.
+    std::vector<Case> as_default = all_cases;
+    for (Case& c : as_default) c.scenario.gpu.gemm_efficiency = c.scenario.gpu.gemm_hbm_efficiency = 0;
     for (const GroupDef& gd : group_defs()) {
+        const std::vector<Case>& cases = gd.uses_tables ? all_cases : as_default;
         FitGroupReport g;
         g.group = gd.group;
         g.cases_text = gd.cases_text;
