@@ -63,14 +63,12 @@ Axis parse_axis(const std::string& spec, const moe::Scenario& base, const moe::C
     axis.field = require_field(axis.path, "--axis");
     axis.numeric = axis.field && is_numeric_field(*axis.field);
     // A list of request lengths sets the step's shape: the fields it replaces would sweep nothing.
-    const moe::WorkloadConfig& w = base.workload;
-    const bool by_prompts = !w.prompt_lens.empty() && (axis.path == "workload.prompt_len" || axis.path == "workload.prefill_tokens");
-    const bool by_contexts = !w.context_lens.empty() && (axis.path == "workload.batch" || axis.path == "workload.context_len");
-    if (by_prompts || by_contexts)
-        throw UsageError("--axis " + axis.path + ": the scenario's " +
-                         (by_prompts ? "workload.prompt_lens set the prefill forward's prompts"
-                                     : "workload.context_lens set the decode batch (their count) and its contexts") +
+    if (const char* list = moe::length_list_replacing(base.workload, axis.path)) {
+        const bool by_prompts = std::string_view(list) == "workload.prompt_lens";
+        throw UsageError("--axis " + axis.path + ": the scenario's " + list +
+                         (by_prompts ? " set the prefill forward's prompts" : " set the decode batch (their count) and its contexts") +
                          ", so this field changes nothing; drop the list to sweep it");
+    }
     std::vector<AxisValue> values;
     std::string error;
     if (!parse_values(text, axis.numeric, values, error)) throw UsageError("--axis " + axis.path + ": " + error);

@@ -153,15 +153,13 @@ bool sweep_point(moe::Scenario& s, const moe::Scenario& base, const SweepSpec& s
         return f && moe::set_path_number(s, *f, v, issues);
     };
     // a list of request lengths replaces these fields (the CLI's sweep refuses such an axis): no points
-    const moe::WorkloadConfig& w = base.workload;
-    if (!w.context_lens.empty() && (spec.axis == SweepAxis::batch || spec.axis == SweepAxis::context)) {
-        issues.push_back({"workload.context_lens", "sets the decode batch and its contexts: clear it to sweep them"});
-        return false;
-    }
-    if (!w.prompt_lens.empty() && spec.axis == SweepAxis::prefill_tokens) {
-        issues.push_back({"workload.prompt_lens", "sets the prefill forward's tokens: clear it to sweep them"});
-        return false;
-    }
+    for (const std::string& path : sweep_axis_paths(spec))
+        if (const char* list = moe::length_list_replacing(base.workload, path)) {
+            const bool by_prompts = std::string_view(list) == "workload.prompt_lens";
+            issues.push_back({list, by_prompts ? "sets the prefill forward's tokens: clear it to sweep them"
+                                               : "sets the decode batch and its contexts: clear it to sweep them"});
+            return false;
+        }
     switch (spec.axis) {
         case SweepAxis::batch: return set("workload.batch", x);
         case SweepAxis::context: return set("workload.context_len", x);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,7 @@ Tables::~Tables() {
 }
 Tables::Tables(const Tables& o) : calibration(o.calibration), gen_(next_generation()), moe_(o.moe_), gdn_(o.gdn_) {
     for (const Table* t : o.tables_) add_table(new Table(*t));
+    std::copy(std::begin(o.moe_kernels_), std::end(o.moe_kernels_), std::begin(moe_kernels_));
 }
 Tables& Tables::operator=(const Tables& o) {
     if (this != &o) {
@@ -50,6 +52,7 @@ Tables& Tables::operator=(const Tables& o) {
         for (int k = 0; k < kKinds; ++k)
             for (int f = 0; f < kFamilySlots; ++f) std::swap(buckets_[k][f], copy.buckets_[k][f]);
         for (int f = 0; f < kFamilySlots; ++f) std::swap(stream_util_[f], copy.stream_util_[f]);
+        for (int f = 0; f < kFamilySlots; ++f) std::swap(moe_kernels_[f], copy.moe_kernels_[f]);
         calibration = o.calibration;
         gen_ = next_generation();
     }

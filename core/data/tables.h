@@ -229,6 +229,8 @@ private:
     double stream_util_[kFamilySlots] = {};
     // bench_data/moe series, sorted by (family, kernel, dtype, hidden, inter, top_k, experts, tp, ep) (tables_moe.cpp)
     std::vector<MoeSeries> moe_;
+    // per family: a bit (1 << MoeKernel) for each kernel it has a series of, set as the series load (has_moe_kernel)
+    std::uint8_t moe_kernels_[kFamilySlots] = {};
     bool load_moe_csv(const std::string& path, const FamilyRef& ref, std::string_view text, Issues& errors);
     // bench_data/gdn/<family>/*.csv series, sorted by (family, k heads, v heads, k dim, v dim) (tables_gdn.cpp)
     std::vector<GdnSeries> gdn_;

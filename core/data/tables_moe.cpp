@@ -20,6 +20,7 @@
 
 #include "core/base/csv_cells.h"
 #include "core/data/tables.h"
+#include "core/data/tables_store.h"
 #include "core/base/set_cache.h"
 
 namespace moe {
@@ -191,13 +192,17 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
     }
     for (; old != moe_.end(); ++old) merged.push_back(std::move(*old));
     moe_ = std::move(merged);
+    // every series of the file is this family's and this kernel's (a replaced series had the same key, so no bit clears)
+    static_assert(int(MoeKernel::triton) < 8, "moe_kernels_ holds a bit per MoeKernel");
+    const int f = tables_detail::family_index(ref.family);
+    if (f >= 0) moe_kernels_[f] = std::uint8_t(moe_kernels_[f] | 1u << int(kernel));
     gen_ = next_gen();  // moe_layer's per-thread results are keyed on it
     return true;
 }
 
 bool Tables::has_moe_kernel(std::string_view family, MoeKernel kernel) const {
-    const FamilyRef* ref = family_ref(family);
-    return ref && std::any_of(moe_.begin(), moe_.end(), [&](const MoeSeries& m) { return m.ref == ref && m.kernel == kernel; });
+    const int f = tables_detail::family_index(family);
+    return f >= 0 && (moe_kernels_[f] >> int(kernel) & 1u) != 0;
 }
 
 MoeHit Tables::moe_layer(std::string_view family, Dtype dtype, int hidden, int inter, int top_k, int experts, int tp,

@@ -50,7 +50,7 @@ const std::vector<FieldImpl>& field_impls() {
         {{"parallel.gpus_per_node", FieldType::integer, "GPUs", 0, 1024, nullptr, "GPUs per NVLink domain (0: from the hardware); traffic beyond it goes over RDMA."}, MOE_PTR(parallel.gpus_per_node)},
         {{"workload.phase", FieldType::choice, "", 0, 0, kPhaseChoices, "Which phase to estimate: prefill, decode or both."}, MOE_PTR(workload.phase)},
         {{"workload.batch", FieldType::integer, "sequences", 1, 1e6, nullptr, "Concurrent decode sequences per attention-DP rank."}, MOE_PTR(workload.batch)},
-        {{"workload.prefill_tokens", FieldType::integer, "tokens", 1, 1e7, nullptr, "Prompt tokens one prefill forward takes in per attention-DP rank (the chunk size); with a prefix-cache hit the forward computes only their missed part."}, MOE_PTR(workload.prefill_tokens)},
+        {{"workload.prefill_tokens", FieldType::integer, "tokens", 1, kMaxForwardTokens, nullptr, "Prompt tokens one prefill forward takes in per attention-DP rank (the chunk size); with a prefix-cache hit the forward computes only their missed part."}, MOE_PTR(workload.prefill_tokens)},
         {{"workload.prompt_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Prompt length of each request."}, MOE_PTR(workload.prompt_len)},
         {{"workload.output_len", FieldType::integer, "tokens", 1, kBig, nullptr, "Generated tokens per request."}, MOE_PTR(workload.output_len)},
         {{"workload.context_len", FieldType::integer, "tokens", 0, kBig, nullptr, "KV length seen by a decode step (0: prompt_len + output_len/2)."}, MOE_PTR(workload.context_len)},

@@ -14,6 +14,8 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -126,9 +128,12 @@ struct WorkloadConfig {
     }
 };
 // The longest list workload.prompt_lens / context_lens take (one estimate() per distinct length), and the most
-// buckets. prompt_lens' padded sum is also held to prefill_tokens' range (1e7 tokens).
+// buckets. prompt_lens' padded sum is also held to prefill_tokens' range, kMaxForwardTokens.
 constexpr int kMaxLengthsListed = 4096;
 constexpr int kMaxBuckets = 64;
+// The most prompt tokens one prefill forward takes in: the top of workload.prefill_tokens' range (1 to 10,000,000
+// tokens, the field table in scenario.cpp), a bound on the input that keeps counts exact in an int, not a GPU limit.
+constexpr double kMaxForwardTokens = 1e7;
 
 struct PrecisionConfig {
     DtypeSel weights, attention, experts, shared_experts, embedding;  // parts default to `weights`
@@ -409,10 +414,30 @@ Issues validate_scenario(const Scenario& s);
 // workload.prompt_lens / context_lens / prefill_bucket_lens (workload_lengths.cpp): a list of whole token counts
 // into `out`, errors naming the entry ("workload.prompt_lens[2]: 0 is not a positive token count"); buckets must
 // ascend. validate_workload_lengths: the cross-field checks (buckets need prompts and hold every prompt, the
-// padded prompts fit one forward, step-level only). pad_to_bucket: a prompt's tokens after bucketing (0: none holds it).
+// padded prompts fit one forward, step-level only).
 bool set_token_lengths(std::vector<int>& out, const FieldDesc& field, const nlohmann::json& v, Issues& errors);
 void validate_workload_lengths(const Scenario& s, Issues& errors);
-int pad_to_bucket(int prompt_len, const std::vector<int>& ascending_buckets);
+
+// The prompts of one prefill forward after bucketing (seed 000 §8.1), for validate_workload_lengths and the step
+// layer's prefill_step_mixed (core/step/mixed.cpp), each of which words its own errors: in order, each prompt is
+// checked to lie in [1, max_prompt_tokens], rounded up to whole tokens and padded to the smallest of `buckets` (any
+// order; none: itself) that holds it; the first prompt that fails stops it. Then the padded sum is held to
+// kMaxForwardTokens.
+struct BucketedPrompts {
+    enum class Fault : std::uint8_t { none, bad_length, no_bucket, over_one_forward };
+    Fault fault = Fault::none;
+    std::size_t at = 0;          // bad_length, no_bucket: the prompt's index
+    std::vector<double> tokens;  // none, over_one_forward: each prompt's tokens after padding
+    double total_tokens = 0;     // none, over_one_forward: their sum
+    double largest_bucket = 0;   // 0 without buckets
+};
+BucketedPrompts bucket_prompts(const std::vector<double>& prompt_lens, std::vector<double> buckets, double max_prompt_tokens);
+
+// The list of request lengths that replaces the scenario field `path` in this workload ("workload.prompt_lens" for
+// workload.prompt_len and prefill_tokens, "workload.context_lens" for workload.batch and context_len), or nullptr:
+// a sweep over that field would change nothing (native/sweep.cpp refuses the axis, web/sweep.cpp gives no points).
+// workload.prefill_bucket_lens replaces no field (it pads prompt_lens, which it needs).
+const char* length_list_replacing(const WorkloadConfig& w, std::string_view path);
 
 const char* a2a_backend_name(A2ABackend b);
 const char* phase_sel_name(PhaseSel p);

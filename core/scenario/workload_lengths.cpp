@@ -56,10 +56,44 @@ bool set_token_lengths(std::vector<int>& out, const FieldDesc& d, const nlohmann
     return true;
 }
 
-int pad_to_bucket(int prompt_len, const std::vector<int>& buckets) {
-    if (buckets.empty()) return prompt_len;
-    const auto it = std::lower_bound(buckets.begin(), buckets.end(), prompt_len);
-    return it == buckets.end() ? 0 : *it;
+BucketedPrompts bucket_prompts(const std::vector<double>& prompt_lens, std::vector<double> buckets, double max_prompt_tokens) {
+    using Fault = BucketedPrompts::Fault;
+    BucketedPrompts r;
+    std::sort(buckets.begin(), buckets.end());
+    if (!buckets.empty()) r.largest_bucket = buckets.back();
+    r.tokens.reserve(prompt_lens.size());
+    for (std::size_t i = 0; i < prompt_lens.size(); ++i) {
+        const double l = prompt_lens[i];
+        if (!(l >= 1 && l <= max_prompt_tokens)) {
+            r.fault = Fault::bad_length;
+            r.at = i;
+            return r;
+        }
+        double padded = std::ceil(l);
+        if (!buckets.empty()) {
+            // an engine that buckets pads each prompt to the smallest bucket that holds it
+            const auto it = std::lower_bound(buckets.begin(), buckets.end(), padded);
+            if (it == buckets.end()) {
+                r.fault = Fault::no_bucket;
+                r.at = i;
+                return r;
+            }
+            padded = *it;
+        }
+        r.tokens.push_back(padded);
+        r.total_tokens += padded;
+    }
+    if (r.total_tokens > kMaxForwardTokens) r.fault = Fault::over_one_forward;
+    return r;
+}
+
+const char* length_list_replacing(const WorkloadConfig& w, std::string_view path) {
+    // the prefill forward holds the prompts of prompt_lens (its tokens their sum); the decode batch is context_lens
+    if (!w.prompt_lens.empty() && (path == "workload.prompt_len" || path == "workload.prefill_tokens"))
+        return "workload.prompt_lens";
+    if (!w.context_lens.empty() && (path == "workload.batch" || path == "workload.context_len"))
+        return "workload.context_lens";
+    return nullptr;
 }
 
 void validate_workload_lengths(const Scenario& s, Issues& e) {
@@ -77,28 +111,24 @@ void validate_workload_lengths(const Scenario& s, Issues& e) {
         e.push_back({"workload.prefill_bucket_lens", "pads the prompts of workload.prompt_lens: give those too"});
         return;
     }
-    // (set_token_lengths kept the buckets ascending; a Scenario built in code is sorted here for the lookup)
-    std::vector<int> buckets = w.prefill_bucket_lens;
-    std::sort(buckets.begin(), buckets.end());
-    double tokens = 0;
-    for (std::size_t i = 0; i < w.prompt_lens.size(); ++i) {
-        const int p = w.prompt_lens[i];
-        const std::string at = "workload.prompt_lens[" + std::to_string(i) + "]";
-        if (p < 1) {
+    // (a prompt's upper bound is its field's: set_token_lengths held it, a Scenario built in code is not held to it)
+    const BucketedPrompts b =
+        bucket_prompts(std::vector<double>(w.prompt_lens.begin(), w.prompt_lens.end()),
+                       std::vector<double>(w.prefill_bucket_lens.begin(), w.prefill_bucket_lens.end()), HUGE_VAL);
+    using Fault = BucketedPrompts::Fault;
+    if (b.fault == Fault::bad_length || b.fault == Fault::no_bucket) {
+        const int p = w.prompt_lens[b.at];
+        const std::string at = "workload.prompt_lens[" + std::to_string(b.at) + "]";
+        if (b.fault == Fault::bad_length)
             e.push_back({at, std::to_string(p) + " is not a positive token count"});
-            return;
-        }
-        const int padded = pad_to_bucket(p, buckets);
-        if (padded == 0) {
-            e.push_back({at, std::to_string(p) + " tokens is longer than the largest bucket, " + std::to_string(buckets.back()) +
-                                 " (workload.prefill_bucket_lens)"});
-            return;
-        }
-        tokens += padded;
+        else
+            e.push_back({at, std::to_string(p) + " tokens is longer than the largest bucket, " +
+                                 std::to_string(int(b.largest_bucket)) + " (workload.prefill_bucket_lens)"});
+        return;
     }
-    if (tokens > 1e7)
-        e.push_back({"workload.prompt_lens", "the prompts come to " + fmt_num(tokens) +
-                                                 " tokens" + (buckets.empty() ? "" : " after bucketing") +
+    if (b.fault == Fault::over_one_forward)
+        e.push_back({"workload.prompt_lens", "the prompts come to " + fmt_num(b.total_tokens) + " tokens" +
+                                                 (w.prefill_bucket_lens.empty() ? "" : " after bucketing") +
                                                  ", more than one forward's 10,000,000 (workload.prefill_tokens' range)"});
     for (std::size_t i = 0; i < w.context_lens.size(); ++i)
         if (w.context_lens[i] < 1) {

@@ -29,7 +29,9 @@ AttentionSum attention_of(const Estimate& e, Phase ph) {
     return a;
 }
 
-bool bad_length(double v) { return !(v >= 1 && v <= 1e8); }
+// The longest request these public functions take, in tokens: workload.prompt_len's range (1 to 1e8, scenario.cpp).
+constexpr double kMaxRequestTokens = 1e8;
+bool bad_length(double v) { return !(v >= 1 && v <= kMaxRequestTokens); }
 
 // The step of the requests of `lens` (their mean `mean`): `at_mean`, the Estimate of the same step at the mean
 // length (what estimate() prices), with its attention replaced by the sum over the requests of the attention of a
@@ -68,7 +70,8 @@ MixedStep mixed(const std::vector<double>& lens, Phase ph, const Estimate& at_me
     return r;
 }
 
-// The prompts of a prefill forward after bucketing, checked; empty with an error in `errors` when bad.
+// The prompts of a prefill forward after bucketing (bucket_prompts, core/scenario/scenario.h), checked; empty with
+// an error in `errors` when bad.
 std::vector<double> padded_prompts(const std::vector<double>& prompt_lens, const std::vector<double>& bucket_lens,
                                    Issues& errors) {
     if (prompt_lens.empty() || prompt_lens.size() > 100000) {
@@ -80,36 +83,22 @@ std::vector<double> padded_prompts(const std::vector<double>& prompt_lens, const
             errors.push_back({"bucket_lens", "bucket lengths are whole tokens from 1 to 1e8"});
             return {};
         }
-    std::vector<double> buckets = bucket_lens;
-    std::sort(buckets.begin(), buckets.end());
-    std::vector<double> lens;
-    lens.reserve(prompt_lens.size());
-    double sum = 0;
-    for (double l : prompt_lens) {
-        if (bad_length(l)) {
+    BucketedPrompts b = bucket_prompts(prompt_lens, bucket_lens, kMaxRequestTokens);
+    switch (b.fault) {
+        case BucketedPrompts::Fault::none: return std::move(b.tokens);
+        case BucketedPrompts::Fault::bad_length:
             errors.push_back({"prompt_lens", "prompt lengths are whole tokens from 1 to 1e8"});
-            return {};
-        }
-        double padded = std::ceil(l);
-        if (!buckets.empty()) {
-            // an engine that buckets pads each prompt to the smallest bucket that holds it
-            auto it = std::lower_bound(buckets.begin(), buckets.end(), padded);
-            if (it == buckets.end()) {
-                errors.push_back({"prompt_lens", "a prompt of " + std::to_string(long(padded)) +
-                                                     " tokens is longer than the largest bucket"});
-                return {};
-            }
-            padded = *it;
-        }
-        lens.push_back(padded);
-        sum += padded;
+            break;
+        case BucketedPrompts::Fault::no_bucket:
+            errors.push_back({"prompt_lens", "a prompt of " + std::to_string(long(std::ceil(prompt_lens[b.at]))) +
+                                                 " tokens is longer than the largest bucket"});
+            break;
+        case BucketedPrompts::Fault::over_one_forward:
+            errors.push_back({"prompt_lens", "the prompts come to " + std::to_string(long(b.total_tokens)) +
+                                                 " tokens, more than one forward's 10,000,000"});
+            break;
     }
-    if (sum > 1e7) {
-        errors.push_back({"prompt_lens", "the prompts come to " + std::to_string(long(sum)) +
-                                             " tokens, more than one forward's 10,000,000"});
-        return {};
-    }
-    return lens;
+    return {};
 }
 
 double mean_length(const std::vector<double>& lens) {
@@ -141,11 +130,11 @@ Scenario decode_of(const Scenario& s, double len, double batch) {
     return x;
 }
 
-// Prefill: `count` prompts of `len` tokens, as many of the forward's prompts as one forward's 1e7 tokens hold.
+// Prefill: `count` prompts of `len` tokens, as many of the forward's prompts as one forward's kMaxForwardTokens hold.
 MixedStep prefill_mixed(const Scenario& s, const Tables& t, const std::vector<double>& lens, const Estimate& at_mean) {
     const double n = double(lens.size());
     MixedStep out = mixed(lens, Phase::prefill, at_mean, [&](double len, double& count) {
-        count = std::min(n, std::max(1.0, std::floor(1e7 / len)));
+        count = std::min(n, std::max(1.0, std::floor(kMaxForwardTokens / len)));
         return estimate(prefill_of(s, len, count * len), t);
     });
     for (double l : lens) out.tokens += l;

@@ -179,3 +179,53 @@ TEST_CASE("workload lengths: set_path, the JSON and the link codec round-trip th
     CHECK_FALSE(moe::set_path(s, "workload.prompt_lens", nlohmann::json::array({1, 0}), cat, errs));
     CHECK(s.workload.prompt_lens == std::vector<int>{1000, 3000});
 }
+
+TEST_CASE("workload lengths: bucket_prompts pads each prompt to the smallest bucket and holds the sum to one forward") {
+    using Fault = moe::BucketedPrompts::Fault;
+    // 1,000 and 3,000 tokens in buckets 4,096 / 1,024 / 2,048 (any order): 1,024 + 4,096 = 5,120 tokens computed
+    // (the same prompts as "prefill buckets (seed 000 §8.1)…" in test_seed_kernels.cpp)
+    moe::BucketedPrompts b = moe::bucket_prompts({1000, 3000}, {4096, 1024, 2048}, 1e8);
+    CHECK(b.fault == Fault::none);
+    CHECK(b.tokens == std::vector<double>{1024, 4096});
+    CHECK(b.total_tokens == 5120);
+    CHECK(b.largest_bucket == 4096);
+    // without buckets a prompt is itself, rounded up to whole tokens
+    b = moe::bucket_prompts({1000.5, 7168}, {}, 1e8);
+    CHECK(b.fault == Fault::none);
+    CHECK(b.tokens == std::vector<double>{1001, 7168});
+    CHECK(b.largest_bucket == 0);
+    // the first prompt at fault stops it, by index: out of [1, max] (NaN too), then no bucket holding it
+    b = moe::bucket_prompts({5000, 0}, {1024, 4096}, 1e8);
+    CHECK(b.fault == Fault::no_bucket);
+    CHECK(b.at == 0);
+    b = moe::bucket_prompts({1000, 0, 5000}, {1024, 4096}, 1e8);
+    CHECK(b.fault == Fault::bad_length);
+    CHECK(b.at == 1);
+    CHECK(moe::bucket_prompts({2e8}, {}, 1e8).fault == Fault::bad_length);
+    CHECK(moe::bucket_prompts({2e8}, {}, HUGE_VAL).fault == Fault::over_one_forward);
+    CHECK(moe::bucket_prompts({std::nan("")}, {}, HUGE_VAL).fault == Fault::bad_length);
+    // one forward holds at most kMaxForwardTokens (10,000,000, workload.prefill_tokens' range): 5M + 5M fits, 5M + 5M + 1 not
+    CHECK(moe::bucket_prompts({5e6, 5e6}, {}, 1e8).fault == Fault::none);
+    b = moe::bucket_prompts({5e6, 5e6, 1}, {}, 1e8);
+    CHECK(b.fault == Fault::over_one_forward);
+    CHECK(b.total_tokens == 10000001);
+    CHECK(moe::kMaxForwardTokens == moe::find_field("workload.prefill_tokens")->max);
+}
+
+TEST_CASE("workload lengths: a list replaces the fields a sweep axis would move (sweep refuses them)") {
+    moe::WorkloadConfig w;
+    for (const char* path : {"workload.prompt_len", "workload.prefill_tokens", "workload.batch", "workload.context_len"})
+        CHECK(moe::length_list_replacing(w, path) == nullptr);
+    w.prefill_bucket_lens = {1024};  // pads the prompts: replaces no field by itself
+    CHECK(moe::length_list_replacing(w, "workload.prefill_tokens") == nullptr);
+    w.prompt_lens = {1000, 3000};
+    CHECK(std::string(moe::length_list_replacing(w, "workload.prompt_len")) == "workload.prompt_lens");
+    CHECK(std::string(moe::length_list_replacing(w, "workload.prefill_tokens")) == "workload.prompt_lens");
+    CHECK(moe::length_list_replacing(w, "workload.batch") == nullptr);
+    CHECK(moe::length_list_replacing(w, "workload.output_len") == nullptr);
+    w.context_lens = {512};
+    CHECK(std::string(moe::length_list_replacing(w, "workload.batch")) == "workload.context_lens");
+    CHECK(std::string(moe::length_list_replacing(w, "workload.context_len")) == "workload.context_lens");
+    CHECK(moe::length_list_replacing(w, "parallel.ep") == nullptr);
+    CHECK(moe::length_list_replacing(w, "serving.isl") == nullptr);
+}

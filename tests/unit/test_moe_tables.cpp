@@ -301,3 +301,32 @@ TEST_CASE("DeepSeek-V3 EP32 prefill at 16K tokens per GPU: H100 within 10% of H8
     CHECK(std::fabs(h100 / h800 - 1) <= 0.10);
     CHECK(h800 > 5000);  // the order of SGLang's published 32-H800 prefill rate (seed 000: ~7.4K)
 }
+
+TEST_CASE("AIC MoE layers: has_moe_kernel says which kernels a family's loaded files measured, kept by a copy") {
+    // bench_data/moe: b200 has sglang_triton.csv (SGLang's Triton fused MoE alone), h100 none; h100 has
+    // vllm_flashinfer_cutlass.csv, gb200 only the DeepEP pair
+    const moe::Tables& builtin = moe::builtin_tables();
+    CHECK(builtin.has_moe_kernel("b200", moe::MoeKernel::triton));
+    CHECK_FALSE(builtin.has_moe_kernel("h100", moe::MoeKernel::triton));
+    CHECK(builtin.has_moe_kernel("h100", moe::MoeKernel::flashinfer_cutlass));
+    CHECK(builtin.has_moe_kernel("gb200", moe::MoeKernel::deepep_masked));
+    CHECK_FALSE(builtin.has_moe_kernel("gb200", moe::MoeKernel::fused));
+    CHECK_FALSE(builtin.has_moe_kernel("nosuch", moe::MoeKernel::fused));
+
+    moe::Tables t;
+    moe::Issues errs;
+    const char* hdr = "dtype,hidden,inter,topk,experts,tp,ep,tokens,latency_us\n";
+    CHECK_FALSE(t.has_moe_kernel("h100", moe::MoeKernel::triton));
+    // a refused file (a repeated token count) flags nothing
+    CHECK_FALSE(t.load_csv("bench_data/moe/h100/a_triton.csv", std::string(hdr) + "bf16,64,32,2,8,1,1,1,5\nbf16,64,32,2,8,1,1,1,6\n", errs));
+    CHECK_FALSE(t.has_moe_kernel("h100", moe::MoeKernel::triton));
+    CHECK(t.load_csv("bench_data/moe/h100/a_triton.csv", std::string(hdr) + "bf16,64,32,2,8,1,1,1,5\n", errs));
+    CHECK(t.has_moe_kernel("h100", moe::MoeKernel::triton));
+    CHECK_FALSE(t.has_moe_kernel("h100", moe::MoeKernel::fused));
+    CHECK_FALSE(t.has_moe_kernel("h200", moe::MoeKernel::triton));
+    const moe::Tables copy(t);
+    CHECK(copy.has_moe_kernel("h100", moe::MoeKernel::triton));
+    moe::Tables assigned;
+    assigned = t;
+    CHECK(assigned.has_moe_kernel("h100", moe::MoeKernel::triton));
+}
