@@ -177,7 +177,11 @@ void memory(const Ctx& c, Estimate& e) {
     const double seq_per_chunk = std::max(1.0, C / std::max(1, s.workload.prompt_len));
     // residual stream: bf16 hidden + residual, or hc_mult fp32 streams with hyper-connections (seed 002 §4)
     const double residual = m.hc_mult > 1 ? h * m.hc_mult * 4.0 : h * 2.0 * 2.0;
-    r.activation_prefill_bytes = C * (residual + Hr * qdim * 2.0 * 3.0 + ffn_per_token) +
+    // q, k and v of the chunk in bf16: q at the GPU's query heads; k and v at its KV heads for GQA / MHA (a GQA
+    // layer's k and v projections are KV-head wide), at the query heads for MLA (prefill expands the latent to every
+    // head's k and v through kv_b)
+    const double kv_act_heads = m.attn == AttnKind::mla ? Hr : std::min(Hr, kv_heads_gpu);
+    r.activation_prefill_bytes = C * (residual + (Hr + 2.0 * kv_act_heads) * qdim * 2.0 + ffn_per_token) +
                                  seq_per_chunk * double(m.vocab) / c.tp * 4.0;
     const double dec_tok = 1.0 + n_draft;
     const double act_per_seq = dec_tok * (residual + std::max(Hr * qdim * 2.0, h * 4.0 + ffn_per_token / 2.0)) +

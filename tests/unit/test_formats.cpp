@@ -169,12 +169,12 @@ TEST_CASE("workspace with the masked layout: every expert slot padded to the dis
 
 TEST_CASE("activations and workspace of a prefill chunk: the routed experts' fp32 gate/up is counted once") {
     // Qwen3-30B-A3B BF16 on one H20, 16,384-token chunks of 4,096-token prompts (48 MoE layers, no shared expert):
-    //   activations per token: residual 2048 x 2 x 2 = 8,192 + q/k/v-sized buffers 32 x 128 x 2 x 3 = 24,576 B
-    //   -> 16,384 x 32,768 = 536,870,912 B, + fp32 logits of the 4 prompts' last tokens 4 x 151,936 x 4 = 2,430,976 B
-    //   = 539,301,888 B. The routed experts' gate/up (8 pairs x 2 x 768 x 4 B per token) is NOT here any more: it is
+    //   activations per token: residual 2048 x 2 x 2 = 8,192 + q at 32 heads and k, v at 4 KV heads
+    //   (32 + 2 x 4) x 128 x 2 = 10,240 B -> 16,384 x 18,432 = 301,989,888 B, + fp32 logits of the 4 prompts' last
+    //   tokens 4 x 151,936 x 4 = 2,430,976 B = 304,420,864 B. The routed experts' gate/up (8 pairs x 2 x 768 x 4 B per token) is NOT here any more: it is
     //   the grouped-GEMM workspace, 16,384 x 8 x 1.3 x 768 x 4 = 523,449,139.2 B, + cuBLAS 64 MB.
     moe::Estimate e = run(R"({"model":"qwen3-30b-a3b","hardware":"h20","workload":{"phase":"prefill","prefill_tokens":16384,"prompt_len":4096,"output_len":2048}})");
-    CHECK(e.memory.activation_bytes == doctest::Approx(539301888.0).epsilon(1e-12));
+    CHECK(e.memory.activation_bytes == doctest::Approx(304420864.0).epsilon(1e-12));
     CHECK(e.memory.workspace_bytes == doctest::Approx(std::ceil(64e6 + 16384 * 8 * 1.3 * 768 * 4)).epsilon(1e-12));
 }
 

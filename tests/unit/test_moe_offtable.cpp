@@ -152,7 +152,7 @@ TEST_CASE("routed experts off the tables: Triton and FlashInfer-CUTLASS against 
     for (const Set& s : sets) {
         std::vector<double> errs;
         for (const Row& r : s.rows) {
-            INFO(s.hw << " " << s.kernel << " " << r.model << " " << r.experts << " ep " << r.ep << ", " << r.tokens
+            INFO((std::string(s.hw) + " " + s.kernel + " " + r.model + " " + r.experts) << " ep " << r.ep << ", " << r.tokens
                       << " tokens (line " << r.line << ")");
             const moe::Estimate on = run(scenario_of(s.hw, s.kernel, r, true));
             const moe::OpRecord* measured = find_op(on, "moe.routed_experts", Phase::decode);
@@ -162,11 +162,11 @@ TEST_CASE("routed experts off the tables: Triton and FlashInfer-CUTLASS against 
             const moe::Estimate off = run(scenario_of(s.hw, s.kernel, r, false));
             REQUIRE(find_op(off, "moe.routed_experts", Phase::decode)->source == Source::analytical);
             const double predicted = analytical_layer_us(off);
-            MESSAGE(s.hw << " " << s.kernel << " " << r.model << " ep " << r.ep << " " << r.tokens << " tokens: " << predicted
+            MESSAGE((std::string(s.hw) + " " + s.kernel + " " + r.model) << " ep " << r.ep << " " << r.tokens << " tokens: " << predicted
                           << " us against " << r.us);
             errs.push_back(moe_test::rel_err(predicted, r.us));
         }
-        INFO(s.hw << " " << s.kernel);
+        INFO((std::string(s.hw) + " " + s.kernel));
         CHECK(median(errs) == doctest::Approx(s.median).epsilon(0.01));
         CHECK(*std::max_element(errs.begin(), errs.end()) == doctest::Approx(s.worst).epsilon(0.01));
     }

@@ -93,12 +93,12 @@ TEST_CASE("seed 003's runtime memory (batch 32, seq 512) beside the model's seed
                         {"precision", {{"weights", "fp16"}, {"experts", "int4"}}}};
     const moe::Estimate e = moe_test::run(s.dump());
     // Activations: the residual stream is two bf16 tensors a token (hidden and residual: 2 x the seed's 64 MiB), plus
-    // the attention's q, k, v (16 heads x 128 x 2 B x 3) and the fp32 logits of each prompt's last token; the seed
-    // counts the one hidden tensor.
+    // the attention's q at its 16 heads and k, v at its 8 KV heads ((16 + 2 x 8) x 128 x 2 B) and the fp32 logits of
+    // each prompt's last token; the seed counts the one hidden tensor.
     const double seed_act = C * 2048 * 2;
     CHECK(seed_act == 64.0 * 1024 * 1024);
-    CHECK(e.memory.activation_prefill_bytes == doctest::Approx(2 * seed_act + C * 16 * 128 * 2 * 3 + 32.0 * 32000 * 4).epsilon(1e-12));
-    CHECK(e.memory.activation_prefill_bytes == doctest::Approx(339640320.0).epsilon(1e-12));
+    CHECK(e.memory.activation_prefill_bytes == doctest::Approx(2 * seed_act + C * (16 + 2 * 8) * 128 * 2 + 32.0 * 32000 * 4).epsilon(1e-12));
+    CHECK(e.memory.activation_prefill_bytes == doctest::Approx(272531456.0).epsilon(1e-12));
     // Expert outputs: the model's grouped-GEMM workspace holds the gate / up output of every token-expert pair in fp32
     // (2 bytes more than the seed's bf16) sized for the busiest expert (grouped_load_factor 1.3 over the mean):
     // 512 MiB x 2 x 1.3 = 1,395,864,371.2 B, plus cuBLAS's 64 MB. The dispatch indices (0.5 MiB) are not counted.

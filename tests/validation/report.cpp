@@ -281,7 +281,10 @@ std::string report_markdown(const std::vector<Result>& rs, const FitReport& fr, 
          "\nFitted elsewhere: `triton_moe_*` and `flashinfer_moe_*` (the engines' fused-MoE kernels off the tables: compute "
          "and HBM efficiency, a fixed time per layer) by `scripts/fit_fused_moe.py` on AIConfigurator's measured H100 / "
          "H200 layers, each Hopper GPU held out in turn (Triton 8.7%, FlashInfer-CUTLASS 12.2% median |error|) and "
-         "B200's Triton rows never fitted on (34.9%); tests/unit/test_moe_offtable.cpp pins them.\n";
+         "B200's Triton rows never fitted on (34.9%); tests/unit/test_moe_offtable.cpp pins them.\n"
+         "\nMeasured, not fitted: `sparse_attn_prefill_eff` 0.645 (DSA's FlashMLA sparse prefill: the published 640 "
+         "TFLOPS on H800 and 1450 on B200, 0.647 / 0.644 of the BF16 peak); InferSim's H800 rows, not used to set it, "
+         "are within 1% (tests/unit/test_attention_kinds.cpp).\n";
 
     // ---- provenance ----
     o << "\n## Provenance of the six measured scenarios\n\n"
