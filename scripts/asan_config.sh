@@ -4,8 +4,8 @@
 #   source scripts/asan_config.sh && asan_configure     # (in the repository root) cmake -S . -B build-asan ...
 #
 # With clang (scripts/setup.sh installs it): ASan + UBSan (MOE_SANITIZE) and the libFuzzer targets (MOE_FUZZ), so
-# the core also carries -fsanitize=fuzzer-no-link (coverage for the mutator; the unit and CLI tests run about 15% more
-# CPU for it, less than the second compile of the core a separate fuzzing build cost: about 100 CPU s). Without
+# the core also carries -fsanitize=fuzzer-no-link (coverage for the mutator): the tests under ASan run about a quarter
+# more CPU for it (~50 s; the unit tests 30 -> 45 s), a separate fuzzing build cost ~150 CPU s (its own core). Without
 # clang: ASan + UBSan with the default compiler, and no fuzz targets (scripts/fuzz.sh refuses).
 # -O1 -gline-tables-only: stacks with files and lines (all a report prints; full -g, for a debugger, costs ~15% more
 # build), and a build half the time of -O2 (the tests run in seconds either way). -DMOE_TESTS_O0=ON: the test programs
