@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of tests/fuzz (clang, ASan + UBSan) in build-fuzz/ and runs each for a bounded time,
+# Builds the libFuzzer targets of tests/fuzz (clang, ASan + UBSan) in build-asan/ (scripts/asan_config.sh: the
+# sanitizer build's directory and core; after scripts/sanitize.sh they are built already) and runs each for a bounded time,
 # JOBS targets at a time (each libFuzzer process uses one core; its budget is its own, so two at once on 2 cores
 # explore as much as one after the other, in half the time).
 # A finding fails the script; its input is saved as tests/fuzz/corpus/<target>/crash-<sha1> — a regression input that
@@ -10,7 +11,7 @@
 #   JOBS=2 (build parallelism, and how many targets fuzz at once)
 #   SEED=1 bash scripts/fuzz.sh               # a fixed libFuzzer seed (scripts/test.sh sets one: CI repeats a run
 #                                             # checked before; exploration without SEED draws a new one each time)
-# The corpus grown during a run stays in build-fuzz/corpus/<target>/ (not committed): later runs start from it.
+# The corpus grown during a run stays in build-asan/fuzz/corpus/<target>/ (not committed): later runs start from it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -21,21 +22,20 @@ targets=("$@")
 ((${#targets[@]})) || targets=(scenario hf_config fragment csv plan)
 
 if ! command -v clang++ >/dev/null; then echo "fuzz: clang++ is missing (scripts/setup.sh installs it)" >&2; exit 1; fi
-log=$root/build-fuzz/build.log
-mkdir -p build-fuzz
-# -DMOE_UNITY=ON: the core compiled a few files per translation unit (the same code, about half the build time);
-# -gline-tables-only: a finding's stack still has files and lines, for less build time than full -g
-if ! { CXX=clang++ cmake -S . -B build-fuzz -DMOE_FUZZ=ON -DMOE_UNITY=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" --log-level=WARNING &&
-       cmake --build build-fuzz -j"$jobs" --target moe_fuzz; } >"$log" 2>&1; then
+source scripts/asan_config.sh
+out_dir=$asan_build_dir/fuzz   # the targets, and their logs, results and grown corpora
+log=$root/$asan_build_dir/fuzz_build.log
+mkdir -p "$out_dir"
+# (only the fuzz targets and the core: the tests are scripts/sanitize.sh's)
+if ! { asan_configure && cmake --build "$asan_build_dir" -j"$jobs" --target moe_fuzz; } >"$log" 2>&1; then
   cat "$log" >&2
   echo "fuzz: build failed" >&2
   exit 1
 fi
 
-fuzz_one() {  # fuzz_one TARGET: runs it, writes its summary line to build-fuzz/fuzz_TARGET.result; exit status 1 = finding
-  local t=$1 bin=build-fuzz/fuzz/fuzz_$1 seeds=tests/fuzz/corpus/$1 work=build-fuzz/corpus/$1
-  local res=build-fuzz/fuzz_$1.result out=build-fuzz/fuzz_$1.log
+fuzz_one() {  # fuzz_one TARGET: runs it, writes its summary line to build-asan/fuzz/fuzz_TARGET.result; exit status 1 = finding
+  local t=$1 bin=$out_dir/fuzz_$1 seeds=tests/fuzz/corpus/$1 work=$out_dir/corpus/$1
+  local res=$out_dir/fuzz_$1.result out=$out_dir/fuzz_$1.log
   [[ -x $bin && -d $seeds ]] || { echo "fuzz: no target '$t'" >"$res"; return 1; }
   mkdir -p "$work"
   local dict=() budget=()
@@ -70,18 +70,18 @@ fuzz_one() {  # fuzz_one TARGET: runs it, writes its summary line to build-fuzz/
 
 # JOBS targets at a time; the summaries are printed in the targets' order once all have finished.
 for t in "${targets[@]}"; do
-  rm -f "build-fuzz/fuzz_$t.result" "build-fuzz/fuzz_$t.rc"
+  rm -f "$out_dir/fuzz_$t.result" "$out_dir/fuzz_$t.rc"
   while (($(jobs -rp | wc -l) >= jobs)); do wait -n; done
-  { fuzz_one "$t"; echo $? >"build-fuzz/fuzz_$t.rc"; } &
+  { fuzz_one "$t"; echo $? >"$out_dir/fuzz_$t.rc"; } &
 done
 wait
 status=0
 for t in "${targets[@]}"; do
-  if [[ $(cat "build-fuzz/fuzz_$t.rc" 2>/dev/null) == 0 ]]; then
-    cat "build-fuzz/fuzz_$t.result"
+  if [[ $(cat "$out_dir/fuzz_$t.rc" 2>/dev/null) == 0 ]]; then
+    cat "$out_dir/fuzz_$t.result"
   else
     status=1
-    cat "build-fuzz/fuzz_$t.result" >&2 2>/dev/null || echo "fuzz: $t did not finish" >&2
+    cat "$out_dir/fuzz_$t.result" >&2 2>/dev/null || echo "fuzz: $t did not finish" >&2
   fi
 done
 exit $status

@@ -8,23 +8,17 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-2}
-cxx=()
-command -v clang++ >/dev/null && cxx=(-DCMAKE_CXX_COMPILER=clang++)
 # A report names the bug's file and line; leaks are findings too; a UBSan report aborts with a stack.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export CTEST_OUTPUT_ON_FAILURE=1
 
-log=build-asan/build.log
-mkdir -p build-asan
-# -O1 -gline-tables-only: stacks with files and lines (all a report prints; full -g, for a debugger, costs ~15% more
-# build), and a build half the time of -O2 (the tests run in seconds either way). -DMOE_TESTS_O0=ON: the test programs
-# themselves at -O0 (their time is spent in the core; the same checks, about a third of the build time of -O1).
-# -DMOE_UNITY=ON: the core's files, and the unit tests', compiled a few per translation unit (the same code
-# instrumented, in less build time).
-if ! { cmake -S . -B build-asan "${cxx[@]}" -DMOE_SANITIZE=ON -DMOE_UNITY=ON -DMOE_TESTS_O0=ON \
-         -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" --log-level=WARNING &&
-       cmake --build build-asan -j"$jobs"; } >"$log" 2>&1; then
+# build-asan/ is scripts/fuzz.sh's build too (scripts/asan_config.sh): with clang the fuzz targets are built here,
+# against the same instrumented core, and fuzz.sh finds them built.
+source scripts/asan_config.sh
+log=$asan_build_dir/build.log
+mkdir -p "$asan_build_dir"
+if ! { asan_configure && cmake --build "$asan_build_dir" -j"$jobs"; } >"$log" 2>&1; then
   tail -40 "$log" >&2
   echo "sanitize: build failed (log: $log)" >&2
   exit 1
@@ -37,5 +31,6 @@ fi
 # here through the unit tests and the hf_config fuzz target, and the CLI's eval path through the other CLI tests), the
 # serving set's 2,204 simulations (31 s: the simulation runs here through the unit tests, the runs loader and the fit
 # through cli_calibrate_errors / cli_calibrate_engines and validation_serving_layouts), and the Python source checks (bench_data_distill, docs_test_citations).
-ctest --test-dir build-asan -j"$jobs" -LE slow \
+# Not the fuzz_*_replay tests either: scripts/fuzz.sh runs every seed and past crash first, then fuzzes.
+ctest --test-dir "$asan_build_dir" -j"$jobs" -LE 'slow|fuzz' \
   -E '^(cli_calibrate_roundtrip|cli_plan_default_ttft|cli_plan_large_space|cli_model_configs|validation_serving|bench_data_distill|docs_test_citations)$'

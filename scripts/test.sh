@@ -41,7 +41,8 @@ stage "native: build" cmake --build build-native -j"$jobs"
 slow=(-LE slow); [[ -n ${FULL:-} ]] && slow=()
 stage "native: ctest" ctest --test-dir build-native -j"$jobs" "${slow[@]}"
 
-# Issue 8: the same native tests under ASan + UBSan (build-asan/), then each libFuzzer target for 12 s (build-fuzz/).
+# Issue 8: the same native tests under ASan + UBSan (build-asan/), then each libFuzzer target for 12 s (built in
+# build-asan/ by the sanitizer stage, against the same instrumented core: scripts/asan_config.sh).
 stage "sanitizers: ASan + UBSan build and ctest" bash scripts/sanitize.sh
 # A fixed seed: CI repeats exploration checked before it landed (scripts/fuzz.sh without SEED explores anew).
 stage "fuzz: 5 targets x 12 s" env SECONDS_PER_TARGET="${FUZZ_SECONDS:-12}" SEED="${FUZZ_SEED:-20261126}" bash scripts/fuzz.sh

@@ -3,9 +3,11 @@
 #
 #   CXX=clang++ cmake -S . -B build-fuzz -DMOE_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 #   cmake --build build-fuzz -j2 --target moe_fuzz         # the five targets below
-#   build-fuzz/fuzz/fuzz_scenario -dict=tests/fuzz/scenario.dict tests/fuzz/corpus/scenario   (scripts/fuzz.sh)
+#   build-fuzz/fuzz/fuzz_scenario -dict=tests/fuzz/scenario.dict tests/fuzz/corpus/scenario
+# (scripts/fuzz.sh and scripts/sanitize.sh build them in build-asan/, with MOE_SANITIZE too: one instrumented core for
+# the sanitizer tests and the fuzz targets, scripts/asan_config.sh)
 #
-# Targets (build-fuzz/fuzz/): fuzz_scenario (scenario JSON + --set overrides -> estimate), fuzz_hf_config (HF
+# Targets (<build>/fuzz/): fuzz_scenario (scenario JSON + --set overrides -> estimate), fuzz_hf_config (HF
 # config.json -> estimate), fuzz_fragment (the page's #s= link codec), fuzz_csv (bench_data CSV loader + lookups),
 # fuzz_plan (a plan request and its --space file through the streaming planner: PlanEnumerator, PlanFront).
 # With MOE_FUZZ the core itself is built with -fsanitize=fuzzer-no-link,address,undefined (coverage for the mutator,
