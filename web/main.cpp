@@ -1,7 +1,8 @@
 // main.cpp — the page: GLFW window on the canvas, Dear ImGui, one AppState, one fixed frame order.
 //
 //   frame: hashchange / dropped or pasted text -> display scale -> ImGui frame { toolbar, notice, scenario panel,
-//          recompute if needed, results } -> render -> write the URL fragment and publish window.__moe
+//          recompute if needed, results } -> render (skipped when the draw lists are the last drawn frame's) -> write
+//          the URL fragment and publish window.__moe
 //
 // HiDPI: the canvas' backing store is its CSS size times devicePixelRatio, and ImGui works in those device
 // pixels (Emscripten's GLFW reports the mouse in backing-store pixels too); the fonts are rasterised at the
@@ -17,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "app_state.h"
 #include "panels.h"
@@ -38,6 +40,7 @@ struct App {
     std::string clipboard;            // what ImGui's clipboard getter returned last
     bool clipboard_read = false;      // ImGui asked for the clipboard this frame (it handled Ctrl+V itself)
     std::string paste_for_widget;     // a paste event's text waiting to reach the focused text field
+    std::vector<unsigned char> drawn, frame_key;  // the last drawn frame's draw lists, this frame's (same_as_drawn)
 };
 
 App* g_app = nullptr;  // for ImGui's clipboard callbacks (C function pointers)
@@ -49,6 +52,36 @@ const char* get_clipboard(void*) {
 }
 
 void set_clipboard(void*, const char* text) { web::copy_to_clipboard(text ? text : ""); }
+
+// Whether this frame's draw lists are byte for byte the last drawn frame's, at the same canvas size and scale (an idle
+// page: nothing moved, nothing changed). Its GL work is then skipped: the canvas keeps showing the last frame and the
+// browser has nothing new to composite, so an idle page costs the ImGui frame alone (no software rasterisation in a
+// headless browser, less power on a laptop). The frame's logic (hashchange, recompute, URL, window.__moe) still runs.
+bool same_as_drawn(App& app, const ImDrawData* d) {
+    std::vector<unsigned char>& key = app.frame_key;
+    key.clear();
+    auto put = [&key](const void* p, size_t n) {
+        const auto* b = static_cast<const unsigned char*>(p);
+        key.insert(key.end(), b, b + n);
+    };
+    const float scale[7] = {float(app.win.width), float(app.win.height), float(app.st.dpr), d->DisplayPos.x, d->DisplayPos.y,
+                            d->DisplaySize.x, d->DisplaySize.y};
+    put(scale, sizeof scale);
+    for (int i = 0; i < d->CmdListsCount; ++i) {
+        const ImDrawList* l = d->CmdLists[i];
+        put(l->VtxBuffer.Data, size_t(l->VtxBuffer.Size) * sizeof(ImDrawVert));
+        put(l->IdxBuffer.Data, size_t(l->IdxBuffer.Size) * sizeof(ImDrawIdx));
+        for (const ImDrawCmd& c : l->CmdBuffer) {
+            put(&c.ClipRect, sizeof c.ClipRect);
+            put(&c.TextureId, sizeof c.TextureId);
+            const unsigned int counts[3] = {c.VtxOffset, c.IdxOffset, c.ElemCount};
+            put(counts, sizeof counts);
+        }
+    }
+    if (key == app.drawn) return true;
+    app.drawn.swap(key);
+    return false;
+}
 
 void sync_canvas_size(Window& win, web::AppState& st) {
     const web::DisplayMetrics m = web::display_metrics();
@@ -159,11 +192,13 @@ void frame(void* arg) {
     ImGui::End();
 
     ImGui::Render();
-    glViewport(0, 0, app.win.width, app.win.height);
-    const ImVec4 bg = web::theme::vec(web::theme::kBackground);
-    glClearColor(bg.x, bg.y, bg.z, 1.0f);
-    glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (!same_as_drawn(app, ImGui::GetDrawData())) {
+        glViewport(0, 0, app.win.width, app.win.height);
+        const ImVec4 bg = web::theme::vec(web::theme::kBackground);
+        glClearColor(bg.x, bg.y, bg.z, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    }
 
     // A paste (e.g. Cmd+V on a Mac) that ImGui did not read through the clipboard: type it into the field.
     if (!app.paste_for_widget.empty()) {
