@@ -312,9 +312,13 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     const bool triton_kernel = kernel == MoeKernelSel::triton || (kernel == MoeKernelSel::auto_ && !deepgemm_arch(c.g));
     const bool fused_kernel = cuda && !dequant && !per_token && c.g.matmul_efficiency <= 0 && c.g.tile_tokens <= 1 &&
                               (triton_kernel || kernel == MoeKernelSel::flashinfer_cutlass);
-    const double fused_ce = !fused_kernel ? eff0 : triton_kernel ? c.cal.triton_moe_compute_eff : c.cal.flashinfer_moe_compute_eff;
-    const double fused_me = !fused_kernel ? c.cal.hbm_bw_eff : triton_kernel ? c.cal.triton_moe_bw_eff : c.cal.flashinfer_moe_bw_eff;
-    const double fused_fixed_us = !fused_kernel ? 0.0 : triton_kernel ? c.cal.triton_moe_fixed_us : c.cal.flashinfer_moe_fixed_us;
+    struct KernelEff {
+        double compute, hbm, fixed_us;
+    };
+    const KernelEff fused = !fused_kernel  ? KernelEff{eff0, c.cal.hbm_bw_eff, 0.0}
+                            : triton_kernel ? KernelEff{c.cal.triton_moe_compute_eff, c.cal.triton_moe_bw_eff, c.cal.triton_moe_fixed_us}
+                                            : KernelEff{c.cal.flashinfer_moe_compute_eff, c.cal.flashinfer_moe_bw_eff,
+                                                        c.cal.flashinfer_moe_fixed_us};
     // The kernel at t tokens per attention rank, timed from the table or the analytical fallback.
     auto op_at = [&](double t, const TableHit* known = nullptr) {
         const double p = pairs_of(t), active = active_of(t);
@@ -360,7 +364,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         const double tile_eff = tiles > 0 ? std::min(1.0, p / (tiles * tile)) : 1.0;
         // W4A16: every active expert's weights are dequantised once per M tile of its tokens
         const double dq = !marlin ? 0.0 : 3.0 * ew * inter * (per_token ? active : tiles);
-        time_op(c, op, comp, hit, std::max(1e-3, fused_ce) * tile_eff, std::max(1e-3, fused_me), dq);
+        time_op(c, op, comp, hit, std::max(1e-3, fused.compute) * tile_eff, std::max(1e-3, fused.hbm), dq);
         return op;
     };
     OpRecord op = op_at(T, family ? &hit_T : nullptr);
@@ -411,10 +415,10 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     }
     if (op.source == Source::analytical) c.analytical_experts = true;
     L.post.push_back(op);
-    if (fused_fixed_us > 0 && !layer.found && op.source == Source::analytical) {
+    if (fused.fixed_us > 0 && !layer.found && op.source == Source::analytical) {
         // the fused MoE's fixed time per layer (its kernels' launches and tails), once per chunk
         OpRecord fixed = make_op("moe.fused_fixed", ph, 0, 0, 0);
-        fixed.time_us = fused_fixed_us * n_chunks;
+        fixed.time_us = fused.fixed_us * n_chunks;
         fixed.bound = Bound::latency;
         fixed.engine = Engine::tensor;
         fixed.source = Source::analytical;
@@ -446,7 +450,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     const double nonlocal_pairs = zero_rows ? std::max(0.0, group_pairs - pairs) : 0.0;
     if (nonlocal_pairs > 0) {  // the fused kernel's own writes and reads: at its HBM efficiency
         OpRecord zeros = make_op("moe.nonlocal_rows", ph, 0, 0, nonlocal_pairs * (2.0 * inter * 2.0 * 2.0 + inter * act_b + ew * 2.0));
-        time_op(c, zeros, Dtype::bf16, TableHit{}, 1.0, std::max(1e-3, fused_me));
+        time_op(c, zeros, Dtype::bf16, TableHit{}, 1.0, std::max(1e-3, fused.hbm));
         L.post.push_back(zeros);
     }
     if (own_passes) {
