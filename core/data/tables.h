@@ -205,6 +205,12 @@ public:
         // does not depend on m (kernels::gemm_tile_efficiency_by); 0 = not known
         int mem_k = 0;
         double mem_ratio = 0;
+        // A shape inside a table family's (k, n) grid (AIConfigurator's GEMM tables measure every k x n of their
+        // axes): the measured shapes at the rectangle's corners, (k0, n0), (k0, n1), (k1, n0), (k1, n1), and their
+        // bilinear weights; gemm_at reads each corner's latency at m and interpolates it. No corners: the nearest shape
+        // transferred (best).
+        const Table* corner[4] = {nullptr, nullptr, nullptr, nullptr};
+        double corner_w[4] = {0, 0, 0, 0};
     };
     // Fills `out` (its vector's storage reused).
     void gemm_pick(std::string_view family, int k, int n, GemmKernel kernel, GemmPick& out) const;

@@ -141,6 +141,53 @@ kernels::DeepGemmTiles dense_tiles(double m, double n, double sms) {
 }
 }  // namespace
 
+namespace {
+// The corners of the rectangle of measured shapes around (k, n) among `best`'s kin (the same format and engine, one
+// file's shapes), with bilinear weights in k and n; false when the kin are not a full k x n grid, (k, n) lies outside
+// their axes or a corner was not measured. Why bilinear in linear k and n: a GEMM's time at fixed m is a fixed part plus bytes and FLOPs, each a
+// sum of terms in k, n and k x n (weights k n, activations m k and m n, FLOPs 2 m k n), so it is exact for a
+// roofline with a fixed overhead whichever side binds; only the tile quantisation between the corners is smoothed.
+bool grid_corners(const std::vector<const Tables::Table*>* list, const Tables::Table* best, int k, int n,
+                  Tables::GemmPick& p) {
+    if (!list || !best) return false;
+    auto kin = [&](const Tables::Table* t) { return t->key[2] == best->key[2] && t->key[3] == best->key[3] && t->family == best->family; };
+    int k0 = 0, k1 = 0, n0 = 0, n1 = 0;  // the nearest measured axis values below / above (0: none)
+    std::vector<int> ks_all, ns_all;
+    std::size_t count = 0;
+    for (const Tables::Table* t : *list) {
+        if (!kin(t)) continue;
+        const int tk = t->key[0], tn = t->key[1];
+        ++count;
+        ks_all.push_back(tk);
+        ns_all.push_back(tn);
+        if (tk <= k && tk > k0) k0 = tk;
+        if (tk >= k && (k1 == 0 || tk < k1)) k1 = tk;
+        if (tn <= n && tn > n0) n0 = tn;
+        if (tn >= n && (n1 == 0 || tn < n1)) n1 = tn;
+    }
+    if (k0 == 0 || k1 == 0 || n0 == 0 || n1 == 0) return false;
+    // a full grid only (every k with every n: AIConfigurator's tables); a list of the shapes some models need
+    // (InferSim's, BLIS's) keeps the nearest shape through the tile model, which the DeepGEMM rows calibrate
+    for (auto* v : {&ks_all, &ns_all}) {
+        std::sort(v->begin(), v->end());
+        v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    if (count != ks_all.size() * ns_all.size()) return false;
+    const int ks[2] = {k0, k1}, ns[2] = {n0, n1};
+    const double wk = k1 > k0 ? double(k - k0) / double(k1 - k0) : 0.0, wn = n1 > n0 ? double(n - n0) / double(n1 - n0) : 0.0;
+    for (int i = 0; i < 4; ++i) {
+        const int ck = ks[i / 2], cn = ns[i % 2];
+        const Tables::Table* found = nullptr;
+        for (const Tables::Table* t : *list)
+            if (kin(t) && t->key[0] == ck && t->key[1] == cn) { found = t; break; }
+        if (!found) return false;
+        p.corner[i] = found;
+        p.corner_w[i] = (i / 2 ? wk : 1.0 - wk) * (i % 2 ? wn : 1.0 - wn);
+    }
+    return true;
+}
+}  // namespace
+
 // The per-thread pick of a GEMM shape (gemm_pick, gemm): the table it reads depends only on (table set, family, k, n,
 // format, engine), not on m, and is kept in a small per-thread cache (the nearest-shape scan over a family's tables was a
 // third of an estimate's time), with the line it interpolates and that line's efficiencies at the overhead.
@@ -191,6 +238,9 @@ Tables::GemmPick& Tables::gemm_slot(std::string_view family, int k, int n, int f
         }
         if (!p.best) p.best = nearest(list, [](const Table*) { return true; }, q, 2, best_d);
         p.dist = best_d;
+        for (int i = 0; i < 4; ++i) p.corner[i] = nullptr, p.corner_w[i] = 0;
+        if (p.best && best_d > 0 && !grid_corners(list, p.best, k, n, p))
+            for (int i = 0; i < 4; ++i) p.corner[i] = nullptr, p.corner_w[i] = 0;
         slot.have_utils = false;
     }
     // InferSim's and BLIS's GEMM tables time each call from Python: short kernels carry a per-call overhead
@@ -234,6 +284,7 @@ void Tables::gemm_pick(std::string_view family, int k, int n, GemmKernel kernel,
     out.utils.assign(p.utils.begin(), p.utils.end());
     out.mem_k = p.mem_k;
     out.mem_ratio = p.mem_ratio;
+    for (int i = 0; i < 4; ++i) out.corner[i] = p.corner[i], out.corner_w[i] = p.corner_w[i];
 }
 
 TableHit Tables::gemm(std::string_view family, double m, int k, int n, int in_bytes) const {
@@ -249,6 +300,39 @@ TableHit Tables::gemm_at(const GemmPick& pick, double m, int k, int n) const {
     const Table* best = pick.best;
     const double best_d = pick.dist;
     TableHit h;
+    const FamilyRef* gref = best && pick.corner[0] ? best->ref : nullptr;
+    const GemmFormat gf = best ? GemmFormat(best->key[2]) : GemmFormat::bf16;
+    const double g_in_b = gemm_format_bytes(gf);
+    const double g_peak = gref ? format_peak_tflops(*gref, gf) * 1e12 : 0, g_bw = gref ? gref->hbm_GBps * 1e9 : 0;
+    auto roof = [&](double kk, double nn) {
+        const kernels::Cost c = kernels::gemm(m, kk, nn, g_in_b, g_in_b);
+        return std::max(c.flops / g_peak, c.bytes / g_bw);
+    };
+    auto memory_bound = [&] {
+        const kernels::Cost c = kernels::gemm(m, k, n, g_in_b, g_in_b);
+        return c.flops / g_peak < c.bytes / g_bw;
+    };
+    if (gref && memory_bound()) {
+        // inside the grid and memory-bound (a decode GEMM): each corner's measured latency at m (its efficiency x its
+        // roofline on the table's GPU), interpolated bilinearly in k and n, over this shape's roofline there
+        // (grid_corners). A compute-bound shape keeps the nearest one transferred through DeepGEMM's tiles below:
+        // there the SM waves of the tile grid, which a bilinear reading smooths over, set the time (DeepGEMM's
+        // m 4,096 x n 2,112 on H800, read bilinearly between InferSim's n 1,536 and 4,096: 1,367 TFLOPS against
+        // 1,127 measured).
+        double lat = 0;
+        for (int i = 0; i < 4; ++i) {
+            if (!(pick.corner_w[i] > 0)) continue;
+            const Table* t = pick.corner[i];
+            bool exact;
+            const double u = std::max(t->at(1, m, exact, pick.ovh), 1e-9);
+            lat += pick.corner_w[i] * roof(t->key[0], t->key[1]) / u;
+        }
+        h.found = true;
+        h.util = lat > 0 ? std::clamp(roof(k, n) / lat, 1e-9, 1.0) : 1e-9;
+        h.source = Source::interpolated;
+        h.table = best->path.c_str();
+        return h;
+    }
     if (best && pick.line >= 0) {
         // hit_from(best, best_d, 1, m, ovh), its interpolation reading the kept utils
         const std::vector<Point>& pts = best->lines[std::size_t(pick.line)];

@@ -136,6 +136,38 @@ TEST_CASE("AIC GEMM tables: B200 and H200 read their own measurements back") {
     }
 }
 
+TEST_CASE("AIC GEMM grid: a memory-bound shape between measured shapes reads their latencies bilinearly") {
+    // AIC measures every k x n of its axes (k 512 ... 16,384, n 512 ... 65,536), so a decode GEMM lies inside a rectangle of
+    // measured ones. Llama-3.1-70B's gate/up at TP 2 on B200 under vLLM, FP8 per tensor, 16 tokens: k 8,192,
+    // n 14,336. bench_data/gemm/b200/vllm_cuda_graph.csv (CutlassFP8ScaledMMLinearKernel, distilled from AIC
+    // vllm-0.24.0) at m 16: line 322 (k 7,168, n 7,168) 15.52 us, line 332 (7,168, 16,384) 50.77 us, line 392
+    // (16,384, 7,168) 28.94 us, line 402 (16,384, 16,384) 50.41 us. Weights: k (8,192 - 7,168) / 9,216 = 1/9,
+    // n (14,336 - 7,168) / 9,216 = 7/9; latency (8/9)(2/9) 15.52 + (8/9)(7/9) 50.77 + (1/9)(2/9) 28.94 + (1/9)(7/9) 50.41
+    // = 3.066 + 35.098 + 0.715 + 4.357 = 43.24 us. (The nearest measured shape alone, (7,168, 16,384), read 50.77 us
+    // at its own efficiency, 0.29 of HBM where its neighbours reach 0.41-0.75: the kernel's slow tile choice at that
+    // one shape set the whole layer.)
+    const moe::Tables& t = moe::builtin_tables();
+    const moe::GemmKernel vllm_fp8{moe::GemmFormat::fp8, moe::GemmEngine::vllm};
+    const moe::TableHit h = t.gemm("b200", 16, 8192, 14336, vllm_fp8);
+    REQUIRE(h.found);
+    CHECK(h.source == Source::interpolated);
+    CHECK(std::string(h.table) == "bench_data/gemm/b200/vllm_cuda_graph.csv");
+    const double by_hand = (8.0 / 9) * (2.0 / 9) * 15.52 + (8.0 / 9) * (7.0 / 9) * 50.77 + (1.0 / 9) * (2.0 / 9) * 28.94 +
+                           (1.0 / 9) * (7.0 / 9) * 50.41;
+    CHECK(by_hand == doctest::Approx(43.24).epsilon(1e-3));
+    CHECK(gemm_us(h, 16, 8192, 14336, 1, 4500, 8000) == doctest::Approx(by_hand).epsilon(1e-6));
+    // a corner reads its own measurement back
+    const moe::TableHit c = t.gemm("b200", 16, 7168, 16384, vllm_fp8);
+    CHECK(c.source == Source::measured);
+    CHECK(gemm_us(c, 16, 7168, 16384, 1, 4500, 8000) == doctest::Approx(50.77).epsilon(1e-3));
+    // Compute-bound (4,096 tokens) the same shape keeps the nearest measured one through DeepGEMM's tiles: the SM
+    // waves set the time there, which a bilinear reading would smooth over.
+    CHECK(t.gemm("b200", 4096, 8192, 14336, vllm_fp8).source == Source::transferred);
+    // InferSim's H800 table lists the shapes DeepSeek needs, not a grid: (7,168, 2,112) between its n 1,536 and 4,096
+    // stays the nearest shape transferred (the DeepGEMM rows of docs/validation.md calibrate that path).
+    CHECK(t.gemm("h800", 64, 7168, 2112, 1).source == Source::transferred);
+}
+
 TEST_CASE("AIC attention tables: H200 and B200 decode and prefill attention are their own") {
     const moe::Tables& t = moe::builtin_tables();
     // h200_sxm/sglang-0.5.14/attention/generation_attention_perf.csv.gz line 16014: fa3, batch 64, isl 1, 8 heads,
