@@ -19,18 +19,23 @@ struct ModelMap {
     const char* hf_name;   // model_path in the CSV
     const char* preset;    // our preset id
     const char* family;    // left out together in the fit
+    // The FP8 checkpoint InferenceMAX serves for an "fp8" run is 128 x 128 block-scaled (its config's
+    // weight_block_size, ../shared/anchors/aic/model_configs): MiniMaxAI--MiniMax-M2.5, zai-org--GLM-5-FP8; Qwen's
+    // FP8 releases all are (Qwen3-235B-A22B-FP8, Qwen3-30B-A3B-FP8, Qwen3-32B-FP8 there; Qwen3.5-397B-A17B-FP8's
+    // config is not in the set and is taken as its family's). Llama's FP8 checkpoints (NVIDIA ModelOpt) are per tensor.
+    bool fp8_block = false;
 };
 // Models of the file and our presets (configs: ../shared/anchors/aic/model_configs, presets/models/README.md).
 const ModelMap kModels[] = {
-    {"MiniMaxAI/MiniMax-M2.5", "minimax-m2.5", "MiniMax-M2.5"},
+    {"MiniMaxAI/MiniMax-M2.5", "minimax-m2.5", "MiniMax-M2.5", true},
     {"openai/gpt-oss-120b", "gpt-oss-120b", "gpt-oss"},
     {"meta-llama/Llama-3.1-70B", "llama-3.1-70b", "Llama-3.1"},
     {"meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b", "Llama-3.1"},
     {"nvidia/Llama-3.1-8B-Instruct-FP8", "llama-3.1-8b", "Llama-3.1"},
     {"Qwen/Qwen3-32B", "qwen3-32b", "Qwen3-32B"},
     {"nvidia/Qwen3-32B-NVFP4", "qwen3-32b", "Qwen3-32B"},
-    {"Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b", "Qwen3.5"},
-    {"zhipuai/GLM-5", "glm-5", "GLM-5"},
+    {"Qwen/Qwen3.5-397B-A17B", "qwen3.5-397b-a17b", "Qwen3.5", true},
+    {"zhipuai/GLM-5", "glm-5", "GLM-5", true},
     {"moonshotai/Kimi-K2.5", "kimi-k2.5", "Kimi-K2.5"},
 };
 // DESIGN §8.3: systems to hardware ids.
@@ -407,8 +412,11 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             j["runtime"]["engine"] = r.backend;
             j["precision"]["weights"] = wq;
             if (eq != "auto") j["precision"]["experts"] = eq;
-            // the CSV names the FP8 flavour: fp8 (per-tensor scaled_mm) or fp8_block (DeepGEMM's 128x128 blocks)
-            if (get("gemm_quant_mode") == "fp8") j["precision"]["fp8_scaling"] = "tensor";
+            // AIConfigurator's rows name the FP8 flavour in its own terms: fp8 (per-tensor scaled_mm) or fp8_block
+            // (DeepGEMM's 128x128 blocks). InferenceMAX's say "fp8" for any FP8 checkpoint: the run served that
+            // checkpoint's own scaling (ModelMap::fp8_block)
+            const bool imax_fp8_block = mm->fp8_block && inferencemax_source(get("silicon_data_source"));
+            if (get("gemm_quant_mode") == "fp8") j["precision"]["fp8_scaling"] = imax_fp8_block ? "block" : "tensor";
             else if (get("gemm_quant_mode") == "fp8_block") j["precision"]["fp8_scaling"] = "block";
             // TensorRT-LLM serves FP8 and NVFP4 checkpoints (NVIDIA ModelOpt) with an FP8 KV cache
             // (kv_cache_quant_algo FP8 in their hf_quant_config.json); the other engines default to the model dtype.

@@ -22,7 +22,8 @@ Python standard library only (csv, gzip). What is kept, and why (bench_data/READ
   * gemm: each engine's dense GEMM kernels (SGLang 0.5.14, vLLM 0.24, TensorRT-LLM 1.3.0rc20), one file per engine:
     bf16 (torch linear = cuBLAS; in SGLang's file only, the same library in all three), fp8 (per-tensor scaled:
     sgl-kernel fp8_scaled_mm, vLLM's CUTLASS scaled_mm), fp8_block (128x128 block-scaled:
-    DeepGEMM in SGLang and TRT-LLM, vLLM's fastest of DeepGEMM / CUTLASS / FlashInfer per point) and nvfp4 (on
+    DeepGEMM in SGLang and TRT-LLM; vLLM's rows carry a per-call floor its serving does not show and are left out,
+    GEMM_SOURCES says why) and nvfp4 (on
     Blackwell: FlashInfer CuTe-DSL in SGLang and vLLM; TRT-LLM's torch-flow fp8 and nvfp4 rows include a dynamic
     activation quantization its serving path does not run and are left out), on a subsampled grid: M (tokens)
     16 .. 16384 at powers of two but 8192, K and N in {512, 1024, 2048, 4096, 7168, 16384}, N also 65536 (LM
@@ -72,9 +73,14 @@ NCCL_SOURCE = "nccl-2.29.2/comm/nccl_perf.csv.gz"
 NCCL_OPS = ("all_reduce", "all_gather", "reduce_scatter")
 
 # Dense GEMMs per engine: (table under perf/<system>/, {(kernel_source, gemm_dtype): dtype written}). Where an engine
-# measured several kernels of one format (vLLM's block-scaled FP8: DeepGEMM, CUTLASS, FlashInfer), each point keeps
-# the fastest kernel measured there: vLLM dispatches by M (on Hopper AIC measured FlashInfer at M = 16 and DeepGEMM
-# from 32 up).
+# measured several kernels of one format, each point keeps the fastest kernel measured there.
+# vLLM's block-scaled FP8 rows (DeepGemm / Cutlass / FlashInfer Fp8BlockScaledMMKernel) are left out: each call
+# carries a floor its serving path does not pay (m 64, k = n 7,168: 184.6 us on B200 and 81.4 us on H200 through
+# vLLM's DeepGEMM wrapper, 26.7 and 18.9 us through SGLang's DeepGEMM; ~175 us at every m up to 1,024 on B200).
+# MiniMax-M2.5's checkpoint is block-scaled FP8, and InferenceMAX measured it under vLLM on 4 B200 at 8.0-9.5 ms a
+# decode step for 4 clients (../shared/reference/serving_public.csv) where its 124 attention projections at those rows
+# alone would take 22 ms; on H100 and H200 the rows put its steps 34-41% above the measured ones (median). Without them vLLM
+# reads SGLang's DeepGEMM rows (the same library) for block-scaled FP8.
 GEMM_SOURCES = {
     "sglang": ("sglang-0.5.14/gemm/gemm_perf.csv.gz", {
         ("sglang_torch_linear", "bfloat16"): "bf16",
@@ -83,9 +89,6 @@ GEMM_SOURCES = {
         ("sglang_flashinfer_cutedsl_nvfp4", "nvfp4"): "nvfp4"}),
     "vllm": ("vllm-0.24.0/gemm/gemm_perf.csv.gz", {
         ("CutlassFP8ScaledMMLinearKernel", "fp8"): "fp8",
-        ("DeepGemmFp8BlockScaledMMKernel", "fp8_block"): "fp8_block",
-        ("CutlassFp8BlockScaledMMKernel", "fp8_block"): "fp8_block",
-        ("FlashInferFp8BlockScaledMMKernel", "fp8_block"): "fp8_block",
         ("FlashInferCuteDslNvFp4LinearKernel", "nvfp4"): "nvfp4"}),
     # TRT-LLM's torch_flow fp8 and nvfp4 rows time a dynamic activation quantization with the GEMM (AIC SOURCE.md
     # section 5.1: "the weights carry no input scale"); TRT-LLM serves ModelOpt checkpoints with static input
