@@ -195,6 +195,8 @@ const GpuField kGpuFields[] = {
     {"links_per_chip", "Links per chip", true, true}, {"link_bandwidth_GBps", "Link GB/s", false, true},
     {"tile_tokens", "Tile tokens", true},    {"matmul_efficiency", "Matmul efficiency", false},
     {"gemm_efficiency", "GEMM efficiency", false}, {"gemm_hbm_efficiency", "GEMM HBM efficiency", false},
+    {"grouped_gemm_efficiency", "Grouped GEMM efficiency", false},
+    {"attn_efficiency", "Attention efficiency", false},
     {"host_memory_bytes", "Host memory bytes", false}, {"host_bandwidth_GBps", "Host GB/s", false},
     {"ssd_bandwidth_GBps", "SSD GB/s", false},
     {"board_power_w", "Board power W", false}, {"idle_power_w", "Idle power W", false},

@@ -33,6 +33,8 @@ const std::vector<GpuFieldDesc>& gpu_fields() {
         {"matmul_efficiency", "", 0, 1, "Fraction of peak a GEMM reaches on this hardware when no measured table covers it; 0: the calibration's default (fitted on NVIDIA kernels)."},
         {"gemm_efficiency", "", 0, 1, "Fraction of the dense peak a GEMM reaches on this GPU when no measured table covers it (the fallback's compute side): the plateau of the GPU's own measured large-M GEMMs (scripts/derive_gpu_eff.py); 0: the calibration's gemm_compute_eff. matmul_efficiency, when set, takes precedence."},
         {"gemm_hbm_efficiency", "", 0, 1, "Fraction of HBM bandwidth a GEMM streams its weights at on this GPU when no measured table covers it (the fallback's memory side): the GPU's own measured small-M GEMMs' bytes / time (scripts/derive_gpu_eff.py); 0: the calibration's hbm_bw_eff."},
+        {"grouped_gemm_efficiency", "", 0, 1, "Fraction of the peak a grouped GEMM (the routed experts) reaches on this GPU at full M tiles when no measured table covers it (the expert fallback's compute side): the plateau of the GPU's own measured contiguous grouped GEMMs (scripts/derive_gpu_eff_fallbacks.py); 0: the calibration's grouped_compute_eff (also for W4A16 experts). matmul_efficiency, when set, takes precedence."},
+        {"attn_efficiency", "", 0, 1, "Fraction of the BF16 peak attention reaches on this GPU when no measured table covers it (the attention fallback's compute side): the plateau of the GPU's own measured long-prompt prefill attention (scripts/derive_gpu_eff_fallbacks.py); 0: the calibration's attn_prefill_compute_eff."},
         {"tile_tokens", "tokens", 1, 4096, "Compute granularity: each expert's token count is rounded up to a multiple of this (32 on Tenstorrent)."},
         {"host_memory_bytes", "bytes", 0, 1e15, "Memory tier below HBM (CPU DRAM) that offloaded experts live in; 0: none."},
         {"host_bandwidth_GBps", "GB/s", 0, 1e7, "Host-to-device bandwidth, one direction (PCIe, NVLink-C2C; unified memory: a copy inside it)."},
@@ -56,7 +58,8 @@ GpuSpec parse_gpu_spec(const json& j, const std::string& path, Issues& errors) {
                                         "tables_fallback", "source", "description", "base",
                                         "topology", "mesh_rows", "mesh_cols", "mesh_wrap", "links_per_chip",
                                         "link_bandwidth_GBps", "tile_tokens", "matmul_efficiency", "gemm_efficiency",
-                                        "gemm_hbm_efficiency", "host_memory_bytes",
+                                        "gemm_hbm_efficiency", "grouped_gemm_efficiency", "attn_efficiency",
+                                        "host_memory_bytes",
                                         "host_bandwidth_GBps", "ssd_bandwidth_GBps", "gpu_hour_usd", "board_power_w",
                                         "idle_power_w"};
     for (auto it = j.begin(); it != j.end(); ++it) {
@@ -97,6 +100,8 @@ GpuSpec parse_gpu_spec(const json& j, const std::string& path, Issues& errors) {
     g.matmul_efficiency = read_num(j, "matmul_efficiency", path, errors, 0, false, 0, 1);
     g.gemm_efficiency = read_num(j, "gemm_efficiency", path, errors, 0, false, 0, 1);
     g.gemm_hbm_efficiency = read_num(j, "gemm_hbm_efficiency", path, errors, 0, false, 0, 1);
+    g.grouped_gemm_efficiency = read_num(j, "grouped_gemm_efficiency", path, errors, 0, false, 0, 1);
+    g.attn_efficiency = read_num(j, "attn_efficiency", path, errors, 0, false, 0, 1);
     g.host_memory_bytes = read_num(j, "host_memory_bytes", path, errors, 0, false, 0, 1e15);
     g.host_bandwidth_GBps = read_num(j, "host_bandwidth_GBps", path, errors, 0, false, 0, 1e7);
     g.ssd_bandwidth_GBps = read_num(j, "ssd_bandwidth_GBps", path, errors, 0, false, 0, 1e7);
@@ -143,6 +148,8 @@ json gpu_spec_to_json(const GpuSpec& g) {
     j["matmul_efficiency"] = g.matmul_efficiency;
     j["gemm_efficiency"] = g.gemm_efficiency;
     j["gemm_hbm_efficiency"] = g.gemm_hbm_efficiency;
+    j["grouped_gemm_efficiency"] = g.grouped_gemm_efficiency;
+    j["attn_efficiency"] = g.attn_efficiency;
     j["host_memory_bytes"] = g.host_memory_bytes;
     j["host_bandwidth_GBps"] = g.host_bandwidth_GBps;
     j["ssd_bandwidth_GBps"] = g.ssd_bandwidth_GBps;

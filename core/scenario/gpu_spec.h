@@ -45,6 +45,11 @@ struct GpuSpec {
     // scripts/derive_gpu_eff.py; 0: calibration.gemm_compute_eff / hbm_bw_eff). matmul_efficiency takes precedence.
     double gemm_efficiency = 0;         // fraction of the dense peak (compute side)
     double gemm_hbm_efficiency = 0;     // fraction of hbm_bandwidth_GBps a GEMM streams its weights at (memory side)
+    // The grouped-GEMM (routed experts) and attention fallbacks' compute fractions on this GPU, from its own measured
+    // grouped-GEMM and prefill-attention tables (presets cite scripts/derive_gpu_eff_fallbacks.py; 0: the calibration's
+    // grouped_compute_eff / attn_prefill_compute_eff). matmul_efficiency takes precedence over the grouped one.
+    double grouped_gemm_efficiency = 0;  // fraction of the peak a grouped GEMM reaches at full M tiles
+    double attn_efficiency = 0;  // fraction of the BF16 peak an attention kernel's compute side reaches
     int tile_tokens = 1;                // compute granularity: an expert's token count is rounded up to this (32 on Tensix)
     double host_memory_bytes = 0;       // memory tier below HBM (CPU DRAM; 0: none)
     double host_bandwidth_GBps = 0;     // host -> device, one direction (PCIe / C2C; unified: a copy in shared memory)
@@ -64,6 +69,15 @@ struct GpuSpec {
     }
     double gemm_hbm_eff_or(double calibration_default) const {
         return gemm_hbm_efficiency > 0 ? gemm_hbm_efficiency : calibration_default;
+    }
+    // The grouped-GEMM and attention fallbacks' compute fractions on this GPU, given the calibration's defaults.
+    double grouped_compute_eff_or(double calibration_default) const {
+        return matmul_efficiency > 0         ? matmul_efficiency
+               : grouped_gemm_efficiency > 0 ? grouped_gemm_efficiency
+                                             : calibration_default;
+    }
+    double attn_compute_eff_or(double calibration_default) const {
+        return attn_efficiency > 0 ? attn_efficiency : calibration_default;
     }
     // AMD Instinct platforms (CDNA on a switch-topology preset): the GPUs of a node are a fully connected Infinity Fabric
     // (xGMI) mesh, each GPU with one link to each of its gpus_per_node - 1 peers (MI300X / MI325X / MI355X OAM

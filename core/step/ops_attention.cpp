@@ -10,6 +10,11 @@ namespace moe::detail {
 
 namespace {
 
+// The compute fraction of a softmax-attention core without a table: the GPU's own (GpuSpec::attn_efficiency, from
+// its prefill-attention tables) or the calibration's. Indexers, linear-attention and Mamba scans keep the calibration's
+// (other kernels than FlashAttention's).
+double attn_eff(const Ctx& c) { return c.g.attn_compute_eff_or(c.cal.attn_prefill_compute_eff); }
+
 // Per-GPU view of a softmax-attention layer under context parallelism (cp ranks inside the TP group): heads are
 // split over tp / cp; a prefill chunk's queries over cp (each attends to every key, the chunk's KV is all-gathered);
 // in decode every rank holds 1/cp of each sequence's keys and sees every query.
@@ -172,7 +177,7 @@ void compressed_attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDes
     // QK over the whole entry and PV into head_dim: 4 x head_dim FLOPs per head and key
     OpRecord core = make_op("attn.core", ph, 4.0 * a.T * a.Hr * d * keys_q, 0,
                             a.seqs * cache_keys * entry + 2.0 * a.T * a.Hr * d * 2.0);
-    time_op(c, core, Dtype::bf16, TableHit{}, c.cal.attn_prefill_compute_eff,
+    time_op(c, core, Dtype::bf16, TableHit{}, attn_eff(c),
             ph == Phase::decode ? c.cal.attn_decode_bw_eff : c.cal.hbm_bw_eff);
     L.pre.push_back(core);
     cp_comm(c, ph, a, entry * (1.0 + (r > 0 ? 1.0 / r : 0.0)), d, L);
@@ -259,7 +264,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
                 return c.t.mla_decode(f, int(Hr * q_per_seq + 0.5), m.kv_lora_rank, m.qk_rope_head_dim, ps.batch, ctx,
                                       c.kv == Dtype::fp8);
             });
-            time_op(c, core, Dtype::bf16, hit, c.cal.attn_prefill_compute_eff, c.cal.attn_decode_bw_eff);
+            time_op(c, core, Dtype::bf16, hit, attn_eff(c), c.cal.attn_decode_bw_eff);
             L.pre.push_back(core);
             OpRecord ov = make_op("attn.bmm_o_wv", ph, 2.0 * T * Hr * m.kv_lora_rank * m.v_head_dim,
                                   Hr * m.kv_lora_rank * m.v_head_dim * wb, T * Hr * (m.kv_lora_rank + m.v_head_dim) * 2.0);
@@ -281,7 +286,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
             TableHit hit = lookup(c, [&](std::string_view f) {
                 return c.t.mla_prefill(f, int(Hr), m.qk_nope_head_dim, m.qk_rope_head_dim, ps.ctx, ps.batch, cap, c.g.sm_count);
             });
-            time_op(c, core, Dtype::bf16, hit, c.cal.attn_prefill_compute_eff, c.cal.hbm_bw_eff);
+            time_op(c, core, Dtype::bf16, hit, attn_eff(c), c.cal.hbm_bw_eff);
             L.pre.push_back(core);
             cp_comm(c, ph, a, (m.kv_lora_rank + m.qk_rope_head_dim) * kvb + m.dsa_index_bytes_per_token_layer(), 0.0, L);
         }
@@ -324,7 +329,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
         TableHit hit = lookup(c, [&](std::string_view f) {
             return c.t.mha_decode(f, int(Hr), int(Hkv), int(d), ps.batch, ctx, c.kv == Dtype::fp8);
         });
-        time_op(c, core, Dtype::bf16, hit, c.cal.attn_prefill_compute_eff, c.cal.attn_decode_bw_eff);
+        time_op(c, core, Dtype::bf16, hit, attn_eff(c), c.cal.attn_decode_bw_eff);
         L.pre.push_back(core);
         cp_comm(c, ph, a, 0.0, dv, L);
     } else {
@@ -336,7 +341,7 @@ void attention_ops(const Ctx& c, const PhaseShape& ps, const LayerDesc& ld, Laye
         TableHit hit = lookup(c, [&](std::string_view f) {
             return c.t.mha_prefill(f, int(Hr), int(Hkv), int(d), ps.ctx, ps.batch, cap, c.g.sm_count);
         });
-        time_op(c, core, Dtype::bf16, hit, c.cal.attn_prefill_compute_eff, c.cal.hbm_bw_eff);
+        time_op(c, core, Dtype::bf16, hit, attn_eff(c), c.cal.hbm_bw_eff);
         L.pre.push_back(core);
         cp_comm(c, ph, a, 2.0 * Hkv * d * kvb + (msa ? m.sparse_index_bytes_per_token_layer() : 0.0), 0.0, L);
     }

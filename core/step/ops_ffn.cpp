@@ -301,7 +301,12 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
             if ((hit_T = query(c.family_views[i], T)).found) family = c.families[i], family_view = c.family_views[i];
     // CUDA kernels (DeepGEMM, Marlin) on switch and rack systems; mesh and unified chips run their own.
     const bool cuda = c.g.topology == Topology::switch_ || c.g.topology == Topology::rack;
-    const double eff0 = c.g.matmul_efficiency > 0 ? c.g.matmul_efficiency : c.cal.grouped_compute_eff;
+    // the grouped fallback's compute fraction: the chip's matmul_efficiency, else the GPU's own from its DeepGEMM
+    // grouped-GEMM table (GpuSpec::grouped_gemm_efficiency), else the calibration's. W4A16 experts (Marlin, a dequantising
+    // kernel) keep the calibration's: the GPU's value is measured on FP8 MMAs only, and Marlin's dequantisation roof
+    // falls where its M block grows (fewer tiles), which a faster compute side would expose as a time falling with the batch.
+    const double eff0 = cuda && dequant && c.g.matmul_efficiency <= 0 ? c.cal.grouped_compute_eff
+                                                                      : c.g.grouped_compute_eff_or(c.cal.grouped_compute_eff);
     // The engines' fused MoE: Triton's (runtime.moe_kernel = triton, or auto where DeepGEMM does not run: Ampere, Ada
     // and AMD's CDNA run the engines' Triton fused MoE) or FlashInfer's CUTLASS MoE. Off the tables each reaches its own
     // fraction of the tensor peak and of HBM (DeepGEMM's rows fit grouped_compute_eff) and carries a fixed time per

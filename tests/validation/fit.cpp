@@ -134,10 +134,14 @@ FitReport fit_all(const std::vector<Case>& all_cases, const moe::Calibration& st
     FitReport rep;
     rep.fitted = start;
     // The fallback groups fit the calibration's defaults, the efficiencies of a GPU without values of its own: their
-    // cases run with the preset's own GEMM fallback efficiencies (hardware.gemm_efficiency, gemm_hbm_efficiency:
-    // H800's, from its InferSim table, scripts/derive_gpu_eff.py) cleared, as if the GPU had none.
+    // cases run with the preset's own fallback efficiencies (hardware.gemm_efficiency, gemm_hbm_efficiency: H800's,
+    // from its InferSim table, scripts/derive_gpu_eff.py; grouped_gemm_efficiency, attn_efficiency:
+    // scripts/derive_gpu_eff_fallbacks.py) cleared, as if the GPU had none.
     std::vector<Case> as_default = all_cases;
-    for (Case& c : as_default) c.scenario.gpu.gemm_efficiency = c.scenario.gpu.gemm_hbm_efficiency = 0;
+    for (Case& c : as_default) {
+        moe::GpuSpec& g = c.scenario.gpu;
+        g.gemm_efficiency = g.gemm_hbm_efficiency = g.grouped_gemm_efficiency = g.attn_efficiency = 0;
+    }
     for (const GroupDef& gd : group_defs()) {
         const std::vector<Case>& cases = gd.uses_tables ? all_cases : as_default;
         FitGroupReport g;
