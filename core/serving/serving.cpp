@@ -5,6 +5,8 @@
 // [SECTION] disaggregated: prefill and decode pools, KV transfer, the slower pool sets the pace
 // [SECTION] evaluate(): estimate() plus serving
 #include "core/serving/serving.h"
+
+#include "core/base/portable_math.h"
 #include "core/serving/simulate.h"
 #include "core/serving/surface.h"
 
@@ -594,8 +596,9 @@ void serving_band(const EngineConstants& k, ServingResult& r) {
     if (!r.has_band) return;
     // the band always holds the model's own number: a quantile on the wrong side of 0 (every held-out run above the
     // prediction, say) widens the band to the mean rather than moving the band off it
-    auto lo = [](double v, double q) { return v * std::exp(std::min(0.0, q)); };
-    auto hi = [](double v, double q) { return v * std::exp(std::max(0.0, q)); };
+    // (portable_exp: the page and the CLI print the same band to the last digit)
+    auto lo = [](double v, double q) { return v * portable_exp(std::min(0.0, q)); };
+    auto hi = [](double v, double q) { return v * portable_exp(std::max(0.0, q)); };
     r.ttft_ms_p10 = lo(r.ttft_ms, k.ttft_log_error_p10);
     r.ttft_ms_p90 = hi(r.ttft_ms, k.ttft_log_error_p90);
     r.tpot_ms_p10 = lo(r.tpot_ms, k.tpot_log_error_p10);

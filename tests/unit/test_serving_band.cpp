@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/base/portable_math.h"
 #include "core/serving/engine.h"
 #include "core/serving/serving.h"
 #include "test_helpers.h"
@@ -32,6 +33,26 @@ TEST_CASE("band: the model's number scaled by the held-out quantiles, and always
     CHECK(r.tpot_ms_p90 == doctest::Approx(24));
     CHECK(r.output_tokens_per_s_per_gpu_p10 == doctest::Approx(500));
     CHECK(r.output_tokens_per_s_per_gpu_p90 == doctest::Approx(650));
+}
+
+TEST_CASE("band: portable_exp, the same bits on the page and the CLI, within 2 ulp of std::exp") {
+    // The band multiplies by exp(quantile); Emscripten's libm and glibc's std::exp differed by one ulp on a shipped
+    // quantile (928.8014777993866 against ...867), so the band uses portable_exp (core/base/portable_math.h):
+    // IEEE operations only. Checked here against std::exp over [-5, 5] (the quantiles' range) and beyond.
+    int worst_ulp = 0;
+    for (int i = -20000; i <= 20000; ++i) {
+        const double x = i * 1e-3;  // -20 .. 20 in steps of 0.001
+        const double a = moe::portable_exp(x), b = std::exp(x);
+        const double ulp = std::nextafter(b, HUGE_VAL) - b;
+        worst_ulp = std::max(worst_ulp, int(std::fabs(a - b) / ulp + 0.5));
+    }
+    MESSAGE("portable_exp: worst " << worst_ulp << " ulp from std::exp over [-20, 20]");
+    CHECK(worst_ulp <= 2);
+    CHECK(moe::portable_exp(0) == 1.0);
+    CHECK(moe::portable_exp(1) == doctest::Approx(2.718281828459045).epsilon(1e-15));
+    CHECK(moe::portable_exp(-1000) == 0.0);
+    CHECK(std::isinf(moe::portable_exp(1000)));
+    CHECK(std::isnan(moe::portable_exp(std::nan(""))));
 }
 
 TEST_CASE("calibration files: over the shipped constants, errors naming the key, in force until reset") {
