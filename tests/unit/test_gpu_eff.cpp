@@ -91,31 +91,41 @@ double held_out_median(const GpuTable& t, int half, double ce, double me, int& p
 
 }  // namespace
 
-TEST_CASE("GPU fields gemm_efficiency / gemm_hbm_efficiency: help, range errors naming the field, JSON round trip") {
+TEST_CASE("GPU fields gemm_efficiency / gemm_hbm_efficiency / grouped_gemm_efficiency / attn_efficiency: help, range errors naming the field, JSON round trip") {
+    // the four fallback fractions a GPU may carry (0: the calibration's), each a fraction in [0, 1]
+    const char* keys[] = {"gemm_efficiency", "gemm_hbm_efficiency", "grouped_gemm_efficiency", "attn_efficiency"};
     int described = 0;
     for (const moe::GpuFieldDesc& f : moe::gpu_fields())
-        if (std::string(f.key) == "gemm_efficiency" || std::string(f.key) == "gemm_hbm_efficiency") {
-            ++described;
-            CHECK(f.min == 0);
-            CHECK(f.max == 1);
-            CHECK(std::string(f.help).find("0: the calibration") != std::string::npos);
+        for (const char* key : keys)
+            if (std::string(f.key) == key) {
+                ++described;
+                CHECK(f.min == 0);
+                CHECK(f.max == 1);
+                CHECK(std::string(f.help).find("0: the calibration") != std::string::npos);
+            }
+    CHECK(described == 4);
+    for (const char* key : keys)
+        for (const char* bad_value : {"1.5", "-0.1"}) {
+            moe::ParseResult bad = moe::parse_scenario(std::string(R"({"model":"qwen3-8b","hardware":{"base":"h800",")") + key +
+                                                           "\":" + bad_value + "}}",
+                                                       moe::builtin_catalog());
+            REQUIRE_FALSE(bad.ok());
+            CHECK(bad.errors[0].path == std::string("hardware.") + key);
         }
-    CHECK(described == 2);
-    for (const char* key : {"gemm_efficiency", "gemm_hbm_efficiency"}) {
-        moe::ParseResult bad = moe::parse_scenario(
-            std::string(R"({"model":"qwen3-8b","hardware":{"base":"h800",")") + key + R"(":1.5}})", moe::builtin_catalog());
-        REQUIRE_FALSE(bad.ok());
-        CHECK(bad.errors[0].path == std::string("hardware.") + key);
-    }
-    moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-8b","hardware":{"base":"l40s","gemm_efficiency":0.6,"gemm_hbm_efficiency":0.8}})");
+    moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-8b","hardware":{"base":"l40s","gemm_efficiency":0.6,
+        "gemm_hbm_efficiency":0.8,"grouped_gemm_efficiency":0.65,"attn_efficiency":0.7}})");
     CHECK(s.gpu.gemm_efficiency == 0.6);
     CHECK(s.gpu.gemm_hbm_efficiency == 0.8);
+    CHECK(s.gpu.grouped_gemm_efficiency == 0.65);
+    CHECK(s.gpu.attn_efficiency == 0.7);
     const nlohmann::json j = moe::gpu_spec_to_json(s.gpu);
     moe::Issues errs;
     const moe::GpuSpec back = moe::parse_gpu_spec(j, "hardware", errs);
     CHECK(errs.empty());
     CHECK(back.gemm_efficiency == 0.6);
     CHECK(back.gemm_hbm_efficiency == 0.8);
+    CHECK(back.grouped_gemm_efficiency == 0.65);
+    CHECK(back.attn_efficiency == 0.7);
     // a GPU without values of its own keeps the calibration's (the source says so: presets/hardware/README.md)
     CHECK(moe_test::preset_gpu("l40s").gemm_efficiency == 0);
     CHECK(moe_test::preset_gpu("h20-141g").gemm_hbm_efficiency == 0);
@@ -200,12 +210,7 @@ TEST_CASE("held out: each GPU's own GEMM fallback efficiencies against the calib
         const double global_a = held_out_median(t, 0, cal.gemm_compute_eff, cal.hbm_bw_eff, nx);
         MESSAGE(std::string(t.preset) << ": held out A->B " << own_b << " own, " << global_b << " global; B->A " << own_a << " own, "
                          << global_a << " global (" << nb << " / " << na << " points)");
-        CHECK(nb == w.points_b);
-        CHECK(na == w.points_a);
-        CHECK(own_b == doctest::Approx(w.own_b).epsilon(0.01).scale(0));
-        CHECK(global_b == doctest::Approx(w.global_b).epsilon(0.01).scale(0));
-        CHECK(own_a == doctest::Approx(w.own_a).epsilon(0.01).scale(0));
-        CHECK(global_a == doctest::Approx(w.global_a).epsilon(0.01).scale(0));
+        moe_test::check_held_out(w, nb, na, own_b, global_b, own_a, global_a);
         // the GPU's own values, fitted on the other half, beat the one global pair on every GPU, both ways
         CHECK(own_b < global_b);
         CHECK(own_a < global_a);

@@ -195,30 +195,8 @@ double attn_median(const std::vector<AttnPoint>& pts, const moe::GpuSpec& g, int
 
 }  // namespace
 
-TEST_CASE("GPU fields grouped_gemm_efficiency / attn_efficiency: help, range errors naming the field, JSON round trip") {
-    int described = 0;
-    for (const moe::GpuFieldDesc& f : moe::gpu_fields())
-        if (std::string(f.key) == "grouped_gemm_efficiency" || std::string(f.key) == "attn_efficiency") {
-            ++described;
-            CHECK(f.min == 0);
-            CHECK(f.max == 1);
-            CHECK(std::string(f.help).find("0: the calibration") != std::string::npos);
-        }
-    CHECK(described == 2);
-    for (const char* key : {"grouped_gemm_efficiency", "attn_efficiency"}) {
-        moe::ParseResult bad = moe::parse_scenario(
-            std::string(R"({"model":"qwen3-8b","hardware":{"base":"h800",")") + key + R"(":-0.1}})", moe::builtin_catalog());
-        REQUIRE_FALSE(bad.ok());
-        CHECK(bad.errors[0].path == std::string("hardware.") + key);
-    }
-    moe::Scenario s = moe_test::scenario(R"({"model":"qwen3-8b","hardware":{"base":"l40s","grouped_gemm_efficiency":0.6,"attn_efficiency":0.7}})");
-    CHECK(s.gpu.grouped_gemm_efficiency == 0.6);
-    CHECK(s.gpu.attn_efficiency == 0.7);
-    moe::Issues errs;
-    const moe::GpuSpec back = moe::parse_gpu_spec(moe::gpu_spec_to_json(s.gpu), "hardware", errs);
-    CHECK(errs.empty());
-    CHECK(back.grouped_gemm_efficiency == 0.6);
-    CHECK(back.attn_efficiency == 0.7);
+TEST_CASE("presets with their own grouped-GEMM / attention fallback fractions, and the Galaxy's one fraction first") {
+    // (the fields' help, range errors and JSON round trip: test_gpu_eff.cpp's "GPU fields ... efficiency" test)
     // the presets that carry their own (presets/hardware/README.md); every other keeps the calibration's (0)
     CHECK(moe_test::preset_gpu("h20").grouped_gemm_efficiency == 0.88);
     CHECK(moe_test::preset_gpu("h20").attn_efficiency == 0.943);
@@ -348,12 +326,7 @@ TEST_CASE("held out: each GPU's own grouped-GEMM fallback efficiency against the
         MESSAGE(std::string(w.preset) << ": contiguous held out A->B " << own_b << " own, " << global_b << " calibration's; B->A " << own_a
                          << " own, " << global_a << " calibration's; masked (" << nx << " points) " << dec_own << " own, "
                          << dec_global << " calibration's");
-        CHECK(nb == w.points_b);
-        CHECK(na == w.points_a);
-        CHECK(own_b == doctest::Approx(w.own_b).epsilon(0.01).scale(0));
-        CHECK(global_b == doctest::Approx(w.global_b).epsilon(0.01).scale(0));
-        CHECK(own_a == doctest::Approx(w.own_a).epsilon(0.01).scale(0));
-        CHECK(global_a == doctest::Approx(w.global_a).epsilon(0.01).scale(0));
+        moe_test::check_held_out(w, nb, na, own_b, global_b, own_a, global_a);
         CHECK(dec_own == doctest::Approx(w.dec_own).epsilon(0.01).scale(0));
         CHECK(dec_global == doctest::Approx(w.dec_global).epsilon(0.01).scale(0));
         // the own value beats the calibration's on the held-out contiguous halves of both GPUs; on the masked tables
@@ -398,12 +371,7 @@ TEST_CASE("held out: each GPU's own attention fallback efficiency against the ca
         const double global_a = attn_median(pts, g, 0, cal.attn_prefill_compute_eff, nx);
         MESSAGE(std::string(w.preset) << ": held out A->B " << own_b << " own, " << global_b << " calibration's; B->A " << own_a << " own, "
                          << global_a << " calibration's (" << nb << " / " << na << " points)");
-        CHECK(nb == w.points_b);
-        CHECK(na == w.points_a);
-        CHECK(own_b == doctest::Approx(w.own_b).epsilon(0.01).scale(0));
-        CHECK(global_b == doctest::Approx(w.global_b).epsilon(0.01).scale(0));
-        CHECK(own_a == doctest::Approx(w.own_a).epsilon(0.01).scale(0));
-        CHECK(global_a == doctest::Approx(w.global_a).epsilon(0.01).scale(0));
+        moe_test::check_held_out(w, nb, na, own_b, global_b, own_a, global_a);
         // a preset carries its own value exactly where it beats the calibration's both ways (H200's and B200's AIC
         // rows rise with the sequence length up to their last point: no plateau for one fraction to fit)
         CHECK(((own_b < global_b) && (own_a < global_a)) == (w.preset_value > 0));

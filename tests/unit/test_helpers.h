@@ -103,4 +103,17 @@ inline double seed003_tok_s(int experts, const char* runtime, moe::Estimate* out
     return e.decode.tokens_per_s_per_user;
 }
 
+// A held-out comparison of a GPU's own fallback value against the calibration's (test_gpu_eff*.cpp): the value is
+// derived on one half of the GPU's table and its median |error| taken on the other, both ways. Pins the point counts and
+// the four medians (within 1%) that `w` records (fields points_b, points_a, own_b, global_b, own_a, global_a).
+template <class Want>
+inline void check_held_out(const Want& w, int nb, int na, double own_b, double global_b, double own_a, double global_a) {
+    CHECK(nb == w.points_b);
+    CHECK(na == w.points_a);
+    CHECK(own_b == doctest::Approx(w.own_b).epsilon(0.01).scale(0));
+    CHECK(global_b == doctest::Approx(w.global_b).epsilon(0.01).scale(0));
+    CHECK(own_a == doctest::Approx(w.own_a).epsilon(0.01).scale(0));
+    CHECK(global_a == doctest::Approx(w.global_a).epsilon(0.01).scale(0));
+}
+
 }  // namespace moe_test
