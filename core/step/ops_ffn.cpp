@@ -24,10 +24,16 @@ bool deepgemm_arch(const GpuSpec& g) { return g.arch == "hopper" || g.arch == "b
 
 bool grouped_tables_apply(const Ctx& c) { return deepgemm_arch(c.g) && !dequantised(c.g, c.w_exp); }
 
-// The M tile of a W4A16 MoE kernel: vLLM's fused_marlin_moe takes the smallest of 8, 16, 32, 48, 64 rows that its
-// tokens per expert fill to less than 0.9 (vllm/model_executor/layers/fused_moe/fused_marlin_moe.py), else 64.
+// The M blocks of a W4A16 MoE kernel (Marlin MoE, vllm csrc/moe/marlin_moe_wna16/ops.cu: moe_block_size 8, 16, 32,
+// 48 or 64 rows; every block of one expert's sorted rows runs ceil(block / 16) 16-row MMA tiles, 8 on the
+// m_block_size_8 path, whatever rows of it are filled, and loads and dequantises that expert's weight tiles once).
+constexpr double kMarlinMoeBlocks[] = {8.0, 16.0, 32.0, 48.0, 64.0};
+// The engine's pick: vLLM's fused_marlin_moe takes the smallest block that its mean rows per expert fill to less
+// than 0.9, else 64 (vllm/model_executor/layers/fused_moe/fused_marlin_moe.py, "M block size selection logic";
+// SGLang's Marlin MoE runner copies the rule).
+// Non-decreasing in the rows, which the priced time's monotonicity needs (expert_ops).
 double marlin_moe_block_m(double rows_per_expert) {
-    for (double b : {8.0, 16.0, 32.0, 48.0})
+    for (double b : kMarlinMoeBlocks)
         if (rows_per_expert / b < 0.9) return b;
     return 64.0;
 }
@@ -302,9 +308,12 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     // CUDA kernels (DeepGEMM, Marlin) on switch and rack systems; mesh and unified chips run their own.
     const bool cuda = c.g.topology == Topology::switch_ || c.g.topology == Topology::rack;
     // the grouped fallback's compute fraction: the chip's matmul_efficiency, else the GPU's own from its DeepGEMM
-    // grouped-GEMM table (GpuSpec::grouped_gemm_efficiency), else the calibration's. W4A16 experts (Marlin, a dequantising
-    // kernel) keep the calibration's: the GPU's value is measured on FP8 MMAs only, and Marlin's dequantisation roof
-    // falls where its M block grows (fewer tiles), which a faster compute side would expose as a time falling with the batch.
+    // grouped-GEMM table (GpuSpec::grouped_gemm_efficiency), else the calibration's. W4A16 experts keep the
+    // calibration's: Marlin is another kernel (Ampere's mma.sync over weights it dequantises on the ALUs, not
+    // DeepGEMM's FP8 WGMMA), and its only measured layers (AIC's SGLang sglang_marlin_moe int4 rows, Kimi-K2's shape on
+    // H100 / H200, bench_data/moe/<family>/sglang.csv, EP 1, 2,048-16,384 tokens) take 1.8-2.3x the fallback's time
+    // at 0.585, as if at 0.26-0.32 of the BF16 peak at full tiles: below the calibration's value, and further below
+    // H20's DeepGEMM-measured 0.88 (docs/model.md, "4-bit weights without FP4 tensor cores").
     const double eff0 = cuda && dequant && c.g.matmul_efficiency <= 0 ? c.cal.grouped_compute_eff
                                                                       : c.g.grouped_compute_eff_or(c.cal.grouped_compute_eff);
     // The engines' fused MoE: Triton's (runtime.moe_kernel = triton, or auto where DeepGEMM does not run: Ampere, Ada
@@ -339,8 +348,8 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         }
         // Analytical fallback: grouped-GEMM efficiency times the tile quantisation of each expert's rows to the
         // kernel's M tile: the hardware's tile_tokens where it computes in fixed tiles (32 on Tensix: seed 004's
-        // stepwise compute), else 64 masked, 128 contiguous in DeepGEMM, and for W4A16 Marlin MoE 8..64 by the rows
-        // per expert. Per-token execution runs one row per call.
+        // stepwise compute), else 64 masked, 128 contiguous in DeepGEMM, and for W4A16 Marlin MoE 8..64 by its rule.
+        // Per-token execution runs one row per call.
         const double per_expert = per_token ? 1.0 : p / std::max(1.0, active);
         const bool marlin = dequant && cuda;
         // runtime.moe_kernel picks the CUDA kernel's tile: Triton fused MoE's BLOCK_SIZE_M is 64, 16 when the tokens
@@ -350,8 +359,20 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         // auto on a GPU DeepGEMM does not run on (it needs SM90 / SM100: Ampere, Ada and AMD's CDNA run the
         // engines' Triton fused MoE) takes Triton's tile, not DeepGEMM's.
         const bool triton_tile = kernel == MoeKernelSel::triton || (kernel == MoeKernelSel::auto_ && !deepgemm_arch(c.g));
+        const bool marlin_blocks = marlin && c.g.tile_tokens <= 1 && !per_token;
+        // The rows Marlin's rule reads, contiguous layout (fused_marlin_moe): M * top_k / E of the kernel's own
+        // arguments, the tokens handed to the rank's kernel (after a token all-to-all those with a pick on its
+        // experts; otherwise, all-gathered or without EP, the group's every token) times top_k over the rank's local
+        // experts (w1.size(0)). Under EP that counts every pick of those tokens, local or not, so the engine takes
+        // larger blocks than its rows fill (Kimi-K2.5 at EP 8 all-gathered, 128 tokens per GPU: 1,024 x 8 / 48 = 171
+        // -> 64 rows for 21 per expert). The masked layout's engine path (vLLM's BatchedMarlinExperts after DeepEP
+        // low-latency or pplx: batched_fused_marlin_moe) fixes 64 rows ("TODO: Choose a decent block size like in
+        // fused_marlin_moe"); not followed: masked W4A16 experts read the rule at their own rows per expert.
+        const bool a2a_in = be == A2ABackend::deepep_normal || be == A2ABackend::deepep_low_latency ||
+                            be == A2ABackend::pplx || be == A2ABackend::mori;
+        const double rule_rows = masked ? per_expert : t * c.dp * (a2a_in ? moe_rank_token_share(c) : 1.0) * m.top_k / local;
         const double tile = c.g.tile_tokens > 1                 ? double(c.g.tile_tokens)
-                            : marlin                            ? marlin_moe_block_m(per_expert)
+                            : marlin                            ? marlin_moe_block_m(rule_rows)
                             : !cuda                             ? 1.0
                             : triton_tile                       ? (t * c.dp / c.ep <= local ? 16.0 : 64.0)
                             : kernel == MoeKernelSel::cutlass ||
@@ -359,18 +380,37 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
                                                                 ? (p <= 16.0 ? 16.0 : 64.0)
                             : masked                            ? 64.0
                                                                 : 128.0;
-        // The M tiles the rank runs: each expert's own rows rounded up to the tile, in expectation over how the
-        // pairs fall on the experts (routing.expert_rows), never the mean rounded up (which billed a mean of 32.0001
-        // rows, or 8.0001 rows in one-row tiles, a whole extra tile). Per-token calls are one row each.
-        const double tiles = per_token ? p
-                             : c.s.routing.expert_rows == ExpertRows::even
-                                 ? std::max(1.0, active) * kernels::expected_tiles_even(per_expert, tile)
-                                 : local * kernels::expected_tiles_random(t * c.dp, p / (local * t * c.dp), tile);
-        const double tile_eff = tiles > 0 ? std::min(1.0, p / (tiles * tile)) : 1.0;
-        // W4A16: every active expert's weights are dequantised once per M tile of its tokens
-        const double dq = !marlin ? 0.0 : 3.0 * ew * inter * (per_token ? active : tiles);
-        time_op(c, op, comp, hit, std::max(1e-3, fused.compute) * tile_eff, std::max(1e-3, fused.hbm), dq);
-        return op;
+        // The record at an M tile of `tile_rows`: the M tiles the rank runs are each expert's own rows rounded up to
+        // the tile, in expectation over how the pairs fall on the experts (routing.expert_rows), never the mean
+        // rounded up (which billed a mean of 32.0001 rows, or 8.0001 rows in one-row tiles, a whole extra tile);
+        // per-token calls are one row each. The compute side pays the padded rows (tile fill), and W4A16 dequantises
+        // every active expert's weights once per M tile of its tokens.
+        auto priced = [&](double tile_rows) {
+            const double tiles = per_token ? p
+                                 : c.s.routing.expert_rows == ExpertRows::even
+                                     ? std::max(1.0, active) * kernels::expected_tiles_even(per_expert, tile_rows)
+                                     : local * kernels::expected_tiles_random(t * c.dp, p / (local * t * c.dp), tile_rows);
+            const double tile_eff = tiles > 0 ? std::min(1.0, p / (tiles * tile_rows)) : 1.0;
+            const double dq = !marlin ? 0.0 : 3.0 * ew * inter * (per_token ? active : tiles);
+            OpRecord o = op;
+            time_op(c, o, comp, hit, std::max(1e-3, fused.compute) * tile_eff, std::max(1e-3, fused.hbm), dq);
+            return o;
+        };
+        OpRecord best = priced(tile);
+        // Marlin: a larger block dequantises each expert's weights fewer times (fewer blocks) and pads more rows, and
+        // the engine's rule moves to larger blocks as the rows grow. The kernel at these rows is priced at the
+        // fastest of the engine's block and the larger ones (those it takes at more rows): on fewer rows a larger
+        // block only pads, so the time never falls as tokens are added, where the rule's own block alone would fall
+        // by up to 8% at its switch (Kimi-K3 on H20 at a 0.88 compute fraction: the smaller block's random rows spill
+        // into second blocks, each dequantising again; tests/unit/test_formats.cpp). Monotone because the rule's
+        // block, the tiles at each block and every roof are non-decreasing in the tokens.
+        if (marlin_blocks)
+            for (double b : kMarlinMoeBlocks)
+                if (b > tile) {
+                    OpRecord o = priced(b);
+                    if (o.time_us < best.time_us) best = o;
+                }
+        return best;
     };
     OpRecord op = op_at(T, family ? &hit_T : nullptr);
     if (layer.found) {  // the measured time; flops and bytes stay the model's (efficiency = roofline / measured)

@@ -127,10 +127,10 @@ TEST_CASE("kernel properties: a compute-bound expert GEMM with >= 4,096 rows per
 TEST_CASE("kernel properties: at fixed tokens per GPU the compute of a step does not grow with EP (DeepEP)") {
     // With DeepEP a rank receives its own token-expert pairs only: the same pairs per GPU at any EP (balanced
     // routing), fewer local experts to read. What may grow, physically, is bounded: the rows per expert double with
-    // each doubling of EP and are padded to the kernel's M tile (Marlin's W4A16 MoE picks 8..64-row blocks by rows
-    // per expert: Kimi-K2.5 decode at 128 per GPU goes from 43 rows in one 48-row block at EP16 to 85 rows in two
-    // 64-row blocks at EP32), and a DeepEP rank receives more distinct token rows as a token's picks spread over more
-    // ranks (tokens x (1 - (1 - 1/ep)^top_k) x ep rows, 3h bytes each: at most ~2% of the MoE layer per doubling).
+    // each doubling of EP and are padded to the kernel's M tile (Marlin's W4A16 MoE picks 8..64-row blocks by its
+    // rule, which reads the received tokens x top_k over the local experts: Kimi-K2.5 decode at 128 per GPU goes from
+    // 43 rows in one 64-row block at EP16 to 85 rows in two at EP32), and a DeepEP rank receives more distinct token
+    // rows as a token's picks spread over more ranks (tokens x (1 - (1 - 1/ep)^top_k) x ep rows, 3h bytes each: at most ~2% of the MoE layer per doubling).
     // The misreading this guards against grew the routed experts 32x from EP1 to EP32; the bar is 10% per doubling.
     int chains = 0;
     double worst = 0;
@@ -148,7 +148,7 @@ TEST_CASE("kernel properties: at fixed tokens per GPU the compute of a step does
                     if (!e.ok) continue;
                     const moe::PhaseResult& p = ph == Phase::prefill ? e.prefill : e.decode;
                     // W4A16 experts (Marlin, dequantised in the kernel) pad each expert's rows to a 8..64-row block
-                    // chosen by rows per expert: one doubling can move from one snug block to two padded ones (43 rows
+                    // chosen by its rule: one doubling can move from one snug block to two padded ones (e.g. 43 rows
                     // in 48 -> 85 rows in 128), at most 128/85 x 43/48 = 1.35x on the experts' tensor work.
                     // (any 4-bit expert format the GPU runs as W4A16: int4, and MXFP4 / NVFP4 dequantised on Hopper,
                     // which ops_ffn.cpp tiles the same way, e.g. Kimi-K3's MXFP4 experts on H20)
