@@ -414,9 +414,11 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             if (eq != "auto") j["precision"]["experts"] = eq;
             // AIConfigurator's rows name the FP8 flavour in its own terms: fp8 (per-tensor scaled_mm) or fp8_block
             // (DeepGEMM's 128x128 blocks). InferenceMAX's say "fp8" for any FP8 checkpoint: the run served that
-            // checkpoint's own scaling (ModelMap::fp8_block)
-            const bool imax_fp8_block = mm->fp8_block && inferencemax_source(get("silicon_data_source"));
-            if (get("gemm_quant_mode") == "fp8") j["precision"]["fp8_scaling"] = imax_fp8_block ? "block" : "tensor";
+            // checkpoint's own scaling, block where ModelMap::fp8_block says so, else the preset's (auto: its
+            // weight_block_size, else per tensor)
+            const bool imax = inferencemax_source(get("silicon_data_source"));
+            if (get("gemm_quant_mode") == "fp8" && (!imax || mm->fp8_block))
+                j["precision"]["fp8_scaling"] = imax ? "block" : "tensor";
             else if (get("gemm_quant_mode") == "fp8_block") j["precision"]["fp8_scaling"] = "block";
             // TensorRT-LLM serves FP8 and NVFP4 checkpoints (NVIDIA ModelOpt) with an FP8 KV cache
             // (kv_cache_quant_algo FP8 in their hf_quant_config.json); the other engines default to the model dtype.

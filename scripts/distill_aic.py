@@ -80,7 +80,7 @@ NCCL_OPS = ("all_reduce", "all_gather", "reduce_scatter")
 # MiniMax-M2.5's checkpoint is block-scaled FP8, and InferenceMAX measured it under vLLM on 4 B200 at 8.0-9.5 ms a
 # decode step for 4 clients (../shared/reference/serving_public.csv) where its 124 attention projections at those rows
 # alone would take 22 ms; on H100 and H200 the rows put its steps 34-41% above the measured ones (median). Without them vLLM
-# reads SGLang's DeepGEMM rows (the same library) for block-scaled FP8.
+# reads SGLang's DeepGEMM rows (the same library) for block-scaled FP8 (Tables::gemm_slot: the engine's own, else SGLang's).
 GEMM_SOURCES = {
     "sglang": ("sglang-0.5.14/gemm/gemm_perf.csv.gz", {
         ("sglang_torch_linear", "bfloat16"): "bf16",

@@ -150,14 +150,16 @@ namespace {
 bool grid_corners(const std::vector<const Tables::Table*>* list, const Tables::Table* best, int k, int n,
                   Tables::GemmPick& p) {
     if (!list || !best) return false;
-    auto kin = [&](const Tables::Table* t) { return t->key[2] == best->key[2] && t->key[3] == best->key[3] && t->family == best->family; };
+    auto kin = [&](const Tables::Table* t) {
+        return t->key[2] == best->key[2] && t->key[3] == best->key[3] && t->family == best->family && t->path == best->path;
+    };
     int k0 = 0, k1 = 0, n0 = 0, n1 = 0;  // the nearest measured axis values below / above (0: none)
     std::vector<int> ks_all, ns_all;
-    std::size_t count = 0;
+    std::vector<std::pair<int, int>> shapes;  // distinct (k, n): the loader keeps one table per shape of a file
     for (const Tables::Table* t : *list) {
         if (!kin(t)) continue;
         const int tk = t->key[0], tn = t->key[1];
-        ++count;
+        shapes.emplace_back(tk, tn);
         ks_all.push_back(tk);
         ns_all.push_back(tn);
         if (tk <= k && tk > k0) k0 = tk;
@@ -172,7 +174,9 @@ bool grid_corners(const std::vector<const Tables::Table*>* list, const Tables::T
         std::sort(v->begin(), v->end());
         v->erase(std::unique(v->begin(), v->end()), v->end());
     }
-    if (count != ks_all.size() * ns_all.size()) return false;
+    std::sort(shapes.begin(), shapes.end());
+    shapes.erase(std::unique(shapes.begin(), shapes.end()), shapes.end());
+    if (shapes.size() != ks_all.size() * ns_all.size()) return false;
     const int ks[2] = {k0, k1}, ns[2] = {n0, n1};
     const double wk = k1 > k0 ? double(k - k0) / double(k1 - k0) : 0.0, wn = n1 > n0 ? double(n - n0) / double(n1 - n0) : 0.0;
     for (int i = 0; i < 4; ++i) {
@@ -227,14 +231,19 @@ Tables::GemmPick& Tables::gemm_slot(std::string_view family, int k, int n, int f
         for (int i = 0; i < 3 && !p.best && format >= 1 && format <= 4; ++i) {
             const int f = related[format][i];
             if (f == 0) break;
-            bool have_f = false, have_fe = false;
+            // the wanted engine's table of the format, else SGLang's (vLLM's block FP8 and TRT-LLM's per-tensor FP8
+            // rows are left out of the distilled files: bench_data/README.md), else any engine's
+            const int sglang = int(GemmEngine::sglang);
+            bool have_f = false, have_fe = false, have_fs = false;
             if (list)
                 for (const Table* t : *list) {
                     have_f = have_f || t->key[2] == f;
                     have_fe = have_fe || (t->key[2] == f && t->key[3] == engine);
+                    have_fs = have_fs || (t->key[2] == f && t->key[3] == sglang);
                 }
             if (!have_f) continue;
-            p.best = nearest(list, [&](const Table* t) { return t->key[2] == f && (!have_fe || t->key[3] == engine); }, q, 2, best_d);
+            const int want = have_fe ? engine : have_fs ? sglang : -1;
+            p.best = nearest(list, [&](const Table* t) { return t->key[2] == f && (want < 0 || t->key[3] == want); }, q, 2, best_d);
         }
         if (!p.best) p.best = nearest(list, [](const Table*) { return true; }, q, 2, best_d);
         p.dist = best_d;
@@ -312,7 +321,7 @@ TableHit Tables::gemm_at(const GemmPick& pick, double m, int k, int n) const {
         const kernels::Cost c = kernels::gemm(m, k, n, g_in_b, g_in_b);
         return c.flops / g_peak < c.bytes / g_bw;
     };
-    if (gref && memory_bound()) {
+    if (gref && g_peak > 0 && g_bw > 0 && memory_bound()) {
         // inside the grid and memory-bound (a decode GEMM): each corner's measured latency at m (its efficiency x its
         // roofline on the table's GPU), interpolated bilinearly in k and n, over this shape's roofline there
         // (grid_corners). A compute-bound shape keeps the nearest one transferred through DeepGEMM's tiles below:

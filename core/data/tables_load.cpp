@@ -233,12 +233,13 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
     switch (t->kind) {
         case Kind::gemm: {
             if (!need({"m", "k", "n", "latency_us"})) return false;
-            // One Table per (k, n, format) shape. Files without a dtype column: InferSim's DeepGEMM FP8 tables
-            // (block-scaled), BLIS's H100 table is BF16. Files named *cuda_graph*.csv were timed inside CUDA graphs
-            // (AIConfigurator); their name's first word is the engine whose kernels they timed.
+            // One Table per (k, n, format) shape. Files without a dtype column: InferSim's and BLIS's DeepGEMM FP8
+            // tables (block-scaled; BLIS's H100 one too, whatever its SOURCE.md says: m 8192 x 4096 x 11008 runs at
+            // 1,278 TFLOPS, 1.29x the BF16 peak, bench_data/README.md "gemm"). Files named *cuda_graph*.csv were timed
+            // inside CUDA graphs (AIConfigurator); their name's first word is the engine whose kernels they timed.
             std::map<std::tuple<int, int, int>, std::unique_ptr<Table>> shapes;
             const int dtcol = col("dtype");
-            const GemmFormat file_format = t->family != "h100" ? GemmFormat::fp8_block : GemmFormat::bf16;
+            const GemmFormat file_format = GemmFormat::fp8_block;
             t->graph_timed = file.find("cuda_graph") != std::string::npos;
             GemmEngine engine = GemmEngine::any;
             if (file.rfind("sglang_", 0) == 0) engine = GemmEngine::sglang;

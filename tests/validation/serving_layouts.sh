@@ -33,10 +33,10 @@ done
 expect 2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c128_tp4_0_ep4_0_351 "4 1 4" "the kept copy"
 # FP8 scaling: AIConfigurator's gemm_quant_mode fp8 is its per-tensor kernel; InferenceMAX's "fp8" names the
 # checkpoint, whose own scaling the run served (ModelMap::fp8_block: MiniMax-M2.5's config, weight_block_size [128, 128];
-# Llama's ModelOpt FP8 is per tensor).
+# else the preset's own: "-", auto, which is per tensor for Llama's ModelOpt FP8).
 scaling() { "$bin" --serving --dump "$1" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["precision"].get("fp8_scaling", "-"))'; }
 for want in "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634 block" \
-            "2026_04_06_llama_3_1_70b_b200_sxm_trtllm_fp8_agg_1024x8192_c4_tp4_ep1_266 tensor" \
+            "2026_04_06_llama_3_1_70b_b200_sxm_trtllm_fp8_agg_1024x8192_c4_tp4_ep1_266 -" \
             "qwen3_32b_qwen3_32b_h100_sxm_sglang_disagg_4000x1000_c_tpnone_epnone_1 block"; do
     set -- $want
     got=$(scaling "$1") || fail "$1: no scenario"
