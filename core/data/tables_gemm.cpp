@@ -150,42 +150,38 @@ namespace {
 bool grid_corners(const std::vector<const Tables::Table*>* list, const Tables::Table* best, int k, int n,
                   Tables::GemmPick& p) {
     if (!list || !best) return false;
-    auto kin = [&](const Tables::Table* t) {
-        return t->key[2] == best->key[2] && t->key[3] == best->key[3] && t->family == best->family && t->path == best->path;
+    // the kin's shapes, each once (the loader keeps one table per shape of a file)
+    struct Shape {
+        int k, n;
+        const Tables::Table* t;
+        bool operator<(const Shape& o) const { return k != o.k ? k < o.k : n < o.n; }
     };
-    int k0 = 0, k1 = 0, n0 = 0, n1 = 0;  // the nearest measured axis values below / above (0: none)
-    std::vector<int> ks_all, ns_all;
-    std::vector<std::pair<int, int>> shapes;  // distinct (k, n): the loader keeps one table per shape of a file
-    for (const Tables::Table* t : *list) {
-        if (!kin(t)) continue;
-        const int tk = t->key[0], tn = t->key[1];
-        shapes.emplace_back(tk, tn);
-        ks_all.push_back(tk);
-        ns_all.push_back(tn);
-        if (tk <= k && tk > k0) k0 = tk;
-        if (tk >= k && (k1 == 0 || tk < k1)) k1 = tk;
-        if (tn <= n && tn > n0) n0 = tn;
-        if (tn >= n && (n1 == 0 || tn < n1)) n1 = tn;
-    }
-    if (k0 == 0 || k1 == 0 || n0 == 0 || n1 == 0) return false;
+    std::vector<Shape> shapes;
+    for (const Tables::Table* t : *list)
+        if (t->key[2] == best->key[2] && t->key[3] == best->key[3] && t->family == best->family && t->path == best->path)
+            shapes.push_back({t->key[0], t->key[1], t});
+    std::sort(shapes.begin(), shapes.end());
+    shapes.erase(std::unique(shapes.begin(), shapes.end(), [](const Shape& a, const Shape& b) { return !(a < b) && !(b < a); }),
+                 shapes.end());
     // a full grid only (every k with every n: AIConfigurator's tables); a list of the shapes some models need
     // (InferSim's, BLIS's) keeps the nearest shape through the tile model, which the DeepGEMM rows calibrate
-    for (auto* v : {&ks_all, &ns_all}) {
+    std::vector<int> ks, ns;
+    for (const Shape& sh : shapes) ks.push_back(sh.k), ns.push_back(sh.n);
+    for (auto* v : {&ks, &ns}) {
         std::sort(v->begin(), v->end());
         v->erase(std::unique(v->begin(), v->end()), v->end());
     }
-    std::sort(shapes.begin(), shapes.end());
-    shapes.erase(std::unique(shapes.begin(), shapes.end()), shapes.end());
-    if (shapes.size() != ks_all.size() * ns_all.size()) return false;
-    const int ks[2] = {k0, k1}, ns[2] = {n0, n1};
+    if (shapes.size() != ks.size() * ns.size()) return false;
+    // the nearest measured axis values at or below / at or above the query
+    const auto below = [](const std::vector<int>& v, int x) { auto it = std::upper_bound(v.begin(), v.end(), x); return it == v.begin() ? 0 : *(it - 1); };
+    const auto above = [](const std::vector<int>& v, int x) { auto it = std::lower_bound(v.begin(), v.end(), x); return it == v.end() ? 0 : *it; };
+    const int k0 = below(ks, k), k1 = above(ks, k), n0 = below(ns, n), n1 = above(ns, n);
+    if (k0 == 0 || k1 == 0 || n0 == 0 || n1 == 0) return false;
+    const int cks[2] = {k0, k1}, cns[2] = {n0, n1};
     const double wk = k1 > k0 ? double(k - k0) / double(k1 - k0) : 0.0, wn = n1 > n0 ? double(n - n0) / double(n1 - n0) : 0.0;
-    for (int i = 0; i < 4; ++i) {
-        const int ck = ks[i / 2], cn = ns[i % 2];
-        const Tables::Table* found = nullptr;
-        for (const Tables::Table* t : *list)
-            if (kin(t) && t->key[0] == ck && t->key[1] == cn) { found = t; break; }
-        if (!found) return false;
-        p.corner[i] = found;
+    for (int i = 0; i < 4; ++i) {  // a full grid holds every corner
+        const Shape want{cks[i / 2], cns[i % 2], nullptr};
+        p.corner[i] = std::lower_bound(shapes.begin(), shapes.end(), want)->t;
         p.corner_w[i] = (i / 2 ? wk : 1.0 - wk) * (i % 2 ? wn : 1.0 - wn);
     }
     return true;
@@ -248,8 +244,7 @@ Tables::GemmPick& Tables::gemm_slot(std::string_view family, int k, int n, int f
         if (!p.best) p.best = nearest(list, [](const Table*) { return true; }, q, 2, best_d);
         p.dist = best_d;
         for (int i = 0; i < 4; ++i) p.corner[i] = nullptr, p.corner_w[i] = 0;
-        if (p.best && best_d > 0 && !grid_corners(list, p.best, k, n, p))
-            for (int i = 0; i < 4; ++i) p.corner[i] = nullptr, p.corner_w[i] = 0;
+        if (p.best && best_d > 0) grid_corners(list, p.best, k, n, p);  // fills the corners only when it finds all four
         slot.have_utils = false;
     }
     // InferSim's and BLIS's GEMM tables time each call from Python: short kernels carry a per-call overhead
@@ -309,38 +304,35 @@ TableHit Tables::gemm_at(const GemmPick& pick, double m, int k, int n) const {
     const Table* best = pick.best;
     const double best_d = pick.dist;
     TableHit h;
-    const FamilyRef* gref = best && pick.corner[0] ? best->ref : nullptr;
-    const GemmFormat gf = best ? GemmFormat(best->key[2]) : GemmFormat::bf16;
-    const double g_in_b = gemm_format_bytes(gf);
-    const double g_peak = gref ? format_peak_tflops(*gref, gf) * 1e12 : 0, g_bw = gref ? gref->hbm_GBps * 1e9 : 0;
-    auto roof = [&](double kk, double nn) {
-        const kernels::Cost c = kernels::gemm(m, kk, nn, g_in_b, g_in_b);
-        return std::max(c.flops / g_peak, c.bytes / g_bw);
-    };
-    auto memory_bound = [&] {
-        const kernels::Cost c = kernels::gemm(m, k, n, g_in_b, g_in_b);
-        return c.flops / g_peak < c.bytes / g_bw;
-    };
-    if (gref && g_peak > 0 && g_bw > 0 && memory_bound()) {
-        // inside the grid and memory-bound (a decode GEMM): each corner's measured latency at m (its efficiency x its
-        // roofline on the table's GPU), interpolated bilinearly in k and n, over this shape's roofline there
+    if (const FamilyRef* ref = best && pick.corner[0] ? best->ref : nullptr; ref && ref->hbm_GBps > 0) {
+        // inside the grid and memory-bound on the table's GPU (a decode GEMM): each corner's measured latency at m (its
+        // efficiency x its roofline there), interpolated bilinearly in k and n, over this shape's roofline there
         // (grid_corners). A compute-bound shape keeps the nearest one transferred through DeepGEMM's tiles below:
         // there the SM waves of the tile grid, which a bilinear reading smooths over, set the time (DeepGEMM's
         // m 4,096 x n 2,112 on H800, read bilinearly between InferSim's n 1,536 and 4,096: 1,367 TFLOPS against
         // 1,127 measured).
-        double lat = 0;
-        for (int i = 0; i < 4; ++i) {
-            if (!(pick.corner_w[i] > 0)) continue;
-            const Table* t = pick.corner[i];
-            bool exact;
-            const double u = std::max(t->at(1, m, exact, pick.ovh), 1e-9);
-            lat += pick.corner_w[i] * roof(t->key[0], t->key[1]) / u;
+        const GemmFormat f = GemmFormat(best->key[2]);
+        const double in_b = gemm_format_bytes(f), peak = format_peak_tflops(*ref, f) * 1e12, bw = ref->hbm_GBps * 1e9;
+        auto roof = [&](double kk, double nn) {
+            const kernels::Cost c = kernels::gemm(m, kk, nn, in_b, in_b);
+            return std::max(c.flops / peak, c.bytes / bw);
+        };
+        const kernels::Cost q = kernels::gemm(m, k, n, in_b, in_b);
+        if (peak > 0 && q.flops / peak < q.bytes / bw) {
+            double lat = 0;
+            for (int i = 0; i < 4; ++i) {
+                if (!(pick.corner_w[i] > 0)) continue;
+                const Table* t = pick.corner[i];
+                bool exact;
+                const double u = std::max(t->at(1, m, exact, pick.ovh), 1e-9);
+                lat += pick.corner_w[i] * roof(t->key[0], t->key[1]) / u;
+            }
+            h.found = true;
+            h.util = lat > 0 ? std::clamp(q.bytes / bw / lat, 1e-9, 1.0) : 1e-9;
+            h.source = Source::interpolated;
+            h.table = best->path.c_str();
+            return h;
         }
-        h.found = true;
-        h.util = lat > 0 ? std::clamp(roof(k, n) / lat, 1e-9, 1.0) : 1e-9;
-        h.source = Source::interpolated;
-        h.table = best->path.c_str();
-        return h;
     }
     if (best && pick.line >= 0) {
         // hit_from(best, best_d, 1, m, ovh), its interpolation reading the kept utils

@@ -24,6 +24,13 @@ bool deepgemm_arch(const GpuSpec& g) { return g.arch == "hopper" || g.arch == "b
 
 bool grouped_tables_apply(const Ctx& c) { return deepgemm_arch(c.g) && !dequantised(c.g, c.w_exp); }
 
+// A token all-to-all (DeepEP, pplx, MORI): it delivers each rank only the tokens with a pick on its experts; the
+// all-gather backend and no EP hand every rank the group's every token.
+bool token_all_to_all(A2ABackend be) {
+    return be == A2ABackend::deepep_normal || be == A2ABackend::deepep_low_latency || be == A2ABackend::pplx ||
+           be == A2ABackend::mori;
+}
+
 // The M blocks of a W4A16 MoE kernel (Marlin MoE, vllm csrc/moe/marlin_moe_wna16/ops.cu: moe_block_size 8, 16, 32,
 // 48 or 64 rows; every block of one expert's sorted rows runs ceil(block / 16) 16-row MMA tiles, 8 on the
 // m_block_size_8 path, whatever rows of it are filled, and loads and dequantises that expert's weight tiles once).
@@ -368,9 +375,8 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         // -> 64 rows for 21 per expert). The masked layout's engine path (vLLM's BatchedMarlinExperts after DeepEP
         // low-latency or pplx: batched_fused_marlin_moe) fixes 64 rows ("TODO: Choose a decent block size like in
         // fused_marlin_moe"); not followed: masked W4A16 experts read the rule at their own rows per expert.
-        const bool a2a_in = be == A2ABackend::deepep_normal || be == A2ABackend::deepep_low_latency ||
-                            be == A2ABackend::pplx || be == A2ABackend::mori;
-        const double rule_rows = masked ? per_expert : t * c.dp * (a2a_in ? moe_rank_token_share(c) : 1.0) * m.top_k / local;
+        const double rule_rows =
+            masked ? per_expert : t * c.dp * (token_all_to_all(be) ? moe_rank_token_share(c) : 1.0) * m.top_k / local;
         const double tile = c.g.tile_tokens > 1                 ? double(c.g.tile_tokens)
                             : marlin                            ? marlin_moe_block_m(rule_rows)
                             : !cuda                             ? 1.0
@@ -488,9 +494,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     // (AIC's SGLang rows: at fixed group tokens the time stops falling with EP, ~0.15 us per group token on Kimi-K2's
     // shape, bench_data/README.md "moe"; these bytes at 0.9 of H100's HBM are 0.147 us.) The weight-and-reduce's read
     // of the non-local rows is below (moe.finalize).
-    const bool token_a2a = be == A2ABackend::deepep_normal || be == A2ABackend::deepep_low_latency || be == A2ABackend::pplx ||
-                           be == A2ABackend::mori;
-    const bool zero_rows = own_passes && !masked && !token_a2a && triton_kernel && !dequant && cuda && c.ep > 1;
+    const bool zero_rows = own_passes && !masked && !token_all_to_all(be) && triton_kernel && !dequant && cuda && c.ep > 1;
     const double group_pairs = T_all * c.dp * m.top_k;
     const double nonlocal_pairs = zero_rows ? std::max(0.0, group_pairs - pairs) : 0.0;
     if (nonlocal_pairs > 0) {  // the fused kernel's own writes and reads: at its HBM efficiency
@@ -502,10 +506,8 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         // The output rows the reduce writes: a token all-to-all (DeepEP, pplx, MORI) delivers the rank only the tokens
         // with a pick on its experts (the received tokens, moe_rank_token_share); after an all-gather, or without EP,
         // every rank's reduce writes every token of the group (vLLM moe_sum / ep_gather over all M rows).
-        const bool delivered = be == A2ABackend::deepep_normal || be == A2ABackend::deepep_low_latency ||
-                               be == A2ABackend::pplx || be == A2ABackend::mori;
         const double group_tokens = T_all * c.dp;
-        const double rows = delivered ? std::min({group_tokens, pairs, group_tokens * moe_rank_token_share(c)}) : group_tokens;
+        const double rows = token_all_to_all(be) ? std::min({group_tokens, pairs, group_tokens * moe_rank_token_share(c)}) : group_tokens;
         // BF16 throughout: the down GEMM's output dtype (vLLM / SGLang out_dtype, DeepGEMM's bf16 D) and the layer's.
         const double in_b = (pairs + nonlocal_pairs) * ew * 2.0, out_b = rows * ew * 2.0;
         switch (reduce) {
