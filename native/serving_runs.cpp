@@ -38,6 +38,36 @@ const ModelMap kModels[] = {
     {"zhipuai/GLM-5", "glm-5", "GLM-5", true},
     {"moonshotai/Kimi-K2.5", "kimi-k2.5", "Kimi-K2.5"},
 };
+// The checkpoint a run served, where its own config prices it better than one format for every layer. A quantised
+// checkpoint keeps some modules in BF16 (its exclusion list: core/scenario/quant_exclusions.cpp), which the CSV's
+// quant-mode columns do not say: they name one format for all GEMMs ("nvfp4" for every FP4 run, gpt-oss's MXFP4
+// included). Each of these runs takes the preset of the checkpoint it served with its formats left to that config:
+// - gpt-oss "fp4": openai/gpt-oss-120b itself, MXFP4 experts, attention / router / embeddings BF16
+//   (modules_to_not_convert);
+// - Kimi-K2.5 "int4": moonshotai/Kimi-K2.5 itself, INT4 experts, attention / shared / dense layers BF16 (ignore);
+// - the other "fp4" runs: NVIDIA's NVFP4 checkpoints (ModelOpt), attention left in BF16 in each; Qwen3.5's shared
+//   experts and MTP layer too, GLM-5's DSA indexer and MTP layer (their ignore / exclude_modules).
+// Configs: ../shared/anchors/aic/model_configs (presets/models/README.md). Other rows keep the CSV's formats (FP8
+// checkpoints quantise every linear layer but the router and the LM head, as the model prices them anyway).
+struct ServedCheckpoint {
+    const char* hf_name;    // model_path in the CSV
+    const char* precision;  // the CSV's precision
+    const char* preset;     // the checkpoint's preset
+};
+const ServedCheckpoint kServed[] = {
+    {"openai/gpt-oss-120b", "fp4", "gpt-oss-120b"},
+    {"moonshotai/Kimi-K2.5", "int4", "kimi-k2.5"},
+    {"moonshotai/Kimi-K2.5", "fp4", "kimi-k2.5-nvfp4"},
+    {"MiniMaxAI/MiniMax-M2.5", "fp4", "minimax-m2.5-nvfp4"},
+    {"Qwen/Qwen3.5-397B-A17B", "fp4", "qwen3.5-397b-a17b-nvfp4"},
+    {"zhipuai/GLM-5", "fp4", "glm-5-nvfp4"},
+};
+const ServedCheckpoint* served_checkpoint(const std::string& model, const std::string& precision) {
+    for (const ServedCheckpoint& c : kServed)
+        if (model == c.hf_name && precision == c.precision) return &c;
+    return nullptr;
+}
+
 // DESIGN §8.3: systems to hardware ids.
 const std::pair<const char*, const char*> kSystems[] = {
     {"h100_sxm", "h100-sxm"}, {"h200_sxm", "h200"}, {"b200_sxm", "b200"},
@@ -408,10 +438,13 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             }
         }
         if (r.skip.empty()) {
-            nlohmann::json j = {{"model", mm->preset}, {"hardware", hw}};
+            const ServedCheckpoint* ckpt = served_checkpoint(r.model, get("precision"));
+            nlohmann::json j = {{"model", ckpt ? ckpt->preset : mm->preset}, {"hardware", hw}};
             j["runtime"]["engine"] = r.backend;
-            j["precision"]["weights"] = wq;
-            if (eq != "auto") j["precision"]["experts"] = eq;
+            if (!ckpt) {
+                j["precision"]["weights"] = wq;
+                if (eq != "auto") j["precision"]["experts"] = eq;
+            }
             // AIConfigurator's rows name the FP8 flavour in its own terms: fp8 (per-tensor scaled_mm) or fp8_block
             // (DeepGEMM's 128x128 blocks). InferenceMAX's say "fp8" for any FP8 checkpoint: the run served that
             // checkpoint's own scaling, block where ModelMap::fp8_block says so, else the preset's (auto: its

@@ -53,6 +53,35 @@ TEST_CASE("Kimi-K2.6-NVFP4: the shipped ignore list prices attention, the dense 
     CHECK(e.memory.weights_experts_bytes == doctest::Approx(60.0 * 384 * 3 * 7168 * 2048 * (0.5 + 1.0 / 16)));
 }
 
+TEST_CASE("The NVFP4 checkpoints the serving runs served: attention in BF16, the experts (and Kimi's shared ones) NVFP4") {
+    // nvidia/Kimi-K2.5-NVFP4 config.json's ignore: language_model.lm_head, layers.N.self_attn* for N = 0..60 (no MLP
+    // entry, unlike K2.6): attention BF16 as K2.6's (61 x 101,122,048 x 2 B), the dense layer 0 and the 60 shared
+    // experts NVFP4 (half a byte + an FP8 scale per 16 weights).
+    const moe::Estimate k = run(R"({"model":"kimi-k2.5-nvfp4","hardware":"b200","workload":{"phase":"decode","batch":1}})");
+    CHECK(k.memory.weights_attention_bytes == doctest::Approx(61.0 * 101122048.0 * 2.0));          // 12,336,889,856
+    CHECK(k.memory.weights_dense_ffn_bytes == doctest::Approx(3.0 * 7168 * 18432 * (0.5 + 1.0 / 16)));  // 222,953,472
+    CHECK(k.memory.weights_shared_bytes == doctest::Approx(60.0 * 3 * 7168 * 2048 * (0.5 + 1.0 / 16)));   // 1,486,356,480
+    // nvidia/MiniMax-M2.5-NVFP4: layers.N.self_attn* and block_sparse_moe.gate for N = 0..61, lm_head. Attention by
+    // hand: hidden 3072, 48 heads and 8 KV heads of 128: q 3072 x 6144 + k, v 3072 x 1024 + o 6144 x 3072 =
+    // 44,040,192 a layer x 62 layers x 2 B.
+    const ModelSpec& mm = moe_test::preset_model("minimax-m2.5-nvfp4");
+    CHECK(mm.weight_dtype == Dtype::bf16);
+    CHECK(mm.expert_dtype == Dtype::nvfp4);
+    const moe::Estimate m = run(R"({"model":"minimax-m2.5-nvfp4","hardware":"b200","workload":{"phase":"decode","batch":1}})");
+    CHECK(m.memory.weights_attention_bytes == doctest::Approx(62.0 * 44040192.0 * 2.0));  // 5,460,983,808
+    // nvidia/Qwen3.5-397B-A17B-NVFP4: all 60 layers' attention (15 self_attn, 45 linear_attn) and shared experts
+    // excluded; nvidia/GLM-5-NVFP4 (hf_quant_config.json as quantization_config): attention, indexer, MTP layer.
+    for (const char* id : {"qwen3.5-397b-a17b-nvfp4", "glm-5-nvfp4"}) {
+        CAPTURE(id);
+        const ModelSpec& q = moe_test::preset_model(id);
+        CHECK(q.quant_excluded.attention == doctest::Approx(1.0));
+        CHECK(q.quant_excluded.experts == doctest::Approx(0.0));
+        CHECK(q.expert_dtype == Dtype::nvfp4);
+    }
+    CHECK(moe_test::preset_model("qwen3.5-397b-a17b-nvfp4").quant_excluded.ffn == doctest::Approx(1.0));
+    CHECK(moe_test::preset_model("glm-5-nvfp4").quant_excluded.ffn == doctest::Approx(0.0));
+}
+
 TEST_CASE("GLM-5.1-NVFP4's exclusion list: whole first layers, attention, shared experts and the MTP layer by pattern") {
     // nvidia/GLM-5.1-NVFP4 hf_quant_config.json quantization.exclude_modules: lm_head, model.layers.0*,
     // model.layers.1.*, model.layers.2.* (the three dense layers, first_k_dense_replace 3), model.layers.N.self_attn*

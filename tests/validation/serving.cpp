@@ -560,12 +560,14 @@ int serving_main(int argc, char** argv) {
             return 2;
         }
     }
-    char head[1536];
+    char head[2048];
     std::snprintf(head, sizeof head,
                   "Serving set: %zu measured serving runs (tests/validation/serving_public.csv: AIConfigurator's "
                   "silicon sample, TTFT and TPOT of SGLang, vLLM and TensorRT-LLM, Kimi-K2.5 included; %zu rows, %d of them "
                   "repeats of another source's measurement, counted once), %d evaluated (%.1f%%; %d of them with the layout "
-                  "their id names, where the columns were scaled by the EP size). Each model family is predicted by engine constants fitted without it (leave one family "
+                  "their id names, where the columns were scaled by the EP size). Each run is evaluated on the checkpoint it served, "
+                  "at that checkpoint's own formats: gpt-oss's MXFP4 and Kimi-K2.5's INT4 releases as published, the other "
+                  "FP4 runs on NVIDIA's NVFP4 checkpoints, attention in BF16 in each (native/serving_runs.cpp, kServed). Each model family is predicted by engine constants fitted without it (leave one family "
                   "out): median |error| **TTFT %s, TPOT %s** (issue 25's bar: TTFT 20%%, TPOT 12%%); aggregated runs (%d) TTFT %s, "
                   "TPOT %s; **disaggregated runs (%d) TTFT %s, TPOT %s**, the serving "
                   "model is the simulation of the benchmark with six physical constants per engine (issue 25). Regenerate with `moe-validate --serving --write "

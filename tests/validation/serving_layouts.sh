@@ -42,4 +42,17 @@ for want in "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634 block" \
     got=$(scaling "$1") || fail "$1: no scenario"
     [[ $got == "$2" ]] || fail "$1: fp8_scaling $got, expected $2"
 done
-echo "serving layouts: 6 layouts, 2 repeats and 3 FP8 scalings as their launches name them"
+# The checkpoint served (native/serving_runs.cpp, kServed): gpt-oss "fp4" is openai/gpt-oss-120b itself and Kimi-K2.5
+# "int4" moonshotai/Kimi-K2.5 itself, their formats left to the config (MXFP4 / INT4 experts, BF16 attention: "-");
+# the other "fp4" runs are NVIDIA's NVFP4 checkpoints; an FP8 run keeps the CSV's format for every linear layer.
+served() { "$bin" --serving --dump "$1" 2>/dev/null | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["model"], d.get("precision", {}).get("weights", "-"))'; }
+for want in "2026_03_25_gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c4_tp4_0_ep1_0_1012 gpt-oss-120b -" \
+            "2026_03_25_kimi_k2_5_h200_sxm_vllm_int4_agg_1024x1024_c4_tp8_0_ep1_0_599 kimi-k2.5 -" \
+            "kimik2_5_b200_vllm_fp4_agg_1024x1024_c4_cfg636 kimi-k2.5-nvfp4 -" \
+            "minimaxm2_5_b300_vllm_fp4_agg_8192x1024_c4_cfg730 minimax-m2.5-nvfp4 -" \
+            "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634 minimax-m2.5 fp8"; do
+    set -- $want
+    got=$(served "$1") || fail "$1: no scenario"
+    [[ $got == "$2 $3" ]] || fail "$1: model and weights '$got', expected '$2 $3'"
+done
+echo "serving layouts: 6 layouts, 2 repeats, 3 FP8 scalings and 5 served checkpoints as their launches name them"
