@@ -7,7 +7,8 @@ Reads  ../shared/anchors/aic/perf/<system>/<backend>-<version>/<family>/<table>.
 Writes bench_data/comm/<gpu family>/collectives.csv, bench_data/gemm/<gpu family>/<engine>_cuda_graph.csv and
        bench_data/mha/{decode,prefill}/<gpu family>/<heads>-<kv heads>-<head dim>.csv (h200, b200) and
        bench_data/moe/<gpu family>/sglang.csv (h100, h200, b200), bench_data/moe/b200/sglang_triton.csv,
-       bench_data/moe/<gpu family>/vllm_mxfp4.csv (h100, h200), bench_data/moe/<gpu family>/vllm_flashinfer_cutlass.csv (h100, h200),
+       bench_data/moe/<gpu family>/vllm_mxfp4.csv and trtllm_mxfp4.csv (h100, h200),
+       bench_data/moe/<gpu family>/vllm_flashinfer_cutlass.csv (h100, h200),
        bench_data/gdn/<gpu family>/sglang.csv (h100, h200, b200).
 
     python3 scripts/distill_aic.py [--aic DIR] [--out DIR]      # from the repository root; re-runs are byte-identical
@@ -45,6 +46,9 @@ Python standard library only (csv, gzip). What is kept, and why (bench_data/READ
   * moe, Hopper MXFP4 (h100, h200): vLLM 0.24's routed-expert layer for gpt-oss's MXFP4 experts (w4a16_mxfp4:
     triton_kernels, 4-bit weights dequantised to BF16 inside the kernel; Hopper has no FP4 tensor cores), the one
     FP4 expert path SGLang's Hopper tables lack (see MOE_DTYPES); same selection, written as dtype mxfp4.
+  * moe, TensorRT-LLM's Hopper MXFP4 (h100, h200): TensorRT-LLM 1.3.0rc20's own routed-expert layer for gpt-oss's
+    MXFP4 experts (moe_torch_flow, w4a16_mxfp4), the kernel a TensorRT-LLM run serves gpt-oss with there; same
+    selection (AIC timed it under EP only: moe_tp 1), written as dtype mxfp4 to trtllm_mxfp4.csv.
   * moe, FlashInfer-CUTLASS (h100, h200): vLLM 0.24's FlashInferExperts (FlashInfer cutlass_fused_moe) on
     block-scaled FP8 experts, the same selection (MOE_FLASHINFER_KERNELS says what is left out and why); B200's rows
     are shapes no preset has: no file.
@@ -127,6 +131,10 @@ MOE_TRITON_KERNELS = {("sglang_fused_moe_triton", "bfloat16"): "bf16", ("sglang_
 # Hopper's MXFP4 experts: vLLM 0.24's gpt-oss triton_kernels path, the kernel vLLM (and SGLang) serve gpt-oss with there.
 MOE_HOPPER_MXFP4_SOURCE = "vllm-0.24.0/moe/moe_perf.csv.gz"
 MOE_HOPPER_MXFP4_DTYPES = {"w4a16_mxfp4": "mxfp4"}
+# TensorRT-LLM's own Hopper MXFP4 experts (its PyTorch flow's MoE on w4a16_mxfp4, the gpt-oss path; AIC timed it at
+# moe_tp 1, ep 1-128): {(kernel_source, moe_dtype): dtype written}.
+MOE_TRTLLM_SOURCE = "trtllm-1.3.0rc20/moe/moe_perf.csv.gz"
+MOE_TRTLLM_HOPPER_KERNELS = {("moe_torch_flow", "w4a16_mxfp4"): "mxfp4"}
 # (hidden, moe_intermediate, top_k, routed experts) of the MoE model presets (presets/models/)
 MOE_SHAPES = [
     (7168, 2048, 8, 256),   # DeepSeek-V3 / R1 / V3.2
@@ -491,6 +499,8 @@ def main():
             if MOE_ARCH[system] == "hopper":
                 total += write_csv(os.path.join(a.out, "moe", family, "vllm_mxfp4.csv"),
                                    *moe_wide(moe(sysdir, "hopper", log, MOE_HOPPER_MXFP4_SOURCE, MOE_HOPPER_MXFP4_DTYPES)))
+                total += write_csv(os.path.join(a.out, "moe", family, "trtllm_mxfp4.csv"),
+                                   *moe_wide(moe(sysdir, "hopper", log, MOE_TRTLLM_SOURCE, kernels=MOE_TRTLLM_HOPPER_KERNELS)))
             data = moe(sysdir, MOE_ARCH[system], log, MOE_FLASHINFER_SOURCE, kernels=MOE_FLASHINFER_KERNELS)
             if data:  # B200's rows are shapes no preset has
                 total += write_csv(os.path.join(a.out, "moe", family, "vllm_flashinfer_cutlass.csv"), *moe_wide(data))

@@ -10,7 +10,8 @@
 // distilled tables are wide (the key is written once per series: half the gzip size of the long form). The file's
 // name says which kernel path it measured (MoeKernel, tables.h): `*deepep_prefill.csv` / `*deepep_decode.csv` are
 // DeepEP's contiguous / masked expert compute (AIC's wideep collector), `*flashinfer_cutlass.csv` vLLM's FlashInfer
-// CUTLASS fused MoE, `*triton.csv` SGLang's Triton fused MoE alone, any other name the engine's fused MoE.
+// CUTLASS fused MoE, `*triton.csv` SGLang's Triton fused MoE alone, `trtllm_*.csv` TensorRT-LLM's own fused MoE, any
+// other name the engine's fused MoE.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -34,7 +35,7 @@ Key key_of(const MoeSeries& s) {
 }
 
 // The kernel a file measured, from its name (bench_data/README.md): `..._deepep_prefill.csv`, `..._deepep_decode.csv`,
-// `..._flashinfer_cutlass.csv`, anything else the engine's fused MoE.
+// `..._flashinfer_cutlass.csv`, `..._triton.csv`, `trtllm_...csv`, anything else the engine's fused MoE.
 MoeKernel kernel_of(const std::string& path) {
     auto ends = [&](std::string_view tail) {
         return path.size() >= tail.size() && path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
@@ -43,6 +44,8 @@ MoeKernel kernel_of(const std::string& path) {
     if (ends("deepep_decode.csv")) return MoeKernel::deepep_masked;
     if (ends("flashinfer_cutlass.csv")) return MoeKernel::flashinfer_cutlass;
     if (ends("triton.csv")) return MoeKernel::triton;
+    const size_t slash = path.rfind('/');
+    if (path.compare(slash == std::string::npos ? 0 : slash + 1, 7, "trtllm_") == 0) return MoeKernel::trtllm;
     return MoeKernel::fused;
 }
 
@@ -193,7 +196,7 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
     for (; old != moe_.end(); ++old) merged.push_back(std::move(*old));
     moe_ = std::move(merged);
     // every series of the file is this family's and this kernel's (a replaced series had the same key, so no bit clears)
-    static_assert(int(MoeKernel::triton) < 8, "moe_kernels_ holds a bit per MoeKernel");
+    static_assert(int(MoeKernel::trtllm) < 8, "moe_kernels_ holds a bit per MoeKernel");
     const int f = tables_detail::family_index(ref.family);
     if (f >= 0) moe_kernels_[f] = std::uint8_t(moe_kernels_[f] | 1u << int(kernel));
     gen_ = next_gen();  // moe_layer's per-thread results are keyed on it

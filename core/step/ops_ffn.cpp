@@ -278,6 +278,27 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         // or pplx all-to-all, which delivers a rank its own pairs only (those go to the grouped-GEMM tables).
         const bool standard = !masked && be != A2ABackend::deepep_normal && be != A2ABackend::deepep_low_latency &&
                               be != A2ABackend::pplx && be != A2ABackend::mori;
+        // TensorRT-LLM reads its own fused MoE first (trtllm_*.csv: AIC timed it under EP alone, moe_tp 1). A moe_tp
+        // layout it has no row of takes the other engines' row of that layout times how much slower TensorRT-LLM's
+        // kernel is on the same GPUs as EP (moe_tp x ep GPUs at the same tokens: under balanced routing each GPU then
+        // holds the same weight bytes and computes the same pairs' FLOPs, split by expert rather than by width).
+        if (standard && !layer.found && kernel == MoeKernelSel::auto_ && c.gemm_engine == GemmEngine::trtllm) {
+            layer = lookup(MoeKernel::trtllm, tokens_world);
+            const int gpus = c.moe_tp * c.ep;
+            if (!layer.found && c.moe_tp > 1) {
+                auto at = [&](MoeKernel k, int tp, int ep) {
+                    return c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.expert_width(), m.moe_intermediate,
+                                         m.top_k, m.num_experts, tp, ep, tokens_world * c.s.routing.imbalance, k);
+                };
+                const MoeHit own = at(MoeKernel::trtllm, 1, gpus), other_ep = at(MoeKernel::fused, 1, gpus);
+                const MoeHit other = own.found && other_ep.found ? at(MoeKernel::fused, c.moe_tp, c.ep) : MoeHit{};
+                if (other.found) {
+                    layer = own;
+                    layer.latency_us = other.latency_us * own.latency_us / other_ep.latency_us;
+                    layer.source = Source::transferred;
+                }
+            }
+        }
         if (standard && !layer.found && kernel == MoeKernelSel::auto_) layer = lookup(MoeKernel::fused, tokens_world);
         // Triton's own rows: B200's fused table holds TensorRT-LLM's kernel for most keys, so Triton reads its own
         // table there (sglang_triton.csv); a GPU without one has a fused table that is Triton's for every bf16 / fp8

@@ -19,7 +19,7 @@ namespace {
 using moe_test::has_warning;
 // gpt-oss-120b (presets/models/gpt-oss-120b.json): 36 MoE layers, 128 experts of 3 x 2880 x 2880 each.
 constexpr double kGptOssExpertParams = 36.0 * 128 * 3 * 2880 * 2880;
-// The built-in tables without Hopper's measured MXFP4 MoE layers (bench_data/moe/<family>/vllm_mxfp4.csv): the
+// The built-in tables without Hopper's measured MXFP4 MoE layers (bench_data/moe/<family>/{vllm,trtllm}_mxfp4.csv): the
 // analytical W4A16 model, as on any GPU or shape those tables do not hold.
 const moe::Tables& tables_without_hopper_mxfp4() {
     static const moe::Tables t = [] {
@@ -28,7 +28,7 @@ const moe::Tables& tables_without_hopper_mxfp4() {
         moe::Issues errors;
         for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i) {
             const std::string path = moe::kEmbeddedFiles[i].path;
-            if (path.rfind("bench_data/", 0) != 0 || path.find("vllm_mxfp4") != std::string::npos) continue;
+            if (path.rfind("bench_data/", 0) != 0 || path.find("_mxfp4.csv") != std::string::npos) continue;
             if (path.size() < 4 || path.compare(path.size() - 4, 4, ".csv") != 0) continue;
             x.load_csv(path, std::string_view(moe::kEmbeddedFiles[i].data, moe::kEmbeddedFiles[i].size), errors);
         }
@@ -109,6 +109,34 @@ TEST_CASE("W4A16 experts: a memory-bound GEMM over 4-bit weights, plus the dequa
     CHECK(om->time_us == doctest::Approx(689.1).epsilon(1e-9));
     CHECK(om->source == moe::Source::measured);
     CHECK(!has_warning(m, "analytical fallback"));
+}
+
+TEST_CASE("TensorRT-LLM reads its own Hopper MXFP4 MoE layer; a moe_tp layout through its EP ratio to vLLM's") {
+    // bench_data/moe/h200/trtllm_mxfp4.csv, from AIConfigurator's trtllm-1.3.0rc20 moe_perf.csv.gz (moe_torch_flow,
+    // w4a16_mxfp4, gpt-oss-120b's shape, balanced): line 26209, 1,024 tokens at EP 8: 0.36910 ms. vLLM's
+    // triton_kernels layer at the same key (vllm_mxfp4.csv): 253.1 us. TensorRT-LLM's all-gather MoE, no DeepEP.
+    auto at_ep8 = [](const std::string& engine) {
+        return run(R"({"model":"gpt-oss-120b","hardware":"h200","parallel":{"tp":8,"ep":8},"runtime":{"engine":")" + engine +
+                   R"(","a2a_backend":"allgather"},"workload":{"phase":"prefill","batch":1,"prompt_len":1024,"prefill_tokens":1024}})");
+    };
+    const moe::Estimate te = at_ep8("trtllm"), ve = at_ep8("vllm");
+    const moe::OpRecord* t = find_op(te, "moe.routed_experts", Phase::prefill);
+    const moe::OpRecord* v = find_op(ve, "moe.routed_experts", Phase::prefill);
+    REQUIRE(t);
+    REQUIRE(v);
+    CHECK(t->time_us == doctest::Approx(369.1).epsilon(1e-9));
+    CHECK(t->source == moe::Source::measured);
+    CHECK(std::string(t->table).find("trtllm_mxfp4.csv") != std::string::npos);
+    CHECK(v->time_us == doctest::Approx(253.1).epsilon(1e-9));
+    // TP 4 (moe_tp 4): AIC timed TensorRT-LLM's kernel under EP alone, so the layout takes vLLM's TP 4 row times the
+    // two kernels' ratio on 4 GPUs as EP at the same 8,192 tokens: 923.4 x 1,538 (line 64150: 1.53769 ms) / 814.7 =
+    // 1,743.2 us (vLLM's own: 923.4).
+    const moe::Estimate tp4 = run(R"({"model":"gpt-oss-120b","hardware":"h200","parallel":{"tp":4},"runtime":{"engine":"trtllm"},
+        "workload":{"phase":"prefill","batch":1,"prompt_len":8192,"prefill_tokens":8192}})");
+    const moe::OpRecord* r = find_op(tp4, "moe.routed_experts", Phase::prefill);
+    REQUIRE(r);
+    CHECK(r->time_us == doctest::Approx(923.4 * 1538.0 / 814.7).epsilon(1e-9));
+    CHECK(r->source == moe::Source::transferred);
 }
 
 TEST_CASE("Kimi-K2.5: int4 routed experts, BF16 attention / shared experts / dense layer (compressed-tensors ignore)") {
