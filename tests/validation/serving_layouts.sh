@@ -31,28 +31,23 @@ for id in qwen3_5_b200_sglang_fp8_agg_1024x1024_c128_cfg615 2026_04_06_qwen3_5_3
 done
 # and the 2026-03-25 export's copy is the one evaluated, with its id's layout
 expect 2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c128_tp4_0_ep4_0_351 "4 1 4" "the kept copy"
+# The checkpoint and formats a run served, as "preset weights fp8_scaling" ("-": left to the checkpoint's config).
 # FP8 scaling: AIConfigurator's gemm_quant_mode fp8 is its per-tensor kernel; InferenceMAX's "fp8" names the
 # checkpoint, whose own scaling the run served (ModelMap::fp8_block: MiniMax-M2.5's config, weight_block_size [128, 128];
-# else the preset's own: "-", auto, which is per tensor for Llama's ModelOpt FP8).
-scaling() { "$bin" --serving --dump "$1" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["precision"].get("fp8_scaling", "-"))'; }
-for want in "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634 block" \
-            "2026_04_06_llama_3_1_70b_b200_sxm_trtllm_fp8_agg_1024x8192_c4_tp4_ep1_266 -" \
-            "qwen3_32b_qwen3_32b_h100_sxm_sglang_disagg_4000x1000_c_tpnone_epnone_1 block"; do
-    set -- $want
-    got=$(scaling "$1") || fail "$1: no scenario"
-    [[ $got == "$2" ]] || fail "$1: fp8_scaling $got, expected $2"
-done
-# The checkpoint served (native/serving_runs.cpp, kServed): gpt-oss "fp4" is openai/gpt-oss-120b itself and Kimi-K2.5
-# "int4" moonshotai/Kimi-K2.5 itself, their formats left to the config (MXFP4 / INT4 experts, BF16 attention: "-");
-# the other "fp4" runs are NVIDIA's NVFP4 checkpoints; an FP8 run keeps the CSV's format for every linear layer.
-served() { "$bin" --serving --dump "$1" 2>/dev/null | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["model"], d.get("precision", {}).get("weights", "-"))'; }
-for want in "2026_03_25_gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c4_tp4_0_ep1_0_1012 gpt-oss-120b -" \
-            "2026_03_25_kimi_k2_5_h200_sxm_vllm_int4_agg_1024x1024_c4_tp8_0_ep1_0_599 kimi-k2.5 -" \
-            "kimik2_5_b200_vllm_fp4_agg_1024x1024_c4_cfg636 kimi-k2.5-nvfp4 -" \
-            "minimaxm2_5_b300_vllm_fp4_agg_8192x1024_c4_cfg730 minimax-m2.5-nvfp4 -" \
-            "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634 minimax-m2.5 fp8"; do
+# else the preset's own, which is per tensor for Llama's ModelOpt FP8). The checkpoint (kServed): gpt-oss "fp4" is
+# openai/gpt-oss-120b itself and Kimi-K2.5 "int4" moonshotai/Kimi-K2.5 itself, their formats the config's (MXFP4 /
+# INT4 experts, BF16 attention); the other "fp4" runs are NVIDIA's NVFP4 checkpoints; an FP8 run keeps the CSV's
+# format for every linear layer.
+served() { "$bin" --serving --dump "$1" 2>/dev/null | python3 -c 'import json, sys; d = json.load(sys.stdin); p = d.get("precision", {}); print(d["model"], p.get("weights", "-"), p.get("fp8_scaling", "-"))'; }
+for want in "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634 minimax-m2.5 fp8 block" \
+            "2026_04_06_llama_3_1_70b_b200_sxm_trtllm_fp8_agg_1024x8192_c4_tp4_ep1_266 llama-3.1-70b fp8 -" \
+            "qwen3_32b_qwen3_32b_h100_sxm_sglang_disagg_4000x1000_c_tpnone_epnone_1 qwen3-32b fp8 block" \
+            "2026_03_25_gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c4_tp4_0_ep1_0_1012 gpt-oss-120b - -" \
+            "2026_03_25_kimi_k2_5_h200_sxm_vllm_int4_agg_1024x1024_c4_tp8_0_ep1_0_599 kimi-k2.5 - -" \
+            "kimik2_5_b200_vllm_fp4_agg_1024x1024_c4_cfg636 kimi-k2.5-nvfp4 - -" \
+            "minimaxm2_5_b300_vllm_fp4_agg_8192x1024_c4_cfg730 minimax-m2.5-nvfp4 - -"; do
     set -- $want
     got=$(served "$1") || fail "$1: no scenario"
-    [[ $got == "$2 $3" ]] || fail "$1: model and weights '$got', expected '$2 $3'"
+    [[ $got == "$2 $3 $4" ]] || fail "$1: '$got', expected '$2 $3 $4'"
 done
-echo "serving layouts: 6 layouts, 2 repeats, 3 FP8 scalings and 5 served checkpoints as their launches name them"
+echo "serving layouts: 6 layouts, 2 repeats and 7 served checkpoints (3 FP8 scalings) as their launches name them"
