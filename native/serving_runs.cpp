@@ -47,8 +47,10 @@ const ModelMap kModels[] = {
 // - Kimi-K2.5 "int4": moonshotai/Kimi-K2.5 itself, INT4 experts, attention / shared / dense layers BF16 (ignore);
 // - the other "fp4" runs: NVIDIA's NVFP4 checkpoints (ModelOpt), attention left in BF16 in each; Qwen3.5's shared
 //   experts and MTP layer too, GLM-5's DSA indexer and MTP layer (their ignore / exclude_modules).
-// Configs: ../shared/anchors/aic/model_configs (presets/models/README.md). Other rows keep the CSV's formats (FP8
-// checkpoints quantise every linear layer but the router and the LM head, as the model prices them anyway).
+// Configs: ../shared/anchors/aic/model_configs (presets/models/README.md). Other rows keep the CSV's formats: FP8
+// checkpoints quantise every linear layer but the router and the LM head, as the model prices them anyway; the FP4
+// runs of Llama-3.1-70B and Qwen3-32B, whose NVFP4 configs are not in the set, quantise every layer; AIC's five "fp8"
+// gpt-oss runs (TensorRT-LLM on H100) keep FP8, the harness's format for them not being published.
 struct ServedCheckpoint {
     const char* hf_name;    // model_path in the CSV
     const char* precision;  // the CSV's precision
@@ -455,7 +457,11 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             else if (get("gemm_quant_mode") == "fp8_block") j["precision"]["fp8_scaling"] = "block";
             // TensorRT-LLM serves FP8 and NVFP4 checkpoints (NVIDIA ModelOpt) with an FP8 KV cache
             // (kv_cache_quant_algo FP8 in their hf_quant_config.json); the other engines default to the model dtype.
-            if (r.backend == "trtllm" && (wq == "fp8" || wq == "nvfp4")) j["precision"]["kv_cache"] = "fp8";
+            // gpt-oss's release has no KV quantisation: InferenceMAX's TensorRT-LLM launch sets kv_cache_config dtype
+            // fp8 on B200 and auto (BF16) on H200 (benchmarks/single_node/gptoss_fp4_{b200,h200}_trt.sh).
+            const bool hopper = r.system == "h100_sxm" || r.system == "h200_sxm";
+            const bool bf16_kv = r.model == "openai/gpt-oss-120b" && ckpt && hopper;
+            if (r.backend == "trtllm" && (wq == "fp8" || wq == "nvfp4") && !bf16_kv) j["precision"]["kv_cache"] = "fp8";
             j["serving"]["isl"] = r.isl;
             j["serving"]["osl"] = r.osl;
             j["serving"]["length_spread"] = length_spread_of(get("silicon_data_source"));

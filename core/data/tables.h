@@ -85,8 +85,9 @@ struct MoeHit {
 // `*deepep_decode.csv`); or vLLM's FlashInfer-CUTLASS fused MoE (FlashInferExperts, the same setup as `fused`: every
 // rank handed the group's tokens; `*flashinfer_cutlass.csv`); or SGLang's Triton fused MoE alone where the fused table
 // holds another kernel's time for some keys (B200's `sglang_triton.csv`; on h100 / h200 the fused table is Triton's).
-// `trtllm`: TensorRT-LLM's own fused MoE (files named trtllm_*.csv), which a TensorRT-LLM scenario reads before the
-// other engines' fused tables.
+// `trtllm`: TensorRT-LLM's own fused MoE (files named trtllm_*.csv; the only kind named by a prefix, the others by
+// their ends), which a TensorRT-LLM scenario reads before the `fused` tables. (B200's sglang.csv holds SGLang's calls
+// of TensorRT-LLM-gen kernels for most keys: `fused`, as SGLang measured them.)
 enum class MoeKernel : std::uint8_t { fused, deepep_contiguous, deepep_masked, flashinfer_cutlass, triton, trtllm };
 
 // One (kernel, dtype, shape, layout) series of a bench_data/moe table: latency over the tokens entering the MoE layer.

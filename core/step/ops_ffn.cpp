@@ -279,9 +279,10 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         const bool standard = !masked && be != A2ABackend::deepep_normal && be != A2ABackend::deepep_low_latency &&
                               be != A2ABackend::pplx && be != A2ABackend::mori;
         // TensorRT-LLM reads its own fused MoE first (trtllm_*.csv: AIC timed it under EP alone, moe_tp 1). A moe_tp
-        // layout it has no row of takes the other engines' row of that layout times how much slower TensorRT-LLM's
-        // kernel is on the same GPUs as EP (moe_tp x ep GPUs at the same tokens: under balanced routing each GPU then
-        // holds the same weight bytes and computes the same pairs' FLOPs, split by expert rather than by width).
+        // layout it has no row of takes the fused table's row of that layout (MoeKernel::fused: vllm_mxfp4.csv for
+        // Hopper MXFP4) times TensorRT-LLM(ep = moe_tp x ep) / fused(ep = moe_tp x ep) at the same group tokens: under
+        // balanced routing each GPU then holds the same weight bytes and computes the same pairs' FLOPs, split by
+        // expert rather than by width. The label names TensorRT-LLM's table, the source says transferred.
         if (standard && !layer.found && kernel == MoeKernelSel::auto_ && c.gemm_engine == GemmEngine::trtllm) {
             layer = lookup(MoeKernel::trtllm, tokens_world);
             const int gpus = c.moe_tp * c.ep;
