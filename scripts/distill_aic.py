@@ -6,10 +6,10 @@ Reads  ../shared/anchors/aic/perf/<system>/<backend>-<version>/<family>/<table>.
        units and column meanings in ../shared/anchors/aic/SOURCE.md)
 Writes bench_data/comm/<gpu family>/collectives.csv, bench_data/gemm/<gpu family>/<engine>_cuda_graph.csv and
        bench_data/mha/{decode,prefill}/<gpu family>/<heads>-<kv heads>-<head dim>.csv (h200, b200) and
-       bench_data/moe/<gpu family>/sglang.csv (h100, h200, b200), bench_data/moe/b200/sglang_triton.csv,
+       bench_data/moe/<gpu family>/sglang.csv (h100, h200, b200, gb200), bench_data/moe/{b200,gb200}/sglang_triton.csv,
        bench_data/moe/<gpu family>/vllm_mxfp4.csv and trtllm_mxfp4.csv (h100, h200),
        bench_data/moe/<gpu family>/vllm_flashinfer_cutlass.csv (h100, h200),
-       bench_data/gdn/<gpu family>/sglang.csv (h100, h200, b200).
+       bench_data/gdn/<gpu family>/sglang.csv (h100, h200, b200, gb200).
 
     python3 scripts/distill_aic.py [--aic DIR] [--out DIR]      # from the repository root; re-runs are byte-identical
     python3 scripts/distill_aic.py --check                      # bench_data is exactly what the source rows give
@@ -125,7 +125,7 @@ MOE_DTYPES = {
     "hopper": {"bfloat16": "bf16", "fp8_block": "fp8", "int4_wo": "int4"},
     "blackwell": {"bfloat16": "bf16", "fp8_block": "fp8", "nvfp4": "nvfp4", "w4a8_mxfp4_mxfp8": "mxfp4", "int4_wo": "int4"},
 }
-MOE_ARCH = {"h100_sxm": "hopper", "h200_sxm": "hopper", "b200_sxm": "blackwell"}
+MOE_ARCH = {"h100_sxm": "hopper", "h200_sxm": "hopper", "b200_sxm": "blackwell", "gb200": "blackwell"}
 # SGLang's Triton fused MoE alone (runtime.moe_kernel = triton): {(kernel_source, moe_dtype): dtype written}.
 MOE_TRITON_KERNELS = {("sglang_fused_moe_triton", "bfloat16"): "bf16", ("sglang_fused_moe_triton", "fp8_block"): "fp8"}
 # Hopper's MXFP4 experts: vLLM 0.24's gpt-oss triton_kernels path, the kernel vLLM (and SGLang) serve gpt-oss with there.
@@ -332,9 +332,14 @@ def moe(sysdir, arch, log, source=MOE_SOURCE, names=None, kernels=None):
             dropped.add((tp, ep))
             continue
         pts = series.setdefault((dt, *shape, tp, ep), {}).setdefault(r["kernel_source"], {})
-        if t in pts:
-            sys.exit(f"{sysdir}: repeated MoE key {dt} {shape} {tp} {ep} {t} {r['kernel_source']}")
-        pts[t] = float(r["latency"])
+        # a point measured more than once (GB200's file holds two runs of about half its points): their mean
+        pts.setdefault(t, []).append(float(r["latency"]))
+    repeated = 0
+    for kernels in series.values():
+        for pts in kernels.values():
+            for t, v in pts.items():
+                repeated += len(v) > 1
+                pts[t] = sum(v) / len(v)
     out, picks, adjusted, partial = [], {}, 0, 0
     for key in sorted(series):
         kernels = series[key]
@@ -350,7 +355,7 @@ def moe(sysdir, arch, log, source=MOE_SOURCE, names=None, kernels=None):
         out.extend((*key, t, us) for t, us in cells)
     log.append(f"{os.path.basename(sysdir)} moe ({source}): {len(series)} keys, {len(out)} rows, kernels {picks}, "
                f"{adjusted} points raised to a smaller token count's time, {partial} keys without the full token grid, "
-               f"{len(dropped)} group-limited (tp, ep) layouts left out")
+               f"{len(dropped)} group-limited (tp, ep) layouts left out, {repeated} points measured more than once (their mean)")
     return out
 
 

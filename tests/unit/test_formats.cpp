@@ -139,6 +139,19 @@ TEST_CASE("TensorRT-LLM reads its own Hopper MXFP4 MoE layer; a moe_tp layout th
     CHECK(r->source == moe::Source::transferred);
 }
 
+TEST_CASE("GB200 reads its own measured MoE layers (bench_data/moe/gb200/sglang.csv), not the grouped-GEMM model") {
+    // AIConfigurator's gb200 sglang-0.5.14 moe_perf.csv.gz, Kimi-K2's NVFP4 shape at moe_tp 1, ep 4, one token,
+    // balanced: lines 15793 and 66375, 0.020002 and 0.019981 ms, their mean written 19.99 us. B200's own row says
+    // 20.16 us; before GB200 had its table the layer fell back to the grouped-GEMM model at 8.5 us.
+    const moe::Estimate e = run(R"({"model":"kimi-k2.5-nvfp4","hardware":"gb200","parallel":{"tp":4,"ep":4},
+        "runtime":{"engine":"vllm","a2a_backend":"allgather"},"workload":{"phase":"decode","batch":1,"context_len":1500}})");
+    const moe::OpRecord* r = find_op(e, "moe.routed_experts", Phase::decode);
+    REQUIRE(r);
+    CHECK(r->time_us == doctest::Approx(19.99).epsilon(1e-9));
+    CHECK(r->source == moe::Source::measured);
+    CHECK(std::string(r->table).find("moe/gb200/sglang.csv") != std::string::npos);
+}
+
 TEST_CASE("Kimi-K2.5: int4 routed experts, BF16 attention / shared experts / dense layer (compressed-tensors ignore)") {
     // moonshotai/Kimi-K2.5 config.json: quantization_config group int4 over Linear, ignore = lm_head, self_attn,
     // shared_experts and the dense mlp projections.

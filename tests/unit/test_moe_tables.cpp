@@ -304,13 +304,16 @@ TEST_CASE("DeepSeek-V3 EP32 prefill at 16K tokens per GPU: H100 within 10% of H8
 
 TEST_CASE("AIC MoE layers: has_moe_kernel says which kernels a family's loaded files measured, kept by a copy") {
     // bench_data/moe: b200 has sglang_triton.csv (SGLang's Triton fused MoE alone), h100 none; h100 has
-    // vllm_flashinfer_cutlass.csv, gb200 only the DeepEP pair
+    // vllm_flashinfer_cutlass.csv and trtllm_mxfp4.csv, gb200 neither (its own sglang.csv and the DeepEP pair)
     const moe::Tables& builtin = moe::builtin_tables();
     CHECK(builtin.has_moe_kernel("b200", moe::MoeKernel::triton));
     CHECK_FALSE(builtin.has_moe_kernel("h100", moe::MoeKernel::triton));
     CHECK(builtin.has_moe_kernel("h100", moe::MoeKernel::flashinfer_cutlass));
+    CHECK(builtin.has_moe_kernel("h100", moe::MoeKernel::trtllm));
     CHECK(builtin.has_moe_kernel("gb200", moe::MoeKernel::deepep_masked));
-    CHECK_FALSE(builtin.has_moe_kernel("gb200", moe::MoeKernel::fused));
+    CHECK(builtin.has_moe_kernel("gb200", moe::MoeKernel::fused));
+    CHECK_FALSE(builtin.has_moe_kernel("gb200", moe::MoeKernel::flashinfer_cutlass));
+    CHECK_FALSE(builtin.has_moe_kernel("gb200", moe::MoeKernel::trtllm));
     CHECK_FALSE(builtin.has_moe_kernel("nosuch", moe::MoeKernel::fused));
 
     moe::Tables t;
