@@ -55,9 +55,13 @@ struct ServedCheckpoint {
     const char* hf_name;    // model_path in the CSV
     const char* precision;  // the CSV's precision
     const char* preset;     // the checkpoint's preset
+    // TensorRT-LLM's launch keeps the KV cache at the model dtype on Hopper (the checkpoint has no KV quantisation):
+    // InferenceMAX's gpt-oss launch sets kv_cache_config dtype fp8 on B200 and auto (BF16) on H200
+    // (benchmarks/single_node/gptoss_fp4_{b200,h200}_trt.sh)
+    bool trtllm_bf16_kv_on_hopper = false;
 };
 const ServedCheckpoint kServed[] = {
-    {"openai/gpt-oss-120b", "fp4", "gpt-oss-120b"},
+    {"openai/gpt-oss-120b", "fp4", "gpt-oss-120b", true},
     {"moonshotai/Kimi-K2.5", "int4", "kimi-k2.5"},
     {"moonshotai/Kimi-K2.5", "fp4", "kimi-k2.5-nvfp4"},
     {"MiniMaxAI/MiniMax-M2.5", "fp4", "minimax-m2.5-nvfp4"},
@@ -456,11 +460,10 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
                 j["precision"]["fp8_scaling"] = imax ? "block" : "tensor";
             else if (get("gemm_quant_mode") == "fp8_block") j["precision"]["fp8_scaling"] = "block";
             // TensorRT-LLM serves FP8 and NVFP4 checkpoints (NVIDIA ModelOpt) with an FP8 KV cache
-            // (kv_cache_quant_algo FP8 in their hf_quant_config.json); the other engines default to the model dtype.
-            // gpt-oss's release has no KV quantisation: InferenceMAX's TensorRT-LLM launch sets kv_cache_config dtype
-            // fp8 on B200 and auto (BF16) on H200 (benchmarks/single_node/gptoss_fp4_{b200,h200}_trt.sh).
+            // (kv_cache_quant_algo FP8 in their hf_quant_config.json), but where the served checkpoint says otherwise
+            // (ServedCheckpoint::trtllm_bf16_kv_on_hopper); the other engines default to the model dtype.
             const bool hopper = r.system == "h100_sxm" || r.system == "h200_sxm";
-            const bool bf16_kv = r.model == "openai/gpt-oss-120b" && ckpt && hopper;
+            const bool bf16_kv = ckpt && ckpt->trtllm_bf16_kv_on_hopper && hopper;
             if (r.backend == "trtllm" && (wq == "fp8" || wq == "nvfp4") && !bf16_kv) j["precision"]["kv_cache"] = "fp8";
             j["serving"]["isl"] = r.isl;
             j["serving"]["osl"] = r.osl;

@@ -238,11 +238,13 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     const bool cast_fp4 = is_fp4_like(c.w_exp) && compute_of(c.g, c.w_exp, c.s.precision.fp4_compute) == Dtype::fp8;
     if (gated && !per_token && !cast_fp4 && kernel != MoeKernelSel::cutlass && c.own_tables && c.families[0] &&
         c.s.routing.redundant_experts == 0 && c.s.runtime.expert_offload.tier == OffloadTier::none) {
-        // the table at t of the EP group's tokens (the busiest rank's share: routing.imbalance)
-        auto lookup = [&](MoeKernel k, double t) {
+        // the table at t of the EP group's tokens (the busiest rank's share: routing.imbalance), at the scenario's
+        // moe_tp x ep layout or another one of the same tokens
+        auto lookup_at = [&](MoeKernel k, double t, int tp, int ep) {
             return c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.expert_width(), m.moe_intermediate, m.top_k,
-                                 m.num_experts, c.moe_tp, c.ep, t * c.s.routing.imbalance, k);
+                                 m.num_experts, tp, ep, t * c.s.routing.imbalance, k);
         };
+        auto lookup = [&](MoeKernel k, double t) { return lookup_at(k, t, c.moe_tp, c.ep); };
         const bool deepgemm_ok = kernel == MoeKernelSel::auto_ || kernel == MoeKernelSel::deepgemm;
         if (deepgemm_ok && masked && be == A2ABackend::deepep_low_latency) layer = lookup(MoeKernel::deepep_masked, tokens_world);
         if (deepgemm_ok && !masked && be == A2ABackend::deepep_normal) {
@@ -276,8 +278,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         // The fused MoE hands every rank the EP group's tokens (SGLang without DeepEP: all-gathered, routed and
         // permuted on each rank), a cost that grows with EP at fixed tokens per GPU: not the kernel after a DeepEP
         // or pplx all-to-all, which delivers a rank its own pairs only (those go to the grouped-GEMM tables).
-        const bool standard = !masked && be != A2ABackend::deepep_normal && be != A2ABackend::deepep_low_latency &&
-                              be != A2ABackend::pplx && be != A2ABackend::mori;
+        const bool standard = !masked && !token_all_to_all(be);
         // TensorRT-LLM reads its own fused MoE first (trtllm_*.csv: AIC timed it under EP alone, moe_tp 1). A moe_tp
         // layout it has no row of takes the fused table's row of that layout (MoeKernel::fused: vllm_mxfp4.csv for
         // Hopper MXFP4) times TensorRT-LLM(ep = moe_tp x ep) / fused(ep = moe_tp x ep) at the same group tokens: under
@@ -285,14 +286,11 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         // expert rather than by width. The label names TensorRT-LLM's table, the source says transferred.
         if (standard && !layer.found && kernel == MoeKernelSel::auto_ && c.gemm_engine == GemmEngine::trtllm) {
             layer = lookup(MoeKernel::trtllm, tokens_world);
-            const int gpus = c.moe_tp * c.ep;
             if (!layer.found && c.moe_tp > 1) {
-                auto at = [&](MoeKernel k, int tp, int ep) {
-                    return c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.expert_width(), m.moe_intermediate,
-                                         m.top_k, m.num_experts, tp, ep, tokens_world * c.s.routing.imbalance, k);
-                };
-                const MoeHit own = at(MoeKernel::trtllm, 1, gpus), other_ep = at(MoeKernel::fused, 1, gpus);
-                const MoeHit other = own.found && other_ep.found ? at(MoeKernel::fused, c.moe_tp, c.ep) : MoeHit{};
+                const int gpus = c.moe_tp * c.ep;
+                const MoeHit own = lookup_at(MoeKernel::trtllm, tokens_world, 1, gpus);
+                const MoeHit other_ep = lookup_at(MoeKernel::fused, tokens_world, 1, gpus);
+                const MoeHit other = own.found && other_ep.found ? lookup(MoeKernel::fused, tokens_world) : MoeHit{};
                 if (other.found) {
                     layer = own;
                     layer.latency_us = other.latency_us * own.latency_us / other_ep.latency_us;
