@@ -114,6 +114,11 @@ struct WorkloadConfig {
     // budget that a prefix-cache hit fills with more prompts. The serving layer sets it (its queue supplies the
     // prompts); a step-level forward holds the prompts its prefill_tokens take in, a hit computing fewer of them.
     bool prefill_tokens_computed = false;
+    // Not a scenario field either: of the parallel.dp attention ranks, how many carry the prefill forward's tokens
+    // (prefill_tokens each); the others join the MoE with none, as the idle ranks of an attention-DP engine do
+    // (TensorRT-LLM's dummy requests, SGLang's idle batches, vLLM's dummy runs keep every rank in the MoE's
+    // collectives). The serving layer sets it for a prefill worker whose ranks do not all hold a prompt. 0: all.
+    int prefill_busy_ranks = 0;
     // A step over requests of mixed lengths (seed 000 §8.1; core/step/mixed.cpp), step-level only. Empty: off.
     // prompt_lens: the prompts one prefill forward holds, each request's attention at its own length; the forward's
     // tokens are their sum (prompt_len and prefill_tokens are then not used by the prefill step).

@@ -61,7 +61,8 @@ struct EngineConstants {
     bool disagg_serial_requests = false;
     // Disaggregated KV transfer (NIXL / Mooncake / UCX over RDMA).
     double kv_transfer_eff = 0.8;         // fraction of the link bandwidth the transfer reaches
-    double kv_transfer_latency_ms = 1.0;  // per request: handshake and completion notification
+    double kv_transfer_latency_ms = 1.0;  // per request beyond the wire: handshake, descriptors, completion notice
+                                          // (vLLM and TensorRT-LLM measured: engine.cpp, default_engines)
     // How far this engine's serving numbers typically are from measured runs (not used by the model): the median
     // |error| of TTFT and TPOT over the engine's rows of the serving set, each model family predicted by constants
     // fitted without it (moe-validate --serving; docs/validation.md). 0: not validated (the ideal engine).

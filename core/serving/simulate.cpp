@@ -362,7 +362,12 @@ struct Disaggregated {
         // the first step boundary after its KV is in
         TimeHeap to_decode, pulling;
         std::deque<int> dec_queue;
-        std::vector<double> rank_free(size_t(ranks_p), 0.0);  // when each prefill rank is next free
+        // The prefill side's units of work: a rank, or with attention DP over an MoE model a worker's dp ranks in
+        // lockstep (every rank joins each forward's MoE, idle ones with no tokens: TensorRT-LLM's dummy requests,
+        // SGLang's idle batches, vLLM's dummy runs), each rank then taking its own prompts.
+        const int width = std::max(1, sf.prefill.lockstep_dp);
+        const int units = std::max(1, ranks_p / width);
+        std::vector<double> unit_free(size_t(units), 0.0);  // when each unit is next free
         Frontend frontend, decode_frontend;
         auto send = [&](int id, double when) {
             Req& r = w.reqs[id];
@@ -379,49 +384,62 @@ struct Disaggregated {
         const double room = sf.prefill_cache_tokens_per_rank;
         // The prefill side runs ahead on its own: its forwards depend only on the arrivals. It is advanced up to
         // time `until` (every forward that starts before then).
-        std::vector<int> batch;
+        std::vector<std::pair<int, int>> batch;  // (request, its rank)
         auto run_prefill = [&](double until) {
             for (;;) {
-                // the rank that can start first: free, with a prompt in its queue (ties: the one free longest)
-                size_t ri = 0;
+                // the unit that can start first: free, with a prompt in one of its ranks' queues (ties: the one
+                // free longest)
+                size_t ui = 0;
                 double start = INFINITY;
-                for (size_t q = 0; q < size_t(ranks_p); ++q) {
-                    const TimeHeap& h = to_prefill[cached ? q : 0];
-                    if (h.empty()) continue;
-                    const double at = std::max(rank_free[q], h.top().first);
-                    if (at < start || (at == start && rank_free[q] < rank_free[ri])) start = at, ri = q;
+                for (size_t u = 0; u < size_t(units); ++u) {
+                    double first = INFINITY;
+                    for (size_t q = u * width; q < (u + 1) * width; ++q) {
+                        const TimeHeap& h = to_prefill[cached ? q : 0];
+                        if (!h.empty()) first = std::min(first, h.top().first);
+                    }
+                    if (!std::isfinite(first)) continue;
+                    const double at = std::max(unit_free[u], first);
+                    if (at < start || (at == start && unit_free[u] < unit_free[ui])) start = at, ui = u;
                 }
                 if (!std::isfinite(start) || start > until) return;  // nothing queued, or not before `until`
-                TimeHeap& h = to_prefill[cached ? ri : 0];
-                double T = 0, own_attn = 0;  // its prompt tokens, and their attention at each one's own prefix and length
-                int n = 0;
+                // each rank of the unit takes its prompts: its tokens T, and their attention at each one's own
+                // prefix and length; the forward runs at the busiest rank's (T_max, its attention) with the ranks'
+                // tokens in the MoE
+                double T_max = 0, T_sum = 0, attn_max = 0;
                 batch.clear();
-                while (!h.empty() && h.top().first <= start + 1e-9 && n < per_forward && T < budget) {
-                    const auto [at, id] = h.top();
-                    h.pop();
-                    Req& r = w.reqs[size_t(id)];
-                    if (cached && tiers[ri].first_look(size_t(id))) {
-                        // its prefix looked up in the rank's cache; a read back from host / SSD delays it
-                        const double ready = tiers[ri].arrive(r.key, r.isl, r.prefix_len, at, room, r.pf_left);
-                        if (ready > at + 1e-9) {
-                            r.arrive = ready;
-                            h.push({ready, id});
-                            continue;
+                for (size_t q = ui * width; q < (ui + 1) * width; ++q) {
+                    TimeHeap& h = to_prefill[cached ? q : 0];
+                    double T = 0, own_attn = 0;
+                    int n = 0;
+                    while (!h.empty() && h.top().first <= start + 1e-9 && n < per_forward && T < budget) {
+                        const auto [at, id] = h.top();
+                        h.pop();
+                        Req& r = w.reqs[size_t(id)];
+                        if (cached && tiers[q].first_look(size_t(id))) {
+                            // its prefix looked up in the rank's cache; a read back from host / SSD delays it
+                            const double ready = tiers[q].arrive(r.key, r.isl, r.prefix_len, at, room, r.pf_left);
+                            if (ready > at + 1e-9) {
+                                r.arrive = ready;
+                                h.push({ready, id});
+                                continue;
+                            }
                         }
+                        T += r.pf_left;
+                        own_attn += sf.prefill.chunk_attn_ms(r.isl - r.pf_left, r.pf_left);
+                        ++n;
+                        batch.push_back({id, int(q)});
                     }
-                    T += r.pf_left;
-                    own_attn += sf.prefill.chunk_attn_ms(r.isl - r.pf_left, r.pf_left);
-                    ++n;
-                    batch.push_back(id);
+                    T_sum += T;
+                    if (T > T_max) T_max = T, attn_max = own_attn;
                 }
                 if (batch.empty()) {
-                    rank_free[ri] = std::max(rank_free[ri], start);  // its prompts wait for a reload
+                    unit_free[ui] = std::max(unit_free[ui], start);  // its prompts wait for a reload
                     continue;
                 }
-                const double dt = sf.prefill.forward_ms(T, own_attn) + op;
-                rank_free[ri] = start + dt;
-                sum.prefill_time += dt;
-                for (int id : batch) {
+                const double dt = sf.prefill.forward_ranks_ms(T_max, attn_max, T_sum / T_max) + op;
+                unit_free[ui] = start + dt;
+                sum.prefill_time += dt * width;
+                for (const auto& [id, q] : batch) {
                     Req& r = w.reqs[id];
                     r.pf_start = start;
                     // (disagg_serial_requests: the decode server's own request path starts when the prefill answers)
@@ -432,7 +450,7 @@ struct Disaggregated {
                     }
                     to_decode.push({at_decode, id});
                     // the prompt's KV stays in the prefill rank's cache under its key (the answer is made elsewhere)
-                    if (cached) tiers[ri].finish(r.key, tiers[ri].kept_tokens(r.isl, r.osl, r.prefix_len, false), start + dt, room);
+                    if (cached) tiers[q].finish(r.key, tiers[q].kept_tokens(r.isl, r.osl, r.prefix_len, false), start + dt, room);
                 }
             }
         };

@@ -31,6 +31,13 @@ double PoolSurface::attn_scale(double T, double own_ms) const {
     return own_ms / (T * attn_per_token_mean);
 }
 
+double PoolSurface::forward_ranks_ms(double T, double own_ms, double busy) const {
+    const double all = forward_ms(T, own_ms);
+    if (forward_moe.x.empty() || lockstep_dp <= 1 || busy >= lockstep_dp) return all;
+    const double share = std::clamp(busy, 1.0, double(lockstep_dp)) / lockstep_dp;
+    return std::max(0.0, all - forward_moe.at(T) + forward_moe.at(share * T));
+}
+
 double PoolSurface::mixed_ms(double b, double ctx, double P, double own_ms) const {
     if (P <= 0) return decode_ms(b, ctx);
     if (b <= 0) return forward_ms(P, own_ms);
@@ -59,6 +66,20 @@ double prefill_attn_ms(const Estimate& e) {
     for (const OpRecord& o : e.ops) {
         const std::string_view n(o.name);
         if (o.phase == Phase::prefill && (n == "attn.core" || n == "attn.indexer")) us += o.time_us * o.count;
+    }
+    return us / 1000.0;
+}
+
+// The part of a prefill forward that follows the EP group's tokens (ms, all layers): the routed experts and the
+// records around them (permutes, finalize, padding), not the router, the shared experts or the latent projections,
+// which run on the rank's own tokens (PoolSurface::forward_moe).
+double prefill_moe_ms(const Estimate& e) {
+    double us = 0;
+    for (const OpRecord& o : e.ops) {
+        const std::string_view n(o.name);
+        if (o.phase != Phase::prefill || n.substr(0, 4) != "moe.") continue;
+        if (n == "moe.router" || n.substr(0, 11) == "moe.shared_" || n.substr(0, 11) == "moe.latent_") continue;
+        us += o.exposed_us * o.count;
     }
     return us / 1000.0;
 }
@@ -111,10 +132,14 @@ struct Builder {
         return true;
     }
     // prefill-shaped forwards of T tokens over the grid up to tmax
-    bool forward(const Scenario& base, double tmax, PoolSurface& ps, const char* what) {
+    // With lockstep (a disaggregated prefill worker's attention-DP ranks over an MoE model), also the MoE part of
+    // each forward (PoolSurface::forward_moe).
+    bool forward(const Scenario& base, double tmax, PoolSurface& ps, const char* what, bool lockstep = false) {
         Scenario x = base;
         x.workload.phase = PhaseSel::prefill;
         x.workload.batch = 1;
+        lockstep = lockstep && base.parallel.dp > 1 && base.model.is_moe();
+        ps.lockstep_dp = lockstep ? base.parallel.dp : 1;
         for (double T : grid(tmax)) {
             if (T > 1 && T < 16) continue;  // the first points are linear in the tokens: 1 and 16 carry them
             x.workload.prefill_tokens = int(T);
@@ -125,6 +150,9 @@ struct Builder {
             ps.forward.y.push_back(e.prefill.step_ms);
             ps.forward_attn.x.push_back(T);
             ps.forward_attn.y.push_back(prefill_attn_ms(e));
+            if (!lockstep) continue;
+            ps.forward_moe.x.push_back(T);
+            ps.forward_moe.y.push_back(prefill_moe_ms(e));
         }
         return true;
     }
@@ -201,7 +229,7 @@ StepSurface step_surface(const Scenario& s, const Tables& t) {
         // prefill worker: forwards of up to `batch` prompts per DP rank
         const Scenario xp = serving_step_scenario(s, pp.parallel);
         out.prefill_forward_tokens = std::min(1e7, double(pp.batch) * isl_c);
-        if (!b.forward(xp, std::max(16.0, out.prefill_forward_tokens), out.prefill, "serving.prefill")) return out;
+        if (!b.forward(xp, std::max(16.0, out.prefill_forward_tokens), out.prefill, "serving.prefill", true)) return out;
         if (!b.lengths(xp, longest_request(sv), out.prefill_forward_tokens, out.prefill, "serving.prefill")) return out;
         {
             Scenario y = xp;

@@ -38,6 +38,11 @@ struct PoolSurface {
     // prefill-shaped forwards of T tokens: the whole forward and its attention (attn.core and attn.indexer, the
     // records whose work follows a prompt's length, as moe::prefill_step_mixed takes them)
     Curve forward, forward_attn;
+    // Attention DP over an MoE model (a prefill worker of lockstep_dp > 1 ranks in lockstep): the part of forward(T)
+    // that follows the EP group's tokens (the routed experts with their permutes and finalize: the moe.* records
+    // but the router, shared experts and latent projections), T per rank with every rank busy. Empty otherwise.
+    Curve forward_moe;
+    int lockstep_dp = 1;
     // One prompt's attention (the same records) computed whole at length l, per token: a(l) / l over a geometric
     // grid of lengths up to the longest prompt + output. Stored per token so that a full-attention layer's a(l),
     // quadratic, interpolates exactly (a(l) / l is linear in l); sliding windows, MLA, sparse indexers and the rest
@@ -55,6 +60,11 @@ struct PoolSurface {
     // prompts, so the forward then costs forward_ms(T))
     double forward_ms(double T, double own_ms) const { return forward.at(T) + forward_attn.at(T) * (attn_scale(T, own_ms) - 1.0); }
     double attn_scale(double T, double own_ms) const;
+    // A lockstep forward whose busiest rank holds T tokens (own_ms as above) and whose ranks hold busy x T tokens in
+    // all (1 <= busy <= lockstep_dp, fractional when their loads differ): the full forward at T with its MoE part at
+    // busy x T tokens across the group (forward_moe at busy x T / lockstep_dp per rank). The rank's attention and
+    // its dispatch / combine stay at T (test_serving_sim.cpp holds it to estimate() with that many busy ranks).
+    double forward_ranks_ms(double T, double own_ms, double busy) const;
     // b decode tokens and P prefill tokens in one forward (vLLM, TRT-LLM): the decode step plus what the prefill
     // tokens add to its token-proportional work (the non-attention part of a forward of P + b tokens over one of
     // b) plus their own attention (with own_ms >= 0: scaled as in forward_ms(T, own_ms)).

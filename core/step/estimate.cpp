@@ -196,6 +196,8 @@ static void estimate_fresh(const Scenario& s, const Tables& tables, Estimate& e,
     c.disp = pick(s.precision.dispatch, (exp_compute == Dtype::fp8 || is_fp4_like(exp_compute)) ? Dtype::fp8 : Dtype::bf16);
     c.sm_share = std::max(0.05, 1.0 - double(s.runtime.comm_sms) / s.gpu.sm_count);
     c.cp = s.parallel.cp;
+    if (s.workload.prefill_busy_ranks > 0 && s.workload.prefill_busy_ranks < s.parallel.dp)
+        c.prefill_busy_share = double(s.workload.prefill_busy_ranks) / s.parallel.dp;
     // The families to look tables up in depend on the table set, the GPU's two family names and its topology alone:
     // the last answer is kept per thread (a sweep or plan asks with the same GPU at every point).
     struct FamilyPick {

@@ -43,6 +43,11 @@ struct Ctx {
     int cp = 1;         // context-parallel ranks inside the attention TP group (heads split over tp / cp)
     double qkv_in = 0;  // input width of a GQA / MHA layer's q, k, v projection; 0: hidden (EAGLE-3's head: 2h)
     double sm_share = 1.0;  // fraction of SMs left to compute while DeepEP normal kernels run
+    // Prefill: the share of the dp attention ranks that carry tokens (workload.prefill_busy_ranks / dp); the routed
+    // experts see that share of the EP group's tokens. The dispatch and combine stay at a full rank's tokens: the
+    // busy rank sends its tokens to the same peers (its links bound the all-to-all), and an all-gather pads every
+    // rank to the largest.
+    double prefill_busy_share = 1.0;
     // families to look tables up in, in order of preference
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};
     std::string_view family_views[4] = {};  // the same names with their lengths (the table lookups take string_views)

@@ -177,8 +177,12 @@ static Dtype table_dtype(const GpuSpec& g, Dtype w) {
 
 // Routed experts on the busiest EP rank (seed 000 §4, with the lazy-loading floor of seeds 003/004 and the
 // layouts of seed 001).
-void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be, LayerOps& L) {
+void expert_ops(const Ctx& c, Phase ph, double T_rank, bool masked, A2ABackend be, LayerOps& L) {
     const ModelSpec& m = c.m;
+    // T_rank: the tokens of the busiest attention rank (its router and latent projections run on them). The routed
+    // experts see the EP group's tokens: T_all per rank on average, less than T_rank when only some of the attention
+    // ranks carry a prefill (Ctx::prefill_busy_share).
+    const double T_all = ph == Phase::prefill ? T_rank * c.prefill_busy_share : T_rank;
     const MoeKernelSel kernel = c.s.runtime.moe_kernel;
     // Seed 001's chunking: a standard-format (contiguous) fused MoE whose kernel supports chunking runs the forward's
     // tokens in chunks of the engine's chunk size (vLLM: VLLM_FUSED_MOE_CHUNK_SIZE), each chunk reading the experts'
@@ -209,8 +213,8 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
     };
 
     // router (gate GEMM, replicated): T x h x E
-    OpRecord router = make_op("moe.router", ph, 2.0 * T_all * m.hidden * m.num_experts, double(m.num_experts) * m.hidden * 2.0,
-                              T_all * (m.hidden + m.num_experts) * 2.0);
+    OpRecord router = make_op("moe.router", ph, 2.0 * T_rank * m.hidden * m.num_experts, double(m.num_experts) * m.hidden * 2.0,
+                              T_rank * (m.hidden + m.num_experts) * 2.0);
     time_op(c, router, Dtype::bf16, TableHit{}, c.cal.gemm_compute_eff, c.cal.hbm_bw_eff);
     L.pre.push_back(router);
     if (m.moe_latent > 0) {
@@ -218,8 +222,8 @@ void expert_ops(const Ctx& c, Phase ph, double T_all, bool masked, A2ABackend be
         // combined routed output through fc2_latent_proj after the combine, on the rank that holds the token. Both
         // are replicated linears (not TP-sharded: vLLM ReplicatedLinear, TensorRT-LLM "replicated across all GPUs"),
         // built with the model's quant_config, so they take the shared experts' format; GEMMs on the GEMM tables.
-        L.pre.push_back(gemm_op(c, "moe.latent_down_proj", ph, T_all, m.hidden, m.moe_latent, c.w_shared));
-        L.pre.push_back(gemm_op(c, "moe.latent_up_proj", ph, T_all, m.moe_latent, m.hidden, c.w_shared));
+        L.pre.push_back(gemm_op(c, "moe.latent_down_proj", ph, T_rank, m.hidden, m.moe_latent, c.w_shared));
+        L.pre.push_back(gemm_op(c, "moe.latent_up_proj", ph, T_rank, m.moe_latent, m.hidden, c.w_shared));
     }
 
     const double tokens_world = T * c.dp;  // distinct tokens entering the MoE across the EP group (one chunk)

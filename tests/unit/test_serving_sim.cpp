@@ -227,6 +227,87 @@ TEST_CASE("serving simulation: disaggregated, one client — TTFT is the prefill
     CHECK(r.ttft_ms == doctest::Approx(sf.prefill.forward_ms(4096) + kv_ms + sf.decode.decode_ms(1, 4096)).epsilon(1e-6));
 }
 
+// A prefill worker with attention DP over an MoE model runs its ranks in lockstep: every forward's MoE spans the
+// whole EP group, the ranks without a prompt joining it with no tokens (TensorRT-LLM's dummy requests, SGLang's idle
+// batches, vLLM's dummy runs). A lone prompt on one of DeepSeek-V3's 8 DP ranks: its rank's attention and
+// all-to-all are a full forward's, its routed experts see 1/8 of the EP group's tokens.
+TEST_CASE("step model: a prefill forward whose tokens sit on one attention-DP rank") {
+    const moe::Scenario base = moe_test::scenario(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":1,"dp":8,"ep":8},
+        "runtime":{"engine":"sglang"},"workload":{"phase":"prefill","batch":1,"prefill_tokens":4096}})");
+    auto op_us = [](const moe::Estimate& e, const char* name) {
+        double us = 0;
+        for (const moe::OpRecord& o : e.ops)
+            if (o.phase == moe::Phase::prefill && std::string_view(o.name) == name) us += o.time_us * o.count;
+        return us;
+    };
+    moe::Scenario one = base, all_small = base;
+    one.workload.prefill_busy_ranks = 1;
+    all_small.workload.prefill_tokens = 4096 / 8;
+    const moe::Estimate e_all = moe::estimate(base, sim_tables());
+    const moe::Estimate e_one = moe::estimate(one, sim_tables());
+    const moe::Estimate e_small = moe::estimate(all_small, sim_tables());
+    REQUIRE(e_all.ok);
+    REQUIRE(e_one.ok);
+    REQUIRE(e_small.ok);
+    // the routed experts of the EP group's 4,096 tokens: as 8 ranks of 512 each
+    CHECK(op_us(e_one, "moe.routed_experts") == doctest::Approx(op_us(e_small, "moe.routed_experts")).epsilon(1e-9));
+    CHECK(op_us(e_one, "moe.routed_experts") < 0.5 * op_us(e_all, "moe.routed_experts"));
+    // the busy rank's own work: its attention, router and dispatch / combine at its 4,096 tokens
+    for (const char* name : {"attn.core", "moe.router", "comm.dispatch", "comm.combine"})
+        CHECK(op_us(e_one, name) == doctest::Approx(op_us(e_all, name)).epsilon(1e-9));
+    CHECK(e_one.prefill.step_ms < e_all.prefill.step_ms);
+    // every rank busy (the field at dp) is the plain forward
+    moe::Scenario full = base;
+    full.workload.prefill_busy_ranks = 8;
+    CHECK(moe::estimate(full, sim_tables()).prefill.step_ms == doctest::Approx(e_all.prefill.step_ms).epsilon(1e-12));
+}
+
+TEST_CASE("serving surface: a lockstep prefill worker's forwards with some of its ranks busy") {
+    // Kimi-K2.5 NVFP4 on GB200 under TensorRT-LLM, a prefill worker of 4 attention-DP ranks (EP 4): at off-grid
+    // sizes, the forward with 1 to 4 busy ranks within 1% of estimate() with that many.
+    const moe::Scenario s = moe_test::scenario(R"({"model":"kimi-k2.5-nvfp4","hardware":"gb200","parallel":{"tp":4,"ep":4},
+        "runtime":{"engine":"trtllm"},
+        "serving":{"mode":"disaggregated","isl":8192,"osl":1024,"concurrency":16,
+                   "prefill":{"parallel":{"dp":4,"ep":4},"workers":1,"batch":1},
+                   "decode":{"parallel":{"tp":4,"ep":4},"workers":1,"batch":16}}})");
+    const moe::StepSurface sf = moe::step_surface(s, sim_tables());
+    REQUIRE(sf.ok);
+    REQUIRE(sf.prefill.lockstep_dp == 4);
+    REQUIRE_FALSE(sf.prefill.forward_moe.x.empty());
+    CHECK(sf.decode.forward_moe.x.empty());  // (the decode pool's forwards are not lockstep-priced)
+    double worst = 0;
+    for (int tokens : {700, 1500, 3000, 5000, 7000}) {
+        for (int busy : {1, 2, 3, 4}) {
+            moe::Scenario x = moe::serving_step_scenario(s, s.serving.prefill.parallel);
+            x.workload.phase = moe::PhaseSel::prefill;
+            x.workload.batch = 1;
+            x.workload.prefill_tokens = tokens;
+            x.workload.prefill_busy_ranks = busy;
+            const moe::Estimate e = moe::estimate(x, sim_tables());
+            REQUIRE(e.ok);
+            const double err = std::fabs(sf.prefill.forward_ranks_ms(tokens, -1, busy) / e.prefill.step_ms - 1);
+            INFO("T=" << tokens << " busy=" << busy << ": " << sf.prefill.forward_ranks_ms(tokens, -1, busy) << " vs "
+                      << e.prefill.step_ms);
+            CHECK(err < 0.01);
+            worst = std::max(worst, err);
+        }
+    }
+    MESSAGE("lockstep forwards: worst error " << 100 * worst << "%");
+    // one client: its prompt alone on one rank, so its TTFT takes forward_one (ideal engine: no overheads)
+    moe::Scenario one = s;
+    one.serving.concurrency = 1;
+    one.serving.requests_per_client = 2;
+    one.serving.length_spread = 0;
+    const moe::StepSurface sf1 = moe::step_surface(one, sim_tables());
+    REQUIRE(sf1.ok);
+    moe::EngineConstants k = ideal();
+    const moe::ServingResult r = moe::simulate(one, sf1, k);
+    REQUIRE(r.computed);
+    const double lone = sf1.prefill.forward_ranks_ms(8192, -1, 1);
+    CHECK(r.ttft_ms == doctest::Approx(lone + r.kv_transfer_ms + sf1.decode.decode_ms(1, 8192)).epsilon(1e-6));
+    CHECK(lone < 0.9 * sf1.prefill.forward_ms(8192));
+}
+
 // disagg_serial_requests (vLLM's P/D proxy, trtllm-serve's disaggregated server, Dynamo's PrefillRouter): the decode
 // server's request path starts when the prefill server has answered, so it adds to TTFT; the prefill server answers
 // once without streaming, so the per-client share is the decode server's alone. Worked, one client, 4,096-token
