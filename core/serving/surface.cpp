@@ -47,13 +47,17 @@ double PoolSurface::mixed_ms(double b, double ctx, double P, double own_ms) cons
 
 namespace {
 
-// 1, 2, 3, 4, 6, 8, 12, 16, 24, ... (the powers of two and 1.5 x each) below `hi`, then `hi` itself.
+// 1 to 8, then by 2 to 16 and by 4 to 32, then 48, 64, 96, ... (the powers of two and 1.5 x each) below `hi`, then
+// `hi` itself. Denser at small batches: the distinct experts a batch reaches bend the decode step most there (a
+// measured MoE table's first grid points, 1 and 4 tokens, fall inside it once the routing moves them: ops_ffn.cpp,
+// routed_weight_load_us).
 std::vector<double> grid(double hi) {
     hi = std::max(1.0, std::ceil(hi));
     std::vector<double> g{1};
-    for (double p = 2; g.back() < hi; p *= 2)
+    for (double v = 2; v <= 32 && g.back() < hi; v += v < 8 ? 1 : v < 16 ? 2 : 4) g.push_back(std::min(v, hi));
+    for (double p = 64; g.back() < hi; p *= 2)
         for (double v : {0.75 * p, p})
-            if (v == std::floor(v) && std::min(v, hi) > g.back()) g.push_back(std::min(v, hi));
+            if (std::min(v, hi) > g.back()) g.push_back(std::min(v, hi));
     return g;
 }
 

@@ -2,8 +2,9 @@
 // (simulate.h) visits, from estimate() at a few grid points and interpolated between them (docs/serving.md, "Serving").
 //
 //   decode_ms(b, ctx)   a decode step of b requests per attention-DP rank whose mean context is ctx tokens:
-//                       piecewise linear in b over a geometric grid (1, 2, 3, 4, 6, 8, 12, ... up to the batch the
-//                       rank can hold), linear in ctx between the shortest and the longest context of a request
+//                       piecewise linear in b over a grid (every batch to 8, then by 2 to 16, by 4 to 32, then 48,
+//                       64, 96, ... up to the batch the rank can hold), linear in ctx between the shortest and the
+//                       longest context of a request
 //   forward_ms(T)       a prefill-shaped forward of T tokens of the workload's prompts (chunked prefill, several
 //                       prompts, or a vLLM/TRT-LLM mixed step's prefill part), with its attention part apart
 //   forward_ms(T, own)  the same forward whose attention follows its requests' own lengths (seed 000 §8.1): `own`

@@ -177,6 +177,31 @@ static Dtype table_dtype(const GpuSpec& g, Dtype w) {
 
 // Routed experts on the busiest EP rank (seed 000 §4, with the lazy-loading floor of seeds 003/004 and the
 // layouts of seed 001).
+// A measured fused-MoE layer at t group tokens, re-priced for the routing a model serves. The tables' "balanced"
+// routing is a round robin (AIC's collectors): t group tokens' t x top_k picks reach min(E, t x top_k) distinct
+// experts, so the timed rank loads x x top_k / ep of its `local` experts at x tokens and all of them from x = E / top_k
+// on (Kimi-K2's shape on GB200, EP 8: 76 us at 16 tokens, then flat at 182 us from 48 = 384 / 8). Tokens routed
+// independently reach fewer: local (1 - (1 - k/E)^t) (kernels::expected_active_experts), 63% of them at t = E / k.
+// The table prices the difference itself: between x_r = ep x that count / top_k and x_b = min(t, E / k) tokens it
+// rises by the loads of the experts no token picks, which come off. Below E / k that is the table at x_r; above, the
+// table at t less its rise from x_r to E / k. Monotone in t (x_r grows with t), equal to the table once every local
+// expert is picked.
+static double routed_weight_load_us(const Ctx& c, const MoeHit& hit, MoeKernel kernel, double t, double local) {
+    const ModelSpec& m = c.m;
+    const double k = m.top_k, E = m.num_experts;
+    const double x_b = std::min(t, E / k);
+    const double x_r = kernels::expected_active_experts(local, k * local / E, t) * c.ep / k;
+    // (routing.expert_rows = even: every expert the mean, the tables' own routing; and no difference to price)
+    if (c.s.routing.expert_rows != ExpertRows::random || !(x_r < x_b * (1.0 - 1e-6)) || !(local > 0)) return hit.latency_us;
+    auto at = [&](double x) {
+        return c.t.moe_layer(c.families[0], table_dtype(c.g, c.w_exp), m.expert_width(), m.moe_intermediate, m.top_k,
+                             m.num_experts, c.moe_tp, c.ep, x, kernel);
+    };
+    const MoeHit hb = at(x_b), hr = at(x_r);
+    if (!hb.found || !hr.found) return hit.latency_us;
+    return std::max(0.0, hit.latency_us - std::max(0.0, hb.latency_us - hr.latency_us));
+}
+
 void expert_ops(const Ctx& c, Phase ph, double T_rank, bool masked, A2ABackend be, LayerOps& L) {
     const ModelSpec& m = c.m;
     // T_rank: the tokens of the busiest attention rank (its router and latent projections run on them). The routed
@@ -288,8 +313,10 @@ void expert_ops(const Ctx& c, Phase ph, double T_rank, bool masked, A2ABackend b
         // Hopper MXFP4) times TensorRT-LLM(ep = moe_tp x ep) / fused(ep = moe_tp x ep) at the same group tokens: under
         // balanced routing each GPU then holds the same weight bytes and computes the same pairs' FLOPs, split by
         // expert rather than by width. The label names TensorRT-LLM's table, the source says transferred.
+        MoeKernel layer_kernel = MoeKernel::fused;  // the table the standard layer was read from
         if (standard && !layer.found && kernel == MoeKernelSel::auto_ && c.gemm_engine == GemmEngine::trtllm) {
             layer = lookup(MoeKernel::trtllm, tokens_world);
+            layer_kernel = MoeKernel::trtllm;
             if (!layer.found && c.moe_tp > 1) {
                 const int gpus = c.moe_tp * c.ep;
                 const MoeHit own = lookup_at(MoeKernel::trtllm, tokens_world, 1, gpus);
@@ -302,22 +329,28 @@ void expert_ops(const Ctx& c, Phase ph, double T_rank, bool masked, A2ABackend b
                 }
             }
         }
-        if (standard && !layer.found && kernel == MoeKernelSel::auto_) layer = lookup(MoeKernel::fused, tokens_world);
+        if (standard && !layer.found && kernel == MoeKernelSel::auto_) {
+            layer = lookup(MoeKernel::fused, tokens_world);
+            layer_kernel = MoeKernel::fused;
+        }
         // Triton's own rows: B200's fused table holds TensorRT-LLM's kernel for most keys, so Triton reads its own
         // table there (sglang_triton.csv); a GPU without one has a fused table that is Triton's for every bf16 / fp8
         // key (scripts/distill_aic.py checks it on h100 / h200; their int4 keys are Marlin's).
         if (standard && !layer.found && kernel == MoeKernelSel::triton) {
             layer = lookup(MoeKernel::triton, tokens_world);
+            layer_kernel = MoeKernel::triton;
             const Dtype td = table_dtype(c.g, c.w_exp);
             if (!layer.found && (td == Dtype::bf16 || td == Dtype::fp8) && !c.t.has_moe_kernel(c.family_views[0], MoeKernel::triton))
-                layer = lookup(MoeKernel::fused, tokens_world);
+                layer = lookup(MoeKernel::fused, tokens_world), layer_kernel = MoeKernel::fused;
         }
         // vLLM's FlashInferExperts (FlashInfer's cutlass_fused_moe) runs the standard format only, after vLLM's
         // all-gather or without EP (AIC's vLLM 0.24 rows: the same setup as the fused MoE's). Its FP8 rows are
         // block-scaled (128 x 128 weight blocks): per-tensor FP8 weights are another kernel and take the fallback.
         const bool fp8_tensor = table_dtype(c.g, c.w_exp) == Dtype::fp8 && !c.fp8_block;
         if (standard && !fp8_tensor && kernel == MoeKernelSel::flashinfer_cutlass)
-            layer = lookup(MoeKernel::flashinfer_cutlass, tokens_world);
+            layer = lookup(MoeKernel::flashinfer_cutlass, tokens_world), layer_kernel = MoeKernel::flashinfer_cutlass;
+        if (standard && layer.found && layer.source != Source::transferred)
+            layer.latency_us = routed_weight_load_us(c, layer, layer_kernel, tokens_world * c.s.routing.imbalance, local);
     }
     // Seed 001's finalize: where the TopK weight-and-reduce runs (weight_reduce_placement) and the passes it costs.
     // A measured MoE layer includes its permutation and weighted combine; per-token execution has neither.

@@ -102,11 +102,26 @@ TEST_CASE("W4A16 experts: a memory-bound GEMM over 4-bit weights, plus the dequa
 
     // With the built-in tables the same layer is measured: vLLM 0.24's triton_kernels MXFP4 layer on one H100 at 64
     // tokens takes 689.1 us (bench_data/moe/h100/vllm_mxfp4.csv, from AIConfigurator's vllm-0.24.0 moe_perf:
-    // 0.6891 ms), 1.41x the roofline above; no W4A16 warning about an analytical fallback.
+    // 0.6891 ms), 1.41x the roofline above; no W4A16 warning about an analytical fallback. That is the table's even
+    // (round-robin) routing, which loads all 128 experts from 32 tokens on (routing.expert_rows even reads it back).
+    // Routed independently, 64 tokens reach the 111.2212 experts above: the round robin reaches that many at
+    // 111.2212 x ep 1 / top-k 4 = 27.8053 tokens, so the loads of the 16.78 experts no token picks come off at the
+    // table's own price, table(32) - table(27.8053) (ops_ffn.cpp, routed_weight_load_us).
+    moe::Estimate even = run(R"({"model":"gpt-oss-120b","hardware":"h100-sxm","routing":{"expert_rows":"even"},
+                                 "workload":{"phase":"decode","batch":64,"context_len":2560}})");
+    REQUIRE(find_op(even, "moe.routed_experts", Phase::decode));
+    CHECK(find_op(even, "moe.routed_experts", Phase::decode)->time_us == doctest::Approx(689.1).epsilon(1e-9));
     moe::Estimate m = run(R"({"model":"gpt-oss-120b","hardware":"h100-sxm","workload":{"phase":"decode","batch":64,"context_len":2560}})");
     const moe::OpRecord* om = find_op(m, "moe.routed_experts", Phase::decode);
     REQUIRE(om);
-    CHECK(om->time_us == doctest::Approx(689.1).epsilon(1e-9));
+    auto table_us = [](double t) {
+        return moe::builtin_tables().moe_layer("h100", moe::Dtype::mxfp4, 2880, 2880, 4, 128, 1, 1, t).latency_us;
+    };
+    CHECK(table_us(64) == doctest::Approx(689.1).epsilon(1e-12));
+    const double x_r = 128.0 * (1.0 - std::pow(1.0 - 4.0 / 128.0, 64)) * 1 / 4.0;
+    CHECK(x_r == doctest::Approx(27.8053).epsilon(1e-5));
+    CHECK(om->time_us == doctest::Approx(689.1 - (table_us(32) - table_us(x_r))).epsilon(1e-9));
+    CHECK(om->time_us < 689.1 * 0.97);
     CHECK(om->source == moe::Source::measured);
     CHECK(!has_warning(m, "analytical fallback"));
 }

@@ -1,8 +1,8 @@
 // test_moe_offtable.cpp — the routed experts' analytical path (off the measured tables) of runtime.moe_kernel =
 // triton and flashinfer_cutlass, held against the rows of the tables it stands in for: AIC's SGLang Triton fused MoE
 // (bench_data/moe/{h100,h200}/sglang.csv, b200/sglang_triton.csv) and vLLM's FlashInfer-CUTLASS MoE (bench_data/moe/{h100,h200}/
-// vllm_flashinfer_cutlass.csv), leave-some-out: each point is read with the GPU's tables (the measured row, which checks
-// the scenario is that row's shape and layout) and again with them switched off (hardware "tables" and
+// vllm_flashinfer_cutlass.csv), leave-some-out: each point is read with the GPU's tables (the measured row under the
+// tables' own even routing, which checks the scenario is that row's shape and layout) and again with them switched off (hardware "tables" and
 // "tables_fallback" empty: the analytical path alone), and the measured layer (permutation, both GEMMs, activation,
 // weighted combine) is compared with the analytical ops that stand for it (moe.routed_experts, moe.permute,
 // moe.fused_fixed, moe.nonlocal_rows, moe.finalize / moe.unpermute). The kernels' own fallback constants
@@ -51,7 +51,8 @@ std::string scenario_of(const char* hw, const char* kernel, const Row& r, bool t
            std::to_string(dp ? 1 : r.ep) + R"(,"dp":)" + std::to_string(dp ? r.ep : 1) + R"(,"ep":)" + std::to_string(r.ep) +
            R"(},"workload":{"phase":"decode","batch":)" + std::to_string(dp ? r.tokens / r.ep : r.tokens) +
            R"(,"context_len":128},"precision":{"experts":")" + r.experts + R"(","fp8_scaling":"block"},)" +
-           R"("runtime":{"a2a_backend":"allgather","moe_kernel":")" + kernel + R"("}})";
+           R"("runtime":{"a2a_backend":"allgather","moe_kernel":")" + kernel + R"("})" +
+           (tables ? R"(,"routing":{"expert_rows":"even"}})" : "}");
 }
 
 double analytical_layer_us(const moe::Estimate& e) {

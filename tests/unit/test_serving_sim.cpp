@@ -67,7 +67,7 @@ TEST_CASE("serving surface: between its grid points within 1% of a direct estima
         const moe::StepSurface sf = moe::step_surface(s, sim_tables());
         REQUIRE(sf.ok);
         const int bmax = int(std::ceil(double(s.serving.concurrency) / s.parallel.dp));
-        for (int b : {5, 7, 10, 13, 20, 27, 40, 50}) {
+        for (int b : {9, 11, 13, 18, 22, 27, 40, 50}) {  // (none a grid point: every batch to 8, 10, 12, ... 32, 48)
             if (b > bmax) continue;
             for (double f : {0.0, 0.3, 0.5, 1.0}) {
                 const double ctx = sf.agg.ctx_lo + f * (sf.agg.ctx_hi - sf.agg.ctx_lo);
@@ -89,7 +89,7 @@ TEST_CASE("serving surface: between its grid points within 1% of a direct estima
             ++points;
         }
         // one serving evaluation's cost in step-model calls (the <= 1 ms budget: bench/ measures the time)
-        CHECK(sf.estimates <= 80);
+        CHECK(sf.estimates <= 96);
     }
     MESSAGE("surface: " << points << " off-grid points, worst error " << 100 * worst << "%");
 }
