@@ -13,7 +13,7 @@ namespace moe {
     X(request_overhead_ms, 0, 60) X(request_overhead_per_ktoken_ms, 0, 10) X(request_overhead_per_client_ms, 0, 1)  \
     X(decode_overhead_per_layer_us, 0, 60) X(prefill_overhead_per_layer_us, 0, 300)                                 \
     X(decode_host_per_request_us, 0, 80)                                                                            \
-    X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 100) X(wave_persistence, 0, 1)                          \
+    X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 100) X(kv_transfer_per_block_us, 0, 10) X(wave_persistence, 0, 1)                          \
     X(ttft_typical_error, 0, 100) X(tpot_typical_error, 0, 100)                                                   \
     X(ttft_log_error_p10, -5, 5) X(ttft_log_error_p90, -5, 5) X(tpot_log_error_p10, -5, 5)                          \
     X(tpot_log_error_p90, -5, 5) X(throughput_log_error_p10, -5, 5) X(throughput_log_error_p90, -5, 5)
@@ -38,6 +38,10 @@ EngineSet default_engines() {
     // 29 ms and the first token's recompute with its step alignment 58 ms; less ~35 ms of decode request path, 75 ms
     // of orchestration (pull dispatch and completion notice at engine-step boundaries, the router's phase change).
     vl.kv_transfer_latency_ms = 75.0;
+    // NIXL posts a descriptor per block per layer and plane: vLLM RFC #50913 times a ~5k-token pull at ~105 ms with
+    // 16-token blocks (tens of thousands of ~8 KB descriptors) and ~47 ms with 64-token ones, a quarter as many of
+    // four times the size: t = n (a + size / B) through both gives a = 2.6 us per descriptor (B = 8.9 GB/s).
+    vl.kv_transfer_per_block_us = 2.6;
     // TensorRT-LLM (PyTorch backend): in-flight batching with chunked context.
     EngineConstants& tr = s.get(EngineKind::trtllm);
     tr.mixed_batches = true;

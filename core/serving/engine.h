@@ -63,6 +63,9 @@ struct EngineConstants {
     double kv_transfer_eff = 0.8;         // fraction of the link bandwidth the transfer reaches
     double kv_transfer_latency_ms = 1.0;  // per request beyond the wire: handshake, descriptors, completion notice
                                           // (vLLM and TensorRT-LLM measured: engine.cpp, default_engines)
+    // per KV block per attention layer (per K or V plane) a pull moves: a transfer that posts one descriptor per
+    // paged block (vLLM's NIXL connector) pays each one's setup; 0 where blocks are coalesced into one buffer
+    double kv_transfer_per_block_us = 0.0;
     // How far this engine's serving numbers typically are from measured runs (not used by the model): the median
     // |error| of TTFT and TPOT over the engine's rows of the serving set, each model family predicted by constants
     // fitted without it (moe-validate --serving; docs/validation.md). 0: not validated (the ideal engine).
@@ -81,6 +84,15 @@ struct EngineConstants {
                throughput_log_error_p10 != 0 || throughput_log_error_p90 != 0;
     }
 };
+
+// One request's KV hand-over from the prefill to the decode worker (ms): its bytes over the link at
+// kv_transfer_eff, a descriptor per paged block per attention layer and plane, and the engine's fixed latency.
+// 0 without a link (aggregated).
+inline double kv_transfer_ms(const EngineConstants& k, double bytes, double link_GBps, double descriptors) {
+    if (!(link_GBps > 0)) return 0.0;
+    return bytes / (link_GBps * 1e9 * k.kv_transfer_eff) * 1000.0 + descriptors * k.kv_transfer_per_block_us / 1000.0 +
+           k.kv_transfer_latency_ms;
+}
 
 // The engine's per-step overheads for a model of `layers` layers (ms).
 inline double decode_step_overhead_ms(const EngineConstants& k, int layers) { return k.decode_overhead_per_layer_us * layers / 1000.0; }

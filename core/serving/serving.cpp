@@ -150,7 +150,14 @@ bool serving_decode_pool(const Scenario& s, const Tables& t, ServingSteps& st) {
     // KV of one request, whole model (every TP shard), in the cache's format.
     const ModelSpec& m = s.model;
     st.kv_bytes_per_request = m.kv_bytes_per_request(s.serving.mean_isl(), m.num_kv_heads, mla_kv_bytes(m, d.kv_dtype, s.precision.mla_kv), 1.0);
+    st.kv_blocks_per_request = kv_blocks_per_request(s, s.serving.mean_isl());
     return true;
+}
+
+double kv_blocks_per_request(const Scenario& s, double isl) {
+    const ModelSpec& m = s.model;
+    const double planes = m.attn == AttnKind::mla ? 1.0 : 2.0;
+    return std::ceil(std::max(1.0, isl) / std::max(1, s.runtime.block_tokens())) * m.n_attention_layers() * planes;
 }
 
 void serving_link(const Scenario& s, ServingSteps& st) {
@@ -458,9 +465,7 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     const double per_forward = double(sv.prefill.batch) * st.prefill_dp;
     const double rate_p = sv.prefill.workers * per_forward / Sp;
     // KV transfer of one request.
-    r.kv_transfer_ms = st.kv_link_GBps > 0
-                           ? st.kv_bytes_per_request / (st.kv_link_GBps * 1e9 * k.kv_transfer_eff) * 1000.0 + k.kv_transfer_latency_ms
-                           : 0.0;
+    r.kv_transfer_ms = kv_transfer_ms(k, st.kv_bytes_per_request, st.kv_link_GBps, st.kv_blocks_per_request);
     // Decode pool: N closed-loop clients, the memory model caps each rank's running batch.
     const double ranks = double(sv.decode.workers) * st.dp;
     const double N = clients_in_flight(sv);

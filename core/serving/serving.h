@@ -38,6 +38,7 @@ struct ServingSteps {
     // disaggregated
     double kv_bytes_per_request = 0;
     double kv_link_GBps = 0;        // aggregate bandwidth between a prefill and a decode worker
+    double kv_blocks_per_request = 0;  // paged blocks x attention layers x planes one decode rank pulls (mean prompt)
     int dp = 1, gpus = 1;           // attention-DP ranks per replica / worker, GPUs of the deployment
     int prefill_dp = 1, prefill_gpus_per_worker = 1, decode_gpus_per_worker = 1;
     bool prefill_fits = true;       // a prefill worker holds its forward in memory
@@ -75,6 +76,9 @@ void serving_link(const Scenario& s, ServingSteps& st);
 // A disaggregated prefill worker's forward (ms): serving_prefill_pool()'s kernel time x the engine's prefill kernel
 // scale on this GPU, plus the per-forward overhead (runtime.prefill_overhead_ms when set, else the engine's).
 double prefill_forward_ms(const Scenario& s, const ServingSteps& st, const EngineConstants& k);
+// The KV blocks one decode rank pulls for a prompt of isl tokens: ceil(isl / block) per attention layer, twice where
+// keys and values are separate tensors (MLA keeps one latent per token). (The decode worker's page size.)
+double kv_blocks_per_request(const Scenario& s, double isl);
 
 // How evaluate() computes serving numbers: the discrete-event simulation of the benchmark (simulate.h, what every
 // number shown comes from) or the closed form above (serving_model(): the planner's screening pass, about 100 x

@@ -341,8 +341,7 @@ struct Disaggregated {
         const double cap = cap_rank * ranks_d;
         const int clients = std::max(1, sv.concurrency);  // closed-loop clients; the decode slots are cap
         w.make(s, clients, 1);
-        kv_ms = sf.kv_link_GBps > 0 ? sf.kv_bytes_per_request / (sf.kv_link_GBps * 1e9 * k.kv_transfer_eff) * 1000.0 + k.kv_transfer_latency_ms
-                                    : 0.0;
+        kv_ms = kv_transfer_ms(k, sf.kv_bytes_per_request, sf.kv_link_GBps, sf.kv_blocks_per_request);
         // With a prefix cache each prefill rank has its own queue and a request goes to the rank that holds its key
         // (cache-aware routing, as SGLang's router and Dynamo's KV router do); without, one queue feeds every rank.
         const KvTiers probe(s, sf.prefill_kv_bytes_per_token);

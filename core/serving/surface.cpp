@@ -252,6 +252,7 @@ StepSurface step_surface(const Scenario& s, const Tables& t) {
         if (!b.decode(xd, std::max(1, dp.batch), isl, osl, out.decode, &m, mem)) return out;
         const ModelSpec& md = s.model;
         out.kv_bytes_per_request = md.kv_bytes_per_request(isl, md.num_kv_heads, mla_kv_bytes(md, mem.kv_dtype, s.precision.mla_kv), 1.0);
+        out.kv_blocks_per_request = kv_blocks_per_request(s, isl);
         const int gpn = s.parallel.gpus_per_node > 0 ? s.parallel.gpus_per_node : s.gpu.gpus_per_node;
         const int lanes = std::min(out.prefill_gpus_per_worker, out.decode_gpus_per_worker);
         const bool same_domain = out.prefill_gpus_per_worker + out.decode_gpus_per_worker <= gpn;

@@ -91,6 +91,7 @@ struct StepSurface {
     // disaggregated
     double kv_bytes_per_request = 0;  // the mean request's KV, whole model, in the cache's format
     double kv_link_GBps = 0;          // between a prefill and a decode worker
+    double kv_blocks_per_request = 0;  // paged blocks x attention layers x planes one decode rank pulls (mean prompt)
     bool prefill_fits = true;
     double prefill_forward_tokens = 0;  // a prefill worker's forward budget per rank (prefill.batch x isl)
     // the prefix cache of a prefill rank (sessions / trace): KV tokens its HBM holds beyond a forward's, and the KV

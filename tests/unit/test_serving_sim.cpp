@@ -308,6 +308,26 @@ TEST_CASE("serving surface: a lockstep prefill worker's forwards with some of it
     CHECK(lone < 0.9 * sf1.prefill.forward_ms(8192));
 }
 
+// The KV hand-over's descriptors (engine.h, kv_transfer_ms): vLLM's NIXL connector posts one per paged block per
+// attention layer and plane. Kimi-K2.5 (61 MLA layers: one latent plane) at 8,192 tokens in vLLM's 16-token blocks:
+// 512 x 61 = 31,232 descriptors, 81.2 ms at 2.6 us each (vLLM RFC #50913's pulls, engine.cpp); Qwen3-32B (64 GQA
+// layers, keys and values apart) at 4,096 tokens: 256 x 64 x 2 = 32,768. TensorRT-LLM's transceiver coalesces them.
+TEST_CASE("serving: the KV hand-over pays a descriptor per block per layer where the engine posts them one by one") {
+    const moe::Scenario kimi = moe_test::scenario(R"({"model":"kimi-k2.5","hardware":"gb200","runtime":{"engine":"vllm"}})");
+    const moe::Scenario qwen = moe_test::scenario(R"({"model":"qwen3-32b","hardware":"h100-sxm","runtime":{"engine":"vllm"}})");
+    CHECK(moe::kv_blocks_per_request(kimi, 8192) == 31232);
+    CHECK(moe::kv_blocks_per_request(qwen, 4096) == 32768);
+    CHECK(moe::kv_blocks_per_request(qwen, 4097) == 257 * 128);  // a part-filled block is a whole descriptor
+    const moe::EngineConstants& vllm = moe::builtin_engines().get(moe::EngineKind::vllm);
+    const moe::EngineConstants& trt = moe::builtin_engines().get(moe::EngineKind::trtllm);
+    CHECK(vllm.kv_transfer_per_block_us == 2.6);
+    CHECK(trt.kv_transfer_per_block_us == 0.0);
+    // 1 GB over 900 GB/s at 0.8 of it, the descriptors, the fixed 75 ms
+    CHECK(moe::kv_transfer_ms(vllm, 1e9, 900, 31232) == doctest::Approx(1e9 / (900e9 * 0.8) * 1e3 + 81.2032 + 75.0).epsilon(1e-12));
+    CHECK(moe::kv_transfer_ms(trt, 1e9, 900, 31232) == doctest::Approx(1e9 / (900e9 * 0.8) * 1e3 + 35.0).epsilon(1e-12));
+    CHECK(moe::kv_transfer_ms(vllm, 1e9, 0, 31232) == 0.0);  // no link: aggregated
+}
+
 // disagg_serial_requests (vLLM's P/D proxy, trtllm-serve's disaggregated server, Dynamo's PrefillRouter): the decode
 // server's request path starts when the prefill server has answered, so it adds to TTFT; the prefill server answers
 // once without streaming, so the per-client share is the decode server's alone. Worked, one client, 4,096-token
