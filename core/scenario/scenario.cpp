@@ -609,6 +609,17 @@ void validate_hardware_use(const Scenario& s, Issues& e) {
 
 int RuntimeConfig::block_tokens() const { return kv_block_tokens > 0 ? kv_block_tokens : engine_kv_block_tokens(engine); }
 
+// vLLM's MLA attention backends page the cache their own way (vllm/platforms/cuda.py, check_and_update_config):
+// FlashInfer MLA, first in the Blackwell priority list, forces 64-token blocks, as FlashMLA-Sparse (DSA models)
+// does everywhere; on Hopper the first, FlashAttention MLA, takes the default 16.
+int Scenario::kv_block_tokens() const {
+    if (runtime.kv_block_tokens > 0) return runtime.kv_block_tokens;
+    if (runtime.engine == EngineKind::vllm && model.attn == AttnKind::mla &&
+        (model.dsa() || gpu.arch == "blackwell" || gpu.arch == "rubin"))
+        return 64;
+    return engine_kv_block_tokens(runtime.engine);
+}
+
 Issues validate_scenario(const Scenario& s) {
     Issues e;
     const ModelSpec& m = s.model;

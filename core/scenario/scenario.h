@@ -117,7 +117,8 @@ struct WorkloadConfig {
     // Not a scenario field either: of the parallel.dp attention ranks, how many carry the prefill forward's tokens
     // (prefill_tokens each); the others join the MoE with none, as the idle ranks of an attention-DP engine do
     // (TensorRT-LLM's dummy requests, SGLang's idle batches, vLLM's dummy runs keep every rank in the MoE's
-    // collectives). The serving layer sets it for a prefill worker whose ranks do not all hold a prompt. 0: all.
+    // collectives): a what-if of the step model, 0: all. (The serving simulation prices such forwards from the
+    // surface's forward_moe, PoolSurface::lockstep_ms; tests hold the two to each other.)
     int prefill_busy_ranks = 0;
     // A step over requests of mixed lengths (seed 000 §8.1; core/step/mixed.cpp), step-level only. Empty: off.
     // prompt_lens: the prompts one prefill forward holds, each request's attention at its own length; the forward's
@@ -209,7 +210,7 @@ struct RuntimeConfig {
     // for another engine than the scenario's).
     double memory_fraction(EngineKind e) const { return mem_fraction >= 0 ? mem_fraction : engine_mem_fraction(e); }
     double memory_fraction() const { return memory_fraction(engine); }
-    int block_tokens() const;
+    int block_tokens() const;  // (without the model: the engine's default; Scenario::kv_block_tokens() is the one in effect)
 };
 
 // Multi-turn sessions (issue 29, DESIGN §11.4 workload.sessions; stored with the serving fields, whose mean prompt it
@@ -335,6 +336,9 @@ struct Scenario {
     CostConfig cost;
 
     int world() const { return parallel.tp * parallel.dp * parallel.pp; }
+    // The paged-KV block in effect: runtime.kv_block_tokens, else the engine's for this model and GPU
+    // (engine_kv_block_tokens; vLLM's MLA backends force their own, scenario.cpp)
+    int kv_block_tokens() const;
     int moe_tp() const { return parallel.ep > 0 ? parallel.tp * parallel.dp / parallel.ep : 1; }
     int gpus_per_node() const { return parallel.gpus_per_node > 0 ? parallel.gpus_per_node : gpu.gpus_per_node; }
     // The overlap policy with `auto` resolved from the older runtime.two_batch_overlap.

@@ -13,7 +13,8 @@ namespace moe {
     X(request_overhead_ms, 0, 60) X(request_overhead_per_ktoken_ms, 0, 10) X(request_overhead_per_client_ms, 0, 1)  \
     X(decode_overhead_per_layer_us, 0, 60) X(prefill_overhead_per_layer_us, 0, 300)                                 \
     X(decode_host_per_request_us, 0, 80)                                                                            \
-    X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 100) X(kv_transfer_per_block_us, 0, 10) X(wave_persistence, 0, 1)                          \
+    X(kv_transfer_eff, 0.01, 1) X(kv_transfer_latency_ms, 0, 100) X(kv_transfer_per_block_us, 0, 10)               \
+    X(wave_persistence, 0, 1)                                                                                       \
     X(ttft_typical_error, 0, 100) X(tpot_typical_error, 0, 100)                                                   \
     X(ttft_log_error_p10, -5, 5) X(ttft_log_error_p90, -5, 5) X(tpot_log_error_p10, -5, 5)                          \
     X(tpot_log_error_p90, -5, 5) X(throughput_log_error_p10, -5, 5) X(throughput_log_error_p90, -5, 5)
@@ -50,7 +51,8 @@ EngineSet default_engines() {
     tr.overlap_schedule = true;  // PyTorch backend: disable_overlap_scheduler False by default
     // The cache transceiver's host work per request beyond the wire: TensorRT-LLM PR #12273 measures the context
     // side's transfer task at 46.4 ms mean (ISL 8192, Qwen3-235B FP4, context TEP4 -> generation DEP16, before that
-    // PR), the transfer itself 10.8 ms (median): argument preparation 10.3 ms and queueing 16.8 ms of it.
+    // PR), the transfer itself at 10.8 ms median: ~35 ms of it other work (argument preparation 10.3 ms and queueing
+    // 16.8 ms mean among it). Taken as fixed per request; its dependence on the prompt's length is not published.
     tr.kv_transfer_latency_ms = 35.0;
     // ideal: no host overhead, kernels exactly as the tables say, mixed batches.
     EngineConstants& id = s.get(EngineKind::ideal);

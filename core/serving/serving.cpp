@@ -156,16 +156,25 @@ bool serving_decode_pool(const Scenario& s, const Tables& t, ServingSteps& st) {
 
 double kv_blocks_per_request(const Scenario& s, double isl) {
     const ModelSpec& m = s.model;
-    const double planes = m.attn == AttnKind::mla ? 1.0 : 2.0;
-    return std::ceil(std::max(1.0, isl) / std::max(1, s.runtime.block_tokens())) * m.n_attention_layers() * planes;
+    // MLA: the latent, and a DSA model's indexer keys beside it; else keys and values
+    const double planes = m.attn == AttnKind::mla ? (m.dsa() ? 2.0 : 1.0) : 2.0;
+    return std::ceil(std::max(1.0, isl) / std::max(1, s.kv_block_tokens())) * m.n_attention_layers() * planes;
+}
+
+int kv_lanes(const Scenario& s) {
+    const ParallelConfig& p = s.serving.prefill.parallel;
+    const ParallelConfig& d = s.serving.decode.parallel;
+    const int stages = std::max(1, std::min(p.pp, d.pp));
+    if (s.model.attn == AttnKind::mla) return stages;
+    return std::max(1, std::min(p.tp * p.pp, d.tp * d.pp));
 }
 
 void serving_link(const Scenario& s, ServingSteps& st) {
     const ServingConfig& sv = s.serving;
     st.gpus = sv.prefill.workers * st.prefill_gpus_per_worker + sv.decode.workers * st.decode_gpus_per_worker;
-    // Each GPU of the smaller worker moves its share in parallel; inside one NVLink domain over NVLink.
+    // The lanes a request's KV moves over in parallel (kv_lanes); inside one NVLink domain over NVLink.
     const int gpn = s.parallel.gpus_per_node > 0 ? s.parallel.gpus_per_node : s.gpu.gpus_per_node;
-    const int lanes = std::min(st.prefill_gpus_per_worker, st.decode_gpus_per_worker);
+    const int lanes = kv_lanes(s);
     const bool same_domain = st.prefill_gpus_per_worker + st.decode_gpus_per_worker <= gpn;
     st.kv_link_GBps = lanes * (same_domain ? s.gpu.nvlink_bandwidth_GBps : s.gpu.rdma_bandwidth_GBps);
 }

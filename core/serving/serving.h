@@ -77,8 +77,12 @@ void serving_link(const Scenario& s, ServingSteps& st);
 // scale on this GPU, plus the per-forward overhead (runtime.prefill_overhead_ms when set, else the engine's).
 double prefill_forward_ms(const Scenario& s, const ServingSteps& st, const EngineConstants& k);
 // The KV blocks one decode rank pulls for a prompt of isl tokens: ceil(isl / block) per attention layer, twice where
-// keys and values are separate tensors (MLA keeps one latent per token). (The decode worker's page size.)
+// keys and values are separate tensors (MLA keeps one latent per token, plus a DSA model's indexer keys). (The
+// scenario's page size: Scenario::kv_block_tokens.)
 double kv_blocks_per_request(const Scenario& s, double isl);
+// The GPUs a request's KV moves over in parallel between the pools: its attention group's (a request lives on one
+// DP rank), the smaller side's TP x PP shards, or for MLA, whose latent every TP rank holds whole, one per stage.
+int kv_lanes(const Scenario& s);
 
 // How evaluate() computes serving numbers: the discrete-event simulation of the benchmark (simulate.h, what every
 // number shown comes from) or the closed form above (serving_model(): the planner's screening pass, about 100 x

@@ -384,6 +384,8 @@ struct Disaggregated {
         // The prefill side runs ahead on its own: its forwards depend only on the arrivals. It is advanced up to
         // time `until` (every forward that starts before then).
         std::vector<std::pair<int, int>> batch;  // (request, its rank)
+        std::vector<double> rank_T(static_cast<size_t>(width), 0.0), rank_attn(static_cast<size_t>(width), 0.0);  // a unit's ranks' tokens, attention
+        std::vector<int> rank_n(static_cast<size_t>(width), 0);
         auto run_prefill = [&](double until) {
             for (;;) {
                 // the unit that can start first: free, with a prompt in one of its ranks' queues (ties: the one
@@ -401,41 +403,54 @@ struct Disaggregated {
                     if (at < start || (at == start && unit_free[u] < unit_free[ui])) start = at, ui = u;
                 }
                 if (!std::isfinite(start) || start > until) return;  // nothing queued, or not before `until`
-                // each rank of the unit takes its prompts: its tokens T, and their attention at each one's own
-                // prefix and length; the forward runs at the busiest rank's (T_max, its attention) with the ranks'
-                // tokens in the MoE
-                double T_max = 0, T_sum = 0, attn_max = 0;
+                // the unit's ranks take the prompts that have arrived: each rank its own queue's (prefix cache), or
+                // from the one queue one prompt at a time to the rank holding the fewest tokens (the engines'
+                // attention-DP schedulers balance their ranks), each up to prefill.batch prompts and the budget
+                for (size_t q = 0; q < size_t(width); ++q) rank_T[q] = rank_attn[q] = 0, rank_n[q] = 0;
                 batch.clear();
-                for (size_t q = ui * width; q < (ui + 1) * width; ++q) {
-                    TimeHeap& h = to_prefill[cached ? q : 0];
-                    double T = 0, own_attn = 0;
-                    int n = 0;
-                    while (!h.empty() && h.top().first <= start + 1e-9 && n < per_forward && T < budget) {
-                        const auto [at, id] = h.top();
-                        h.pop();
-                        Req& r = w.reqs[size_t(id)];
-                        if (cached && tiers[q].first_look(size_t(id))) {
-                            // its prefix looked up in the rank's cache; a read back from host / SSD delays it
-                            const double ready = tiers[q].arrive(r.key, r.isl, r.prefix_len, at, room, r.pf_left);
-                            if (ready > at + 1e-9) {
-                                r.arrive = ready;
-                                h.push({ready, id});
-                                continue;
-                            }
+                auto take = [&](size_t q, TimeHeap& h) {  // the head of h onto rank q; false: not taken (a reload)
+                    const auto [at, id] = h.top();
+                    h.pop();
+                    Req& r = w.reqs[size_t(id)];
+                    const size_t rank = ui * width + q;
+                    if (cached && tiers[rank].first_look(size_t(id))) {
+                        // its prefix looked up in the rank's cache; a read back from host / SSD delays it
+                        const double ready = tiers[rank].arrive(r.key, r.isl, r.prefix_len, at, room, r.pf_left);
+                        if (ready > at + 1e-9) {
+                            r.arrive = ready;
+                            h.push({ready, id});
+                            return false;
                         }
-                        T += r.pf_left;
-                        own_attn += sf.prefill.chunk_attn_ms(r.isl - r.pf_left, r.pf_left);
-                        ++n;
-                        batch.push_back({id, int(q)});
                     }
-                    T_sum += T;
-                    if (T > T_max) T_max = T, attn_max = own_attn;
+                    rank_T[q] += r.pf_left;
+                    rank_attn[q] += sf.prefill.chunk_attn_ms(r.isl - r.pf_left, r.pf_left);
+                    ++rank_n[q];
+                    batch.push_back({id, int(rank)});
+                    return true;
+                };
+                auto room_on = [&](size_t q) { return rank_n[q] < per_forward && rank_T[q] < budget; };
+                if (cached) {
+                    for (size_t q = 0; q < size_t(width); ++q) {
+                        TimeHeap& h = to_prefill[ui * width + q];
+                        while (!h.empty() && h.top().first <= start + 1e-9 && room_on(q)) take(q, h);
+                    }
+                } else {
+                    TimeHeap& h = to_prefill[0];
+                    while (!h.empty() && h.top().first <= start + 1e-9) {
+                        size_t best = size_t(width);
+                        for (size_t q = 0; q < size_t(width); ++q)
+                            if (room_on(q) && (best == size_t(width) || rank_T[q] < rank_T[best])) best = q;
+                        if (best == size_t(width)) break;
+                        take(best, h);
+                    }
                 }
                 if (batch.empty()) {
                     unit_free[ui] = std::max(unit_free[ui], start);  // its prompts wait for a reload
                     continue;
                 }
-                const double dt = sf.prefill.forward_ranks_ms(T_max, attn_max, T_sum / T_max) + op;
+                // the forward waits for its slowest rank's own part (its attention and all-to-all at its tokens) and
+                // runs the routed experts over the ranks' tokens together
+                const double dt = sf.prefill.lockstep_ms(rank_T.data(), rank_attn.data(), width) + op;
                 unit_free[ui] = start + dt;
                 sum.prefill_time += dt * width;
                 for (const auto& [id, q] : batch) {

@@ -38,6 +38,22 @@ double PoolSurface::forward_ranks_ms(double T, double own_ms, double busy) const
     return std::max(0.0, all - forward_moe.at(T) + forward_moe.at(share * T));
 }
 
+double PoolSurface::lockstep_ms(const double* T, const double* own_ms, int n) const {
+    if (n <= 1 || forward_moe.x.empty()) {
+        double worst = 0;  // (independent ranks: the caller passes one)
+        for (int i = 0; i < n; ++i)
+            if (T[i] > 0) worst = std::max(worst, forward_ms(T[i], own_ms[i]));
+        return worst;
+    }
+    double own = 0, sum = 0;
+    for (int i = 0; i < n; ++i) {
+        if (!(T[i] > 0)) continue;
+        own = std::max(own, forward_ms(T[i], own_ms[i]) - forward_moe.at(T[i]));
+        sum += T[i];
+    }
+    return std::max(0.0, own + forward_moe.at(sum / lockstep_dp));
+}
+
 double PoolSurface::mixed_ms(double b, double ctx, double P, double own_ms) const {
     if (P <= 0) return decode_ms(b, ctx);
     if (b <= 0) return forward_ms(P, own_ms);
@@ -254,7 +270,7 @@ StepSurface step_surface(const Scenario& s, const Tables& t) {
         out.kv_bytes_per_request = md.kv_bytes_per_request(isl, md.num_kv_heads, mla_kv_bytes(md, mem.kv_dtype, s.precision.mla_kv), 1.0);
         out.kv_blocks_per_request = kv_blocks_per_request(s, isl);
         const int gpn = s.parallel.gpus_per_node > 0 ? s.parallel.gpus_per_node : s.gpu.gpus_per_node;
-        const int lanes = std::min(out.prefill_gpus_per_worker, out.decode_gpus_per_worker);
+        const int lanes = kv_lanes(s);
         const bool same_domain = out.prefill_gpus_per_worker + out.decode_gpus_per_worker <= gpn;
         out.kv_link_GBps = lanes * (same_domain ? s.gpu.nvlink_bandwidth_GBps : s.gpu.rdma_bandwidth_GBps);
     } else {
@@ -264,7 +280,7 @@ StepSurface step_surface(const Scenario& s, const Tables& t) {
     out.weights_fit = m->memory.max_batch >= 1 || m->memory.fits;
     // KV slots: the memory model's max batch at the mean context, each request's KV in whole pages (as the memory
     // model rounds it); the simulation charges each request its own page waste (simulate.cpp)
-    out.kv_block_tokens = std::max(1, s.runtime.block_tokens());
+    out.kv_block_tokens = std::max(1, s.kv_block_tokens());
     const double ctx = std::max(1.0, std::round(isl + 0.5 * osl));
     out.kv_tokens_per_rank = m->memory.max_batch * std::ceil(ctx / out.kv_block_tokens) * out.kv_block_tokens;
     out.kv_bytes_per_token = m->memory.kv_bytes_per_token;

@@ -45,8 +45,7 @@ struct Ctx {
     double sm_share = 1.0;  // fraction of SMs left to compute while DeepEP normal kernels run
     // Prefill: the share of the dp attention ranks that carry tokens (workload.prefill_busy_ranks / dp); the routed
     // experts see that share of the EP group's tokens. The dispatch and combine stay at a full rank's tokens: the
-    // busy rank sends its tokens to the same peers (its links bound the all-to-all), and an all-gather pads every
-    // rank to the largest.
+    // busy rank sends its tokens to every peer, and its own links bound the exchange.
     double prefill_busy_share = 1.0;
     // families to look tables up in, in order of preference
     const char* families[4] = {nullptr, nullptr, nullptr, nullptr};

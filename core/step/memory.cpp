@@ -139,7 +139,7 @@ void memory(const Ctx& c, Estimate& e) {
     const double kv_heads_gpu = std::max(1.0, double(m.num_kv_heads) * c.cp / c.tp);
     const double attn_tp = double(c.tp) / c.cp;  // splits the KV heads of layers with their own shape
     const double kvb = c.kv_elem_bytes;
-    const double block = s.runtime.block_tokens();
+    const double block = s.kv_block_tokens();
     // A request also holds the Gated DeltaNet and Mamba-2 layers' recurrent state, whatever its length (0 for other
     // models).
     const double state_per_request = m.linear_state_bytes_per_request(c.tp, layers_share);

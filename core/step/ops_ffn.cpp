@@ -538,7 +538,7 @@ void expert_ops(const Ctx& c, Phase ph, double T_rank, bool masked, A2ABackend b
         // slot padded to the dispatch capacity ("TODO: would be nice to use expert_num_tokens here to reduce garbage
         // compute", fused_batched_moe.py): read gate+up (2 x inter) and write inter, in BF16, for local experts x
         // dispatchers x max tokens per rank (N = max(128, tokens per GPU), as the buffers in memory.cpp).
-        const double capacity = c.ep * std::max(128.0, T_all * c.dp / c.ep);
+        const double capacity = c.ep * std::max(128.0, T_rank * c.dp / c.ep);  // (sized for the busiest dispatcher)
         L.post.push_back(memory_op(c, "moe.act_padded", ph, local * capacity * 3.0 * inter * 2.0));
     }
     // The Triton fused MoE of the standard format under EP (vLLM / SGLang fused_moe.py, the all-gather or TP-attention

@@ -95,6 +95,22 @@ TEST_CASE("serving: disaggregated KV transfer, worked by hand") {
     CHECK(n.serving.kv_transfer_ms == doctest::Approx(335544320.0 / 1800e9 * 1000.0).epsilon(1e-9));
     // TTFT holds the prefill forward, the transfer and the engine's overhead (none on ideal), at least
     CHECK(n.serving.ttft_ms >= n.serving.ttft_prefill_ms + n.serving.kv_transfer_ms);
+    // MLA: every TP rank holds the whole latent, so each decode GPU pulls a whole copy and more lanes do not share
+    // it. DeepSeek-V3, bf16 cache: 61 layers x (512 + 64) x 2 B = 70,272 B per token, 71,958,528 B for the prompt;
+    // two TP8 workers over RDMA, one lane of 50 GB/s: 1.439171 ms (8 lanes would say 0.18).
+    const moe::Estimate mla = eval(R"({"model":"deepseek-v3","hardware":"h200","parallel":{"tp":8},
+        "runtime":{"engine":"ideal"},
+        "serving":{"mode":"disaggregated","isl":1024,"osl":256,
+                   "prefill":{"parallel":{"tp":8},"workers":1,"batch":1},
+                   "decode":{"parallel":{"tp":8},"workers":1,"batch":16}}})");
+    CHECK(mla.serving.kv_transfer_ms == doctest::Approx(71958528.0 / 50e9 * 1000.0).epsilon(1e-9));
+    // attention DP: a request lives on one DP rank, so its KV moves over that rank's own lanes (TP 1: one)
+    const moe::Estimate dpn = eval(R"({"model":"llama-3.1-70b","hardware":"h100-sxm","parallel":{"tp":4},
+        "runtime":{"engine":"ideal"},
+        "serving":{"mode":"disaggregated","isl":1024,"osl":256,
+                   "prefill":{"parallel":{"tp":1,"dp":4},"workers":1,"batch":1},
+                   "decode":{"parallel":{"tp":4},"workers":1,"batch":16}}})");
+    CHECK(dpn.serving.kv_transfer_ms == doctest::Approx(335544320.0 / 450e9 * 1000.0).epsilon(1e-9));
 }
 
 TEST_CASE("serving: TTFT and TPOT grow with concurrency, per-user rate falls, for every engine") {

@@ -309,14 +309,24 @@ TEST_CASE("serving surface: a lockstep prefill worker's forwards with some of it
 }
 
 // The KV hand-over's descriptors (engine.h, kv_transfer_ms): vLLM's NIXL connector posts one per paged block per
-// attention layer and plane. Kimi-K2.5 (61 MLA layers: one latent plane) at 8,192 tokens in vLLM's 16-token blocks:
-// 512 x 61 = 31,232 descriptors, 81.2 ms at 2.6 us each (vLLM RFC #50913's pulls, engine.cpp); Qwen3-32B (64 GQA
-// layers, keys and values apart) at 4,096 tokens: 256 x 64 x 2 = 32,768. TensorRT-LLM's transceiver coalesces them.
+// attention layer and plane, in the blocks vLLM runs (Scenario::kv_block_tokens). Kimi-K2.5 (61 MLA layers: one
+// latent plane) at 8,192 tokens: on H200 in the default 16-token blocks 512 x 61 = 31,232 descriptors, 81.2 ms at
+// 2.6 us each (vLLM RFC #50913's pulls, engine.cpp); on GB200, where FlashInfer MLA forces 64-token blocks
+// (vllm/platforms/cuda.py), 128 x 61 = 7,808. Qwen3-32B (64 GQA layers, keys and values apart) at 4,096 tokens:
+// 256 x 64 x 2 = 32,768. TensorRT-LLM's transceiver formats them into one buffer.
 TEST_CASE("serving: the KV hand-over pays a descriptor per block per layer where the engine posts them one by one") {
     const moe::Scenario kimi = moe_test::scenario(R"({"model":"kimi-k2.5","hardware":"gb200","runtime":{"engine":"vllm"}})");
+    const moe::Scenario kimi_h200 = moe_test::scenario(R"({"model":"kimi-k2.5","hardware":"h200","runtime":{"engine":"vllm"}})");
     const moe::Scenario qwen = moe_test::scenario(R"({"model":"qwen3-32b","hardware":"h100-sxm","runtime":{"engine":"vllm"}})");
-    CHECK(moe::kv_blocks_per_request(kimi, 8192) == 31232);
+    CHECK(kimi.kv_block_tokens() == 64);
+    CHECK(kimi_h200.kv_block_tokens() == 16);
+    CHECK(moe::kv_blocks_per_request(kimi, 8192) == 7808);
+    CHECK(moe::kv_blocks_per_request(kimi_h200, 8192) == 31232);
     CHECK(moe::kv_blocks_per_request(qwen, 4096) == 32768);
+    // a scenario's own page size wins
+    moe::Scenario kimi16 = kimi;
+    kimi16.runtime.kv_block_tokens = 16;
+    CHECK(moe::kv_blocks_per_request(kimi16, 8192) == 31232);
     CHECK(moe::kv_blocks_per_request(qwen, 4097) == 257 * 128);  // a part-filled block is a whole descriptor
     const moe::EngineConstants& vllm = moe::builtin_engines().get(moe::EngineKind::vllm);
     const moe::EngineConstants& trt = moe::builtin_engines().get(moe::EngineKind::trtllm);
