@@ -52,6 +52,11 @@ def load(gpu):
     path, dtype, overhead = GPUS[gpu]
     hw = json.load(open(os.path.join(ROOT, "presets/hardware", gpu + ".json")))
     df = pd.read_csv(os.path.join(ROOT, path))
+    wide = [c for c in df.columns if c.startswith("us_at_")]
+    if wide:  # AIC's grids: one row per (dtype, k, n), a us_at_<m> column per m (bench_data/README.md, "gemm")
+        df = df.melt(id_vars=[c for c in df.columns if c not in wide], value_vars=wide, var_name="m", value_name="latency_us")
+        df = df.dropna(subset=["latency_us"])
+        df["m"] = df["m"].str[len("us_at_"):].astype(int)
     if dtype:
         df = df[df["dtype"] == dtype]
     # a row repeated in the file (h20: 2 shapes listed twice, same latencies) counts once, as the loader keeps it

@@ -28,7 +28,8 @@ Python standard library only (csv, gzip). What is kept, and why (bench_data/READ
     Blackwell: FlashInfer CuTe-DSL in SGLang and vLLM; TRT-LLM's torch-flow fp8 and nvfp4 rows include a dynamic
     activation quantization its serving path does not run and are left out), on a subsampled grid: M (tokens)
     16 .. 16384 at powers of two but 8192, K and N in {512, 1024, 2048, 4096, 7168, 16384}, N also 65536 (LM
-    heads). AIC times GEMMs inside CUDA graphs with several weight copies (HBM weights).
+    heads), one row per (dtype, K, N) with a us_at_<M> column per M. AIC times GEMMs inside CUDA graphs with several
+    weight copies (HBM weights).
   * mha (h200, b200; h100 keeps BLIS's tables): SGLang 0.5.14's default attention backend (fa3 on H200, trtllm_mha on
     B200), full attention (window 0), 8 per-GPU head shapes. Decode: bf16 and fp8 KV cache, batch in {1, 4, 16, 64,
     256, 1024} x KV length (isl + step) in {1024, 4096, 16384, 65536}, where measured. Prefill: one sequence
@@ -416,6 +417,15 @@ def gdn(sysdir, log):
     return out
 
 
+def gemm_wide(data):
+    """The long GEMM rows (dtype, m, k, n, us) as one row per (dtype, k, n) with a us_at_<m> column per GEMM_M."""
+    series = {}
+    for dt, m, k, n, us in data:
+        series.setdefault((dt, k, n), {})[m] = us
+    out = [(*key, *(pts.get(m, "") for m in GEMM_M)) for key, pts in series.items()]
+    return ["dtype", "k", "n"] + [f"us_at_{m}" for m in GEMM_M], out
+
+
 def moe_wide(data):
     """The long MoE rows as one row per key with a us_at_<tokens> column per MOE_TOKENS count (empty: not measured)."""
     series = {}
@@ -478,8 +488,7 @@ def main():
             for engine in GEMM_SOURCES:
                 g = [r for r in gemm(sysdir, engine) if engine == "sglang" or r[0] != "bf16"]
                 if g:
-                    total += write_csv(os.path.join(a.out, "gemm", family, f"{engine}_cuda_graph.csv"),
-                                       ["dtype", "m", "k", "n", "latency_us"], g)
+                    total += write_csv(os.path.join(a.out, "gemm", family, f"{engine}_cuda_graph.csv"), *gemm_wide(g))
         if system in ATTN_SOURCES:
             dec, pre = attention(sysdir, ATTN_SOURCES[system])
             for (h, kv, d) in ATTN_SHAPES:

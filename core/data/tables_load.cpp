@@ -232,7 +232,27 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
 
     switch (t->kind) {
         case Kind::gemm: {
-            if (!need({"m", "k", "n", "latency_us"})) return false;
+            // Long form (m, k, n, latency_us per row: InferSim's and BLIS's tables) or wide (k, n and a us_at_<m>
+            // column per M: the AIC grids, one row per shape; an empty cell is not measured).
+            std::vector<std::pair<int, double>> wide;
+            for (size_t j = 0; j < header.size(); ++j) {
+                const std::string_view h = header[j];
+                double m = 0;
+                if (h.size() > 6 && h.substr(0, 6) == "us_at_") {
+                    if (!cell_to_double(h.substr(6), m) || !(m >= 1) || m > kMaxShape) {
+                        errors.push_back({where + ":1", "column '" + std::string(h) + "' does not name a positive M"});
+                        return false;
+                    }
+                    wide.push_back({int(j), m});
+                }
+            }
+            if (!wide.empty() && (col("m") >= 0 || col("latency_us") >= 0)) {
+                errors.push_back({where + ":1", "both the long (m, latency_us) and the wide (us_at_<m>) form"});
+                return false;
+            }
+            if (!need(wide.empty() ? std::initializer_list<const char*>{"m", "k", "n", "latency_us"}
+                                   : std::initializer_list<const char*>{"k", "n"}))
+                return false;
             // One Table per (k, n, format) shape. Files without a dtype column: InferSim's and BLIS's DeepGEMM FP8
             // tables (block-scaled; BLIS's H100 one too, whatever its SOURCE.md says: m 8192 x 4096 x 11008 runs at
             // 1,278 TFLOPS, 1.29x the BF16 peak, bench_data/README.md "gemm"). Files named *cuda_graph*.csv were timed
@@ -245,13 +265,11 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             if (file.rfind("sglang_", 0) == 0) engine = GemmEngine::sglang;
             else if (file.rfind("vllm_", 0) == 0) engine = GemmEngine::vllm;
             else if (file.rfind("trtllm_", 0) == 0) engine = GemmEngine::trtllm;
-            for (size_t i = first; i < lines.size(); ++i) {
-                auto cells = split_cells(lines[i]);
-                double m, k, n, lat;
-                if (!num(cells, "m", i, m) || !num(cells, "k", i, k) || !num(cells, "n", i, n) || !num(cells, "latency_us", i, lat)) continue;
+            // one (m, k, n, latency) point of line i
+            auto point = [&](size_t i, const std::vector<std::string_view>& cells, double m, double k, double n, double lat) {
                 if (m < 1 || k < 1 || n < 1 || k > kMaxShape || n > kMaxShape || lat <= 0 || lat > kMaxLatencyUs) {
                     errors.push_back({where + ":" + std::to_string(i + 1), "sizes must be in [1, 1e9] and latency in (0, 1e9] us"});
-                    continue;
+                    return;
                 }
                 GemmFormat f = file_format;
                 if (dtcol >= 0) {
@@ -262,7 +280,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                     else if (d == "nvfp4") f = GemmFormat::nvfp4;
                     else {
                         errors.push_back({where + ":" + std::to_string(i + 1), "column 'dtype' must be bf16, fp8, fp8_block or nvfp4"});
-                        continue;
+                        return;
                     }
                 }
                 auto& s = shapes[{int(k), int(n), int(f)}];
@@ -278,6 +296,23 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 const double peak = format_peak_tflops(*ref, f) * 1e12;
                 const double roof = std::max(c.flops / peak, c.bytes / (ref->hbm_GBps * 1e9));
                 s->add(1, m, std::min(1.0, roof / (lat * 1e-6)), roof, lat * 1e-6);
+            };
+            for (size_t i = first; i < lines.size(); ++i) {
+                auto cells = split_cells(lines[i]);
+                double m, k, n, lat;
+                if (!num(cells, "k", i, k) || !num(cells, "n", i, n)) continue;
+                if (wide.empty()) {
+                    if (num(cells, "m", i, m) && num(cells, "latency_us", i, lat)) point(i, cells, m, k, n, lat);
+                    continue;
+                }
+                for (const auto& [j, wm] : wide) {
+                    if (size_t(j) >= cells.size() || cells[size_t(j)].empty()) continue;  // not measured
+                    if (!cell_to_double(cells[size_t(j)], lat)) {
+                        errors.push_back({where + ":" + std::to_string(i + 1), "column '" + header[size_t(j)] + "' is not a number"});
+                        continue;
+                    }
+                    point(i, cells, wm, k, n, lat);
+                }
             }
             if (errors.size() != errors_before) return false;
             if (shapes.empty()) return no_rows();

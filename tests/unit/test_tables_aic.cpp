@@ -234,6 +234,24 @@ TEST_CASE("AIC table CSVs are checked when loaded") {
     CHECK(!bad.load_csv("bench_data/comm/h100/x.csv", "op,impl,num_gpus,message_bytes,latency_us\n", errs));
     CHECK(!bad.load_csv("bench_data/gemm/b200/x.csv", "dtype,m,k,n,latency_us\nfp16,1,2,3,4\n", errs));
     CHECK(errs.back().message.find("dtype") != std::string::npos);
+    // the wide form (one row per shape, a us_at_<m> column per M) loads the same points; mixing the forms, or a
+    // column that names no M, does not load
+    {
+        moe::Tables w, l;
+        std::vector<moe::Issue> we, le;
+        CHECK(w.load_csv("bench_data/gemm/b200/w.csv", "dtype,k,n,us_at_16,us_at_32\nbf16,512,512,4.5,\nfp8,512,512,3,3.5\n", we));
+        CHECK(l.load_csv("bench_data/gemm/b200/w.csv", "dtype,m,k,n,latency_us\nbf16,16,512,512,4.5\nfp8,16,512,512,3\nfp8,32,512,512,3.5\n", le));
+        CHECK(we.empty());
+        CHECK(le.empty());
+        for (double m : {16.0, 24.0, 32.0}) {
+            const moe::TableHit a = w.gemm("b200", m, 512, 512, 1), b = l.gemm("b200", m, 512, 512, 1);
+            REQUIRE(a.found);
+            CHECK(a.util == b.util);
+            CHECK(a.source == b.source);
+        }
+        CHECK(!bad.load_csv("bench_data/gemm/b200/x.csv", "dtype,m,k,n,us_at_16\nbf16,16,512,512,4.5\n", errs));
+        CHECK(!bad.load_csv("bench_data/gemm/b200/x.csv", "dtype,k,n,us_at_x\nbf16,512,512,4.5\n", errs));
+    }
     CHECK(!bad.load_csv("bench_data/gemm/b300/x.csv", "m,k,n,latency_us\n1,2,3,4\n", errs));
     CHECK(errs.back().message.find("gb200") != std::string::npos);  // the known families are listed
 }
