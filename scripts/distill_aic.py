@@ -417,6 +417,18 @@ def gdn(sysdir, log):
     return out
 
 
+def long_to_wide(data, nkey, prefix, key_names=("op", "impl", "num_gpus")):
+    """Rows (key..., x, us) as one row per key with a <prefix><x> column per x any key measured (ascending; an empty
+    cell where a key has no point): the collectives (key op, impl, num_gpus; x message bytes) and the MHA decode
+    tables (key kv_dtype, batch_size; x KV length)."""
+    xs = sorted({row[nkey] for row in data})
+    series = {}
+    for row in data:
+        series.setdefault(tuple(row[:nkey]), {})[row[nkey]] = row[nkey + 1]
+    out = [(*key, *(pts.get(x, "") for x in xs)) for key, pts in series.items()]
+    return list(key_names) + [f"{prefix}{x}" for x in xs], out
+
+
 def gemm_wide(data):
     """The long GEMM rows (dtype, m, k, n, us) as one row per (dtype, k, n) with a us_at_<m> column per GEMM_M."""
     series = {}
@@ -482,8 +494,7 @@ def main():
     for system, family in SYSTEMS.items():
         sysdir = os.path.join(a.aic, system)
         c = collectives(sysdir, log)
-        total += write_csv(os.path.join(a.out, "comm", family, "collectives.csv"),
-                           ["op", "impl", "num_gpus", "message_bytes", "latency_us"], c)
+        total += write_csv(os.path.join(a.out, "comm", family, "collectives.csv"), *long_to_wide(c, 3, "us_at_"))
         if family != "gb200":
             for engine in GEMM_SOURCES:
                 g = [r for r in gemm(sysdir, engine) if engine == "sglang" or r[0] != "bf16"]
@@ -494,7 +505,7 @@ def main():
             for (h, kv, d) in ATTN_SHAPES:
                 name = f"{h}-{kv}-{d}.csv"
                 total += write_csv(os.path.join(a.out, "mha", "decode", family, name),
-                                   ["kv_dtype", "batch_size", "kv_len", "latency_us"], dec[(h, kv, d)])
+                                   *long_to_wide(dec[(h, kv, d)], 2, "us_at_", ["kv_dtype", "batch_size"]))
                 total += write_csv(os.path.join(a.out, "mha", "prefill", family, name), ["seq_len", "latency_us"],
                                    pre[(h, kv, d)])
         if system in MOE_DEEPEP_SYSTEMS:

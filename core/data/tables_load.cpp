@@ -230,26 +230,53 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
         return true;
     };
 
+    // The wide form (AIC's grids since stop 44): a row per series with a us_at_<x> column per measured x, an empty
+    // cell not measured, instead of a row per point (x_name, latency_us). Either form, never both.
+    std::vector<std::pair<int, double>> wide;
+    auto wide_form = [&](const char* x_name, double x_max) {
+        for (size_t j = 0; j < header.size(); ++j) {
+            const std::string_view h = header[j];
+            double x = 0;
+            if (h.size() > 6 && h.substr(0, 6) == "us_at_") {
+                if (!cell_to_double(h.substr(6), x) || !(x >= 1) || x > x_max) {
+                    errors.push_back({where + ":1", "column '" + std::string(h) + "' does not name a positive " + x_name});
+                    return false;
+                }
+                wide.push_back({int(j), x});
+            }
+        }
+        if (!wide.empty() && (col(x_name) >= 0 || col("latency_us") >= 0)) {
+            errors.push_back({where + ":1", std::string("both the long (") + x_name + ", latency_us) and the wide (us_at_<" +
+                                                x_name + ">) form"});
+            return false;
+        }
+        return true;
+    };
+    // line i's (x, latency us) points: its us_at_ cells, or its x and latency_us
+    std::vector<std::pair<double, double>> pts;
+    auto points = [&](const std::vector<std::string_view>& cells, size_t i, const char* x_name) -> const std::vector<std::pair<double, double>>& {
+        pts.clear();
+        double x, lat;
+        if (wide.empty()) {
+            if (num(cells, x_name, i, x) && num(cells, "latency_us", i, lat)) pts.push_back({x, lat});
+            return pts;
+        }
+        for (const auto& [j, wx] : wide) {
+            if (size_t(j) >= cells.size() || cells[size_t(j)].empty()) continue;  // not measured
+            if (!cell_to_double(cells[size_t(j)], lat)) {
+                errors.push_back({where + ":" + std::to_string(i + 1), "column '" + header[size_t(j)] + "' is not a number"});
+                continue;
+            }
+            pts.push_back({wx, lat});
+        }
+        return pts;
+    };
+
     switch (t->kind) {
         case Kind::gemm: {
             // Long form (m, k, n, latency_us per row: InferSim's and BLIS's tables) or wide (k, n and a us_at_<m>
-            // column per M: the AIC grids, one row per shape; an empty cell is not measured).
-            std::vector<std::pair<int, double>> wide;
-            for (size_t j = 0; j < header.size(); ++j) {
-                const std::string_view h = header[j];
-                double m = 0;
-                if (h.size() > 6 && h.substr(0, 6) == "us_at_") {
-                    if (!cell_to_double(h.substr(6), m) || !(m >= 1) || m > kMaxShape) {
-                        errors.push_back({where + ":1", "column '" + std::string(h) + "' does not name a positive M"});
-                        return false;
-                    }
-                    wide.push_back({int(j), m});
-                }
-            }
-            if (!wide.empty() && (col("m") >= 0 || col("latency_us") >= 0)) {
-                errors.push_back({where + ":1", "both the long (m, latency_us) and the wide (us_at_<m>) form"});
-                return false;
-            }
+            // column per M: the AIC grids, one row per shape)
+            if (!wide_form("m", kMaxShape)) return false;
             if (!need(wide.empty() ? std::initializer_list<const char*>{"m", "k", "n", "latency_us"}
                                    : std::initializer_list<const char*>{"k", "n"}))
                 return false;
@@ -299,20 +326,9 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             };
             for (size_t i = first; i < lines.size(); ++i) {
                 auto cells = split_cells(lines[i]);
-                double m, k, n, lat;
+                double k, n;
                 if (!num(cells, "k", i, k) || !num(cells, "n", i, n)) continue;
-                if (wide.empty()) {
-                    if (num(cells, "m", i, m) && num(cells, "latency_us", i, lat)) point(i, cells, m, k, n, lat);
-                    continue;
-                }
-                for (const auto& [j, wm] : wide) {
-                    if (size_t(j) >= cells.size() || cells[size_t(j)].empty()) continue;  // not measured
-                    if (!cell_to_double(cells[size_t(j)], lat)) {
-                        errors.push_back({where + ":" + std::to_string(i + 1), "column '" + header[size_t(j)] + "' is not a number"});
-                        continue;
-                    }
-                    point(i, cells, wm, k, n, lat);
-                }
+                for (const auto& [m, lat] : points(cells, i, "m")) point(i, cells, m, k, n, lat);
             }
             if (errors.size() != errors_before) return false;
             if (shapes.empty()) return no_rows();
@@ -321,34 +337,39 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
         }
         case Kind::comm: {
             // One Table per (op, impl): lines by GPU count, points (message bytes, latency).
-            if (!need({"op", "impl", "num_gpus", "message_bytes", "latency_us"})) return false;
+            if (!wide_form("message_bytes", 1e15)) return false;
+            if (!need(wide.empty() ? std::initializer_list<const char*>{"op", "impl", "num_gpus", "message_bytes", "latency_us"}
+                                   : std::initializer_list<const char*>{"op", "impl", "num_gpus"}))
+                return false;
             std::map<std::string, std::unique_ptr<Table>> series;
             const int opc = col("op"), implc = col("impl");
             for (size_t i = first; i < lines.size(); ++i) {
                 auto cells = split_cells(lines[i]);
-                double gpus, bytes, lat;
-                if (!num(cells, "num_gpus", i, gpus) || !num(cells, "message_bytes", i, bytes) || !num(cells, "latency_us", i, lat)) continue;
-                const std::string_view op = size_t(opc) < cells.size() ? cells[size_t(opc)] : std::string_view();
-                const std::string_view impl = size_t(implc) < cells.size() ? cells[size_t(implc)] : std::string_view();
-                if (op != "all_reduce" && op != "all_gather" && op != "reduce_scatter") {
-                    errors.push_back({where + ":" + std::to_string(i + 1), "column 'op' must be all_reduce, all_gather or reduce_scatter"});
-                    continue;
+                double gpus;
+                if (!num(cells, "num_gpus", i, gpus)) continue;
+                for (const auto& [bytes, lat] : points(cells, i, "message_bytes")) {
+                    const std::string_view op = size_t(opc) < cells.size() ? cells[size_t(opc)] : std::string_view();
+                    const std::string_view impl = size_t(implc) < cells.size() ? cells[size_t(implc)] : std::string_view();
+                    if (op != "all_reduce" && op != "all_gather" && op != "reduce_scatter") {
+                        errors.push_back({where + ":" + std::to_string(i + 1), "column 'op' must be all_reduce, all_gather or reduce_scatter"});
+                        continue;
+                    }
+                    if (impl.empty() || impl.size() > 32 || !detail::valid_utf8(impl)) {
+                        errors.push_back({where + ":" + std::to_string(i + 1), "column 'impl' must name the implementation (1-32 characters)"});
+                        continue;
+                    }
+                    if (gpus < 2 || gpus > 1e6 || gpus != std::floor(gpus) || bytes < 1 || bytes > 1e15 || lat <= 0 || lat > kMaxLatencyUs) {
+                        errors.push_back({where + ":" + std::to_string(i + 1), "num_gpus must be an integer >= 2, message_bytes in [1, 1e15], latency in (0, 1e9] us"});
+                        continue;
+                    }
+                    auto& s = series[std::string(op) + "/" + std::string(impl)];
+                    if (!s) {
+                        s = std::make_unique<Table>(*t);
+                        s->variant = std::string(op) + "/" + std::string(impl);
+                        s->path += "#" + s->variant;  // the table an op names: file and series
+                    }
+                    s->add(gpus, bytes, 1.0, 0, lat * 1e-6);
                 }
-                if (impl.empty() || impl.size() > 32 || !detail::valid_utf8(impl)) {
-                    errors.push_back({where + ":" + std::to_string(i + 1), "column 'impl' must name the implementation (1-32 characters)"});
-                    continue;
-                }
-                if (gpus < 2 || gpus > 1e6 || gpus != std::floor(gpus) || bytes < 1 || bytes > 1e15 || lat <= 0 || lat > kMaxLatencyUs) {
-                    errors.push_back({where + ":" + std::to_string(i + 1), "num_gpus must be an integer >= 2, message_bytes in [1, 1e15], latency in (0, 1e9] us"});
-                    continue;
-                }
-                auto& s = series[std::string(op) + "/" + std::string(impl)];
-                if (!s) {
-                    s = std::make_unique<Table>(*t);
-                    s->variant = std::string(op) + "/" + std::string(impl);
-                    s->path += "#" + s->variant;  // the table an op names: file and series
-                }
-                s->add(gpus, bytes, 1.0, 0, lat * 1e-6);
             }
             if (errors.size() != errors_before) return false;
             if (series.empty()) return no_rows();
@@ -413,29 +434,34 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
         }
         case Kind::mha_decode:
         case Kind::mla_decode: {
-            if (!need({"batch_size", "kv_len", "latency_us"})) return false;
+            if (!wide_form("kv_len", 1e12)) return false;
+            if (!need(wide.empty() ? std::initializer_list<const char*>{"batch_size", "kv_len", "latency_us"}
+                                   : std::initializer_list<const char*>{"batch_size"}))
+                return false;
             const int kvcol = col("kv_dtype");
             std::unique_ptr<Table> fp8t;
             for (size_t i = first; i < lines.size(); ++i) {
                 auto cells = split_cells(lines[i]);
-                double b, L, lat;
-                if (!num(cells, "batch_size", i, b) || !num(cells, "kv_len", i, L) || !num(cells, "latency_us", i, lat)) continue;
-                if (b < 1 || L < 1 || lat <= 0 || lat > kMaxLatencyUs) {
-                    errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive, latency at most 1e9 us"});
-                    continue;
-                }
-                const bool fp8 = kvcol >= 0 && size_t(kvcol) < cells.size() && cells[size_t(kvcol)].substr(0, 3) == "fp8";
-                const double kvb = fp8 ? 1.0 : 2.0;
-                kernels::Cost c = t->kind == Kind::mha_decode
-                                      ? kernels::mha_decode(b, L, t->key[0], t->key[1], t->key[2], kvb)
-                                      : kernels::mla_decode(b, L, t->key[0], t->key[1], t->key[2], kvb);
-                const double roof = std::max(c.flops / (ref->tflops_bf16 * 1e12), c.bytes / (ref->hbm_GBps * 1e9));
-                const double u = std::min(1.0, roof / (lat * 1e-6));
-                if (fp8) {
-                    if (!fp8t) { fp8t = std::make_unique<Table>(*t); fp8t->fp8_kv = true; fp8t->lines.clear(); fp8t->x1s.clear(); fp8t->rows = 0; }
-                    fp8t->add(b, L, u);
-                } else {
-                    t->add(b, L, u);
+                double b;
+                if (!num(cells, "batch_size", i, b)) continue;
+                for (const auto& [L, lat] : points(cells, i, "kv_len")) {
+                    if (b < 1 || L < 1 || lat <= 0 || lat > kMaxLatencyUs) {
+                        errors.push_back({where + ":" + std::to_string(i + 1), "values must be positive, latency at most 1e9 us"});
+                        continue;
+                    }
+                    const bool fp8 = kvcol >= 0 && size_t(kvcol) < cells.size() && cells[size_t(kvcol)].substr(0, 3) == "fp8";
+                    const double kvb = fp8 ? 1.0 : 2.0;
+                    kernels::Cost c = t->kind == Kind::mha_decode
+                                          ? kernels::mha_decode(b, L, t->key[0], t->key[1], t->key[2], kvb)
+                                          : kernels::mla_decode(b, L, t->key[0], t->key[1], t->key[2], kvb);
+                    const double roof = std::max(c.flops / (ref->tflops_bf16 * 1e12), c.bytes / (ref->hbm_GBps * 1e9));
+                    const double u = std::min(1.0, roof / (lat * 1e-6));
+                    if (fp8) {
+                        if (!fp8t) { fp8t = std::make_unique<Table>(*t); fp8t->fp8_kv = true; fp8t->lines.clear(); fp8t->x1s.clear(); fp8t->rows = 0; }
+                        fp8t->add(b, L, u);
+                    } else {
+                        t->add(b, L, u);
+                    }
                 }
             }
             if (errors.size() != errors_before) return false;
