@@ -237,11 +237,16 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
         for (size_t j = 0; j < header.size(); ++j) {
             const std::string_view h = header[j];
             double x = 0;
-            if (h.size() > 6 && h.substr(0, 6) == "us_at_") {
-                if (!cell_to_double(h.substr(6), x) || !(x >= 1) || x > x_max) {
-                    errors.push_back({where + ":1", "column '" + std::string(h) + "' does not name a positive " + x_name});
+            if (h.size() >= 6 && h.substr(0, 6) == "us_at_") {
+                if (!cell_to_double(h.substr(6), x) || !(x >= 1) || x > x_max || x != std::floor(x)) {
+                    errors.push_back({where + ":1", "column '" + std::string(h) + "' does not name a positive whole " + x_name});
                     return false;
                 }
+                for (const auto& [c, other] : wide)
+                    if (other == x) {
+                        errors.push_back({where + ":1", "columns '" + header[size_t(c)] + "' and '" + std::string(h) + "' name the same " + x_name});
+                        return false;
+                    }
                 wide.push_back({int(j), x});
             }
         }
@@ -261,8 +266,13 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             if (num(cells, x_name, i, x) && num(cells, "latency_us", i, lat)) pts.push_back({x, lat});
             return pts;
         }
+        if (cells.size() < header.size()) {  // a truncated line would half-load
+            errors.push_back({where + ":" + std::to_string(i + 1), "has " + std::to_string(cells.size()) + " cells, the header " +
+                                                                       std::to_string(header.size())});
+            return pts;
+        }
         for (const auto& [j, wx] : wide) {
-            if (size_t(j) >= cells.size() || cells[size_t(j)].empty()) continue;  // not measured
+            if (cells[size_t(j)].empty()) continue;  // not measured
             if (!cell_to_double(cells[size_t(j)], lat)) {
                 errors.push_back({where + ":" + std::to_string(i + 1), "column '" + header[size_t(j)] + "' is not a number"});
                 continue;
@@ -293,22 +303,11 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             else if (file.rfind("vllm_", 0) == 0) engine = GemmEngine::vllm;
             else if (file.rfind("trtllm_", 0) == 0) engine = GemmEngine::trtllm;
             // one (m, k, n, latency) point of line i
-            auto point = [&](size_t i, const std::vector<std::string_view>& cells, double m, double k, double n, double lat) {
+            auto point = [&](size_t i, GemmFormat f, double m, double k, double n, double lat) {
                 if (m < 1 || k < 1 || n < 1 || k > kMaxShape || n > kMaxShape || lat <= 0 || lat > kMaxLatencyUs) {
-                    errors.push_back({where + ":" + std::to_string(i + 1), "sizes must be in [1, 1e9] and latency in (0, 1e9] us"});
+                    errors.push_back({where + ":" + std::to_string(i + 1), "at m " + std::to_string(long(m)) +
+                                                                               ": sizes must be in [1, 1e9] and latency in (0, 1e9] us"});
                     return;
-                }
-                GemmFormat f = file_format;
-                if (dtcol >= 0) {
-                    const std::string_view d = size_t(dtcol) < cells.size() ? cells[size_t(dtcol)] : std::string_view();
-                    if (d == "bf16") f = GemmFormat::bf16;
-                    else if (d == "fp8") f = GemmFormat::fp8;
-                    else if (d == "fp8_block") f = GemmFormat::fp8_block;
-                    else if (d == "nvfp4") f = GemmFormat::nvfp4;
-                    else {
-                        errors.push_back({where + ":" + std::to_string(i + 1), "column 'dtype' must be bf16, fp8, fp8_block or nvfp4"});
-                        return;
-                    }
                 }
                 auto& s = shapes[{int(k), int(n), int(f)}];
                 if (!s) {
@@ -328,7 +327,19 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 auto cells = split_cells(lines[i]);
                 double k, n;
                 if (!num(cells, "k", i, k) || !num(cells, "n", i, n)) continue;
-                for (const auto& [m, lat] : points(cells, i, "m")) point(i, cells, m, k, n, lat);
+                GemmFormat f = file_format;
+                if (dtcol >= 0) {
+                    const std::string_view d = size_t(dtcol) < cells.size() ? cells[size_t(dtcol)] : std::string_view();
+                    if (d == "bf16") f = GemmFormat::bf16;
+                    else if (d == "fp8") f = GemmFormat::fp8;
+                    else if (d == "fp8_block") f = GemmFormat::fp8_block;
+                    else if (d == "nvfp4") f = GemmFormat::nvfp4;
+                    else {
+                        errors.push_back({where + ":" + std::to_string(i + 1), "column 'dtype' must be bf16, fp8, fp8_block or nvfp4"});
+                        continue;
+                    }
+                }
+                for (const auto& [m, lat] : points(cells, i, "m")) point(i, f, m, k, n, lat);
             }
             if (errors.size() != errors_before) return false;
             if (shapes.empty()) return no_rows();
@@ -347,17 +358,17 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
                 auto cells = split_cells(lines[i]);
                 double gpus;
                 if (!num(cells, "num_gpus", i, gpus)) continue;
+                const std::string_view op = size_t(opc) < cells.size() ? cells[size_t(opc)] : std::string_view();
+                const std::string_view impl = size_t(implc) < cells.size() ? cells[size_t(implc)] : std::string_view();
+                if (op != "all_reduce" && op != "all_gather" && op != "reduce_scatter") {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "column 'op' must be all_reduce, all_gather or reduce_scatter"});
+                    continue;
+                }
+                if (impl.empty() || impl.size() > 32 || !detail::valid_utf8(impl)) {
+                    errors.push_back({where + ":" + std::to_string(i + 1), "column 'impl' must name the implementation (1-32 characters)"});
+                    continue;
+                }
                 for (const auto& [bytes, lat] : points(cells, i, "message_bytes")) {
-                    const std::string_view op = size_t(opc) < cells.size() ? cells[size_t(opc)] : std::string_view();
-                    const std::string_view impl = size_t(implc) < cells.size() ? cells[size_t(implc)] : std::string_view();
-                    if (op != "all_reduce" && op != "all_gather" && op != "reduce_scatter") {
-                        errors.push_back({where + ":" + std::to_string(i + 1), "column 'op' must be all_reduce, all_gather or reduce_scatter"});
-                        continue;
-                    }
-                    if (impl.empty() || impl.size() > 32 || !detail::valid_utf8(impl)) {
-                        errors.push_back({where + ":" + std::to_string(i + 1), "column 'impl' must name the implementation (1-32 characters)"});
-                        continue;
-                    }
                     if (gpus < 2 || gpus > 1e6 || gpus != std::floor(gpus) || bytes < 1 || bytes > 1e15 || lat <= 0 || lat > kMaxLatencyUs) {
                         errors.push_back({where + ":" + std::to_string(i + 1), "num_gpus must be an integer >= 2, message_bytes in [1, 1e15], latency in (0, 1e9] us"});
                         continue;

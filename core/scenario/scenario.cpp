@@ -90,7 +90,7 @@ const std::vector<FieldImpl>& field_impls() {
         {{"runtime.decode_overhead_ms", FieldType::number, "ms", -1, 1e4, nullptr, "Host overhead per decode step; -1: calibrated default."}, MOE_PTR(runtime.decode_overhead_ms)},
         {{"runtime.mem_fraction", FieldType::number, "", -1, 1, nullptr, "Share of HBM the engine may use (SGLang mem_fraction_static, vLLM gpu_memory_utilization, TensorRT-LLM free_gpu_memory_fraction), 0.05 to 1; -1: the engine's default (SGLang 0.88, vLLM and TensorRT-LLM 0.9)."}, MOE_PTR(runtime.mem_fraction)},
         {{"runtime.reserve_GB", FieldType::number, "GB", -1, 1e4, nullptr, "Memory held by the CUDA context, graphs and allocator; -1: calibrated default."}, MOE_PTR(runtime.reserve_GB)},
-        {{"runtime.kv_block_tokens", FieldType::integer, "tokens", 0, 4096, nullptr, "Paged-KV block size; each request's KV is rounded up to whole blocks. 0: the engine's page (SGLang 1, vLLM 16, TensorRT-LLM 32)."}, MOE_PTR(runtime.kv_block_tokens)},
+        {{"runtime.kv_block_tokens", FieldType::integer, "tokens", 0, 4096, nullptr, "Paged-KV block size; each request's KV is rounded up to whole blocks. 0: the engine's page (SGLang 1, vLLM 16 (64 for MLA on B200-class GPUs and for DSA models), TensorRT-LLM 32)."}, MOE_PTR(runtime.kv_block_tokens)},
         {{"runtime.expert_offload.tier", FieldType::choice, "", 0, 0, kOffloadTierChoices, "Where experts beyond the HBM cache live: none (all in HBM), host (CPU memory, streamed at hardware.host_bandwidth_GBps) or ssd (at hardware.ssd_bandwidth_GBps)."}, MOE_PTR(runtime.expert_offload.tier)},
         {{"runtime.expert_offload.cached_experts_per_layer", FieldType::integer, "experts", 0, 1e6, nullptr, "Experts per MoE layer per GPU kept in HBM (the hottest); the others are streamed in when selected."}, MOE_PTR(runtime.expert_offload.cached_experts_per_layer)},
         {{"runtime.expert_offload.prefetch", FieldType::boolean, "", 0, 0, nullptr, "Stream a layer's missing experts while the previous layer computes (only the excess is exposed)."}, MOE_PTR(runtime.expert_offload.prefetch)},
@@ -607,16 +607,15 @@ void validate_hardware_use(const Scenario& s, Issues& e) {
 }
 }  // namespace
 
-int RuntimeConfig::block_tokens() const { return kv_block_tokens > 0 ? kv_block_tokens : engine_kv_block_tokens(engine); }
 
 // vLLM's MLA attention backends page the cache their own way (vllm/platforms/cuda.py, check_and_update_config):
-// FlashInfer MLA, first in the Blackwell priority list, forces 64-token blocks, as FlashMLA-Sparse (DSA models)
-// does everywhere; on Hopper the first, FlashAttention MLA, takes the default 16.
+// FlashInfer MLA, first in the priority list of compute capability 10 (the datacenter Blackwell parts: B200, B300,
+// GB200, GB300), forces 64-token blocks, as FlashMLA-Sparse (DSA models) does everywhere; on Hopper the first,
+// FlashAttention MLA, takes the default 16, as Triton MLA, first on capability 12 (the RTX PRO 6000), does.
 int Scenario::kv_block_tokens() const {
     if (runtime.kv_block_tokens > 0) return runtime.kv_block_tokens;
-    if (runtime.engine == EngineKind::vllm && model.attn == AttnKind::mla &&
-        (model.dsa() || gpu.arch == "blackwell" || gpu.arch == "rubin"))
-        return 64;
+    const bool sm100 = gpu.arch == "blackwell" && gpu.id.rfind("rtx", 0) != 0;
+    if (runtime.engine == EngineKind::vllm && model.attn == AttnKind::mla && (model.dsa() || sm100)) return 64;
     return engine_kv_block_tokens(runtime.engine);
 }
 

@@ -210,7 +210,6 @@ struct RuntimeConfig {
     // for another engine than the scenario's).
     double memory_fraction(EngineKind e) const { return mem_fraction >= 0 ? mem_fraction : engine_mem_fraction(e); }
     double memory_fraction() const { return memory_fraction(engine); }
-    int block_tokens() const;  // (without the model: the engine's default; Scenario::kv_block_tokens() is the one in effect)
 };
 
 // Multi-turn sessions (issue 29, DESIGN §11.4 workload.sessions; stored with the serving fields, whose mean prompt it

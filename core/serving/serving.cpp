@@ -158,15 +158,18 @@ double kv_blocks_per_request(const Scenario& s, double isl) {
     const ModelSpec& m = s.model;
     // MLA: the latent, and a DSA model's indexer keys beside it; else keys and values
     const double planes = m.attn == AttnKind::mla ? (m.dsa() ? 2.0 : 1.0) : 2.0;
-    return std::ceil(std::max(1.0, isl) / std::max(1, s.kv_block_tokens())) * m.n_attention_layers() * planes;
+    // (each pipeline stage's ranks post their own layers' blocks, in parallel with the other stages')
+    const int stages = std::max(1, std::min(s.serving.prefill.parallel.pp, s.serving.decode.parallel.pp));
+    return std::ceil(std::max(1.0, isl) / std::max(1, s.kv_block_tokens())) * std::ceil(double(m.n_attention_layers()) / stages) * planes;
 }
 
 int kv_lanes(const Scenario& s) {
     const ParallelConfig& p = s.serving.prefill.parallel;
     const ParallelConfig& d = s.serving.decode.parallel;
     const int stages = std::max(1, std::min(p.pp, d.pp));
-    if (s.model.attn == AttnKind::mla) return stages;
-    return std::max(1, std::min(p.tp * p.pp, d.tp * d.pp));
+    // distinct KV shards per stage: the KV heads split over TP, no further (ranks past the KV heads hold copies)
+    const int heads = s.model.attn == AttnKind::mla ? 1 : std::max(1, s.model.num_kv_heads);
+    return stages * std::max(1, std::min({p.tp, d.tp, heads}));
 }
 
 void serving_link(const Scenario& s, ServingSteps& st) {

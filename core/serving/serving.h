@@ -76,12 +76,14 @@ void serving_link(const Scenario& s, ServingSteps& st);
 // A disaggregated prefill worker's forward (ms): serving_prefill_pool()'s kernel time x the engine's prefill kernel
 // scale on this GPU, plus the per-forward overhead (runtime.prefill_overhead_ms when set, else the engine's).
 double prefill_forward_ms(const Scenario& s, const ServingSteps& st, const EngineConstants& k);
-// The KV blocks one decode rank pulls for a prompt of isl tokens: ceil(isl / block) per attention layer, twice where
+// The KV blocks one decode rank pulls for a prompt of isl tokens: ceil(isl / block) per attention layer of its
+// pipeline stage, twice where
 // keys and values are separate tensors (MLA keeps one latent per token, plus a DSA model's indexer keys). (The
 // scenario's page size: Scenario::kv_block_tokens.)
 double kv_blocks_per_request(const Scenario& s, double isl);
 // The GPUs a request's KV moves over in parallel between the pools: its attention group's (a request lives on one
-// DP rank), the smaller side's TP x PP shards, or for MLA, whose latent every TP rank holds whole, one per stage.
+// DP rank), per pipeline stage the distinct KV shards, min(prefill TP, decode TP, KV heads): ranks past the KV heads,
+// and MLA's every TP rank (the latent is whole on each), hold copies.
 int kv_lanes(const Scenario& s);
 
 // How evaluate() computes serving numbers: the discrete-event simulation of the benchmark (simulate.h, what every

@@ -68,7 +68,7 @@ struct PoolSurface {
     double forward_ranks_ms(double T, double own_ms, double busy) const;
     // A lockstep forward of `n` ranks holding T[i] tokens whose own attention is own_ms[i] (0 tokens: an idle rank):
     // the slowest rank's part outside the routed experts, plus the routed experts at the ranks' tokens together
-    // (forward_moe at their mean). One rank (n = 1, or no forward_moe): forward_ms(T[0], own_ms[0]).
+    // (forward_moe at their mean). Without forward_moe (ranks that do not step together): the slowest rank's forward.
     double lockstep_ms(const double* T, const double* own_ms, int n) const;
     // b decode tokens and P prefill tokens in one forward (vLLM, TRT-LLM): the decode step plus what the prefill
     // tokens add to its token-proportional work (the non-attention part of a forward of P + b tokens over one of

@@ -293,6 +293,15 @@ TEST_CASE("serving surface: a lockstep prefill worker's forwards with some of it
         }
     }
     MESSAGE("lockstep forwards: worst error " << 100 * worst << "%");
+    // the simulation's per-rank form (PoolSurface::lockstep_ms): one busy rank, four equal ones, and uneven loads
+    // between them (the slowest rank's own part plus the experts over the ranks' tokens)
+    for (double T : {1500.0, 7000.0}) {
+        const double one[4] = {T, 0, 0, 0}, all[4] = {T, T, T, T}, two[4] = {T, 0.5 * T, 0, 0}, none[4] = {0, 0, 0, 0};
+        CHECK(sf.prefill.lockstep_ms(one, none, 4) == doctest::Approx(sf.prefill.forward_ranks_ms(T, 0, 1)).epsilon(1e-12));
+        CHECK(sf.prefill.lockstep_ms(all, none, 4) == doctest::Approx(sf.prefill.forward_ms(T, 0)).epsilon(1e-12));
+        CHECK(sf.prefill.lockstep_ms(two, none, 4) > sf.prefill.lockstep_ms(one, none, 4));
+        CHECK(sf.prefill.lockstep_ms(two, none, 4) < sf.prefill.lockstep_ms(all, none, 4));
+    }
     // one client: its prompt alone on one rank, so its TTFT takes forward_one (ideal engine: no overheads)
     moe::Scenario one = s;
     one.serving.concurrency = 1;
@@ -320,6 +329,19 @@ TEST_CASE("serving: the KV hand-over pays a descriptor per block per layer where
     const moe::Scenario qwen = moe_test::scenario(R"({"model":"qwen3-32b","hardware":"h100-sxm","runtime":{"engine":"vllm"}})");
     CHECK(kimi.kv_block_tokens() == 64);
     CHECK(kimi_h200.kv_block_tokens() == 16);
+    // the RTX PRO 6000 (compute capability 12) starts vLLM's list with Triton MLA: the default 16
+    CHECK(moe_test::scenario(R"({"model":"kimi-k2.5","hardware":"rtx-pro-6000","runtime":{"engine":"vllm"}})").kv_block_tokens() == 16);
+    // the lanes a request's KV moves over: per stage its distinct shards, min(prefill TP, decode TP, KV heads);
+    // Qwen3-235B has 4 KV heads, so TP8 to TP8 is 4 lanes (the other 4 ranks hold copies); MLA one
+    auto lanes = [](const char* model, int ptp, int dtp) {
+        return moe::kv_lanes(moe_test::scenario(std::string(R"({"model":")") + model + R"(","hardware":"h200",
+            "serving":{"mode":"disaggregated","prefill":{"parallel":{"tp":)" + std::to_string(ptp) +
+                                             R"(}},"decode":{"parallel":{"tp":)" + std::to_string(dtp) + "}}}}"));
+    };
+    CHECK(lanes("qwen3-235b-a22b", 8, 8) == 4);
+    CHECK(lanes("qwen3-235b-a22b", 2, 8) == 2);
+    CHECK(lanes("llama-3.1-70b", 8, 4) == 4);
+    CHECK(lanes("deepseek-v3", 8, 8) == 1);
     CHECK(moe::kv_blocks_per_request(kimi, 8192) == 7808);
     CHECK(moe::kv_blocks_per_request(kimi_h200, 8192) == 31232);
     CHECK(moe::kv_blocks_per_request(qwen, 4096) == 32768);

@@ -262,6 +262,11 @@ TEST_CASE("AIC table CSVs are checked when loaded") {
             CHECK(cw.collective("h100", "all_reduce", "nccl", 8, bytes).latency_us ==
                   cl.collective("h100", "all_reduce", "nccl", 8, bytes).latency_us);
         CHECK(!bad.load_csv("bench_data/comm/h100/x.csv", "op,impl,num_gpus,message_bytes,us_at_1024\nall_reduce,nccl,8,1024,10\n", errs));
+        // a truncated wide line, and two columns naming the same size, do not load
+        CHECK(!bad.load_csv("bench_data/comm/h100/x.csv", "op,impl,num_gpus,us_at_1024,us_at_4096\nall_reduce,nccl,8,10\n", errs));
+        CHECK(errs.back().message.find("cells") != std::string::npos);
+        CHECK(!bad.load_csv("bench_data/comm/h100/x.csv", "op,impl,num_gpus,us_at_1024,us_at_1024.0\nall_reduce,nccl,8,10,11\n", errs));
+        CHECK(errs.back().message.find("same") != std::string::npos);
         moe::Tables aw, al;
         CHECK(aw.load_csv("bench_data/mha/decode/h200/8-1-128.csv", "kv_dtype,batch_size,us_at_1024,us_at_4096\nbf16,1,11,12\n", we));
         CHECK(al.load_csv("bench_data/mha/decode/h200/8-1-128.csv",
