@@ -239,12 +239,13 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             double x = 0;
             if (h.size() >= 6 && h.substr(0, 6) == "us_at_") {
                 if (!cell_to_double(h.substr(6), x) || !(x >= 1) || x > x_max || x != std::floor(x)) {
-                    errors.push_back({where + ":1", "column '" + std::string(h) + "' does not name a positive whole " + x_name});
+                    errors.push_back({where + ":1", "column '" + detail::shown_text(std::string(h)) + "' does not name a positive whole " + x_name});
                     return false;
                 }
                 for (const auto& [c, other] : wide)
                     if (other == x) {
-                        errors.push_back({where + ":1", "columns '" + header[size_t(c)] + "' and '" + std::string(h) + "' name the same " + x_name});
+                        errors.push_back({where + ":1", "columns '" + detail::shown_text(header[size_t(c)]) + "' and '" +
+                                                            detail::shown_text(std::string(h)) + "' name the same " + x_name});
                         return false;
                     }
                 wide.push_back({int(j), x});
@@ -274,7 +275,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
         for (const auto& [j, wx] : wide) {
             if (cells[size_t(j)].empty()) continue;  // not measured
             if (!cell_to_double(cells[size_t(j)], lat)) {
-                errors.push_back({where + ":" + std::to_string(i + 1), "column '" + header[size_t(j)] + "' is not a number"});
+                errors.push_back({where + ":" + std::to_string(i + 1), "column '" + detail::shown_text(header[size_t(j)]) + "' is not a number"});
                 continue;
             }
             pts.push_back({wx, lat});

@@ -20,6 +20,7 @@
 #include <tuple>
 
 #include "core/base/csv_cells.h"
+#include "core/base/json_util.h"
 #include "core/data/tables.h"
 #include "core/data/tables_store.h"
 #include "core/base/set_cache.h"
@@ -68,7 +69,7 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
             double t = 0;
             if (h.size() > 6 && h.substr(0, 6) == "us_at_") {
                 if (!detail::cell_to_double(h.substr(6), t) || !(t > 0) || t > 1e12) {
-                    errors.push_back({path + ":1", "column '" + std::string(h) + "' does not name a positive token count"});
+                    errors.push_back({path + ":1", "column '" + detail::shown_text(std::string(h)) + "' does not name a positive token count"});
                     return false;
                 }
                 wide.push_back({int(j), t});

@@ -3,6 +3,7 @@
 // AIC = ai-dynamo/aiconfigurator @ 095f58a5, files under shared/anchors/aic/perf/ (line numbers count the header as 1).
 #include <string>
 
+#include "core/base/json_util.h"
 #include "core/data/kernels.h"
 #include "test_helpers.h"
 
@@ -267,6 +268,10 @@ TEST_CASE("AIC table CSVs are checked when loaded") {
         CHECK(errs.back().message.find("cells") != std::string::npos);
         CHECK(!bad.load_csv("bench_data/comm/h100/x.csv", "op,impl,num_gpus,us_at_1024,us_at_1024.0\nall_reduce,nccl,8,10,11\n", errs));
         CHECK(errs.back().message.find("same") != std::string::npos);
+        // a column name that is not UTF-8 is quoted safely (the fuzzer's finding of stop 44: tests/fuzz/fuzz_csv.cpp)
+        CHECK(!bad.load_csv("bench_data/mha/decode/h100/32-8-128-tp2.csv",
+                            "dtype,kv_dtype,batch_size,us_at_laten\xff\xff\xff\x1f" "c\nbf16,bf16,1,3\n", errs));
+        CHECK(moe::detail::valid_utf8(errs.back().message));
         moe::Tables aw, al;
         CHECK(aw.load_csv("bench_data/mha/decode/h200/8-1-128.csv", "kv_dtype,batch_size,us_at_1024,us_at_4096\nbf16,1,11,12\n", we));
         CHECK(al.load_csv("bench_data/mha/decode/h200/8-1-128.csv",
