@@ -230,56 +230,21 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
         return true;
     };
 
-    // The wide form (AIC's grids since stop 44): a row per series with a us_at_<x> column per measured x, an empty
-    // cell not measured, instead of a row per point (x_name, latency_us). Either form, never both.
-    std::vector<std::pair<int, double>> wide;
+    // The wide form (WideForm, tables_store.h) or the long one (a row per point: x_name, latency_us)
+    WideForm wide;
     auto wide_form = [&](const char* x_name, double x_max) {
-        for (size_t j = 0; j < header.size(); ++j) {
-            const std::string_view h = header[j];
-            double x = 0;
-            if (h.size() >= 6 && h.substr(0, 6) == "us_at_") {
-                if (!cell_to_double(h.substr(6), x) || !(x >= 1) || x > x_max || x != std::floor(x)) {
-                    errors.push_back({where + ":1", "column '" + detail::shown_text(std::string(h)) + "' does not name a positive whole " + x_name});
-                    return false;
-                }
-                for (const auto& [c, other] : wide)
-                    if (other == x) {
-                        errors.push_back({where + ":1", "columns '" + detail::shown_text(header[size_t(c)]) + "' and '" +
-                                                            detail::shown_text(std::string(h)) + "' name the same " + x_name});
-                        return false;
-                    }
-                wide.push_back({int(j), x});
-            }
-        }
-        if (!wide.empty() && (col(x_name) >= 0 || col("latency_us") >= 0)) {
-            errors.push_back({where + ":1", std::string("both the long (") + x_name + ", latency_us) and the wide (us_at_<" +
-                                                x_name + ">) form"});
-            return false;
-        }
-        return true;
+        return wide.parse(header, where, x_name, x_max, col(x_name) >= 0 || col("latency_us") >= 0, errors);
     };
     // line i's (x, latency us) points: its us_at_ cells, or its x and latency_us
     std::vector<std::pair<double, double>> pts;
     auto points = [&](const std::vector<std::string_view>& cells, size_t i, const char* x_name) -> const std::vector<std::pair<double, double>>& {
         pts.clear();
         double x, lat;
-        if (wide.empty()) {
+        if (!wide.on()) {
             if (num(cells, x_name, i, x) && num(cells, "latency_us", i, lat)) pts.push_back({x, lat});
             return pts;
         }
-        if (cells.size() < header.size()) {  // a truncated line would half-load
-            errors.push_back({where + ":" + std::to_string(i + 1), "has " + std::to_string(cells.size()) + " cells, the header " +
-                                                                       std::to_string(header.size())});
-            return pts;
-        }
-        for (const auto& [j, wx] : wide) {
-            if (cells[size_t(j)].empty()) continue;  // not measured
-            if (!cell_to_double(cells[size_t(j)], lat)) {
-                errors.push_back({where + ":" + std::to_string(i + 1), "column '" + detail::shown_text(header[size_t(j)]) + "' is not a number"});
-                continue;
-            }
-            pts.push_back({wx, lat});
-        }
+        if (!wide.points(cells, header, where + ":" + std::to_string(i + 1), pts, errors)) pts.clear();
         return pts;
     };
 
@@ -288,7 +253,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
             // Long form (m, k, n, latency_us per row: InferSim's and BLIS's tables) or wide (k, n and a us_at_<m>
             // column per M: the AIC grids, one row per shape)
             if (!wide_form("m", kMaxShape)) return false;
-            if (!need(wide.empty() ? std::initializer_list<const char*>{"m", "k", "n", "latency_us"}
+            if (!need(!wide.on() ? std::initializer_list<const char*>{"m", "k", "n", "latency_us"}
                                    : std::initializer_list<const char*>{"k", "n"}))
                 return false;
             // One Table per (k, n, format) shape. Files without a dtype column: InferSim's and BLIS's DeepGEMM FP8
@@ -350,7 +315,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
         case Kind::comm: {
             // One Table per (op, impl): lines by GPU count, points (message bytes, latency).
             if (!wide_form("message_bytes", 1e15)) return false;
-            if (!need(wide.empty() ? std::initializer_list<const char*>{"op", "impl", "num_gpus", "message_bytes", "latency_us"}
+            if (!need(!wide.on() ? std::initializer_list<const char*>{"op", "impl", "num_gpus", "message_bytes", "latency_us"}
                                    : std::initializer_list<const char*>{"op", "impl", "num_gpus"}))
                 return false;
             std::map<std::string, std::unique_ptr<Table>> series;
@@ -447,7 +412,7 @@ bool Tables::load_csv(std::string_view path, std::string_view text, Issues& erro
         case Kind::mha_decode:
         case Kind::mla_decode: {
             if (!wide_form("kv_len", 1e12)) return false;
-            if (!need(wide.empty() ? std::initializer_list<const char*>{"batch_size", "kv_len", "latency_us"}
+            if (!need(!wide.on() ? std::initializer_list<const char*>{"batch_size", "kv_len", "latency_us"}
                                    : std::initializer_list<const char*>{"batch_size"}))
                 return false;
             const int kvcol = col("kv_dtype");

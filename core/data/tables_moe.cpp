@@ -60,31 +60,18 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
     }
     static const char* const kCols[] = {"dtype", "hidden", "inter", "topk", "experts", "tp", "ep", "tokens", "latency_us"};
     int col[9];
-    // wide form: (column, tokens) of every us_at_<tokens> column
-    std::vector<std::pair<int, double>> wide;
+    // the long form (a row per point: tokens, latency_us) or the wide one (a us_at_<tokens> column per token count;
+    // tables_detail::WideForm, shared with the other kinds)
+    tables_detail::WideForm wide;
+    const auto header = detail::split_cells(lines[0]);
     {
-        const auto header = detail::split_cells(lines[0]);
-        for (size_t j = 0; j < header.size(); ++j) {
-            const std::string_view h = header[j];
-            double t = 0;
-            if (h.size() > 6 && h.substr(0, 6) == "us_at_") {
-                if (!detail::cell_to_double(h.substr(6), t) || !(t > 0) || t > 1e12) {
-                    errors.push_back({path + ":1", "column '" + detail::shown_text(std::string(h)) + "' does not name a positive token count"});
-                    return false;
-                }
-                wide.push_back({int(j), t});
-            }
-        }
         detail::find_columns(header, kCols, 9, col);
+        if (!wide.parse(header, path, "tokens", 1e12, col[7] >= 0 || col[8] >= 0, errors)) return false;
         for (int i = 0; i < 9; ++i) {
-            if (col[i] < 0 && !(i >= 7 && !wide.empty())) {
+            if (col[i] < 0 && !(i >= 7 && wide.on())) {
                 errors.push_back({path + ":1", std::string("missing column '") + kCols[i] + "'"});
                 return false;
             }
-        }
-        if (!wide.empty() && (col[7] >= 0 || col[8] >= 0)) {
-            errors.push_back({path + ":1", "both the long (tokens, latency_us) and the wide (us_at_<tokens>) form"});
-            return false;
         }
     }
     std::map<Key, MoeSeries> series;
@@ -104,7 +91,7 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
         }
         double v[8];
         bool ok = true;
-        const int key_cols = wide.empty() ? 9 : 7;
+        const int key_cols = wide.on() ? 7 : 9;
         for (int c = 1; c < key_cols && ok; ++c) {
             // shape and layout: whole numbers from 1 to 2^24; tokens and latency: positive and finite
             const double hi = c < 7 ? 16777216.0 : 1e12;
@@ -130,20 +117,18 @@ bool Tables::load_moe_csv(const std::string& path, const FamilyRef& ref, std::st
             dst.tokens.push_back(tokens);
             dst.us.push_back(us);
         };
-        if (wide.empty()) {
+        if (!wide.on()) {
             add(v[6], v[7]);
             continue;
         }
-        for (const auto& w : wide) {
-            const std::string_view c = size_t(w.first) < cells.size() ? cells[size_t(w.first)] : std::string_view();
-            if (c.empty()) continue;  // not measured at this count
-            double us = 0;
-            if (!detail::cell_to_double(c, us) || !(us > 0) || us > 1e12) {
-                errors.push_back({where, "column " + std::to_string(w.first + 1) + " (" + std::to_string(int64_t(w.second)) +
-                                             " tokens) is not a positive number in range"});
+        std::vector<std::pair<double, double>> pts;
+        if (!wide.points(cells, header, where, pts, errors)) continue;
+        for (const auto& [tokens, us] : pts) {
+            if (!(us > 0) || us > 1e12) {
+                errors.push_back({where, "the latency at " + std::to_string(int64_t(tokens)) + " tokens is not a positive number in range"});
                 break;
             }
-            add(w.second, us);
+            add(tokens, us);
         }
     }
     if (errors.size() != errors_before) return false;

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/base/csv_cells.h"
+#include "core/base/json_util.h"
 #include "core/data/tables.h"
 
 namespace moe {
@@ -244,5 +246,62 @@ inline TableHit hit_from(const Tables::Table* t, double dist, double q1, double 
     h.table = t->path.c_str();
     return h;
 }
+// The wide form of a table (AIC's grids since stop 44): a row per series with a us_at_<x> column per measured x (an
+// empty cell: not measured) instead of a row per point (x, latency_us). Either form, never both. One parser for every
+// kind that has it (GEMM grids, collectives, MHA / MLA decode, MoE layers), so each refuses the same things: a column
+// naming no positive whole x, two columns naming the same x, a truncated line, a cell that is not a number.
+struct WideForm {
+    std::vector<std::pair<int, double>> cols;  // (column, x) of every us_at_<x> column
+    bool on() const { return !cols.empty(); }
+    // Read the header's us_at_<x> columns (x whole, 1 to x_max); `has_long`: the long form's columns are there too.
+    template <class Header>
+    bool parse(const Header& header, const std::string& where, const char* x_name, double x_max, bool has_long, Issues& errors) {
+        cols.clear();
+        for (std::size_t j = 0; j < header.size(); ++j) {
+            const std::string_view h = header[j];
+            double x = 0;
+            if (h.size() < 6 || h.substr(0, 6) != "us_at_") continue;
+            if (!cell_to_double(h.substr(6), x) || !(x >= 1) || x > x_max || x != std::floor(x)) {
+                errors.push_back({where + ":1", "column '" + detail::shown_text(std::string(h)) + "' does not name a positive whole " + x_name});
+                return false;
+            }
+            for (const auto& [c, other] : cols)
+                if (other == x) {
+                    errors.push_back({where + ":1", "columns '" + detail::shown_text(std::string(header[std::size_t(c)])) + "' and '" +
+                                                        detail::shown_text(std::string(h)) + "' name the same " + x_name});
+                    return false;
+                }
+            cols.push_back({int(j), x});
+        }
+        if (on() && has_long) {
+            errors.push_back({where + ":1", std::string("both the long (") + x_name + ", latency_us) and the wide (us_at_<" + x_name + ">) form"});
+            return false;
+        }
+        return true;
+    }
+    // A line's (x, latency us) points, its empty cells skipped; false (with the error) on a truncated line or a cell
+    // that is not a number. `line_where`: "file:line".
+    template <class Header>
+    bool points(const std::vector<std::string_view>& cells, const Header& header, const std::string& line_where,
+                std::vector<std::pair<double, double>>& out, Issues& errors) const {
+        out.clear();
+        if (cells.size() < header.size()) {  // a truncated line would half-load
+            errors.push_back({line_where, "has " + std::to_string(cells.size()) + " cells, the header " + std::to_string(header.size())});
+            return false;
+        }
+        for (const auto& [j, x] : cols) {
+            const std::string_view c = cells[std::size_t(j)];
+            if (c.empty()) continue;  // not measured
+            double lat = 0;
+            if (!cell_to_double(c, lat)) {
+                errors.push_back({line_where, "column '" + detail::shown_text(std::string(header[std::size_t(j)])) + "' is not a number"});
+                return false;
+            }
+            out.push_back({x, lat});
+        }
+        return true;
+    }
+};
+
 }  // namespace tables_detail
 }  // namespace moe

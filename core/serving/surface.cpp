@@ -31,13 +31,6 @@ double PoolSurface::attn_scale(double T, double own_ms) const {
     return own_ms / (T * attn_per_token_mean);
 }
 
-double PoolSurface::forward_ranks_ms(double T, double own_ms, double busy) const {
-    const double all = forward_ms(T, own_ms);
-    if (forward_moe.x.empty() || lockstep_dp <= 1 || busy >= lockstep_dp) return all;
-    const double share = std::clamp(busy, 1.0, double(lockstep_dp)) / lockstep_dp;
-    return std::max(0.0, all - forward_moe.at(T) + forward_moe.at(share * T));
-}
-
 double PoolSurface::lockstep_ms(const double* T, const double* own_ms, int n) const {
     if (n <= 1 || forward_moe.x.empty()) {
         double worst = 0;  // (independent ranks: the caller passes one)

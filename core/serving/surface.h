@@ -61,14 +61,10 @@ struct PoolSurface {
     // prompts, so the forward then costs forward_ms(T))
     double forward_ms(double T, double own_ms) const { return forward.at(T) + forward_attn.at(T) * (attn_scale(T, own_ms) - 1.0); }
     double attn_scale(double T, double own_ms) const;
-    // A lockstep forward whose busiest rank holds T tokens (own_ms as above) and whose ranks hold busy x T tokens in
-    // all (1 <= busy <= lockstep_dp, fractional when their loads differ): the full forward at T with its MoE part at
-    // busy x T tokens across the group (forward_moe at busy x T / lockstep_dp per rank). The rank's attention and
-    // its dispatch / combine stay at T (test_serving_sim.cpp holds it to estimate() with that many busy ranks).
-    double forward_ranks_ms(double T, double own_ms, double busy) const;
     // A lockstep forward of `n` ranks holding T[i] tokens whose own attention is own_ms[i] (0 tokens: an idle rank):
     // the slowest rank's part outside the routed experts, plus the routed experts at the ranks' tokens together
-    // (forward_moe at their mean). Without forward_moe (ranks that do not step together): the slowest rank's forward.
+    // (forward_moe at their mean: the rank's attention and its dispatch / combine stay at its own tokens;
+    // test_serving_sim.cpp holds it to estimate() with 1-4 busy ranks, workload.prefill_busy_ranks). Without forward_moe (ranks that do not step together): the slowest rank's forward.
     double lockstep_ms(const double* T, const double* own_ms, int n) const;
     // b decode tokens and P prefill tokens in one forward (vLLM, TRT-LLM): the decode step plus what the prefill
     // tokens add to its token-proportional work (the non-attention part of a forward of P + b tokens over one of

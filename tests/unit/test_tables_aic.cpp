@@ -252,13 +252,18 @@ TEST_CASE("AIC table CSVs are checked when loaded") {
         }
         CHECK(!bad.load_csv("bench_data/gemm/b200/x.csv", "dtype,m,k,n,us_at_16\nbf16,16,512,512,4.5\n", errs));
         CHECK(!bad.load_csv("bench_data/gemm/b200/x.csv", "dtype,k,n,us_at_x\nbf16,512,512,4.5\n", errs));
-        // the collectives and the MHA decode tables the same way (x: message bytes; KV length)
+        // the collectives and the MHA decode tables the same way (x: message bytes; KV length): each form loaded
+        // clean, the same lookups from both
+        auto both = [](const char* path, const char* wide, const char* lng, moe::Tables& tw, moe::Tables& tl) {
+            std::vector<moe::Issue> ew, el;
+            CHECK(tw.load_csv(path, wide, ew));
+            CHECK(tl.load_csv(path, lng, el));
+            CHECK(ew.empty());
+            CHECK(el.empty());
+        };
         moe::Tables cw, cl;
-        CHECK(cw.load_csv("bench_data/comm/h100/w.csv", "op,impl,num_gpus,us_at_1024,us_at_4096\nall_reduce,nccl,8,10,12\n", we));
-        CHECK(cl.load_csv("bench_data/comm/h100/w.csv",
-                          "op,impl,num_gpus,message_bytes,latency_us\nall_reduce,nccl,8,1024,10\nall_reduce,nccl,8,4096,12\n", le));
-        CHECK(we.empty());
-        CHECK(le.empty());
+        both("bench_data/comm/h100/w.csv", "op,impl,num_gpus,us_at_1024,us_at_4096\nall_reduce,nccl,8,10,12\n",
+             "op,impl,num_gpus,message_bytes,latency_us\nall_reduce,nccl,8,1024,10\nall_reduce,nccl,8,4096,12\n", cw, cl);
         for (double bytes : {1024.0, 2048.0, 4096.0})
             CHECK(cw.collective("h100", "all_reduce", "nccl", 8, bytes).latency_us ==
                   cl.collective("h100", "all_reduce", "nccl", 8, bytes).latency_us);
@@ -273,11 +278,13 @@ TEST_CASE("AIC table CSVs are checked when loaded") {
                             "dtype,kv_dtype,batch_size,us_at_laten\xff\xff\xff\x1f" "c\nbf16,bf16,1,3\n", errs));
         CHECK(moe::detail::valid_utf8(errs.back().message));
         moe::Tables aw, al;
-        CHECK(aw.load_csv("bench_data/mha/decode/h200/8-1-128.csv", "kv_dtype,batch_size,us_at_1024,us_at_4096\nbf16,1,11,12\n", we));
-        CHECK(al.load_csv("bench_data/mha/decode/h200/8-1-128.csv",
-                          "kv_dtype,batch_size,kv_len,latency_us\nbf16,1,1024,11\nbf16,1,4096,12\n", le));
-        CHECK(we.empty());
-        CHECK(le.empty());
+        both("bench_data/mha/decode/h200/8-1-128.csv", "kv_dtype,batch_size,us_at_1024,us_at_4096\nbf16,1,11,12\n",
+             "kv_dtype,batch_size,kv_len,latency_us\nbf16,1,1024,11\nbf16,1,4096,12\n", aw, al);
+        for (double L : {1024.0, 2048.0, 4096.0}) {
+            const moe::TableHit a = aw.mha_decode("h200", 8, 1, 128, 1, L, false), b = al.mha_decode("h200", 8, 1, 128, 1, L, false);
+            REQUIRE(a.found);
+            CHECK(a.util == b.util);
+        }
     }
     CHECK(!bad.load_csv("bench_data/gemm/b300/x.csv", "m,k,n,latency_us\n1,2,3,4\n", errs));
     CHECK(errs.back().message.find("gb200") != std::string::npos);  // the known families are listed
