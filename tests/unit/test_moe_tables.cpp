@@ -164,6 +164,16 @@ TEST_CASE("AIC MoE layers: the wide form (a us_at_<tokens> column per token coun
     errs.clear();
     CHECK(!t.load_csv("bench_data/moe/h100/w.csv", "dtype,hidden,inter,topk,experts,tp,ep,tokens,latency_us,us_at_1\n", errs));
     CHECK(errs.size() == 1);
+    // the other kinds' wide-form rules (tables_detail::WideForm): a truncated line does not half-load, two columns
+    // naming the same count are refused
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/moe/h100/v.csv", "dtype,hidden,inter,topk,experts,tp,ep,us_at_1,us_at_4\nbf16,64,32,2,8,1,1,5\n", errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].message.find("cells") != std::string::npos);
+    errs.clear();
+    CHECK(!t.load_csv("bench_data/moe/h100/u.csv", "dtype,hidden,inter,topk,experts,tp,ep,us_at_4,us_at_4.0\nbf16,64,32,2,8,1,1,5,6\n", errs));
+    REQUIRE(errs.size() == 1);
+    CHECK(errs[0].message.find("same") != std::string::npos);
 }
 
 TEST_CASE("AIC MoE layers: the step model takes the routed experts from them (worked example: GLM-5 NVFP4 on B200)") {
