@@ -121,6 +121,71 @@ bool inferencemax_source(const std::string& source) {
 constexpr double kAicLengthSpread = 0.1;
 double length_spread_of(const std::string& source) { return inferencemax_source(source) ? 0.2 : kAicLengthSpread; }
 
+// InferenceMAX's disaggregated runs as their recipes launched them (the database dump's rows: Kimi-K2.5 NVFP4 on
+// GB200; the srt-slurm recipes its run configs name: NVIDIA/srt-slurm recipes/kimi2.5/trtllm_dynamo/disagg/gb200Nvfp4/
+// and recipes/vllm/kimi-k2.5/{1k1k,8k1k}/disagg-gb200-*.yaml):
+// - every prefill worker is "dep4": attention data-parallel over its 4 GPUs with the experts spread over them (vLLM
+//   data-parallel-size 4, tensor-parallel-size 1; TensorRT-LLM enable_attention_dp), where the dump records vLLM's as
+//   TP 4;
+// - a prefill forward takes 16,384 tokens per rank (vLLM max-num-batched-tokens 16384 with chunked prefill off;
+//   TensorRT-LLM max_num_tokens 16384 with max_batch_size 16 at 1k prompts, 2 at 8k): 16384 / ISL whole prompts,
+//   where the dump records one;
+// - vLLM's one-worker decode pools are "dep16" (data-parallel-size 16: the recipe 1p1d-dep4-dep16), recorded as
+//   TP 16; its four-worker pools are "tep4" (TP 4) as recorded;
+// - a decode worker holds at most the recipe's batch (kDecodeLimits: TensorRT-LLM's max_batch_size, vLLM's
+//   max-num-seqs), where the dump records the run's concurrency over the workers: clients past the pool's slots wait
+//   for one, their first token with them (c55 on five TP4 workers of 8 slots: 3.0 s TTFT measured, 0.23 s at c30);
+// - both engines keep an FP8 KV cache (vLLM kv-cache-dtype "fp8"; TensorRT-LLM's kv_cache_config dtype fp8, which
+//   the rule above gives every TensorRT-LLM FP8 / NVFP4 row).
+// Returns whether the recorded layout or batches changed.
+struct DecodeLimit {
+    const char* backend;
+    int isl, workers, tp;  // the pool as the dump records it
+    int batch;             // the recipe's per-worker (per-rank) limit
+};
+constexpr DecodeLimit kDecodeLimits[] = {
+    {"trtllm", 1024, 5, 4, 8},     // ISL1K_OSL1K/STP/ctx1dep4_gen5tep4_batch8_allconc (concurrency 5, 15, 30, 55)
+    {"trtllm", 1024, 4, 8, 128},   // ISL1K_OSL1K/STP/ctx1dep4_gen4tep8_batch128_allconc (4, 192, 360, 668)
+    {"trtllm", 8192, 5, 4, 16},    // ISL8K_OSL1K/STP/ctx1dep4_gen5tep4_batch16_allconc (5, 15, 30, 60, 105)
+    {"trtllm", 8192, 4, 4, 32},    // ISL8K_OSL1K/STP/ctx1dep4_gen4tep4_batch32_allconc (156)
+    {"trtllm", 8192, 4, 8, 1},     // ISL8K_OSL1K/STP/ctx1dep4_gen4tep8_batch1_allconc (4)
+    {"vllm", 1024, 4, 4, 1024},    // 1k1k/disagg-gb200-1p4d-dep4-tep4, max-num-seqs 1024 (4 .. 128)
+    {"vllm", 8192, 4, 4, 16},      // 8k1k/disagg-gb200-1p4d-dep4-tep4, max-num-seqs 16 (4 .. 128)
+};
+bool inferencemax_disagg_recipe(const std::string& backend, int isl, nlohmann::json& j) {
+    nlohmann::json& sv = j["serving"];
+    j["precision"]["kv_cache"] = "fp8";
+    bool changed = false;
+    const int workers = sv["decode"]["workers"].get<int>(), tp = sv["decode"]["parallel"]["tp"].get<int>();
+    for (const DecodeLimit& l : kDecodeLimits)
+        if (backend == l.backend && isl == l.isl && workers == l.workers && tp == l.tp && sv["decode"]["batch"].get<int>() != l.batch) {
+            sv["decode"]["batch"] = l.batch;
+            changed = true;
+        }
+    auto to_dp = [&](nlohmann::json& par) {
+        const int n = par["tp"].get<int>();
+        if (n <= 1) return 1;
+        par["dp"] = par["dp"].get<int>() * n;
+        par["tp"] = 1;
+        changed = true;
+        return n;
+    };
+    if (backend == "vllm") {
+        to_dp(sv["prefill"]["parallel"]);
+        if (workers == 1) {
+            // dep16 (max-num-seqs 4096 per rank: no limit at the runs' 256 .. 1024 clients): a rank holds its share
+            const int dp = to_dp(sv["decode"]["parallel"]);
+            sv["decode"]["batch"] = std::max(1, (sv["decode"]["batch"].get<int>() + dp - 1) / dp);
+        }
+    }
+    const int per_forward = std::max(1, 16384 / std::max(1, isl));
+    if (sv["prefill"]["batch"].get<int>() != per_forward) {
+        sv["prefill"]["batch"] = per_forward;
+        changed = true;
+    }
+    return changed;
+}
+
 // The layout an InferenceMAX run was launched with, from its id: the recipe's TP (the GPUs one server uses) and EP_SIZE,
 // written "_tp4_ep4_" or "_tp4_0_ep4_0_" (the dashboard exports, the gap-analysis files). {0, 0}: the id names none.
 struct IdLayout {
@@ -499,6 +564,10 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
                     // a missing worker count is one worker (the row's run id names no more)
                     j["serving"][pool]["workers"] = std::max(1, to_int(get((p + "num_workers").c_str()), 1));
                     j["serving"][pool]["batch"] = std::max(1, to_int(get((p + "batch_size").c_str()), 1));
+                }
+                if (get("silicon_data_source").rfind("db-dump/", 0) == 0) {
+                    r.layout_fixed = inferencemax_disagg_recipe(r.backend, r.isl, j);
+                    decode_dp = j["serving"]["decode"]["parallel"]["dp"].get<int>();
                 }
                 // Rows without a decode batch carry the run's concurrency in the source column
                 // ("silicon_concurrency=5"): spread it over the decode ranks. Without either, the load is unknown.

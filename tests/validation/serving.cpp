@@ -401,7 +401,7 @@ int serving_main(int argc, char** argv) {
                     do_fit ? "refitted" : "shipped", 100 * a.ttft_median, 100 * a.tpot_median, 100 * g.ttft_median,
                     100 * g.tpot_median, 100 * d.ttft_median, 100 * d.tpot_median, us / std::max<size_t>(1, all.size()));
         std::printf("%zu runs (%d repeats of another source's measurement not counted), %d evaluated (%d agg, %d disagg; %d with "
-                    "the layout their id names or the dump's scaling reversed)\n",
+                    "the layout their id or recipe names, or the dump's scaling reversed)\n",
                     runs, repeats, evaluable, int(agg.size()), int(dis.size()), fixed_layouts);
         if (per_group) {
             std::printf("\nby source (in sample):\n%s", table_markdown(rows, By::source).c_str());
@@ -497,7 +497,7 @@ int serving_main(int argc, char** argv) {
                         r.system.c_str(), r.mode.c_str(), r.isl, r.osl, r.ttft, r.pred_ttft, r.tpot, r.pred_tpot, r.skip.c_str(),
                         r.parts.c_str());
     std::printf("serving set: %zu rows, %d repeats of another source's measurement, %zu runs, %d evaluated (%.1f%%; %d with "
-                "their layout read from their id or the dump's scaling reversed)\n",
+                "their layout read from their id or their recipe, or the dump's scaling reversed)\n",
                 rows.size(), repeats, runs, evaluable, 100.0 * evaluable / std::max<size_t>(1, runs), fixed_layouts);
     for (const auto& [why, n] : skipped) std::printf("  not evaluated: %d rows: %s\n", n, why.c_str());
     const Floor floor = replicate_floor(rows);
@@ -565,7 +565,8 @@ int serving_main(int argc, char** argv) {
                   "Serving set: %zu measured serving runs (tests/validation/serving_public.csv: AIConfigurator's "
                   "silicon sample, TTFT and TPOT of SGLang, vLLM and TensorRT-LLM, Kimi-K2.5 included; %zu rows, %d of them "
                   "repeats of another source's measurement, counted once), %d evaluated (%.1f%%; %d of them with the layout "
-                  "their id names, where the columns were scaled by the EP size). Each run is evaluated on the checkpoint it served, "
+                  "their id or their published recipe names, where the columns were scaled by the EP size or leave attention DP "
+                  "and the prefill batch out: native/serving_runs.cpp). Each run is evaluated on the checkpoint it served, "
                   "at that checkpoint's own formats: gpt-oss's MXFP4 and Kimi-K2.5's INT4 releases as published, the FP4 runs "
                   "of Kimi-K2.5, MiniMax-M2.5, Qwen3.5 and GLM-5 on NVIDIA's NVFP4 checkpoints, attention in BF16 in each "
                   "(native/serving_runs.cpp, kServed). Each model family is predicted by engine constants fitted without it (leave one family "

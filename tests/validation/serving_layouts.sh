@@ -31,6 +31,29 @@ for id in qwen3_5_b200_sglang_fp8_agg_1024x1024_c128_cfg615 2026_04_06_qwen3_5_3
 done
 # and the 2026-03-25 export's copy is the one evaluated, with its id's layout
 expect 2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c128_tp4_0_ep4_0_351 "4 1 4" "the kept copy"
+# InferenceMAX's disaggregated runs as their recipes launched them (native/serving_runs.cpp, inferencemax_disagg_recipe;
+# NVIDIA/srt-slurm recipes/vllm/kimi-k2.5/1k1k/disagg-gb200-1p1d-dep4-dep16.yaml and -1p4d-dep4-tep4.yaml,
+# recipes/kimi2.5/trtllm_dynamo/disagg/gb200Nvfp4/...): the prefill worker dep4 (data-parallel-size 4) taking 16,384
+# tokens per forward and rank (16 prompts of 1k, 2 of 8k); vLLM's one decode worker dep16, its batch of 1,024 per
+# worker 64 per rank (the default: "-"); its four decode workers tep4 as recorded; each decode worker's slots the
+# recipe's (TensorRT-LLM max_batch_size 8 / 32, vLLM max-num-seqs 1024 / 16), not the concurrency over the workers;
+# an FP8 KV cache. As "prefill tp dp batch | decode tp dp batch workers | kv".
+pools() {
+    "$bin" --serving --dump "$1" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin); s = d["serving"]; p, q = s["prefill"], s["decode"]
+g = lambda x, k: x.get("parallel", {}).get(k, 1)
+print(g(p, "tp"), g(p, "dp"), p.get("batch", "-"), "|", g(q, "tp"), g(q, "dp"), q.get("batch", "-"), q.get("workers", 1), "|",
+      d.get("precision", {}).get("kv_cache", "-"))'
+}
+for want in "kimik2_5_gb200_vllm_fp4_disagg_1024x1024_c1024_cfg697|1 4 16 | 1 16 - 1 | fp8" \
+            "kimik2_5_gb200_vllm_fp4_disagg_1024x1024_c32_cfg698|1 4 16 | 4 1 1024 4 | fp8" \
+            "kimik2_5_gb200_vllm_fp4_disagg_8192x1024_c128_cfg698|1 4 2 | 4 1 16 4 | fp8" \
+            "kimik2_5_gb200_trtllm_fp4_disagg_1024x1024_c55_cfg763|1 4 16 | 4 1 8 5 | fp8" \
+            "kimik2_5_gb200_trtllm_fp4_disagg_8192x1024_c156_cfg760|1 4 2 | 4 1 32 4 | fp8"; do
+    got=$(pools "${want%%|*}") || fail "${want%%|*}: no scenario"
+    [[ $got == "${want#*|}" ]] || fail "${want%%|*}: '$got', expected '${want#*|}'"
+done
 # The checkpoint and formats a run served, as "preset weights fp8_scaling" ("-": left to the checkpoint's config).
 # FP8 scaling: AIConfigurator's gemm_quant_mode fp8 is its per-tensor kernel; InferenceMAX's "fp8" names the
 # checkpoint, whose own scaling the run served (ModelMap::fp8_block: MiniMax-M2.5's config, weight_block_size [128, 128];
@@ -50,4 +73,4 @@ for want in "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634 minimax-m2.5 fp8
     got=$(served "$1") || fail "$1: no scenario"
     [[ $got == "$2 $3 $4" ]] || fail "$1: '$got', expected '$2 $3 $4'"
 done
-echo "serving layouts: 6 layouts, 2 repeats and 7 served checkpoints (3 FP8 scalings) as their launches name them"
+echo "serving layouts: 6 layouts, 5 disaggregated recipes, 2 repeats and 7 served checkpoints (3 FP8 scalings) as their launches name them"
