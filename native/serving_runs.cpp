@@ -278,6 +278,42 @@ int sglang_recv_interval(const std::string& model, const std::string& system, co
     return 1;
 }
 
+// The KV cache dtype of InferenceMAX's aggregated recipes where it is not the model's (SemiAnalysisAI/InferenceX
+// benchmarks/single_node/<script>.sh, the stored version matching the run's image or the nearest, each below; launch
+// flags, not measurements): SGLang `--kv-cache-dtype fp8_e4m3`, vLLM `--kv-cache-dtype fp8`, TensorRT-LLM
+// kv_cache_config dtype fp8 (TensorRT-LLM's FP8 / NVFP4 rows take it from the rule in parse_runs). Every version found
+// of these scripts sets it. Not listed (no such flag in the versions found): the BF16 runs, GLM-5 on H200
+// (glm5-hopper), MiniMax-M2.5 FP8 on B200 / H100 / H200, Kimi-K2.5, gpt-oss on Hopper.
+// The same scripts set a forward's token budget (SGLang --chunked-prefill-size 16384 / 32768, vLLM
+// --max-num-batched-tokens 2 x ISL for MiniMax-M2.5, TensorRT-LLM --max_num_tokens 20000 for gpt-oss): not applied,
+// docs/serving.md ("Disaggregated runs at the deployment their recipe launched") says why.
+struct KvRecipe {
+    const char* backend;
+    const char* model;      // the CSV's model_path
+    const char* system;     // the CSV's system
+    const char* precision;  // the CSV's precision
+};
+constexpr KvRecipe kFp8KvRecipes[] = {
+    {"sglang", "Qwen/Qwen3.5-397B-A17B", "b200_sxm", "fp8"},  // qwen3.5_fp8_b200.sh@3e2ebc0 (and @01fa35c)
+    {"sglang", "Qwen/Qwen3.5-397B-A17B", "b200_sxm", "fp4"},  // qwen3.5_fp4_b200.sh@606b9e8 / @088fe66
+    {"sglang", "Qwen/Qwen3.5-397B-A17B", "b300_sxm", "fp8"},  // qwen3.5_fp8_b300.sh@563248
+    {"sglang", "Qwen/Qwen3.5-397B-A17B", "b300_sxm", "fp4"},  // qwen3.5_fp4_b300.sh@fa90f4a
+    {"sglang", "Qwen/Qwen3.5-397B-A17B", "h200_sxm", "fp8"},  // qwen3.5_fp8_h200.sh@5739244 / @2116fc4
+    {"sglang", "zhipuai/GLM-5", "b200_sxm", "fp8"},           // glm5_fp8_b200.sh@4eca3fe / @b9551f6
+    {"sglang", "zhipuai/GLM-5", "b200_sxm", "fp4"},           // glm5_fp4_b200.sh@405c601
+    {"sglang", "zhipuai/GLM-5", "b300_sxm", "fp8"},           // glm5_fp8_b300.sh@563248 / @5d2e1d4
+    {"vllm", "MiniMaxAI/MiniMax-M2.5", "b200_sxm", "fp4"},    // minimaxm2.5_fp4_b200.sh@a52c31a
+    {"vllm", "MiniMaxAI/MiniMax-M2.5", "b300_sxm", "fp4"},    // minimaxm2.5_fp4_b300.sh@5d2e1d4
+    {"vllm", "MiniMaxAI/MiniMax-M2.5", "b300_sxm", "fp8"},    // minimaxm2.5_fp8_b300.sh@563248
+    {"vllm", "openai/gpt-oss-120b", "b200_sxm", "fp4"},       // gptoss_fp4_b200.sh@34bc7c4 (its config file)
+    {"trtllm", "openai/gpt-oss-120b", "b200_sxm", "fp4"},     // gptoss_fp4_b200_trt.sh@aad5336 / @34bc7c4
+};
+bool inferencemax_fp8_kv(const std::string& backend, const std::string& model, const std::string& system, const std::string& precision) {
+    for (const KvRecipe& r : kFp8KvRecipes)
+        if (backend == r.backend && model == r.model && system == r.system && precision == r.precision) return true;
+    return false;
+}
+
 // A short name for the row's source: InferenceMAX's dashboard export, database dump or gap analysis, or the file of
 // AIConfigurator's own collection; " (wip)" when the source marks the run work in progress (wip=True).
 std::string source_label(const std::string& source) {
@@ -530,6 +566,8 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             const bool hopper = r.system == "h100_sxm" || r.system == "h200_sxm";
             const bool bf16_kv = ckpt && ckpt->trtllm_bf16_kv_on_hopper && hopper;
             if (r.backend == "trtllm" && (wq == "fp8" || wq == "nvfp4") && !bf16_kv) j["precision"]["kv_cache"] = "fp8";
+            if (imax && r.mode == "agg" && inferencemax_fp8_kv(r.backend, get("model_path"), get("system"), get("precision")))
+                j["precision"]["kv_cache"] = "fp8";
             j["serving"]["isl"] = r.isl;
             j["serving"]["osl"] = r.osl;
             j["serving"]["length_spread"] = length_spread_of(get("silicon_data_source"));

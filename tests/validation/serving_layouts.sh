@@ -54,6 +54,18 @@ for want in "kimik2_5_gb200_vllm_fp4_disagg_1024x1024_c1024_cfg697|1 4 16 | 1 16
     got=$(pools "${want%%|*}") || fail "${want%%|*}: no scenario"
     [[ $got == "${want#*|}" ]] || fail "${want%%|*}: '$got', expected '${want#*|}'"
 done
+# The KV cache InferenceMAX's aggregated recipes launch with (native/serving_runs.cpp, kFp8KvRecipes): SGLang's
+# Qwen3.5 FP8 on B200 --kv-cache-dtype fp8_e4m3 (qwen3.5_fp8_b200.sh), its BF16 run the model's dtype; TensorRT-LLM's
+# gpt-oss on H200 kv dtype auto (gptoss_fp4_h200_trt.sh), on B200 fp8.
+kv() { "$bin" --serving --dump "$1" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin).get("precision", {}).get("kv_cache", "-"))'; }
+for want in "2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp8_0_ep1_0_347 fp8" \
+            "2026_03_25_qwen3_5_397b_b200_sxm_sglang_bf16_agg_1024x1024_c4_tp8_0_ep1_0_631 -" \
+            "2026_04_06_gpt_oss_120b_h200_sxm_trtllm_fp4_agg_1024x1024_c4_tp2_ep1_315 -" \
+            "2026_03_25_gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c4_tp4_0_ep1_0_1012 fp8"; do
+    set -- $want
+    got=$(kv "$1") || fail "$1: no scenario"
+    [[ $got == "$2" ]] || fail "$1: kv_cache '$got', expected '$2'"
+done
 # The checkpoint and formats a run served, as "preset weights fp8_scaling" ("-": left to the checkpoint's config).
 # FP8 scaling: AIConfigurator's gemm_quant_mode fp8 is its per-tensor kernel; InferenceMAX's "fp8" names the
 # checkpoint, whose own scaling the run served (ModelMap::fp8_block: MiniMax-M2.5's config, weight_block_size [128, 128];
@@ -73,4 +85,4 @@ for want in "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634 minimax-m2.5 fp8
     got=$(served "$1") || fail "$1: no scenario"
     [[ $got == "$2 $3 $4" ]] || fail "$1: '$got', expected '$2 $3 $4'"
 done
-echo "serving layouts: 6 layouts, 5 disaggregated recipes, 2 repeats and 7 served checkpoints (3 FP8 scalings) as their launches name them"
+echo "serving layouts: 6 layouts, 5 disaggregated recipes, 4 KV caches, 2 repeats and 7 served checkpoints (3 FP8 scalings) as their launches name them"
