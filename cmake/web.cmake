@@ -41,21 +41,23 @@ target_link_libraries(moe_page_objs PUBLIC moe_core imgui)
 moe_warnings(moe_page_objs)
 moe_pch(moe_page_objs)
 
+# The page's link: binaryen's -Os pipeline (-O2 at shrink level 1), stated here instead of by emcc's -Os, which would
+# add meta-DCE and its call-count function order (11 KB more gzip for the same code; CMakeLists.txt, MOE_OWN_OPT_LEVEL).
 set(MOE_PAGE_LINK_OPTIONS
-  -O2 -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=web
+  -O2 -sBINARYEN_EXTRA_PASSES=--shrink-level=1 -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=web
   -sEXPORTED_FUNCTIONS=_main,_malloc,_free,_moe_page_bench_sweep -sMINIFY_HTML=0 -sFILESYSTEM=0
   "--shell-file=${PROJECT_SOURCE_DIR}/web/shell.html")
 
 add_executable(moe_page)
 target_link_libraries(moe_page PRIVATE moe_page_objs)
 target_link_options(moe_page PRIVATE ${MOE_PAGE_LINK_OPTIONS})
-set_target_properties(moe_page PROPERTIES OUTPUT_NAME index SUFFIX ".html"
+set_target_properties(moe_page PROPERTIES OUTPUT_NAME index SUFFIX ".html" MOE_OWN_OPT_LEVEL ON
                       RUNTIME_OUTPUT_DIRECTORY "${MOE_SITE_DIR}" LINK_DEPENDS "${PROJECT_SOURCE_DIR}/web/shell.html")
 
 add_executable(moe_page_single)
 target_link_libraries(moe_page_single PRIVATE moe_page_objs)
 target_link_options(moe_page_single PRIVATE ${MOE_PAGE_LINK_OPTIONS} -sSINGLE_FILE=1)
-set_target_properties(moe_page_single PROPERTIES OUTPUT_NAME moe-roofline SUFFIX ".html"
+set_target_properties(moe_page_single PROPERTIES OUTPUT_NAME moe-roofline SUFFIX ".html" MOE_OWN_OPT_LEVEL ON
                       RUNTIME_OUTPUT_DIRECTORY "${MOE_SITE_DIR}" LINK_DEPENDS "${PROJECT_SOURCE_DIR}/web/shell.html")
 
 # ---- the core module for node ----------------------------------------------------------------------------------
@@ -95,3 +97,4 @@ moe_browser_test(browser_layout layout.mjs 200)
 
 # The core's sweeps are the page's hot loop: -O2 (not the build type's -Os) for the core and the page's link.
 target_compile_options(moe_core PRIVATE -O2)
+
