@@ -220,7 +220,9 @@ void use_engines(const EngineSet* set) {
 }
 
 bool engines_from_text(const std::string& text, EngineSet& out, Issues& errors) {
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    // parsed from pointers, as every other parse in the core: a std::string's iterators would instantiate
+    // nlohmann's lexer and parser a second time (~4 KB gzip of the page's wasm)
+    const nlohmann::json j = nlohmann::json::parse(text.data(), text.data() + text.size(), nullptr, false);
     if (j.is_discarded()) {
         errors.push_back({"engines", "not valid JSON"});
         return false;
