@@ -12,6 +12,12 @@ import json, sys
 p = json.load(sys.stdin).get("parallel", {})
 print(p.get("tp", 1), p.get("dp", 1), p.get("ep", 1))'
 }
+# check FN ID WANT: FN's line for run ID is WANT
+check() {
+    local got
+    got=$("$1" "$2") || fail "$2: no scenario"
+    [[ $got == "$3" ]] || fail "$2: '$got', expected '$3'"
+}
 expect() {  # expect ID "tp dp ep" WHY
     local got
     got=$(parallel "$1") || fail "$1: no scenario"
@@ -51,8 +57,7 @@ for want in "kimik2_5_gb200_vllm_fp4_disagg_1024x1024_c1024_cfg697|1 4 16 | 1 16
             "kimik2_5_gb200_vllm_fp4_disagg_8192x1024_c128_cfg698|1 4 2 | 4 1 16 4 | fp8" \
             "kimik2_5_gb200_trtllm_fp4_disagg_1024x1024_c55_cfg763|1 4 16 | 4 1 8 5 | fp8" \
             "kimik2_5_gb200_trtllm_fp4_disagg_8192x1024_c156_cfg760|1 4 2 | 4 1 32 4 | fp8"; do
-    got=$(pools "${want%%|*}") || fail "${want%%|*}: no scenario"
-    [[ $got == "${want#*|}" ]] || fail "${want%%|*}: '$got', expected '${want#*|}'"
+    check pools "${want%%|*}" "${want#*|}"
 done
 # The KV cache InferenceMAX's aggregated recipes launch with (native/serving_runs.cpp, kFp8KvRecipes): SGLang's
 # Qwen3.5 FP8 on B200 --kv-cache-dtype fp8_e4m3 (qwen3.5_fp8_b200.sh), its BF16 run the model's dtype; TensorRT-LLM's
@@ -62,9 +67,7 @@ for want in "2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp8_0_
             "2026_03_25_qwen3_5_397b_b200_sxm_sglang_bf16_agg_1024x1024_c4_tp8_0_ep1_0_631 -" \
             "2026_04_06_gpt_oss_120b_h200_sxm_trtllm_fp4_agg_1024x1024_c4_tp2_ep1_315 -" \
             "2026_03_25_gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c4_tp4_0_ep1_0_1012 fp8"; do
-    set -- $want
-    got=$(kv "$1") || fail "$1: no scenario"
-    [[ $got == "$2" ]] || fail "$1: kv_cache '$got', expected '$2'"
+    check kv "${want%% *}" "${want#* }"
 done
 # The checkpoint and formats a run served, as "preset weights fp8_scaling" ("-": left to the checkpoint's config).
 # FP8 scaling: AIConfigurator's gemm_quant_mode fp8 is its per-tensor kernel; InferenceMAX's "fp8" names the
@@ -81,8 +84,6 @@ for want in "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634 minimax-m2.5 fp8
             "2026_03_25_kimi_k2_5_h200_sxm_vllm_int4_agg_1024x1024_c4_tp8_0_ep1_0_599 kimi-k2.5 - -" \
             "kimik2_5_b200_vllm_fp4_agg_1024x1024_c4_cfg636 kimi-k2.5-nvfp4 - -" \
             "minimaxm2_5_b300_vllm_fp4_agg_8192x1024_c4_cfg730 minimax-m2.5-nvfp4 - -"; do
-    set -- $want
-    got=$(served "$1") || fail "$1: no scenario"
-    [[ $got == "$2 $3 $4" ]] || fail "$1: '$got', expected '$2 $3 $4'"
+    check served "${want%% *}" "${want#* }"
 done
 echo "serving layouts: 6 layouts, 5 disaggregated recipes, 4 KV caches, 2 repeats and 7 served checkpoints (3 FP8 scalings) as their launches name them"
