@@ -571,6 +571,12 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             j["serving"]["isl"] = r.isl;
             j["serving"]["osl"] = r.osl;
             j["serving"]["length_spread"] = length_spread_of(get("silicon_data_source"));
+            // GLM-5 on H200 (the glm5-hopper image) ran its own client: benchmarks/single_node/glm5_fp8_h200.sh@0c82808
+            // (PR #914) sends CONC x 5 prompts (--num-prompts), not sa-bench's x 10. (Its later version, @d695059, adds
+            // EAGLE drafts and attention DP; the runs' TPOT is the model's without drafts, median bias 0-3%, so they
+            // ran the first.)
+            if (imax && r.backend == "sglang" && get("model_path") == "zhipuai/GLM-5" && r.system == "h200_sxm")
+                j["serving"]["requests_per_client"] = 5;
             if (r.backend == "sglang" && inferencemax_source(get("silicon_data_source"))) {
                 const int conc = source_concurrency(get("silicon_data_source"));
                 const int n = sglang_recv_interval(get("model_path"), get("system"), get("precision"), conc);

@@ -69,6 +69,11 @@ for want in "2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp8_0_
             "2026_03_25_gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c4_tp4_0_ep1_0_1012 fp8"; do
     check kv "${want%% *}" "${want#* }"
 done
+# The benchmark's length: InferenceMAX's sa-bench sends 10 x CONC prompts (the default, "-"); GLM-5's H200 script ran
+# its own client with 5 x CONC (glm5_fp8_h200.sh@0c82808).
+rpc() { "$bin" --serving --dump "$1" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["serving"].get("requests_per_client", "-"))'; }
+check rpc 2026_03_25_glm_5_h200_sxm_sglang_fp8_agg_1024x1024_c4_tp8_0_ep1_0_500 5
+check rpc 2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp8_0_ep1_0_347 -
 # The checkpoint and formats a run served, as "preset weights fp8_scaling" ("-": left to the checkpoint's config).
 # FP8 scaling: AIConfigurator's gemm_quant_mode fp8 is its per-tensor kernel; InferenceMAX's "fp8" names the
 # checkpoint, whose own scaling the run served (ModelMap::fp8_block: MiniMax-M2.5's config, weight_block_size [128, 128];
@@ -86,4 +91,4 @@ for want in "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634 minimax-m2.5 fp8
             "minimaxm2_5_b300_vllm_fp4_agg_8192x1024_c4_cfg730 minimax-m2.5-nvfp4 - -"; do
     check served "${want%% *}" "${want#* }"
 done
-echo "serving layouts: 6 layouts, 5 disaggregated recipes, 4 KV caches, 2 repeats and 7 served checkpoints (3 FP8 scalings) as their launches name them"
+echo "serving layouts: 6 layouts, 5 disaggregated recipes, 4 KV caches, 2 client lengths, 2 repeats and 7 served checkpoints (3 FP8 scalings) as their launches name them"
