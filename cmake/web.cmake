@@ -42,12 +42,15 @@ moe_warnings(moe_page_objs)
 moe_pch(moe_page_objs)
 
 # The page's link: binaryen's -Os pipeline (-O2 at shrink level 1), stated here instead of by emcc's -Os, which would
-# add meta-DCE and its call-count function order (11 KB more gzip for the same code; CMakeLists.txt, MOE_OWN_OPT_LEVEL).
+# add meta-DCE and its call-count function order (11 KB more gzip of the code section, 8.7 KB of wasm + js;
+# CMakeLists.txt, MOE_OWN_OPT_LEVEL). The extra passes come after emcc's -O2 on wasm-opt's line: binaryen 108 (Debian's,
+# with Emscripten 3.1.6) applies the last shrink level to the whole pipeline; newer binaryens fix each -O's levels
+# where it is read, so on another toolchain check the page's size (bench/page_bench.mjs) before trusting this line.
 # Its inliner (the only one: emcc's -Os marks every function noinline for clang): a function with one caller is
 # inlined there only up to 50 bytes (-ocimfs, default: any size; the panels inlined into frame() compressed worse), and
 # a function of up to 4 bytes everywhere (-aimfs, default 2: the std and ImGui one-line accessors). Measured on binaryen
 # 108 for this code: 6 and 3 KB less gzip (a plateau: 20-80 and 3-5 bytes do about as well). emscripten's small
-# allocator (emmalloc) instead of dlmalloc: 2.5 KB less, the plan and the sweeps as fast (page_bench).
+# allocator (emmalloc) instead of dlmalloc: 2.4 KB less, the plan and the sweeps as fast (page_bench).
 set(MOE_PAGE_LINK_OPTIONS
   -O2 -sBINARYEN_EXTRA_PASSES=--shrink-level=1,-ocimfs=50,-aimfs=4 -sMALLOC=emmalloc -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2 -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=web
   -sEXPORTED_FUNCTIONS=_main,_malloc,_free,_moe_page_bench_sweep -sMINIFY_HTML=0 -sFILESYSTEM=0

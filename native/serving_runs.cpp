@@ -281,12 +281,13 @@ int sglang_recv_interval(const std::string& model, const std::string& system, co
 // The KV cache dtype of InferenceMAX's aggregated recipes where it is not the model's (SemiAnalysisAI/InferenceX
 // benchmarks/single_node/<script>.sh, the stored version matching the run's image or the nearest, each below; launch
 // flags, not measurements): SGLang `--kv-cache-dtype fp8_e4m3`, vLLM `--kv-cache-dtype fp8`, TensorRT-LLM
-// kv_cache_config dtype fp8 (TensorRT-LLM's FP8 / NVFP4 rows take it from the rule in parse_runs). Every version found
+// kv_cache_config dtype fp8 (TensorRT-LLM's FP8 / NVFP4 rows take it from the rule in parse_runs: gpt-oss on B200,
+// whose script sets fp8 (gptoss_fp4_b200_trt.sh@aad5336), is one of them; on H200 its script keeps `auto`). Every version found
 // of these scripts sets it. Not listed (no such flag in the versions found): the BF16 runs, GLM-5 on H200
 // (glm5-hopper), MiniMax-M2.5 FP8 on B200 / H100 / H200, Kimi-K2.5, gpt-oss on Hopper.
 // The same scripts set a forward's token budget (SGLang --chunked-prefill-size 16384 / 32768, vLLM
 // --max-num-batched-tokens 2 x ISL for MiniMax-M2.5, TensorRT-LLM --max_num_tokens 20000 for gpt-oss): not applied,
-// docs/serving.md ("Disaggregated runs at the deployment their recipe launched") says why.
+// docs/serving.md ("Aggregated runs with their recipe's KV cache") says why.
 struct KvRecipe {
     const char* backend;
     const char* model;      // the CSV's model_path
@@ -306,7 +307,6 @@ constexpr KvRecipe kFp8KvRecipes[] = {
     {"vllm", "MiniMaxAI/MiniMax-M2.5", "b300_sxm", "fp4"},    // minimaxm2.5_fp4_b300.sh@5d2e1d4
     {"vllm", "MiniMaxAI/MiniMax-M2.5", "b300_sxm", "fp8"},    // minimaxm2.5_fp8_b300.sh@563248
     {"vllm", "openai/gpt-oss-120b", "b200_sxm", "fp4"},       // gptoss_fp4_b200.sh@34bc7c4 (its config file)
-    {"trtllm", "openai/gpt-oss-120b", "b200_sxm", "fp4"},     // gptoss_fp4_b200_trt.sh@aad5336 / @34bc7c4
 };
 bool inferencemax_fp8_kv(const std::string& backend, const std::string& model, const std::string& system, const std::string& precision) {
     for (const KvRecipe& r : kFp8KvRecipes)
@@ -575,7 +575,7 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             // (PR #914) sends CONC x 5 prompts (--num-prompts), not sa-bench's x 10. (Its later version, @d695059, adds
             // EAGLE drafts and attention DP; the runs' TPOT is the model's without drafts, median bias 0-3%, so they
             // ran the first.)
-            if (imax && r.backend == "sglang" && get("model_path") == "zhipuai/GLM-5" && r.system == "h200_sxm")
+            if (imax && r.backend == "sglang" && get("model_path") == "zhipuai/GLM-5" && r.system == "h200_sxm" && get("precision") == "fp8")
                 j["serving"]["requests_per_client"] = 5;
             if (r.backend == "sglang" && inferencemax_source(get("silicon_data_source"))) {
                 const int conc = source_concurrency(get("silicon_data_source"));
@@ -609,7 +609,10 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
                     j["serving"][pool]["workers"] = std::max(1, to_int(get((p + "num_workers").c_str()), 1));
                     j["serving"][pool]["batch"] = std::max(1, to_int(get((p + "batch_size").c_str()), 1));
                 }
-                if (get("silicon_data_source").rfind("db-dump/", 0) == 0) {
+                // (the recipes are Kimi-K2.5 NVFP4's on GB200, the only disaggregated runs the dump holds: another
+                // model's or GPU's dump rows keep their columns)
+                if (get("silicon_data_source").rfind("db-dump/", 0) == 0 && get("model_path") == "moonshotai/Kimi-K2.5" &&
+                    r.system == "gb200" && get("precision") == "fp4") {
                     r.layout_fixed = inferencemax_disagg_recipe(r.backend, r.isl, j);
                     decode_dp = j["serving"]["decode"]["parallel"]["dp"].get<int>();
                 }

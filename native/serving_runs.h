@@ -27,7 +27,8 @@ struct Run {
     std::string skip;            // why the run cannot be evaluated ("" = it can)
     bool repeat = false;         // the same measurement as an earlier kept row of another source (skip says which):
                                  // counted once, so not a run the model failed to evaluate either
-    bool layout_fixed = false;   // the layout columns were not taken as written (serving_runs.cpp, agg_layout())
+    bool layout_fixed = false;   // the layout columns were not taken as written (serving_runs.cpp, agg_layout(); for
+                                 // disaggregated dump rows, inferencemax_disagg_recipe())
     bool aic_client = false;     // measured by AIConfigurator's own collection (not InferenceMAX's sa-bench client)
     std::string source;          // where the run comes from, for the validator's table by source (source_label())
     std::string build;           // the engine build that ran it: the container image the source names
