@@ -159,27 +159,30 @@ double kv_blocks_per_request(const Scenario& s, double isl) {
     // MLA: the latent, and a DSA model's indexer keys beside it; else keys and values
     const double planes = m.attn == AttnKind::mla ? (m.dsa() ? 2.0 : 1.0) : 2.0;
     // (each pipeline stage's ranks post their own layers' blocks, in parallel with the other stages')
-    const int stages = std::max(1, std::min(s.serving.prefill.parallel.pp, s.serving.decode.parallel.pp));
-    return std::ceil(std::max(1.0, isl) / std::max(1, s.kv_block_tokens())) * std::ceil(double(m.n_attention_layers()) / stages) * planes;
+    return std::ceil(std::max(1.0, isl) / std::max(1, s.kv_block_tokens())) * std::ceil(double(m.n_attention_layers()) / kv_stages(s)) * planes;
 }
+
+int kv_stages(const Scenario& s) { return std::max(1, std::min(s.serving.prefill.parallel.pp, s.serving.decode.parallel.pp)); }
 
 int kv_lanes(const Scenario& s) {
     const ParallelConfig& p = s.serving.prefill.parallel;
     const ParallelConfig& d = s.serving.decode.parallel;
-    const int stages = std::max(1, std::min(p.pp, d.pp));
     // distinct KV shards per stage: the KV heads split over TP, no further (ranks past the KV heads hold copies)
     const int heads = s.model.attn == AttnKind::mla ? 1 : std::max(1, s.model.num_kv_heads);
-    return stages * std::max(1, std::min({p.tp, d.tp, heads}));
+    return kv_stages(s) * std::max(1, std::min({p.tp, d.tp, heads}));
+}
+
+double kv_link_GBps(const Scenario& s, int prefill_gpus_per_worker, int decode_gpus_per_worker) {
+    // the lanes a request's KV moves over in parallel (kv_lanes); inside one NVLink domain over NVLink
+    const int gpn = s.parallel.gpus_per_node > 0 ? s.parallel.gpus_per_node : s.gpu.gpus_per_node;
+    const bool same_domain = prefill_gpus_per_worker + decode_gpus_per_worker <= gpn;
+    return kv_lanes(s) * (same_domain ? s.gpu.nvlink_bandwidth_GBps : s.gpu.rdma_bandwidth_GBps);
 }
 
 void serving_link(const Scenario& s, ServingSteps& st) {
     const ServingConfig& sv = s.serving;
     st.gpus = sv.prefill.workers * st.prefill_gpus_per_worker + sv.decode.workers * st.decode_gpus_per_worker;
-    // The lanes a request's KV moves over in parallel (kv_lanes); inside one NVLink domain over NVLink.
-    const int gpn = s.parallel.gpus_per_node > 0 ? s.parallel.gpus_per_node : s.gpu.gpus_per_node;
-    const int lanes = kv_lanes(s);
-    const bool same_domain = st.prefill_gpus_per_worker + st.decode_gpus_per_worker <= gpn;
-    st.kv_link_GBps = lanes * (same_domain ? s.gpu.nvlink_bandwidth_GBps : s.gpu.rdma_bandwidth_GBps);
+    st.kv_link_GBps = kv_link_GBps(s, st.prefill_gpus_per_worker, st.decode_gpus_per_worker);
 }
 
 ServingSteps serving_steps(const Scenario& s, const Tables& t, const EngineConstants& k, ServingStepMemo* memo) {

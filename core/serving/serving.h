@@ -85,6 +85,11 @@ double kv_blocks_per_request(const Scenario& s, double isl);
 // DP rank), per pipeline stage the distinct KV shards, min(prefill TP, decode TP, KV heads): ranks past the KV heads,
 // and MLA's every TP rank (the latent is whole on each), hold copies.
 int kv_lanes(const Scenario& s);
+// The pipeline stages a request's KV moves between (min of the pools' pp): each stage's ranks move their own layers'.
+int kv_stages(const Scenario& s);
+// The link a request's KV moves over between a prefill and a decode worker (GB/s): kv_lanes() links, NVLink when
+// both workers fit in one NVLink domain, else RDMA (serving_link and the simulation's surface both use it).
+double kv_link_GBps(const Scenario& s, int prefill_gpus_per_worker, int decode_gpus_per_worker);
 
 // How evaluate() computes serving numbers: the discrete-event simulation of the benchmark (simulate.h, what every
 // number shown comes from) or the closed form above (serving_model(): the planner's screening pass, about 100 x

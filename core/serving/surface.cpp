@@ -264,10 +264,7 @@ StepSurface step_surface(const Scenario& s, const Tables& t) {
         const ModelSpec& md = s.model;
         out.kv_bytes_per_request = md.kv_bytes_per_request(isl, md.num_kv_heads, mla_kv_bytes(md, mem.kv_dtype, s.precision.mla_kv), 1.0);
         out.kv_blocks_per_request = kv_blocks_per_request(s, isl);
-        const int gpn = s.parallel.gpus_per_node > 0 ? s.parallel.gpus_per_node : s.gpu.gpus_per_node;
-        const int lanes = kv_lanes(s);
-        const bool same_domain = out.prefill_gpus_per_worker + out.decode_gpus_per_worker <= gpn;
-        out.kv_link_GBps = lanes * (same_domain ? s.gpu.nvlink_bandwidth_GBps : s.gpu.rdma_bandwidth_GBps);
+        out.kv_link_GBps = kv_link_GBps(s, out.prefill_gpus_per_worker, out.decode_gpus_per_worker);
     } else {
         out.errors.push_back({"serving.mode", "is off: nothing to serve"});
         return out;

@@ -18,6 +18,12 @@ check() {
     got=$("$1" "$2") || fail "$2: no scenario"
     [[ $got == "$3" ]] || fail "$2: '$got', expected '$3'"
 }
+# check_each FN "ID|WANT"...: check each pair
+check_each() {
+    local fn=$1 pair
+    shift
+    for pair in "$@"; do check "$fn" "${pair%%|*}" "${pair#*|}"; done
+}
 expect() {  # expect ID "tp dp ep" WHY
     local got
     got=$(parallel "$1") || fail "$1: no scenario"
@@ -52,28 +58,24 @@ g = lambda x, k: x.get("parallel", {}).get(k, 1)
 print(g(p, "tp"), g(p, "dp"), p.get("batch", "-"), "|", g(q, "tp"), g(q, "dp"), q.get("batch", "-"), q.get("workers", 1), "|",
       d.get("precision", {}).get("kv_cache", "-"))'
 }
-for want in "kimik2_5_gb200_vllm_fp4_disagg_1024x1024_c1024_cfg697|1 4 16 | 1 16 - 1 | fp8" \
-            "kimik2_5_gb200_vllm_fp4_disagg_1024x1024_c32_cfg698|1 4 16 | 4 1 1024 4 | fp8" \
-            "kimik2_5_gb200_vllm_fp4_disagg_8192x1024_c128_cfg698|1 4 2 | 4 1 16 4 | fp8" \
-            "kimik2_5_gb200_trtllm_fp4_disagg_1024x1024_c55_cfg763|1 4 16 | 4 1 8 5 | fp8" \
-            "kimik2_5_gb200_trtllm_fp4_disagg_8192x1024_c156_cfg760|1 4 2 | 4 1 32 4 | fp8"; do
-    check pools "${want%%|*}" "${want#*|}"
-done
+check_each pools "kimik2_5_gb200_vllm_fp4_disagg_1024x1024_c1024_cfg697|1 4 16 | 1 16 - 1 | fp8" \
+                 "kimik2_5_gb200_vllm_fp4_disagg_1024x1024_c32_cfg698|1 4 16 | 4 1 1024 4 | fp8" \
+                 "kimik2_5_gb200_vllm_fp4_disagg_8192x1024_c128_cfg698|1 4 2 | 4 1 16 4 | fp8" \
+                 "kimik2_5_gb200_trtllm_fp4_disagg_1024x1024_c55_cfg763|1 4 16 | 4 1 8 5 | fp8" \
+                 "kimik2_5_gb200_trtllm_fp4_disagg_8192x1024_c156_cfg760|1 4 2 | 4 1 32 4 | fp8"
 # The KV cache InferenceMAX's aggregated recipes launch with (native/serving_runs.cpp, kFp8KvRecipes): SGLang's
 # Qwen3.5 FP8 on B200 --kv-cache-dtype fp8_e4m3 (qwen3.5_fp8_b200.sh), its BF16 run the model's dtype; TensorRT-LLM's
 # gpt-oss on H200 kv dtype auto (gptoss_fp4_h200_trt.sh), on B200 fp8.
 kv() { "$bin" --serving --dump "$1" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin).get("precision", {}).get("kv_cache", "-"))'; }
-for want in "2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp8_0_ep1_0_347 fp8" \
-            "2026_03_25_qwen3_5_397b_b200_sxm_sglang_bf16_agg_1024x1024_c4_tp8_0_ep1_0_631 -" \
-            "2026_04_06_gpt_oss_120b_h200_sxm_trtllm_fp4_agg_1024x1024_c4_tp2_ep1_315 -" \
-            "2026_03_25_gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c4_tp4_0_ep1_0_1012 fp8"; do
-    check kv "${want%% *}" "${want#* }"
-done
+check_each kv "2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp8_0_ep1_0_347|fp8" \
+              "2026_03_25_qwen3_5_397b_b200_sxm_sglang_bf16_agg_1024x1024_c4_tp8_0_ep1_0_631|-" \
+              "2026_04_06_gpt_oss_120b_h200_sxm_trtllm_fp4_agg_1024x1024_c4_tp2_ep1_315|-" \
+              "2026_03_25_gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c4_tp4_0_ep1_0_1012|fp8"
 # The benchmark's length: InferenceMAX's sa-bench sends 10 x CONC prompts (the default, "-"); GLM-5's H200 script ran
 # its own client with 5 x CONC (glm5_fp8_h200.sh@0c82808).
 rpc() { "$bin" --serving --dump "$1" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["serving"].get("requests_per_client", "-"))'; }
-check rpc 2026_03_25_glm_5_h200_sxm_sglang_fp8_agg_1024x1024_c4_tp8_0_ep1_0_500 5
-check rpc 2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp8_0_ep1_0_347 -
+check_each rpc "2026_03_25_glm_5_h200_sxm_sglang_fp8_agg_1024x1024_c4_tp8_0_ep1_0_500|5" \
+               "2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp8_0_ep1_0_347|-"
 # The checkpoint and formats a run served, as "preset weights fp8_scaling" ("-": left to the checkpoint's config).
 # FP8 scaling: AIConfigurator's gemm_quant_mode fp8 is its per-tensor kernel; InferenceMAX's "fp8" names the
 # checkpoint, whose own scaling the run served (ModelMap::fp8_block: MiniMax-M2.5's config, weight_block_size [128, 128];
@@ -82,13 +84,11 @@ check rpc 2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp8_0_ep1
 # INT4 experts, BF16 attention); the other "fp4" runs are NVIDIA's NVFP4 checkpoints; an FP8 run keeps the CSV's
 # format for every linear layer.
 served() { "$bin" --serving --dump "$1" 2>/dev/null | python3 -c 'import json, sys; d = json.load(sys.stdin); p = d.get("precision", {}); print(d["model"], p.get("weights", "-"), p.get("fp8_scaling", "-"))'; }
-for want in "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634 minimax-m2.5 fp8 block" \
-            "2026_04_06_llama_3_1_70b_b200_sxm_trtllm_fp8_agg_1024x8192_c4_tp4_ep1_266 llama-3.1-70b fp8 -" \
-            "qwen3_32b_qwen3_32b_h100_sxm_sglang_disagg_4000x1000_c_tpnone_epnone_1 qwen3-32b fp8 block" \
-            "2026_03_25_gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c4_tp4_0_ep1_0_1012 gpt-oss-120b - -" \
-            "2026_03_25_kimi_k2_5_h200_sxm_vllm_int4_agg_1024x1024_c4_tp8_0_ep1_0_599 kimi-k2.5 - -" \
-            "kimik2_5_b200_vllm_fp4_agg_1024x1024_c4_cfg636 kimi-k2.5-nvfp4 - -" \
-            "minimaxm2_5_b300_vllm_fp4_agg_8192x1024_c4_cfg730 minimax-m2.5-nvfp4 - -"; do
-    check served "${want%% *}" "${want#* }"
-done
+check_each served "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634|minimax-m2.5 fp8 block" \
+                  "2026_04_06_llama_3_1_70b_b200_sxm_trtllm_fp8_agg_1024x8192_c4_tp4_ep1_266|llama-3.1-70b fp8 -" \
+                  "qwen3_32b_qwen3_32b_h100_sxm_sglang_disagg_4000x1000_c_tpnone_epnone_1|qwen3-32b fp8 block" \
+                  "2026_03_25_gpt_oss_120b_b200_sxm_trtllm_fp4_agg_1024x1024_c4_tp4_0_ep1_0_1012|gpt-oss-120b - -" \
+                  "2026_03_25_kimi_k2_5_h200_sxm_vllm_int4_agg_1024x1024_c4_tp8_0_ep1_0_599|kimi-k2.5 - -" \
+                  "kimik2_5_b200_vllm_fp4_agg_1024x1024_c4_cfg636|kimi-k2.5-nvfp4 - -" \
+                  "minimaxm2_5_b300_vllm_fp4_agg_8192x1024_c4_cfg730|minimax-m2.5-nvfp4 - -"
 echo "serving layouts: 6 layouts, 5 disaggregated recipes, 4 KV caches, 2 client lengths, 2 repeats and 7 served checkpoints (3 FP8 scalings) as their launches name them"
