@@ -251,6 +251,40 @@ AggLayout agg_layout(const std::string& id, const std::string& source, int tp_co
     return l;
 }
 
+// Expert parallelism a recipe turns on where the run's columns and id say EP 1: InferenceMAX's vLLM MiniMax-M2.5 FP8
+// script for H200 (benchmarks/single_node/minimaxm2.5_fp8_h200.sh from PR #869, 2026-03-05, which moved it from TP 4 to
+// TP 8; the stored version whn09/InferenceX@53605e0) passes --enable-expert-parallel when `[ "$EP_SIZE" -ge 1 ]`, and its
+// master-yaml entry gives no ep (EP_SIZE 1), so every TP 8 run had the experts spread over the 8 GPUs (EP 8, all 256
+// experts at their full 1,536 width, 32 a GPU). Pure TP 8 cannot run that checkpoint: vLLM's block-FP8 MoE refuses an
+// expert shard of 1536 / 8 = 192 columns, not a multiple of its 128-wide scale blocks (Fp8MoEMethod.create_weights).
+// The TP 4 runs (vLLM 0.16, 2026-03-01) came from the script before that PR, with no EP flag (384 = 3 x 128 columns).
+// The B200 / B300 / H100 scripts test `-gt 1` and their rows' EP is as recorded. Returns the EP the run used (0: as
+// recorded).
+int inferencemax_recipe_ep(const std::string& backend, const std::string& model, const std::string& system,
+                           const std::string& precision, int gpus, int ep) {
+    if (backend == "vllm" && model == "MiniMaxAI/MiniMax-M2.5" && system == "h200_sxm" && precision == "fp8" && gpus == 8 && ep == 1)
+        return 8;
+    return 0;
+}
+
+// InferenceMAX's speculative-decoding recipes among the aggregated runs. SGLang serving Qwen3.5-397B-A17B FP8 from
+// the image lmsysorg/sglang:v0.5.9-cu130 (the -amd64 builds of the same version are the plain recipe): on B200 the
+// master-yaml entry qwen3.5-fp8-b200-sglang-mtp (TP 4, EP 1, 4 to 256 clients) ran
+// benchmarks/single_node/qwen3.5_fp8_b200_mtp.sh (PR #898; samharshe/InferenceXCodingAgent@27d5c41, whn09/InferenceX@60a062a):
+// --speculative-algorithm EAGLE with the model's MTP layer, --speculative-num-steps 3, --speculative-eagle-topk 1,
+// --speculative-num-draft-tokens 4 (3 drafts a step). Its B300 runs of the same image, TP, EP and client grid
+// (2026-04-03) match that entry; no B300 script of that date is stored, so they are taken as its copy. How many
+// drafts the verify keeps is not published for these runs: the validator takes vLLM's published per-position
+// acceptance of a multi-layer MTP drafter (the curve vllm-mtp8-gsm8k, its first three positions: 2.89 tokens a
+// step), a stand-in, not a fit.
+bool inferencemax_mtp_recipe(const std::string& backend, const std::string& model, const std::string& precision,
+                             const std::string& source) {
+    if (backend != "sglang" || model != "Qwen/Qwen3.5-397B-A17B" || precision != "fp8") return false;
+    const std::string key = "image=lmsysorg/sglang:v0.5.9-cu130";
+    const size_t at = source.find(key);
+    return at != std::string::npos && (at + key.size() == source.size() || source[at + key.size()] == ';');
+}
+
 // SGLang's --scheduler-recv-interval in InferenceMAX's recipes (SemiAnalysisAI/InferenceX,
 // benchmarks/single_node/<model>_<precision>_<gpu>.sh, the stored version of each; launch flags, not measurements):
 // the scheduler takes in new requests every N decode forwards (serving.scheduler_recv_interval). "10/30": 10 below 16
@@ -577,6 +611,8 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             // ran the first.)
             if (imax && r.backend == "sglang" && get("model_path") == "zhipuai/GLM-5" && r.system == "h200_sxm" && get("precision") == "fp8")
                 j["serving"]["requests_per_client"] = 5;
+            if (imax && inferencemax_mtp_recipe(r.backend, get("model_path"), get("precision"), get("silicon_data_source")))
+                j["runtime"]["speculative"] = {{"method", "mtp"}, {"draft_tokens", 3}, {"acceptance", "vllm-mtp8-gsm8k"}};
             if (r.backend == "sglang" && inferencemax_source(get("silicon_data_source"))) {
                 const int conc = source_concurrency(get("silicon_data_source"));
                 const int n = sglang_recv_interval(get("model_path"), get("system"), get("precision"), conc);
@@ -590,8 +626,12 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             };
             if (r.mode == "agg") {
                 j["serving"]["mode"] = "aggregated";
-                const AggLayout l = agg_layout(r.id, get("silicon_data_source"), to_int(get("tp_size"), 1), to_int(get("attention_dp_size"), 1),
-                                               to_int(get("moe_tp_size"), 1), to_int(get("moe_ep_size"), 1), to_int(get("pp_size"), 1));
+                AggLayout l = agg_layout(r.id, get("silicon_data_source"), to_int(get("tp_size"), 1), to_int(get("attention_dp_size"), 1),
+                                         to_int(get("moe_tp_size"), 1), to_int(get("moe_ep_size"), 1), to_int(get("pp_size"), 1));
+                if (imax) {
+                    const int ep = inferencemax_recipe_ep(r.backend, get("model_path"), r.system, get("precision"), l.tp * l.dp, l.ep);
+                    if (ep > 0) l.ep = ep, l.fixed = true;
+                }
                 j["parallel"] = {{"tp", l.tp}, {"dp", l.dp}, {"ep", l.ep}, {"pp", l.pp}};
                 r.layout_fixed = l.fixed;
                 // the clients: the run's concurrency where the source names it and the layout was rescaled (the batch

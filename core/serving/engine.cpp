@@ -179,8 +179,13 @@ nlohmann::json engines_to_json(const EngineSet& set) {
     return j;
 }
 
-const EngineConstants& engine_constants(const EngineSet& set, const Scenario& s) {
-    return set.get(s.runtime.engine);
+EngineConstants engine_constants(const EngineSet& set, const Scenario& s) {
+    EngineConstants k = set.get(s.runtime.engine);
+    if (s.runtime.engine == EngineKind::sglang && s.runtime.speculative.draft_tokens > 0) {
+        k.overlap_schedule = false;
+        k.host_overlap = false;
+    }
+    return k;
 }
 
 const EngineSet& builtin_engines() {

@@ -43,6 +43,10 @@ struct EngineConstants {
     // would take it (vLLM V1's default loop schedules, runs, then reads). The first token is not delayed: the
     // prefill's result is read while the next forward runs.
     bool overlap_schedule = false;
+    // Whether the host's per-request work runs beside the GPU's step (decode_step_ms takes the longer) or after it
+    // (the two add): true for every engine's default loop; false where the engine turns its overlap off, which
+    // engine_constants() derives from the scenario (SGLang with speculative decoding). Not a fitted constant.
+    bool host_overlap = true;
     bool mixed_batches = true;            // prefill chunks ride along with the decode batch (vLLM, TRT-LLM); false:
                                           // separate prefill forwards that pause decoding (SGLang's default)
     // Memory.
@@ -104,9 +108,11 @@ inline double scheduler_wait_steps(const Scenario& s, const EngineConstants& k) 
     return s.serving.recv_wait_steps(s.runtime.engine) + (k.overlap_schedule ? 1.0 : 0.0);
 }
 // A decode step of `running` requests per scheduler whose GPU side takes `gpu_ms` (kernels and per-step overhead):
-// the host's per-request work overlaps it, the longer sets the step.
+// the host's per-request work overlaps it, the longer sets the step; without the overlap (host_overlap false) the
+// two add.
 inline double decode_step_ms(const EngineConstants& k, double gpu_ms, double running) {
     const double host_ms = k.decode_host_per_request_us * running / 1000.0;
+    if (!k.host_overlap) return gpu_ms + host_ms;
     return gpu_ms > host_ms ? gpu_ms : host_ms;
 }
 
@@ -130,7 +136,12 @@ struct EngineSet {
 };
 
 // The constants of s's engine (runtime.engine).
-const EngineConstants& engine_constants(const EngineSet& set, const Scenario& s);
+// The scenario's engine as it runs the scenario: its constants, with what the scenario's own settings switch off.
+// SGLang turns its overlap scheduler off under EAGLE / MTP / n-gram drafts (server_args.py
+// _handle_speculative_decoding: "Overlap scheduler is disabled because of using eagle speculative decoding", unless
+// the opt-in SGLANG_ENABLE_SPEC_V2), so a request's first token waits no launched forward and the host's
+// per-request work adds to each step instead of running beside it.
+EngineConstants engine_constants(const EngineSet& set, const Scenario& s);
 
 // The starting constants (no file): documented engine defaults, zero overheads.
 EngineSet default_engines();

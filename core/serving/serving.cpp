@@ -554,7 +554,7 @@ void evaluate_into(const Scenario& s, const Tables& t, const EngineSet& engines,
                    bool want_warnings, bool energy, ServingMethod method) {
     estimate_into(s, t, e, want_warnings);
     if (!e.ok || s.serving.mode == ServingMode::off) return;
-    const EngineConstants& k = engine_constants(engines, s);
+    const EngineConstants k = engine_constants(engines, s);
     auto fail = [&](const Issues& errors) {
         e.ok = false;
         e.errors.insert(e.errors.end(), errors.begin(), errors.end());

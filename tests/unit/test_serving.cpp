@@ -166,6 +166,32 @@ TEST_CASE("serving: a decode step is host-bound past the engine's per-request ho
     CHECK(moe::decode_step_ms(k, 30.0, 512) == 30.0);                     // a longer GPU step hides the host work
 }
 
+// SGLang turns its overlap scheduler off under speculative decoding (python/sglang/srt/server_args.py,
+// _handle_speculative_decoding: "Overlap scheduler is disabled because of using eagle speculative decoding", unless
+// SGLANG_ENABLE_SPEC_V2): engine_constants() gives a scenario with drafts on SGLang the synchronous loop, where the
+// host's per-request work adds to the GPU's step instead of hiding behind it; vLLM and TensorRT-LLM keep theirs.
+TEST_CASE("serving: SGLang's speculative decoding runs without the overlap scheduler") {
+    auto with = [&](const char* engine, const char* spec) {
+        const std::string text = std::string(R"({"model":"qwen3-30b-a3b","hardware":"h200","runtime":{"engine":")") + engine +
+                                 "\"" + spec + R"(},"serving":{"mode":"aggregated","isl":1024,"osl":256,"concurrency":8}})";
+        return moe::engine_constants(moe::builtin_engines(), moe_test::scenario(text.c_str()));
+    };
+    const char* drafts = R"(,"speculative":{"method":"ngram","draft_tokens":3,"acceptance":0.7})";  // any method
+    const moe::EngineConstants plain = with("sglang", ""), spec = with("sglang", drafts);
+    CHECK(plain.overlap_schedule);
+    CHECK(plain.host_overlap);
+    CHECK_FALSE(spec.overlap_schedule);
+    CHECK_FALSE(spec.host_overlap);
+    CHECK(with("trtllm", drafts).overlap_schedule);
+    CHECK(with("vllm", drafts).host_overlap);
+    // 256 running requests at SGLang's fitted host time: 256 x decode_host_per_request_us beside a 30 ms GPU step,
+    // hidden with the overlap, added without it
+    const double host_ms = 256 * plain.decode_host_per_request_us / 1000.0;
+    REQUIRE(host_ms > 1.0);
+    CHECK(moe::decode_step_ms(plain, 30.0, 256) == 30.0);
+    CHECK(moe::decode_step_ms(spec, 30.0, 256) == doctest::Approx(30.0 + host_ms).epsilon(1e-12));
+}
+
 // SGLang's --scheduler-recv-interval N (serving.scheduler_recv_interval): SchedulerRecvSkipper
 // (python/sglang/srt/managers/scheduler_recv_skipper.py) lets the scheduler take in new requests once every N decode
 // forwards, so a request that arrives while the batch decodes waits (N - 1) / 2 forwards more on average:

@@ -91,4 +91,17 @@ check_each served "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634|minimax-m2
                   "2026_03_25_kimi_k2_5_h200_sxm_vllm_int4_agg_1024x1024_c4_tp8_0_ep1_0_599|kimi-k2.5 - -" \
                   "kimik2_5_b200_vllm_fp4_agg_1024x1024_c4_cfg636|kimi-k2.5-nvfp4 - -" \
                   "minimaxm2_5_b300_vllm_fp4_agg_8192x1024_c4_cfg730|minimax-m2.5-nvfp4 - -"
-echo "serving layouts: 6 layouts, 5 disaggregated recipes, 4 KV caches, 2 client lengths, 2 repeats and 7 served checkpoints (3 FP8 scalings) as their launches name them"
+# Expert parallelism a recipe turns on (native/serving_runs.cpp, inferencemax_recipe_ep): vLLM's MiniMax-M2.5 FP8 on
+# H200 at TP 8 passes --enable-expert-parallel whenever EP_SIZE >= 1 (minimaxm2.5_fp8_h200.sh from PR #869,
+# whn09/InferenceX@53605e0): EP 8 though its id says ep1; its TP 4 runs (before that PR) and the same model's B300
+# dump rows keep the EP their columns give.
+expect 2026_03_25_minimax_m2_5_h200_sxm_vllm_fp8_agg_1024x1024_c32_tp8_0_ep1_0_216 "8 1 8" "the H200 script's -ge 1 EP flag"
+expect 2026_04_06_minimax_m2_5_h200_sxm_vllm_fp8_agg_1024x1024_c4_tp4_ep1_1857 "4 1 1" "the script before PR #869"
+# Speculative drafts a recipe launches (inferencemax_mtp_recipe): SGLang's Qwen3.5 FP8 from the image
+# lmsysorg/sglang:v0.5.9-cu130 ran qwen3.5_fp8_b200_mtp.sh (EAGLE on the MTP layer, 3 steps, top-k 1), its -amd64 build
+# the plain recipe; as "method drafts" ("-": none; the dump leaves the default method, mtp, out).
+spec() { "$bin" --serving --dump "$1" 2>/dev/null | python3 -c 'import json, sys; p = json.load(sys.stdin).get("runtime", {}).get("speculative"); print(p.get("method", "mtp"), p.get("draft_tokens", 0)) if p else print("-")'; }
+check_each spec "2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp4_0_ep1_0_463|mtp 3" \
+                "2026_03_25_qwen3_5_397b_b300_sxm_sglang_fp8_agg_1024x1024_c4_tp4_0_ep1_0_18|mtp 3" \
+                "2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c4_tp8_0_ep1_0_347|-"
+echo "serving layouts: 8 layouts, 5 disaggregated recipes, 4 KV caches, 2 client lengths, 3 draft settings, 2 repeats and 7 served checkpoints (3 FP8 scalings) as their launches name them"
