@@ -594,8 +594,10 @@ int serving_main(int argc, char** argv) {
                            "One set of constants per engine stands for every build of it, and builds differ: on the same "
                            "8 B300, SGLang serving Qwen3.5-397B FP8 at TP 4, 1,024 / 1,024 tokens, measures a TTFT of "
                            "498 ms at 16 clients and 1,472 ms at 128 with image v0.5.9-cu130, and 218 and 408 ms with "
-                           "v0.5.10.post1-cu130, at the same TPOT (9.2 / 27.2 ms against 12.0 / 26.0). A signed median "
-                           "below zero: the build is slower than its engine's shared constants predict.\n\n" +
+                           "v0.5.10.post1-cu130, at the same TPOT (9.2 / 27.2 ms against 12.0 / 26.0); and the recipes "
+                           "differ with them: the v0.5.9-cu130 runs drafted 3 MTP tokens a step, the v0.5.10 ones none "
+                           "(docs/serving.md). A signed median below zero: the build is slower than its engine's shared "
+                           "constants predict.\n\n" +
                            table_markdown(lofo, By::build) +
                            "\n" + floor_text + "\n### Rows not evaluated\n\n";
         for (const auto& [why, n] : skipped) body += "- " + std::to_string(n) + " rows: " + why + "\n";
