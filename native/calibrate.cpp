@@ -36,7 +36,9 @@ const std::vector<Param>& params() {
 // sits in front of the engine) spend different time per request before the first token arrives; the model prices
 // the engine, so the validator estimates, per engine, what AIConfigurator's collection adds to each TTFT
 // (`client_ms`, not a product constant: a user's scenario has none of it; calibrate passes 0).
-void predict(runs::Run& r, const moe::EngineConstants& k, double client_ms) {
+void predict(runs::Run& r, const moe::EngineConstants& trial, double client_ms) {
+    // (the trial constants as the run's scenario runs them: engine_constants()'s view, moe::as_run)
+    const moe::EngineConstants k = moe::as_run(trial, r.scenario);
     const moe::ServingResult s = r.sim ? moe::simulate(r.scenario, r.surface, k) : moe::serving_model(r.scenario, r.steps, k);
     r.pred_ttft = s.ttft_ms + (r.aic_client ? client_ms : 0.0);
     r.pred_tpot = s.tpot_ms;

@@ -287,7 +287,7 @@ void serving(std::string& out, const moe::Scenario& s, const moe::Estimate& e) {
     std::string body;
     t.render(body);
     out += body.substr(body.find('\n') + 1);  // no header row
-    const moe::EngineConstants& k = moe::engine_constants(moe::active_engines(), s);
+    const moe::EngineConstants k = moe::engine_constants(moe::active_engines(), s);
     if (k.ttft_typical_error > 0 || k.tpot_typical_error > 0)
         appendf(out, "  typical error of %s's serving numbers against measured runs: TTFT %.0f%%, TPOT %.0f%% (median, each "
                      "model family left out of the fit; docs/validation.md)\n",

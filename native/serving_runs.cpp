@@ -484,7 +484,7 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
     // and the gap-analysis files, up to four times): counted once. Key: model, system, engine, mode, lengths, the
     // source's concurrency and the measured TTFT and TPOT to 0.01 ms (the sources print different digits). Kept: the
     // row whose columns its id confirms (or that no id contradicts), then a row whose layout came from its id, then a
-    // database-dump row; the first in the file among equals.
+    // database-dump row, each preferring a copy whose source names its image; the first in the file among equals.
     std::map<std::string, std::pair<int, int>> best;  // key -> (rank, line) of the row kept
     std::vector<std::string> keys;                    // each line's key (index: line - 2)
     {
@@ -508,7 +508,9 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
                                     get("isl") + "|" + get("osl") + "|" + std::to_string(source_concurrency(source)) + cell;
             const AggLayout la = agg_layout(get("id"), source, to_int(get("tp_size"), 1), to_int(get("attention_dp_size"), 1),
                                             to_int(get("moe_tp_size"), 1), to_int(get("moe_ep_size"), 1), 1);
-            const int rank = source.rfind("db-dump/", 0) == 0 ? 2 : la.fixed ? 1 : 0;
+            // (then, at the same rank, a copy whose source names the image it ran: the recipe keyed by the image,
+            // inferencemax_mtp_recipe, needs it, and a file's order must not decide)
+            const int rank = 2 * (source.rfind("db-dump/", 0) == 0 ? 2 : la.fixed ? 1 : 0) + (source.find("image=") == std::string::npos ? 1 : 0);
             keys.push_back(key);
             if (!(ttft > 0) || !(tpot > 0)) continue;  // nothing measured: not a repeat of anything
             auto [it, fresh] = best.insert({key, {rank, n}});
@@ -676,7 +678,7 @@ std::vector<Run> parse_runs(const std::string& text, const std::string& path, co
             } else if (!pr.ok()) r.skip = "invalid scenario: " + pr.errors.front().text();
             else {
                 r.scenario = pr.scenario;
-                r.steps = moe::serving_steps(r.scenario, tables, moe::active_engines().get(r.scenario.runtime.engine));
+                r.steps = moe::serving_steps(r.scenario, tables, moe::engine_constants(moe::active_engines(), r.scenario));
                 if (!r.steps.ok) r.skip = "step model: " + (r.steps.errors.empty() ? std::string("failed") : r.steps.errors.front().text());
                 else if (o.simulate && !(r.surface = moe::step_surface(r.scenario, tables)).ok)
                     r.skip = "step model: " + (r.surface.errors.empty() ? std::string("failed") : r.surface.errors.front().text());

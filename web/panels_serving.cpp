@@ -71,7 +71,7 @@ void draw_serving_chart(AppState& st, ImVec2 size) {
                             ? "TTFT and TPOT under load \u00b7 disaggregated"
                             : "TTFT and TPOT under load \u00b7 aggregated";
     // how far this engine's TTFT / TPOT typically are from measured runs (presets/engines.json)
-    const moe::EngineConstants& k = moe::engine_constants(moe::active_engines(), st.scenario);
+    const moe::EngineConstants k = moe::engine_constants(moe::active_engines(), st.scenario);
     if (k.ttft_typical_error > 0 || k.tpot_typical_error > 0) {
         char note[128];
         std::snprintf(note, sizeof note, " \u00b7 typical error \u00b1%.0f%% / \u00b1%.0f%%", 100 * k.ttft_typical_error,

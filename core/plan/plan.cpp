@@ -369,7 +369,7 @@ std::vector<PrefillLayout> choose_prefill_layouts(const Scenario& base, const Pl
     x.runtime.two_batch_overlap = false;
     x.serving.mode = ServingMode::disaggregated;
     x.serving.prefill.batch = 1;
-    const EngineConstants& k = engine_constants(active_engines(), x);
+    const EngineConstants k = engine_constants(active_engines(), x);
     for (int wp : divisors(req.gpus)) {
         if (2 * wp > req.gpus || wp + 1 > s.max_gpus_per_replica) continue;
         bool any = false;

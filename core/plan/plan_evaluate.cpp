@@ -161,7 +161,7 @@ public:
         st.chunk_tokens = pre.chunk_tokens;
         st.prefill_fits = pre.prefill_fits;
         serving_link(s, st);
-        const EngineConstants& k = engine_constants(active_engines(), s);
+        const EngineConstants k = engine_constants(active_engines(), s);
         ServingResult sr = serving_model(s, st, k);
         serving_band(k, sr);
         if (!all_finite(sr)) {

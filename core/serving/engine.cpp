@@ -179,14 +179,15 @@ nlohmann::json engines_to_json(const EngineSet& set) {
     return j;
 }
 
-EngineConstants engine_constants(const EngineSet& set, const Scenario& s) {
-    EngineConstants k = set.get(s.runtime.engine);
+EngineConstants as_run(EngineConstants k, const Scenario& s) {
     if (s.runtime.engine == EngineKind::sglang && s.runtime.speculative.draft_tokens > 0) {
         k.overlap_schedule = false;
         k.host_overlap = false;
     }
     return k;
 }
+
+EngineConstants engine_constants(const EngineSet& set, const Scenario& s) { return as_run(set.get(s.runtime.engine), s); }
 
 const EngineSet& builtin_engines() {
     static const EngineSet set = [] {

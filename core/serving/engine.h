@@ -1,7 +1,7 @@
 // engine.h — what a serving engine adds to the kernels: the system constants of SGLang, vLLM, TensorRT-LLM and an
 // ideal engine (DESIGN §8.1). The step model (estimate()) prices kernels; the serving layer (serving.h) adds these.
 //
-//   const moe::EngineConstants& k = moe::builtin_engines().get(moe::EngineKind::vllm);
+//   const moe::EngineConstants k = moe::engine_constants(moe::active_engines(), scenario);  // as the scenario runs it
 //   k.decode_overhead_per_layer_us, k.mixed_batches ...
 //
 // The fitted values live in presets/engines.json, each with the fit that produced it (moe-validate --fit-serving,
@@ -44,8 +44,8 @@ struct EngineConstants {
     // prefill's result is read while the next forward runs.
     bool overlap_schedule = false;
     // Whether the host's per-request work runs beside the GPU's step (decode_step_ms takes the longer) or after it
-    // (the two add): true for every engine's default loop; false where the engine turns its overlap off, which
-    // engine_constants() derives from the scenario (SGLang with speculative decoding). Not a fitted constant.
+    // (the two add): true unless engine_constants() / as_run() turn it off for a scenario (SGLang with speculative
+    // decoding). Not a fitted constant.
     bool host_overlap = true;
     bool mixed_batches = true;            // prefill chunks ride along with the decode batch (vLLM, TRT-LLM); false:
                                           // separate prefill forwards that pause decoding (SGLang's default)
@@ -135,13 +135,14 @@ struct EngineSet {
     EngineConstants& get(EngineKind k) { return engines[int(k)]; }
 };
 
-// The constants of s's engine (runtime.engine).
 // The scenario's engine as it runs the scenario: its constants, with what the scenario's own settings switch off.
 // SGLang turns its overlap scheduler off under EAGLE / MTP / n-gram drafts (server_args.py
 // _handle_speculative_decoding: "Overlap scheduler is disabled because of using eagle speculative decoding", unless
 // the opt-in SGLANG_ENABLE_SPEC_V2), so a request's first token waits no launched forward and the host's
 // per-request work adds to each step instead of running beside it.
 EngineConstants engine_constants(const EngineSet& set, const Scenario& s);
+// The same view of given constants `k` (a fit's trial values): what engine_constants() applies to the set's.
+EngineConstants as_run(EngineConstants k, const Scenario& s);
 
 // The starting constants (no file): documented engine defaults, zero overheads.
 EngineSet default_engines();

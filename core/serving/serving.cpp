@@ -74,6 +74,8 @@ int gpus_of(const ParallelConfig& p) { return p.tp * p.dp * p.pp; }
 // The running batch's decode step and what the memory model says about it.
 void take_decode(const Estimate& e, ServingSteps& st) {
     st.decode_ms = e.decode.step_ms;
+    // (the step model's TPOT is its step over the accepted tokens: speculative decoding's verify, surface.cpp alike)
+    if (e.decode.tpot_ms > 0 && e.decode.step_ms > e.decode.tpot_ms) st.tokens_per_step = e.decode.step_ms / e.decode.tpot_ms;
     st.max_batch = e.memory.max_batch;
     st.weights_fit = e.memory.max_batch >= 1 || e.memory.fits;
 }
@@ -352,7 +354,9 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     const Overheads ov = overheads(s, k);
     const double od = ov.decode_ms, op = ov.prefill_ms;
     const double dks = 1.0, pks = 1.0;  // kernel time as the tables give it
-    const double n_dec = std::max(0.0, osl - 1.0);   // decode steps per request after the first token
+    const double n_dec = std::max(0.0, osl - 1.0);   // tokens per request after the first
+    const double tps = std::max(1.0, st.tokens_per_step);
+    const double n_st = n_dec / tps;                   // the decode steps that give them (speculative: fewer)
     // Memory caps the running batch (running_cap); the rest wait for a slot.
     const double B = st.batch;
     const double Br = std::max(1.0, std::min(B, std::floor(running_cap(st, k, isl, osl))));
@@ -376,16 +380,16 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
         sync_ttft = f_mean * (Sd_half + Xs);
         round_ms = n_f * (Sd_half + Xs);
         // after its first token, a request decodes on the remaining mixed steps, then on pure decode steps
-        sync_tpot_pf = n_dec > 0 ? std::min(n_f - f_mean, n_dec) * Xs / n_dec : 0.0;
+        sync_tpot_pf = n_st > 0 ? std::min(n_f - f_mean, n_st) * Xs / n_st : 0.0;
         // steady state
         steady_ttft = chunks * Sd + x1 + 0.5 * Sd;
         const double other_chunks = (Br - 1.0) * a;
-        if (other_chunks <= n_dec) {
-            steady_tpot_pf = n_dec > 0 ? (Br - 1.0) * x1 / n_dec : 0.0;
+        if (other_chunks <= n_st) {
+            steady_tpot_pf = n_st > 0 ? (Br - 1.0) * x1 / n_st : 0.0;
         } else {  // prefill-bound: every step carries a full chunk, prompts queue
             steady_tpot_pf = X;
             prefill_bound = true;
-            steady_queue = std::max(0.0, Br * a * (Sd + X) - n_dec * (Sd + X) - steady_ttft);
+            steady_queue = std::max(0.0, Br * a * (Sd + X) - n_st * (Sd + X) - steady_ttft);
         }
     } else {
         // Separate prefill forwards of up to chunk_tokens that pause decoding (SGLang).
@@ -404,13 +408,13 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
         sync_ttft = total <= C ? W : mean_ceil_steps(Br, a) * SpC;
         round_ms = W;
         // decoding starts when every prompt of the round is through (prefill first)
-        sync_tpot_pf = n_dec > 0 ? std::max(0.0, W - sync_ttft) / n_dec : 0.0;
+        sync_tpot_pf = n_st > 0 ? std::max(0.0, W - sync_ttft) / n_st : 0.0;
         steady_ttft = Sp1 + 0.5 * Sd;
         const double other = (Br - 1.0) * Sp1;
-        if (other <= n_dec * Sd) {
-            steady_tpot_pf = n_dec > 0 ? other / n_dec : 0.0;
+        if (other <= n_st * Sd) {
+            steady_tpot_pf = n_st > 0 ? other / n_st : 0.0;
         } else {  // prefill-bound: prompts batch into full forwards, decoding gets what is left
-            steady_tpot_pf = n_dec > 0 ? (Br - 1.0) / Br * W / n_dec : 0.0;
+            steady_tpot_pf = n_st > 0 ? (Br - 1.0) / Br * W / n_st : 0.0;
             prefill_bound = true;
             steady_queue = std::max(0.0, W - steady_ttft);
         }
@@ -419,15 +423,16 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     // for the same capacity). S_pf: one prompt's prefill time; Z: the rest of a request's life.
     {
         const double S_pf = steady_ttft - 0.5 * Sd;
-        const double Z = ov.request_ms + n_dec * (Sd + steady_tpot_pf) + 0.5 * Sd;
+        const double Z = ov.request_ms + n_st * (Sd + steady_tpot_pf) + 0.5 * Sd;
         steady_queue = std::max(steady_queue, prefill_wait(Br, S_pf, Z));
     }
-    const double q = first_round_weight(s, k, round_ms, Sd);
+    const double q = first_round_weight(s, k, round_ms, Sd / tps);
     const double ttft_sync_part = q * sync_ttft, ttft_steady_part = (1 - q) * (steady_ttft + steady_queue);
     const double tpot_pf = q * sync_tpot_pf + (1 - q) * steady_tpot_pf;
-    r.tpot_decode_ms = Sd;
-    r.tpot_prefill_ms = tpot_pf;
-    r.tpot_ms = n_dec > 0 ? Sd + tpot_pf : 0.0;
+    // (per token: a step's time over the tokens it gives)
+    r.tpot_decode_ms = Sd / tps;
+    r.tpot_prefill_ms = tpot_pf / tps;
+    r.tpot_ms = n_dec > 0 ? (Sd + tpot_pf) / tps : 0.0;
     const double ttft_kernels = ttft_sync_part + ttft_steady_part;
     // Requests beyond the running batch wait for a slot: B/Br - 1 request lifetimes.
     // (the scheduler's poll and an overlap schedule's launched forward, while other requests decode: simulate.cpp)
@@ -456,7 +461,7 @@ ServingResult aggregated(const Scenario& s, const ServingSteps& st, const Engine
     r.gpus = st.gpus;
     r.output_tokens_per_s_per_gpu = r.requests_per_s * osl / st.gpus;
     r.tokens_per_s_per_user = r.tpot_ms > 0 ? 1000.0 / r.tpot_ms : 0.0;
-    r.prefill_utilisation = r.e2e_latency_ms > 0 ? std::min(1.0, (ttft_kernels + n_dec * tpot_pf) / r.e2e_latency_ms) : 0.0;
+    r.prefill_utilisation = r.e2e_latency_ms > 0 ? std::min(1.0, (ttft_kernels + n_st * tpot_pf) / r.e2e_latency_ms) : 0.0;
     r.bound = B > Br ? "memory" : (prefill_bound ? "prefill" : "decode");
     return r;
 }
@@ -473,7 +478,8 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     const Overheads ov = overheads(s, k);
     const double od = ov.decode_ms;
     const double dks = 1.0;  // kernel time as the tables give it
-    const double n_dec = std::max(0.0, osl - 1.0);
+    const double n_dec = std::max(0.0, osl - 1.0);  // tokens per request after the first
+    const double n_st = n_dec / std::max(1.0, st.tokens_per_step);  // the decode steps that give them
     const double wave_share = 1.0 / std::max(1, sv.requests_per_client);
     // Prefill pool: requests per ms.
     const double Sp = prefill_forward_ms(s, st, k);
@@ -496,10 +502,10 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     double lambda = 0;  // requests per ms
     for (int it = 0; it < 30; ++it) {
         tpot = decode_step_ms(k, decode_at(st, b) * dks + od, b);
-        const double rate_d = n_dec > 0 ? ranks * b / (n_dec * tpot) : rate_p;
+        const double rate_d = n_st > 0 ? ranks * b / (n_st * tpot) : rate_p;
         lambda = std::min(rate_p, rate_d);
-        // Little's law over the whole loop: N = lambda * (ttft + n_dec * tpot)
-        const double b_new = std::min(b, n_dec > 0 ? lambda * n_dec * tpot / ranks : b);
+        // Little's law over the whole loop: N = lambda * (ttft + n_st * tpot), tpot a decode step here
+        const double b_new = std::min(b, n_st > 0 ? lambda * n_st * tpot / ranks : b);
         if (std::fabs(b_new - b) < 1e-6 * b) break;
         b = std::max(1.0, 0.5 * (b + b_new));
     }
@@ -509,7 +515,7 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     // Waiting for the prefill pool: what the closed loop leaves beyond one prefill (the clients not decoding),
     // at least the forward in flight when utilised.
     const double cycle = lambda > 0 ? N / lambda : 0.0;
-    const double wait = std::max(0.5 * rho * Sp, cycle - n_dec * tpot - ttft_base);
+    const double wait = std::max(0.5 * rho * Sp, cycle - n_st * tpot - ttft_base);
     r.ttft_overhead_ms = req_ovh;
     r.ttft_prefill_ms = Sp;
     r.ttft_queue_ms = wait;
@@ -520,8 +526,8 @@ ServingResult disaggregated(const Scenario& s, const ServingSteps& st, const Eng
     // decode step (simulate.cpp, disaggregated); the request's end does not move.
     const double first_step = n_dec > 0 ? tpot : 0.0;
     r.ttft_ms = ttft_base + wait + r.ttft_first_wave_ms + first_step;
-    r.tpot_decode_ms = tpot;
-    r.e2e_latency_ms = r.ttft_ms - first_step + n_dec * tpot;
+    r.tpot_decode_ms = tpot / std::max(1.0, st.tokens_per_step);
+    r.e2e_latency_ms = r.ttft_ms - first_step + n_st * tpot;
     r.tpot_ms = n_dec > 0 ? (r.e2e_latency_ms - r.ttft_ms) / n_dec : 0.0;
     r.requests_per_s = lambda * 1000.0;
     r.gpus = st.gpus;

@@ -29,6 +29,7 @@ struct ServingSteps {
     double chunk_tokens = 0;        // token budget of a forward
     double decode_ms = 0;           // decode step at `batch` (at the average context isl + osl/2)
     double decode1_ms = 0;          // decode step at batch 1 (the slope of a smaller running batch)
+    double tokens_per_step = 1;     // tokens a decode step gives each request (speculative decoding: its verify's)
     double mixed_extra_ms = 0;      // mixed engines: what a full prefill chunk adds to a decode step
     double mixed_tokens = 0;        // prefill tokens in that chunk (budget minus the decode tokens)
     double prefill_ms = 0;          // separate engines: one prefill forward of `prefill_tokens`

@@ -188,9 +188,7 @@ struct Aggregated {
         }
     }
     double decode_step_ms(double extra_ms, double batch, double ctx_mean) const {
-        const double gpu = sf.agg.decode_ms(batch, ctx_mean) + od + extra_ms;
-        const double host = k.decode_host_per_request_us * batch / 1000.0;
-        return std::max(gpu, host);
+        return moe::decode_step_ms(k, sf.agg.decode_ms(batch, ctx_mean) + od + extra_ms, batch);
     }
     // pop the requests whose last step has run
     void pop_ends() {

@@ -190,6 +190,28 @@ TEST_CASE("serving: SGLang's speculative decoding runs without the overlap sched
     REQUIRE(host_ms > 1.0);
     CHECK(moe::decode_step_ms(plain, 30.0, 256) == 30.0);
     CHECK(moe::decode_step_ms(spec, 30.0, 256) == doctest::Approx(30.0 + host_ms).epsilon(1e-12));
+    // and a whole evaluation, the simulation and the closed form, pays it: at the range's top, 80 us per running
+    // request, a step of the drafting engine grows by 80 us x its running batch (TPOT: over the 1 + 0.7 + 0.49 +
+    // 0.343 = 2.533 tokens a step gives), while the overlapping engine's GPU step still hides it
+    const std::string scenario = R"({"model":"qwen3-30b-a3b","hardware":"h200","runtime":{"engine":"sglang")";
+    const std::string serving = R"(,"serving":{"mode":"aggregated","isl":1024,"osl":256,"concurrency":64}})";
+    moe::EngineSet busy = moe::builtin_engines(), idle = moe::builtin_engines();
+    busy.get(moe::EngineKind::sglang).decode_host_per_request_us = 80;
+    idle.get(moe::EngineKind::sglang).decode_host_per_request_us = 0;
+    for (const moe::ServingMethod method : {moe::ServingMethod::simulation, moe::ServingMethod::closed_form}) {
+        auto tpot = [&](const std::string& runtime, const moe::EngineSet& set, double* batch) {
+            const moe::Scenario s = moe_test::scenario((scenario + runtime + "}" + serving).c_str());
+            moe::Estimate e;
+            moe::evaluate_into(s, moe::builtin_tables(), set, nullptr, e, false, false, method);
+            REQUIRE(e.ok);
+            if (batch) *batch = e.serving.running_batch;
+            return e.serving.tpot_ms;
+        };
+        double b = 0;
+        const double with_host = tpot(drafts, busy, &b), without = tpot(drafts, idle, nullptr);
+        CHECK(with_host - without == doctest::Approx(0.080 * b / 2.533).epsilon(0.1));
+        CHECK(tpot("", busy, nullptr) == doctest::Approx(tpot("", idle, nullptr)).epsilon(1e-9));
+    }
 }
 
 // SGLang's --scheduler-recv-interval N (serving.scheduler_recv_interval): SchedulerRecvSkipper

@@ -454,18 +454,27 @@ TEST_CASE("serving simulation: requests/s is the clients over the request latenc
 TEST_CASE("serving: the closed form (the planner's screening pass) against the simulation") {
     // The planner ranks by the closed form and re-evaluates its front with the simulation. On decode-bound
     // deployments they agree closely on TPOT and throughput; TTFT under queueing differs more (the simulation
-    // is the reference). This pins how far apart they are on the serving presets.
+    // is the reference). This pins how far apart they are on the serving presets, and on each with speculative
+    // drafts (DeepSeek-V3's MTP, Qwen3-235B's EAGLE-3 head): the closed form counts a request's decode steps as its
+    // tokens over the tokens a step gives (it priced every token as a whole verify step before stop 46: 2.3x the
+    // simulation's TPOT with 3 drafts at 0.7).
     const char* presets[] = {"deepseek-v3-serving-b200-sglang", "qwen3-235b-a22b-serving-h200-vllm"};
-    for (const char* id : presets) {
+    const char* drafts[] = {R"({"method":"mtp","draft_tokens":3,"acceptance":0.7})", R"({"method":"eagle","draft_tokens":3,"acceptance":0.7})"};
+    for (int v = 0; v < 4; ++v) {
+        const char* id = presets[v % 2];
         const moe::CatalogEntry* entry = moe::builtin_catalog().scenario(id);
         REQUIRE(entry);
-        const moe::Scenario p = moe_test::scenario(entry->json.dump());
+        nlohmann::json j = entry->json;
+        if (v >= 2) j["runtime"]["speculative"] = nlohmann::json::parse(drafts[v % 2]);
+        const moe::Scenario p = moe_test::scenario(j.dump());
+        REQUIRE((v < 2 || p.runtime.speculative.draft_tokens == 3));
         moe::Estimate sim, cf;
         moe::evaluate_into(p, sim_tables(), moe::builtin_engines(), nullptr, sim, false, false, moe::ServingMethod::simulation);
         moe::evaluate_into(p, sim_tables(), moe::builtin_engines(), nullptr, cf, false, false, moe::ServingMethod::closed_form);
         REQUIRE(sim.ok);
         REQUIRE(cf.ok);
-        INFO(id << ": TPOT sim " << sim.serving.tpot_ms << " closed " << cf.serving.tpot_ms << "; tok/s/GPU sim "
+        const std::string label = std::string(id) + (v >= 2 ? " with drafts" : "");
+        INFO(label << ": TPOT sim " << sim.serving.tpot_ms << " closed " << cf.serving.tpot_ms << "; tok/s/GPU sim "
                 << sim.serving.output_tokens_per_s_per_gpu << " closed " << cf.serving.output_tokens_per_s_per_gpu);
         CHECK(cf.serving.tpot_ms == doctest::Approx(sim.serving.tpot_ms).epsilon(0.25));
         CHECK(cf.serving.output_tokens_per_s_per_gpu == doctest::Approx(sim.serving.output_tokens_per_s_per_gpu).epsilon(0.25));
