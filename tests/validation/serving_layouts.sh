@@ -43,7 +43,7 @@ for id in qwen3_5_b200_sglang_fp8_agg_1024x1024_c128_cfg615 2026_04_06_qwen3_5_3
 done
 # and the 2026-03-25 export's copy is the one evaluated, with its id's layout
 expect 2026_03_25_qwen3_5_397b_b200_sxm_sglang_fp8_agg_1024x1024_c128_tp4_0_ep4_0_351 "4 1 4" "the kept copy"
-# InferenceMAX's disaggregated runs as their recipes launched them (native/serving_runs.cpp, inferencemax_disagg_recipe;
+# InferenceMAX's disaggregated runs as their recipes launched them (native/serving_recipes.cpp, inferencemax_disagg_recipe;
 # NVIDIA/srt-slurm recipes/vllm/kimi-k2.5/1k1k/disagg-gb200-1p1d-dep4-dep16.yaml and -1p4d-dep4-tep4.yaml,
 # recipes/kimi2.5/trtllm_dynamo/disagg/gb200Nvfp4/...): the prefill worker dep4 (data-parallel-size 4) taking 16,384
 # tokens per forward and rank (16 prompts of 1k, 2 of 8k); vLLM's one decode worker dep16, its batch of 1,024 per
@@ -63,7 +63,7 @@ check_each pools "kimik2_5_gb200_vllm_fp4_disagg_1024x1024_c1024_cfg697|1 4 16 |
                  "kimik2_5_gb200_vllm_fp4_disagg_8192x1024_c128_cfg698|1 4 2 | 4 1 16 4 | fp8" \
                  "kimik2_5_gb200_trtllm_fp4_disagg_1024x1024_c55_cfg763|1 4 16 | 4 1 8 5 | fp8" \
                  "kimik2_5_gb200_trtllm_fp4_disagg_8192x1024_c156_cfg760|1 4 2 | 4 1 32 4 | fp8"
-# The KV cache InferenceMAX's aggregated recipes launch with (native/serving_runs.cpp, kFp8KvRecipes): SGLang's
+# The KV cache InferenceMAX's aggregated recipes launch with (native/serving_recipes.cpp, kFp8KvRecipes): SGLang's
 # Qwen3.5 FP8 on B200 --kv-cache-dtype fp8_e4m3 (qwen3.5_fp8_b200.sh), its BF16 run the model's dtype; TensorRT-LLM's
 # gpt-oss on H200 kv dtype auto (gptoss_fp4_h200_trt.sh), on B200 fp8.
 kv() { "$bin" --serving --dump "$1" 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin).get("precision", {}).get("kv_cache", "-"))'; }
@@ -91,7 +91,7 @@ check_each served "minimaxm2_5_b200_vllm_fp8_agg_8192x1024_c32_cfg634|minimax-m2
                   "2026_03_25_kimi_k2_5_h200_sxm_vllm_int4_agg_1024x1024_c4_tp8_0_ep1_0_599|kimi-k2.5 - -" \
                   "kimik2_5_b200_vllm_fp4_agg_1024x1024_c4_cfg636|kimi-k2.5-nvfp4 - -" \
                   "minimaxm2_5_b300_vllm_fp4_agg_8192x1024_c4_cfg730|minimax-m2.5-nvfp4 - -"
-# Expert parallelism a recipe turns on (native/serving_runs.cpp, inferencemax_recipe_ep): vLLM's MiniMax-M2.5 FP8 on
+# Expert parallelism a recipe turns on (native/serving_recipes.cpp, inferencemax_recipe_ep): vLLM's MiniMax-M2.5 FP8 on
 # H200 at TP 8 passes --enable-expert-parallel whenever EP_SIZE >= 1 (minimaxm2.5_fp8_h200.sh from PR #869,
 # whn09/InferenceX@53605e0): EP 8 though its id says ep1; its TP 4 runs (before that PR) and the same model's B300
 # dump rows keep the EP their columns give.
