@@ -13,7 +13,7 @@ set(MOE_CLI "${PROJECT_SOURCE_DIR}/build-native/moe-roofline"
     CACHE FILEPATH "The native moe-roofline the browser tests compare the page's numbers with")
 
 # ---- the page's fonts: subsets of DejaVu Sans (Debian's fonts-dejavu-core, which Chromium's fontconfig pulls in),
-# ~40 KB each instead of ~750 KB. Missing font files give empty arrays and the page uses ImGui's built-in font.
+# ~20 KB each instead of ~750 KB. Missing font files give empty arrays and the page uses ImGui's built-in font.
 find_program(MOE_PYTHON3 NAMES python3 REQUIRED)
 set(MOE_FONT_DIR "/usr/share/fonts/truetype/dejavu" CACHE PATH "Where DejaVuSans.ttf and DejaVuSans-Bold.ttf are")
 set(_moe_fonts_cpp "${CMAKE_BINARY_DIR}/generated/web_fonts.cpp")

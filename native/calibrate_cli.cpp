@@ -33,8 +33,8 @@ std::string times(double log_ratio) {  // "x0.87"
 }
 
 const moe::EmbeddedFile* shipped_engines_file() {
-    for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i)
-        if (std::string_view(moe::kEmbeddedFiles[i].path) == "presets/engines.json") return &moe::kEmbeddedFiles[i];
+    for (const moe::EmbeddedFile& f : moe::embedded_files())
+        if (std::string_view(f.path) == "presets/engines.json") return &f;
     return nullptr;
 }
 

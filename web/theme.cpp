@@ -13,6 +13,8 @@ extern const unsigned char font_regular[];
 extern const std::size_t font_regular_size;
 extern const unsigned char font_bold[];
 extern const std::size_t font_bold_size;
+// The characters the subsets hold (web/tools/subset_font.py RANGES), zero-terminated pairs of ImWchar (16 bits).
+extern const unsigned short font_glyph_ranges[];
 }  // namespace web
 
 namespace web::theme {
@@ -20,12 +22,6 @@ namespace web::theme {
 namespace {
 Fonts g_fonts;
 float g_scale = 1;
-
-// The characters the subset holds (web/tools/subset_font.py RANGES), zero-terminated pairs.
-const ImWchar kGlyphRanges[] = {0x0020, 0x007E, 0x00A0, 0x00FF, 0x0391, 0x03C9, 0x2013, 0x2014, 0x2018, 0x201D,
-                                0x2022, 0x2022, 0x2026, 0x2026, 0x2190, 0x2195, 0x2212, 0x2212, 0x221A, 0x221A,
-                                0x221E, 0x221E, 0x2248, 0x2248, 0x2264, 0x2265, 0x25A0, 0x25A1, 0x25B2, 0x25B2, 0x25B6, 0x25B6,
-                                0x25BC, 0x25BC, 0x25CF, 0x25CF, 0x26A0, 0x26A0, 0x2713, 0x2717, 0};
 
 ImFont* add_font(const unsigned char* data, std::size_t size, float pixels) {
     ImGuiIO& io = ImGui::GetIO();
@@ -39,7 +35,7 @@ ImFont* add_font(const unsigned char* data, std::size_t size, float pixels) {
     }
     cfg.FontDataOwnedByAtlas = false;  // static data
     return io.Fonts->AddFontFromMemoryTTF(const_cast<unsigned char*>(data), static_cast<int>(size), std::round(pixels),
-                                          &cfg, kGlyphRanges);
+                                          &cfg, font_glyph_ranges);
 }
 }  // namespace
 

@@ -155,14 +155,14 @@ const Tables& builtin_tables() {
     static const Tables tables = [] {
         Tables t;
         Issues errors;
-        for (std::size_t i = 0; i < kEmbeddedFileCount; ++i) {
-            std::string_view p(kEmbeddedFiles[i].path);
+        for (const EmbeddedFile& f : embedded_files()) {
+            std::string_view p(f.path);
             if (p.substr(0, 11) != "bench_data/" || p.size() < 4 || p.substr(p.size() - 4) != ".csv") continue;
-            t.load_csv(p, std::string_view(kEmbeddedFiles[i].data, kEmbeddedFiles[i].size), errors);
+            t.load_csv(p, std::string_view(f.data, f.size), errors);
         }
-        for (std::size_t i = 0; i < kEmbeddedFileCount; ++i) {
-            if (std::string_view(kEmbeddedFiles[i].path) != "presets/calibration.json") continue;
-            auto j = nlohmann::json::parse(kEmbeddedFiles[i].data, kEmbeddedFiles[i].data + kEmbeddedFiles[i].size, nullptr, false);
+        for (const EmbeddedFile& f : embedded_files()) {
+            if (std::string_view(f.path) != "presets/calibration.json") continue;
+            auto j = nlohmann::json::parse(f.data, f.data + f.size, nullptr, false);
             parse_calibration(j, t.calibration, errors);
         }
         return t;

@@ -122,12 +122,12 @@ const Catalog& builtin_catalog() {
         // Models and hardware first: scenarios refer to them.
         for (const char* kind : {"models", "hardware", "scenarios"}) {
             const std::string prefix = std::string("presets/") + kind + "/";
-            for (std::size_t i = 0; i < kEmbeddedFileCount; ++i) {
-                std::string_view p(kEmbeddedFiles[i].path);
+            for (const EmbeddedFile& f : embedded_files()) {
+                std::string_view p(f.path);
                 if (p.substr(0, prefix.size()) != prefix || p.size() < 5 || p.substr(p.size() - 5) != ".json") continue;
                 std::string_view id = p.substr(prefix.size(), p.size() - prefix.size() - 5);
                 if (id.find('/') != std::string_view::npos) continue;
-                c.add(kind, id, std::string_view(kEmbeddedFiles[i].data, kEmbeddedFiles[i].size), errors);
+                c.add(kind, id, std::string_view(f.data, f.size), errors);
             }
         }
         // Built-in presets are checked by the unit tests (every preset parses); errors here would be our bug.

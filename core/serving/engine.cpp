@@ -192,10 +192,9 @@ EngineConstants engine_constants(const EngineSet& set, const Scenario& s) { retu
 const EngineSet& builtin_engines() {
     static const EngineSet set = [] {
         EngineSet s = default_engines();
-        for (std::size_t i = 0; i < kEmbeddedFileCount; ++i) {
-            if (std::string_view(kEmbeddedFiles[i].path) != "presets/engines.json") continue;
-            auto j = nlohmann::json::parse(kEmbeddedFiles[i].data, kEmbeddedFiles[i].data + kEmbeddedFiles[i].size,
-                                           nullptr, false);
+        for (const EmbeddedFile& f : embedded_files()) {
+            if (std::string_view(f.path) != "presets/engines.json") continue;
+            auto j = nlohmann::json::parse(f.data, f.data + f.size, nullptr, false);
             Issues errors;
             EngineSet parsed = s;
             // A broken shipped file is our bug; the tests check it parses (test_serving.cpp). Keep the defaults.

@@ -26,8 +26,8 @@ double analytical_us(const moe::Estimate& e, const moe::OpRecord& op, double pea
 
 // An embedded file (presets/, bench_data/) as text.
 std::string embedded_text(const char* path) {
-    for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i)
-        if (std::strcmp(moe::kEmbeddedFiles[i].path, path) == 0) return std::string(moe::kEmbeddedFiles[i].data, moe::kEmbeddedFiles[i].size);
+    for (const moe::EmbeddedFile& f : moe::embedded_files())
+        if (std::strcmp(f.path, path) == 0) return std::string(f.data, f.size);
     FAIL("missing embedded file ", path);
     return {};
 }

@@ -26,11 +26,11 @@ const moe::Tables& tables_without_hopper_mxfp4() {
         moe::Tables x;
         x.calibration = moe::builtin_tables().calibration;
         moe::Issues errors;
-        for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i) {
-            const std::string path = moe::kEmbeddedFiles[i].path;
+        for (const moe::EmbeddedFile& f : moe::embedded_files()) {
+            const std::string path = f.path;
             if (path.rfind("bench_data/", 0) != 0 || path.find("_mxfp4.csv") != std::string::npos) continue;
             if (path.size() < 4 || path.compare(path.size() - 4, 4, ".csv") != 0) continue;
-            x.load_csv(path, std::string_view(moe::kEmbeddedFiles[i].data, moe::kEmbeddedFiles[i].size), errors);
+            x.load_csv(path, std::string_view(f.data, f.size), errors);
         }
         return x;
     }();

@@ -29,8 +29,8 @@ struct CsvRow {
 
 std::vector<CsvRow> embedded_csv(const std::string& path) {
     std::string text;
-    for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i)
-        if (path == moe::kEmbeddedFiles[i].path) text.assign(moe::kEmbeddedFiles[i].data, moe::kEmbeddedFiles[i].size);
+    for (const moe::EmbeddedFile& f : moe::embedded_files())
+        if (path == f.path) text.assign(f.data, f.size);
     REQUIRE_MESSAGE(!text.empty(), path);
     auto split = [](std::string_view s) {
         std::vector<std::string> out;
@@ -154,8 +154,8 @@ std::vector<AttnPoint> attn_points(const char* family, const char* preset) {
     for (const char* kind : {"mha", "mla"}) {
         const std::string dir = std::string("bench_data/") + kind + "/prefill/" + family + "/";
         std::vector<std::string> files;
-        for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i) {
-            const std::string p = moe::kEmbeddedFiles[i].path;
+        for (const moe::EmbeddedFile& f : moe::embedded_files()) {
+            const std::string p = f.path;
             if (p.rfind(dir, 0) == 0 && p.find('/', dir.size()) == std::string::npos) files.push_back(p);
         }
         std::sort(files.begin(), files.end());

@@ -57,9 +57,9 @@ inline bool has_warning(const moe::Estimate& e, const std::string& part) {
 }
 // A file compiled into the binary (presets/..., as core/base/embedded.h lists them) parsed as JSON.
 inline nlohmann::json embedded_json(const char* path) {
-    for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i)
-        if (std::string(moe::kEmbeddedFiles[i].path) == path)
-            return nlohmann::json::parse(std::string(moe::kEmbeddedFiles[i].data, moe::kEmbeddedFiles[i].size));
+    for (const moe::EmbeddedFile& f : moe::embedded_files())
+        if (std::string(f.path) == path)
+            return nlohmann::json::parse(std::string(f.data, f.size));
     FAIL("missing embedded file ", path);
     return {};
 }

@@ -18,9 +18,9 @@ double active_without_embedding(const ModelSpec& m) { return m.active_compute_pa
 
 // Rows of an embedded bench_data CSV, by header name.
 std::vector<std::vector<double>> csv_rows(const char* path, std::vector<std::string>& header) {
-    for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i) {
-        if (std::strcmp(moe::kEmbeddedFiles[i].path, path) != 0) continue;
-        std::istringstream in(std::string(moe::kEmbeddedFiles[i].data, moe::kEmbeddedFiles[i].size));
+    for (const moe::EmbeddedFile& f : moe::embedded_files()) {
+        if (std::strcmp(f.path, path) != 0) continue;
+        std::istringstream in(std::string(f.data, f.size));
         std::string line, cell;
         std::vector<std::vector<double>> rows;
         std::getline(in, line);

@@ -142,9 +142,9 @@ TEST_CASE("speculative: an EAGLE-3 head stays in the draft checkpoint's BF16 whe
     //   67,108,864; MLP 704,643,072) / 4 = 234,881,024 a GPU; fc 3 x 8192^2 = 201,326,592 unsharded; LM head
     //   8192 x 32000 / 4 = 65,536,000; norms 4 x 8192 x 4 B.
     nlohmann::json cfg;
-    for (std::size_t i = 0; i < moe::kEmbeddedFileCount; ++i)
-        if (std::string(moe::kEmbeddedFiles[i].path) == "presets/models/llama-3.1-70b.json")
-            cfg = nlohmann::json::parse(std::string(moe::kEmbeddedFiles[i].data, moe::kEmbeddedFiles[i].size));
+    for (const moe::EmbeddedFile& f : moe::embedded_files())
+        if (std::string(f.path) == "presets/models/llama-3.1-70b.json")
+            cfg = nlohmann::json::parse(std::string(f.data, f.size));
     REQUIRE(cfg.is_object());
     cfg["quantization_config"] = {{"quant_method", "fp8"}, {"activation_scheme", "dynamic"}};
     auto head = [&](const char* precision) {

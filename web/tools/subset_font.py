@@ -2,21 +2,84 @@
 """subset_font.py — a minimal TrueType subsetter for the page's fonts (standard library only).
 
 The page draws text with Dear ImGui's stb_truetype, which needs only cmap, head, hhea, hmtx, maxp, loca and glyf.
-This keeps those tables for the characters the page uses (renumbering glyphs, composite components included) and
-writes them as C++ byte arrays, so a 760 KB DejaVu Sans becomes ~40 KB in the wasm.
+This keeps those tables for the characters the page uses (renumbering glyphs, composite components included), drops
+the glyphs' hinting instructions (stb_truetype does not run them) and writes them as C++ byte arrays, so a 760 KB
+DejaVu Sans becomes ~10 KB in the wasm.
 
     python3 subset_font.py OUT.cpp NAME=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf [NAME=...]
+    python3 subset_font.py --check REPO_ROOT   # every character the sources and data may show is in RANGES
 
 A missing font file gives an empty array (size 0): the page then falls back to Dear ImGui's built-in font.
 """
 import struct
 import sys
 
-# The characters the page may draw: printable ASCII, Latin-1, Greek, and the symbols of web/theme.h.
-RANGES = [(0x20, 0x7E), (0xA0, 0xFF), (0x391, 0x3C9), (0x2013, 0x2014), (0x2018, 0x201D), (0x2022, 0x2022),
-          (0x2026, 0x2026), (0x2190, 0x2195), (0x2212, 0x2212), (0x221A, 0x221A), (0x221E, 0x221E),
-          (0x2248, 0x2248), (0x2264, 0x2265), (0x25A0, 0x25A1), (0x25B2, 0x25B2), (0x25B6, 0x25B6), (0x25BC, 0x25BC),
-          (0x25CF, 0x25CF), (0x2713, 0x2717), (0x26A0, 0x26A0)]
+# The characters the page draws: printable ASCII and the symbols its text uses (the page's and the core's string
+# literals; presets and bench_data are ASCII). `subset_font.py --check ROOT` (the ctest web_font_glyphs) fails when a
+# string literal of web/ or core/, or an embedded preset or table, has a character outside these ranges: add it here.
+# Anything else (a character typed into the scenario editor) is drawn as ImGui's '?'.
+RANGES = [(0x20, 0x7E), (0xA7, 0xA7), (0xB1, 0xB1), (0xB5, 0xB5), (0xB7, 0xB7), (0xD7, 0xD7), (0x2013, 0x2014),
+          (0x2026, 0x2026), (0x2192, 0x2192), (0x2194, 0x2194), (0x2212, 0x2212), (0x2264, 0x2265), (0x25A0, 0x25A0),
+          (0x25CF, 0x25CF), (0x26A0, 0x26A0), (0x2713, 0x2713), (0x2717, 0x2717)]
+
+
+def literal_chars(src):
+    """The non-ASCII characters of a C++ source's string and character literals (raw UTF-8 or \\u escapes)."""
+    import re
+    out = set()
+    i, n = 0, len(src)
+    while i < n:
+        c = src[i]
+        if src.startswith('//', i):
+            i = src.find('\n', i)
+            i = n if i < 0 else i
+        elif src.startswith('/*', i):
+            i = src.find('*/', i + 2)
+            i = n if i < 0 else i + 2
+        elif c == 'R' and src.startswith('"', i + 1) and not (i and (src[i - 1].isalnum() or src[i - 1] == '_')
+                                                                 and src[i - 1] not in 'uU8L'):
+            d = src.index('(', i + 2)
+            end = src.index(')' + src[i + 2:d] + '"', d)
+            out |= {ch for ch in src[d + 1:end] if ord(ch) > 0x7E}
+            i = end + d - i
+        elif c == "'" and i and src[i - 1].isalnum():  # a digit separator (100'000)
+            i += 1
+        elif c in '"\'':
+            j = i + 1
+            while j < n and src[j] != c and src[j] != '\n':
+                j += 2 if src[j] == '\\' else 1
+            lit = src[i + 1:j]
+            out |= {ch for ch in lit if ord(ch) > 0x7E}
+            out |= {chr(int(h, 16)) for h in re.findall(r'\\u([0-9A-Fa-f]{4})', lit)}
+            out |= {chr(int(h, 16)) for h in re.findall(r'\\U([0-9A-Fa-f]{8})', lit)}
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def check(root):
+    """Every character the page may draw from the sources and the embedded data is in RANGES."""
+    import glob
+    import os
+    have = {c for lo, hi in RANGES for c in range(lo, hi + 1)}
+    missing = {}
+    for pattern in ('web/*.cpp', 'web/*.h', 'core/**/*.cpp', 'core/**/*.h'):
+        for path in sorted(glob.glob(os.path.join(root, pattern), recursive=True)):
+            with open(path, encoding='utf-8') as f:
+                chars = literal_chars(f.read())
+            for ch in chars:
+                if ord(ch) not in have and ch not in '\t\n\r\x1b':
+                    missing.setdefault(ch, path)
+    for pattern in ('presets/**/*.json', 'bench_data/**/*.csv'):
+        for path in sorted(glob.glob(os.path.join(root, pattern), recursive=True)):
+            with open(path, encoding='utf-8') as f:
+                for ch in f.read():
+                    if ord(ch) > 0x7E and ord(ch) not in have:
+                        missing.setdefault(ch, path)
+    for ch, path in sorted(missing.items()):
+        print('U+%04X %r (%s) is not in subset_font.py RANGES: the page would draw it as "?"' % (ord(ch), ch, path))
+    return 1 if missing else 0
 
 
 def tables_of(data):
@@ -103,6 +166,33 @@ def components(g):
             return out
 
 
+def without_instructions(g):
+    """A glyph without its TrueType hinting instructions, which stb_truetype never runs (it draws the outlines as they
+    are): the same shapes in about half the bytes. The outlines and a composite's components are unchanged."""
+    if len(g) < 10:
+        return g
+    contours = struct.unpack_from('>h', g, 0)[0]
+    if contours >= 0:  # simple: header, endPtsOfContours, instructionLength, instructions, then flags and points
+        p = 10 + 2 * contours
+        n = struct.unpack_from('>H', g, p)[0]
+        return g[:p] + b'\0\0' + g[p + 2 + n:]
+    b = bytearray(g)  # composite: components, then the instructions if a component has WE_HAVE_INSTRUCTIONS (0x100)
+    p = 10
+    while True:
+        flags = struct.unpack_from('>H', b, p)[0]
+        struct.pack_into('>H', b, p, flags & ~0x100)
+        p += 4
+        p += 4 if flags & 0x1 else 2
+        if flags & 0x8:
+            p += 2
+        elif flags & 0x40:
+            p += 4
+        elif flags & 0x80:
+            p += 8
+        if not flags & 0x20:
+            return bytes(b[:p])
+
+
 def checksum(b):
     b = b + b'\0' * (-len(b) % 4)
     return sum(struct.unpack('>%dI' % (len(b) // 4), b)) & 0xFFFFFFFF
@@ -152,7 +242,7 @@ def subset(data):
     glyf = b''
     loca = [0]
     for g in order:
-        b = bytearray(glyphs[g])
+        b = bytearray(without_instructions(glyphs[g]))
         for pos, cg in components(glyphs[g]):
             struct.pack_into('>H', b, pos, new_id[cg])
         b += b'\0' * (-len(b) % 4)
@@ -185,6 +275,8 @@ def subset(data):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == '--check':
+        raise SystemExit(check(sys.argv[2]))
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
     lines = ['// Generated by web/tools/subset_font.py: subsets of system fonts for the page (see web/theme.cpp).',
@@ -201,6 +293,9 @@ def main():
         body = ','.join(str(b) for b in data) if data else '0'
         lines.append('extern const unsigned char %s[] = {%s};' % (name, body))
         lines.append('extern const std::size_t %s_size = %d;' % (name, len(data)))
+    # The same ranges for ImGui's atlas (web/theme.cpp): zero-terminated pairs of ImWchar (16 bits).
+    pairs = ', '.join('0x%04X, 0x%04X' % r for r in RANGES)
+    lines.append('extern const unsigned short font_glyph_ranges[] = {%s, 0};' % pairs)
     lines.append('}  // namespace web')
     text = '\n'.join(lines) + '\n'
     try:
