@@ -145,15 +145,15 @@ def glyph_slices(t):
     return [t['glyf'][loca[i]:loca[i + 1]] for i in range(nglyphs)]
 
 
-def components(g):
-    """(offset of the glyph index, component glyph id) of a composite glyph."""
+def component_records(g):
+    """A composite glyph's component records, as ([(offset, flags, component glyph id)], offset past the last): each
+    record is flags, glyph id, two arguments of 1 or 2 bytes, then a scale of 0, 2, 4 or 8 bytes; MORE_COMPONENTS
+    (0x20) says another follows."""
     out = []
-    if len(g) < 10 or struct.unpack_from('>h', g, 0)[0] >= 0:
-        return out
     p = 10
     while True:
         flags, gid = struct.unpack_from('>HH', g, p)
-        out.append((p + 2, gid))
+        out.append((p, flags, gid))
         p += 4
         p += 4 if flags & 0x1 else 2
         if flags & 0x8:
@@ -163,7 +163,14 @@ def components(g):
         elif flags & 0x80:
             p += 8
         if not flags & 0x20:
-            return out
+            return out, p
+
+
+def components(g):
+    """(offset of the glyph index, component glyph id) of a composite glyph."""
+    if len(g) < 10 or struct.unpack_from('>h', g, 0)[0] >= 0:
+        return []
+    return [(p + 2, gid) for p, _, gid in component_records(g)[0]]
 
 
 def without_instructions(g):
@@ -177,20 +184,10 @@ def without_instructions(g):
         n = struct.unpack_from('>H', g, p)[0]
         return g[:p] + b'\0\0' + g[p + 2 + n:]
     b = bytearray(g)  # composite: components, then the instructions if a component has WE_HAVE_INSTRUCTIONS (0x100)
-    p = 10
-    while True:
-        flags = struct.unpack_from('>H', b, p)[0]
+    records, end = component_records(g)
+    for p, flags, _ in records:
         struct.pack_into('>H', b, p, flags & ~0x100)
-        p += 4
-        p += 4 if flags & 0x1 else 2
-        if flags & 0x8:
-            p += 2
-        elif flags & 0x40:
-            p += 4
-        elif flags & 0x80:
-            p += 8
-        if not flags & 0x20:
-            return bytes(b[:p])
+    return bytes(b[:end])
 
 
 def checksum(b):
