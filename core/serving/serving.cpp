@@ -74,8 +74,7 @@ int gpus_of(const ParallelConfig& p) { return p.tp * p.dp * p.pp; }
 // The running batch's decode step and what the memory model says about it.
 void take_decode(const Estimate& e, ServingSteps& st) {
     st.decode_ms = e.decode.step_ms;
-    // (the step model's TPOT is its step over the accepted tokens: speculative decoding's verify, surface.cpp alike)
-    if (e.decode.tpot_ms > 0 && e.decode.step_ms > e.decode.tpot_ms) st.tokens_per_step = e.decode.step_ms / e.decode.tpot_ms;
+    st.tokens_per_step = decode_tokens_per_step(e.decode);
     st.max_batch = e.memory.max_batch;
     st.weights_fit = e.memory.max_batch >= 1 || e.memory.fits;
 }

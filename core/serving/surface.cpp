@@ -276,7 +276,7 @@ StepSurface step_surface(const Scenario& s, const Tables& t) {
     const double ctx = std::max(1.0, std::round(isl + 0.5 * osl));
     out.kv_tokens_per_rank = m->memory.max_batch * std::ceil(ctx / out.kv_block_tokens) * out.kv_block_tokens;
     out.kv_bytes_per_token = m->memory.kv_bytes_per_token;
-    if (m->decode.tpot_ms > 0 && m->decode.step_ms > m->decode.tpot_ms) out.tokens_per_step = m->decode.step_ms / m->decode.tpot_ms;
+    out.tokens_per_step = decode_tokens_per_step(m->decode);
     out.ok = true;
     return out;
 }

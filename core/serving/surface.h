@@ -72,6 +72,12 @@ struct PoolSurface {
     double mixed_ms(double b, double ctx, double P, double own_ms = -1) const;
 };
 
+// Tokens a decode step gives each request: the step model's step over its TPOT (with speculative drafts the verify
+// keeps 1 + the accepted ones; 1 without). The simulation's surface and the closed form's steps both take it.
+inline double decode_tokens_per_step(const PhaseResult& decode) {
+    return decode.tpot_ms > 0 && decode.step_ms > decode.tpot_ms ? decode.step_ms / decode.tpot_ms : 1.0;
+}
+
 struct StepSurface {
     bool ok = false;
     Issues errors;
